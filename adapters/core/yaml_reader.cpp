@@ -1,0 +1,233 @@
+#include "adapters/core/yaml_reader.h"
+
+#include <charconv>
+#include <limits>
+
+#include "adapters/core/text.h"
+
+namespace fabgate {
+
+Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    SourceLocation where{file, e.mark.line + 1, e.mark.column + 1};
+    return Error::invalid_input(where.to_string() + ": error: YAML syntax: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    return Error::invalid_input(file + ": error: YAML: " + e.what());
+  }
+}
+
+YamlReader::YamlReader(std::string file, Diagnostics& diagnostics)
+    : file_(std::move(file)), diagnostics_(diagnostics) {}
+
+SourceLocation YamlReader::at(const YAML::Node& node) const {
+  if (!node.IsDefined()) return SourceLocation{file_, 0, 0};
+  auto mark = node.Mark();
+  if (mark.is_null()) return SourceLocation{file_, 0, 0};
+  return SourceLocation{file_, mark.line + 1, mark.column + 1};
+}
+
+SourceLocation YamlReader::key_at(const YAML::Node& map, std::string_view key) const {
+  if (map.IsMap()) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (it->first.IsScalar() && it->first.Scalar() == key) return at(it->first);
+    }
+  }
+  return at(map);
+}
+
+void YamlReader::error(const YAML::Node& where, std::string message, std::string hint) {
+  diagnostics_.error(at(where), std::move(message), std::move(hint));
+}
+
+bool YamlReader::expect_map(const YAML::Node& node, std::string_view what) {
+  if (node.IsMap()) return true;
+  error(node, std::string(what) + " must be a mapping (key: value)");
+  return false;
+}
+
+bool YamlReader::expect_sequence(const YAML::Node& node, std::string_view what) {
+  if (node.IsSequence()) return true;
+  error(node, std::string(what) + " must be a list");
+  return false;
+}
+
+void YamlReader::check_keys(const YAML::Node& map, std::span<const std::string_view> allowed,
+                            std::string_view what) {
+  if (!map.IsMap()) return;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      error(it->first, "keys of " + std::string(what) + " must be plain words");
+      continue;
+    }
+    const std::string& key = it->first.Scalar();
+    bool known = false;
+    for (auto candidate : allowed) known = known || candidate == key;
+    if (known) continue;
+    std::string hint;
+    if (auto suggestion = nearest_word(key, allowed)) {
+      hint = "did you mean '" + *suggestion + "'?";
+    } else {
+      std::vector<std::string> names(allowed.begin(), allowed.end());
+      hint = "valid keys: " + join(names, ", ");
+    }
+    error(it->first, "unknown key '" + key + "' in " + std::string(what), hint);
+  }
+}
+
+std::optional<YAML::Node> YamlReader::child(const YAML::Node& map, std::string_view key,
+                                            Need need, std::string_view what) {
+  if (!map.IsMap()) return std::nullopt;
+  YAML::Node value = map[std::string(key)];
+  if (!value.IsDefined() || value.IsNull()) {
+    if (need == Need::required)
+      error(map, std::string(what) + " is missing required key '" + std::string(key) + "'");
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::string> YamlReader::scalar_text(const YAML::Node& map, std::string_view key,
+                                                   Need need, std::string_view what,
+                                                   std::string_view expected) {
+  auto value = child(map, key, need, what);
+  if (!value) return std::nullopt;
+  if (!value->IsScalar()) {
+    error(*value, "'" + std::string(key) + "' in " + std::string(what) + " must be " +
+                      std::string(expected));
+    return std::nullopt;
+  }
+  return value->Scalar();
+}
+
+std::optional<std::string> YamlReader::string(const YAML::Node& map, std::string_view key,
+                                              Need need, std::string_view what) {
+  auto text = scalar_text(map, key, need, what, "a string");
+  if (text && text->empty() && need == Need::required) {
+    error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
+                                     " must not be empty");
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, std::string_view key,
+                                                Need need, std::string_view what,
+                                                std::int64_t min, std::int64_t max) {
+  auto text = scalar_text(map, key, need, what, "an integer");
+  if (!text) return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) {
+    error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
+                                     " must be an integer, not '" + *text + "'");
+    return std::nullopt;
+  }
+  if (value < min || value > max) {
+    error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
+                                     " must be between " + std::to_string(min) + " and " +
+                                     std::to_string(max) + ", not " + *text);
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> YamlReader::number(const YAML::Node& map, std::string_view key, Need need,
+                                         std::string_view what) {
+  auto text = scalar_text(map, key, need, what, "a number");
+  if (!text) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    double value = std::stod(*text, &used);
+    if (used == text->size()) return value;
+  } catch (const std::exception&) {
+  }
+  error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
+                                   " must be a number, not '" + *text + "'");
+  return std::nullopt;
+}
+
+std::optional<bool> YamlReader::boolean(const YAML::Node& map, std::string_view key, Need need,
+                                        std::string_view what) {
+  auto text = scalar_text(map, key, need, what, "true or false");
+  if (!text) return std::nullopt;
+  if (*text == "true") return true;
+  if (*text == "false") return false;
+  error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
+                                   " must be true or false, not '" + *text + "'");
+  return std::nullopt;
+}
+
+std::optional<Duration> YamlReader::duration(const YAML::Node& map, std::string_view key,
+                                             Need need, std::string_view what) {
+  auto text = scalar_text(map, key, need, what, "a duration");
+  if (!text) return std::nullopt;
+  if (auto parsed = parse_duration(*text)) return parsed;
+  error(map[std::string(key)],
+        "'" + std::string(key) + "' in " + std::string(what) + " is not a duration: '" + *text +
+            "'",
+        "write a number with a unit: 500ms, 30s, 5m, 1h or 1m30s");
+  return std::nullopt;
+}
+
+std::optional<TimePoint> YamlReader::time(const YAML::Node& map, std::string_view key, Need need,
+                                          std::string_view what) {
+  auto text = scalar_text(map, key, need, what, "an ISO 8601 time");
+  if (!text) return std::nullopt;
+  if (auto parsed = parse_iso8601(*text)) return parsed;
+  error(map[std::string(key)],
+        "'" + std::string(key) + "' in " + std::string(what) + " is not an ISO 8601 time: '" +
+            *text + "'",
+        "write e.g. 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00; the zone is required");
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> YamlReader::string_list(const YAML::Node& map,
+                                                                std::string_view key, Need need,
+                                                                std::string_view what,
+                                                                bool allow_scalar) {
+  auto value = child(map, key, need, what);
+  if (!value) return std::nullopt;
+  std::vector<std::string> out;
+  if (allow_scalar && value->IsScalar()) {
+    out.push_back(value->Scalar());
+    return out;
+  }
+  if (!value->IsSequence()) {
+    error(*value, "'" + std::string(key) + "' in " + std::string(what) + " must be a list");
+    return std::nullopt;
+  }
+  bool ok = true;
+  for (const auto& item : *value) {
+    if (!item.IsScalar()) {
+      error(item, "items of '" + std::string(key) + "' in " + std::string(what) +
+                      " must be strings");
+      ok = false;
+      continue;
+    }
+    out.push_back(item.Scalar());
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> YamlReader::choice(const YAML::Node& map, std::string_view key,
+                                              Need need, std::string_view what,
+                                              std::initializer_list<std::string_view> choices) {
+  auto text = scalar_text(map, key, need, what, "a string");
+  if (!text) return std::nullopt;
+  for (auto option : choices)
+    if (option == *text) return text;
+  std::vector<std::string> names(choices.begin(), choices.end());
+  std::string hint = "one of: " + join(names, ", ");
+  if (auto suggestion =
+          nearest_word(*text, std::span<const std::string_view>(choices.begin(), choices.size())))
+    hint = "did you mean '" + *suggestion + "'? " + hint;
+  error(map[std::string(key)],
+        "'" + std::string(key) + "' in " + std::string(what) + " has invalid value '" + *text + "'",
+        hint);
+  return std::nullopt;
+}
+
+}  // namespace fabgate

@@ -1,0 +1,85 @@
+// fabgate: parse flags, dispatch to gates/app, map the outcome to an exit code. No logic here.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "adapters/core/build_info.h"
+#include "cmd/fabgate/subcommand.h"
+
+namespace fabgate::cli {
+
+// The subcommand table. Only commands that work are listed.
+const std::vector<Subcommand> kSubcommands = {
+};
+
+namespace {
+
+// The one place that prints "fabgate: error: ..." and picks the exit code.
+int report(const Result<ExitCode>& outcome) {
+  if (outcome.ok()) return to_int(outcome.value());
+  const Error& error = outcome.error();
+  std::fprintf(stderr, "fabgate: error: %s\n", error.message.c_str());
+  for (const auto& detail : error.details) std::fprintf(stderr, "  %s\n", detail.c_str());
+  return to_int(error.exit_code);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"fabgate: change-control gates for AI-datacenter fabrics"};
+  app.require_subcommand(0, 1);
+  app.fallthrough();  // common options may follow the subcommand name
+
+  app::CommonOptions common;
+  app.add_option("--repo", common.repo, "Intent repository, or a folder inside one")
+      ->capture_default_str();
+  app.add_option("--ref", common.ref, "Commit the intent is read from")->capture_default_str();
+  app.add_option("--evidence", common.evidence_dir, "Evidence directory (default: fabgate.yaml)");
+  app.add_flag("--json", common.json, "Print one JSON document on stdout");
+  app.add_option("--junit", common.junit_file, "Write a JUnit XML report to FILE");
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print version and build commit");
+
+  std::map<const CLI::App*, Runner> runners;
+  for (const auto& row : kSubcommands) {
+    CLI::App* command = app.add_subcommand(row.name, row.help);
+    runners[command] = row.define(*command, common);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    // CLI11 returns 0 for --help; every real parse error is invalid input (2).
+    return code == 0 ? 0 : to_int(ExitCode::invalid_input);
+  }
+
+  if (show_version) {
+    std::printf("fabgate %s (commit %s)\n", tool_version(), build_commit());
+    return 0;
+  }
+  for (const auto* command : app.get_subcommands()) {
+    auto console = app::Console::standard(common.json);
+    return report(runners.at(command)(console));
+  }
+  std::fputs(app.help().c_str(), stdout);
+  return to_int(ExitCode::invalid_input);
+}
+
+}  // namespace
+}  // namespace fabgate::cli
+
+int main(int argc, char** argv) {
+  try {
+    return fabgate::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fabgate: error: internal: %s\n", e.what());
+    return fabgate::to_int(fabgate::ExitCode::internal_error);
+  } catch (...) {
+    std::fprintf(stderr, "fabgate: error: internal: unknown exception\n");
+    return fabgate::to_int(fabgate::ExitCode::internal_error);
+  }
+}

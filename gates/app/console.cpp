@@ -1,0 +1,41 @@
+#include "gates/app/console.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace fabgate::app {
+
+Console::Console(std::FILE* out, std::FILE* err, bool json_mode)
+    : out_(out), err_(err), json_mode_(json_mode) {
+  bool tty = ::isatty(::fileno(out_)) == 1;
+  const char* no_color = std::getenv("NO_COLOR");
+  colour_ = tty && !json_mode_ && !(no_color && *no_color);
+  interactive_ = ::isatty(STDIN_FILENO) == 1 && tty;
+}
+
+Console Console::standard(bool json_mode) { return Console(stdout, stderr, json_mode); }
+
+void Console::line(std::string_view text) {
+  std::FILE* stream = json_mode_ ? err_ : out_;
+  std::fwrite(text.data(), 1, text.size(), stream);
+  std::fputc('\n', stream);
+  std::fflush(stream);
+}
+
+void Console::warn(std::string_view text) {
+  std::fprintf(err_, "fabgate: warning: %.*s\n", static_cast<int>(text.size()), text.data());
+  std::fflush(err_);
+}
+
+void Console::json(std::string_view document) {
+  std::fwrite(document.data(), 1, document.size(), out_);
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+std::string Console::paint(const char* code, std::string_view text) const {
+  if (!colour_) return std::string(text);
+  return std::string("\033[") + code + "m" + std::string(text) + "\033[0m";
+}
+
+}  // namespace fabgate::app

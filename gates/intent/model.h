@@ -1,0 +1,190 @@
+#pragma once
+
+// The intent model: plain types for what an intent repository says, after validation. Loading
+// and validation live in loader.h; nothing here talks to git, YAML or the network.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/core/diagnostics.h"
+#include "adapters/core/duration.h"
+#include "adapters/core/time.h"
+
+namespace fabgate::intent {
+
+// ---- fabgate.yaml ---------------------------------------------------------------------------
+
+struct SshSettings {
+  std::string known_hosts;  // empty: the user's ~/.ssh/known_hosts
+  Duration connect_timeout{5'000};
+  Duration command_timeout{30'000};
+  int parallelism = 64;  // devices contacted at once
+};
+
+struct ApprovalPolicy {
+  int min_approvals = 0;
+  bool require_rehearsal = false;
+  std::string allowed_signers = "policies/allowed_signers";
+};
+
+struct Settings {
+  std::string inventory = "inventory.yaml";
+  std::string changes_dir = "changes";
+  std::string policies_dir = "policies";
+  std::string evidence_dir = "evidence";
+  SshSettings ssh;
+  ApprovalPolicy approval;
+  Duration snapshot_max_age{600'000};  // a snapshot older than this is stale (no-evidence)
+  std::vector<std::string> rule_sets = {"fabric-default"};  // applied to every change
+  SourceLocation where;
+};
+
+// ---- inventory.yaml -------------------------------------------------------------------------
+
+// An SSH login. Only keys or an agent: passwords are never read from files.
+struct Credential {
+  std::string user;
+  std::string identity_file;  // empty: agent and ~/.ssh/config only
+  bool use_agent = true;
+};
+
+struct SshEndpoint {
+  std::string host;  // address or a Host alias from ~/.ssh/config
+  int port = 0;      // 0: from ~/.ssh/config, else 22
+};
+
+struct GnmiEndpoint {
+  std::string host;
+  int port = 9339;
+  bool tls = true;             // plaintext only when the inventory says so explicitly
+  std::string ca_file;         // TLS trust anchor
+  std::string cert_file;       // optional client certificate
+  std::string key_file;        // its key
+  std::string credentials_env; // env var prefix holding username/password, outside the repo
+};
+
+struct Device {
+  std::string name;
+  std::string platform;  // collector profile: frr, linux, sonic, ...
+  std::string role;      // spine, leaf, host, gpu-host, ...
+  SshEndpoint ssh;
+  std::optional<GnmiEndpoint> gnmi;
+  Credential read;    // snapshots and probes
+  Credential change;  // steps and rollback
+  std::vector<std::string> data_addresses;  // data-plane addresses probes send to
+  std::map<std::string, std::string> labels;
+  SourceLocation where;
+};
+
+struct Inventory {
+  std::vector<Device> devices;
+  const Device* find(const std::string& name) const;
+};
+
+// ---- changes/*.yaml -------------------------------------------------------------------------
+
+struct Window {
+  TimePoint start;
+  TimePoint end;
+};
+
+struct Bounds {
+  int max_targets = 1;
+  Duration step_timeout{60'000};
+  Duration deadline{900'000};
+  std::vector<std::vector<std::string>> waves;  // empty: one wave with every target
+};
+
+// One action on one device. Exactly one of `run` (a shell command over SSH with the change
+// credential) or `gnmi_set` (operations for the gNMI adapter) is set.
+struct GnmiSetOperation {
+  std::string op;     // update | replace | delete
+  std::string path;   // /interfaces/interface[name=eth1]/config/mtu
+  std::string value;  // JSON text; empty for delete
+};
+
+struct Step {
+  std::string device;
+  std::string description;
+  std::string run;
+  std::vector<GnmiSetOperation> gnmi_set;
+  std::optional<Duration> timeout;  // default: bounds.step_timeout
+  SourceLocation where;
+};
+
+// An acceptance or baseline probe. `run` is a command executed on `host` over SSH with the read
+// credential; its exit status is the verdict. Built-in probe kinds (flows, rdma) add fields.
+struct Probe {
+  std::string name;
+  std::string layer = "forwarding";
+  std::string host;
+  std::string kind = "command";  // command | flows | rdma
+  std::string run;
+  std::string target;  // far end for flows / rdma probes
+  int flows = 0;
+  Duration timeout{30'000};
+  SourceLocation where;
+};
+
+struct Acceptance {
+  Duration settle{0};
+  std::vector<Probe> probes;        // before the change (baseline) and after settle
+  std::optional<Duration> max_disruption;
+};
+
+// A difference the change is expected to make: elements matching `path` on `device` are
+// checked against `values` instead of no-change.
+struct ExpectedDifference {
+  std::string device;  // device name or "*"
+  std::string path;    // relative to the device: bgp.peers.*.state
+  std::vector<std::string> values;  // allowed post values; empty: any post value
+  bool absent = false;  // the element is expected to disappear
+  SourceLocation where;
+};
+
+struct CompareSection {
+  std::vector<std::string> rule_sets;  // in addition to Settings::rule_sets
+  std::vector<ExpectedDifference> expected;
+};
+
+struct Change {
+  std::string id;
+  std::string title;
+  std::string file;  // path inside the intent root
+  std::vector<std::string> targets;
+  std::optional<Window> window;
+  Bounds bounds;
+  std::optional<Duration> confirm_timeout;
+  std::vector<Step> steps;
+  std::vector<Step> rollback;
+  Acceptance acceptance;
+  CompareSection compare;
+  SourceLocation where;
+};
+
+// ---- the whole repository at one commit -----------------------------------------------------
+
+struct CommitInfo {
+  std::string id;
+  std::string author_name;
+  std::string author_email;
+  std::string committer_name;
+  std::string committer_email;
+  TimePoint time;
+  std::string summary;
+  bool signed_commit = false;
+};
+
+struct IntentRepository {
+  CommitInfo commit;
+  std::string root;  // intent root inside the git repository ("" or "examples/intent")
+  Settings settings;
+  Inventory inventory;
+  std::vector<Change> changes;
+  std::vector<std::string> policy_files;  // paths inside the intent root
+  const Change* find_change(const std::string& id_or_file) const;
+};
+
+}  // namespace fabgate::intent
