@@ -29,13 +29,14 @@ struct Error {
   }
 };
 
-// A value or an Error. A minimal stand-in for std::expected (C++23), which this C++20 code
-// base cannot use yet.
-template <class T>
-class [[nodiscard]] Result {
+// A value or a failure of type E. A minimal stand-in for std::expected (C++23), which this
+// C++20 code base cannot use yet. Adapters use their own typed failures
+// (Expected<CommandResult, SshFailure>); gates and commands use Result<T> = Expected<T, Error>.
+template <class T, class E>
+class [[nodiscard]] Expected {
  public:
-  Result(T value) : state_(std::move(value)) {}
-  Result(Error error) : state_(std::move(error)) {}
+  Expected(T value) : state_(std::in_place_index<0>, std::move(value)) {}
+  Expected(E failure) : state_(std::in_place_index<1>, std::move(failure)) {}
 
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -48,12 +49,15 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const& { return std::get<1>(state_); }
-  Error&& error() && { return std::get<1>(std::move(state_)); }
+  const E& error() const& { return std::get<1>(state_); }
+  E&& error() && { return std::get<1>(std::move(state_)); }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
+
+template <class T>
+using Result = Expected<T, Error>;
 
 // Result<void>: success carries nothing.
 struct Ok {};
