@@ -76,6 +76,30 @@ void YamlReader::check_keys(const YAML::Node& map, std::span<const std::string_v
   }
 }
 
+void YamlReader::check_duplicate_keys(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) check_duplicate_keys(item);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::vector<std::pair<std::string, YAML::Node>> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it->first.IsScalar()) {
+      const std::string& key = it->first.Scalar();
+      for (const auto& [previous, previous_node] : seen) {
+        if (previous == key) {
+          error(it->first, "duplicate key '" + key + "' (first defined at line " +
+                               std::to_string(at(previous_node).line) + ")",
+                "each key may appear once; merge or rename one of them");
+          break;
+        }
+      }
+      seen.emplace_back(key, it->first);
+    }
+    check_duplicate_keys(it->second);
+  }
+}
+
 std::optional<YAML::Node> YamlReader::child(const YAML::Node& map, std::string_view key,
                                             Need need, std::string_view what) {
   if (!map.IsMap()) return std::nullopt;

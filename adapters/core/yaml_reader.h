@@ -46,6 +46,10 @@ class YamlReader {
     check_keys(map, std::span<const std::string_view>(allowed.begin(), allowed.size()), what);
   }
 
+  // Reports keys that appear twice in one mapping, anywhere in the document. YAML parsers
+  // silently keep one of them, which hides a user's mistake (two devices named leaf1).
+  void check_duplicate_keys(const YAML::Node& node);
+
   // `what` names the enclosing object in messages ("change", "device 'leaf1'").
   std::optional<std::string> string(const YAML::Node& map, std::string_view key, Need need,
                                     std::string_view what);

@@ -10,11 +10,13 @@
 
 #include "adapters/core/build_info.h"
 #include "cmd/fabgate/subcommand.h"
+#include "cmd/fabgate/validate.h"
 
 namespace fabgate::cli {
 
 // The subcommand table. Only commands that work are listed.
 const std::vector<Subcommand> kSubcommands = {
+    {"validate", "Validate the intent repository (and one change) at --ref", define_validate},
 };
 
 namespace {

@@ -1,15 +1,35 @@
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "adapters/core/result.h"
 #include "gates/app/console.h"
 #include "gates/app/options.h"
+#include "gates/intent/loader.h"
 #include "gates/intent/model.h"
 
 namespace fabgate::app {
 
-// Reads and validates the intent repository named by --repo at --ref (from the commit, never
-// the work tree). Invalid intent, an unresolvable ref or a non-git folder -> invalid_input.
-// Warnings (e.g. work-tree edits that differ from the commit) go to the console.
+// The intent as read from --repo at --ref, with every validation problem and every intent file
+// whose work-tree content differs from the commit.
+struct LoadedIntent {
+  intent::CommitInfo commit;
+  std::string intent_root;
+  intent::LoadOutcome outcome;
+  std::vector<std::string> uncommitted;  // "examples/intent/changes/x.yaml (modified)"
+};
+
+// Opens the repository and reads the intent from the commit (never the work tree). Only an
+// unusable repository or ref is an Error here; validation problems are in outcome.
+Result<LoadedIntent> read_intent(const CommonOptions& options);
+
+// read_intent, then: invalid intent -> invalid_input listing every problem; work-tree
+// differences are printed as warnings. For commands that only read (snapshot, diff).
 Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console);
+
+// The reusable "what was reviewed is what runs" check: plan and apply refuse (invalid input)
+// when an intent file in the work tree differs from the commit.
+Status require_committed(const LoadedIntent& loaded);
 
 }  // namespace fabgate::app

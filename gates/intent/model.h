@@ -128,10 +128,20 @@ struct Probe {
   SourceLocation where;
 };
 
+// A continuous probe that runs from before execute until acceptance ends; the longest
+// interruption any of its flows saw is judged against max_disruption.
+struct WatchProbe {
+  std::string host;
+  std::string target;
+  int flows = 8;
+  Duration max_disruption{0};
+  SourceLocation where;
+};
+
 struct Acceptance {
   Duration settle{0};
-  std::vector<Probe> probes;        // before the change (baseline) and after settle
-  std::optional<Duration> max_disruption;
+  std::vector<Probe> probes;  // before the change (baseline) and after settle
+  std::optional<WatchProbe> during;
 };
 
 // A difference the change is expected to make: elements matching `path` on `device` are

@@ -48,3 +48,22 @@ TEST(YamlReader, ChoiceSuggestsNearestValue) {
 
 }  // namespace
 }  // namespace fabgate
+
+namespace fabgate {
+namespace {
+
+TEST(YamlReader, DuplicateKeysAreReportedWithBothLines) {
+  // Given a document that defines leaf1 twice, then the second one is reported, naming the first.
+  Diagnostics diagnostics;
+  YamlReader reader("inventory.yaml", diagnostics);
+  auto root = parse_yaml("devices:\n  leaf1: {role: leaf}\n  leaf2: {}\n  leaf1: {role: spine}\n",
+                         "inventory.yaml")
+                  .value();
+  reader.check_duplicate_keys(root);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics.items()[0].where.line, 4);
+  EXPECT_NE(diagnostics.items()[0].message.find("first defined at line 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate

@@ -1,0 +1,61 @@
+#include "gates/app/intent_loading.h"
+
+#include "adapters/git/git_repository.h"
+#include "gates/intent/loader.h"
+
+namespace fabgate::app {
+
+intent::CommitInfo to_commit_info(const git::CommitMeta& meta) {
+  intent::CommitInfo info;
+  info.id = meta.id;
+  info.author_name = meta.author_name;
+  info.author_email = meta.author_email;
+  info.committer_name = meta.committer_name;
+  info.committer_email = meta.committer_email;
+  info.time = meta.time;
+  info.summary = meta.summary;
+  info.signed_commit = meta.has_signature;
+  return info;
+}
+
+Result<LoadedIntent> read_intent(const CommonOptions& options) {
+  auto tree = git::CommitTree::open(options.repo, options.ref);
+  if (!tree.ok()) return Error::invalid_input(tree.error().message);
+  LoadedIntent loaded;
+  loaded.outcome = intent::load_intent_repository(tree.value(), to_commit_info(tree->commit()),
+                                                  tree->intent_root());
+  loaded.commit = to_commit_info(tree->commit());
+  loaded.intent_root = tree->intent_root();
+  std::vector<std::string> paths = intent::intent_paths(
+      loaded.outcome.repository ? loaded.outcome.repository->settings : intent::Settings{});
+  for (const auto& difference : tree->work_tree_differences(paths)) {
+    std::string shown = tree->intent_root().empty() ? difference.path
+                                                    : tree->intent_root() + "/" + difference.path;
+    loaded.uncommitted.push_back(shown + " (" + git::to_string(difference.kind) + ")");
+  }
+  return loaded;
+}
+
+Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console) {
+  auto loaded = read_intent(options);
+  if (!loaded.ok()) return std::move(loaded).error();
+  if (!loaded->outcome.diagnostics.empty()) {
+    return Error::invalid_input(
+        "intent at " + loaded->commit.id.substr(0, 12) + " is invalid (" +
+            std::to_string(loaded->outcome.diagnostics.size()) + " problems)",
+        loaded->outcome.diagnostics.lines());
+  }
+  for (const auto& file : loaded->uncommitted)
+    console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file);
+  return std::move(*loaded->outcome.repository);
+}
+
+Status require_committed(const LoadedIntent& loaded) {
+  if (loaded.uncommitted.empty()) return Ok{};
+  return Error::invalid_input(
+      "intent files in the work tree differ from commit " + loaded.commit.id.substr(0, 12) +
+          "; fabgate runs exactly what was committed and reviewed",
+      loaded.uncommitted);
+}
+
+}  // namespace fabgate::app

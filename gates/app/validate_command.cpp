@@ -1,0 +1,128 @@
+#include "gates/app/validate_command.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/text.h"
+#include "gates/app/intent_loading.h"
+
+namespace fabgate::app {
+namespace {
+
+nlohmann::json commit_json(const intent::CommitInfo& commit) {
+  return {{"id", commit.id},
+          {"author", commit.author_name + " <" + commit.author_email + ">"},
+          {"committer", commit.committer_name + " <" + commit.committer_email + ">"},
+          {"time", format_utc(commit.time)},
+          {"summary", commit.summary},
+          {"signed", commit.signed_commit}};
+}
+
+nlohmann::json problems_json(const Diagnostics& diagnostics) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : diagnostics.items()) {
+    out.push_back({{"file", item.where.file},
+                   {"line", item.where.line},
+                   {"column", item.where.column},
+                   {"message", item.message},
+                   {"hint", item.hint}});
+  }
+  return out;
+}
+
+std::string role_summary(const intent::Inventory& inventory) {
+  std::map<std::string, int> roles;
+  for (const auto& device : inventory.devices) ++roles[device.role];
+  std::vector<std::string> parts;
+  for (const auto& [role, count] : roles) parts.push_back(std::to_string(count) + " " + role);
+  return join(parts, ", ");
+}
+
+std::string change_summary(const intent::Change& change) {
+  std::string out = change.id + ": " + change.title + "\n";
+  out += "    targets   " + join(change.targets, ", ") + " (max " +
+         std::to_string(change.bounds.max_targets) + ")\n";
+  out += "    steps     " + std::to_string(change.steps.size()) + ", rollback " +
+         std::to_string(change.rollback.size()) + "\n";
+  out += "    bounds    step_timeout " + format_duration(change.bounds.step_timeout) +
+         ", deadline " + format_duration(change.bounds.deadline) + ", waves " +
+         std::to_string(change.bounds.waves.empty() ? 1 : change.bounds.waves.size()) + "\n";
+  if (change.window)
+    out += "    window    " + format_utc(change.window->start) + " .. " +
+           format_utc(change.window->end) + "\n";
+  out += "    probes    " + std::to_string(change.acceptance.probes.size());
+  return out;
+}
+
+}  // namespace
+
+Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions& options,
+                              Console& console) {
+  auto loaded = read_intent(common);
+  if (!loaded.ok()) return std::move(loaded).error();
+  const auto& outcome = loaded->outcome;
+  const intent::Change* selected = nullptr;
+  Diagnostics problems = outcome.diagnostics;
+  if (outcome.repository && !options.change.empty()) {
+    selected = outcome.repository->find_change(options.change);
+    if (!selected) {
+      std::vector<std::string> ids;
+      for (const auto& change : outcome.repository->changes) ids.push_back(change.id);
+      std::string hint = "changes: " + join(ids, ", ");
+      if (auto s = nearest_word(options.change, ids)) hint = "did you mean '" + *s + "'?";
+      problems.error(SourceLocation{}, "no change '" + options.change + "' at commit " +
+                                           loaded->commit.id.substr(0, 12),
+                     hint);
+    }
+  }
+  const bool valid = problems.empty();
+
+  if (console.json_mode()) {
+    nlohmann::json document = {{"valid", valid},
+                               {"commit", commit_json(loaded->commit)},
+                               {"intent_root", loaded->intent_root},
+                               {"problems", problems_json(problems)},
+                               {"uncommitted", loaded->uncommitted}};
+    if (outcome.repository) {
+      const auto& repository = *outcome.repository;
+      document["devices"] = repository.inventory.devices.size();
+      nlohmann::json changes = nlohmann::json::array();
+      for (const auto& change : repository.changes)
+        changes.push_back({{"id", change.id}, {"file", change.file}, {"targets", change.targets}});
+      document["changes"] = changes;
+      document["policies"] = repository.policy_files;
+    }
+    console.json(document.dump(2));
+  }
+
+  for (const auto& file : loaded->uncommitted)
+    console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file +
+                 " (validated the commit; plan and apply will refuse until it is committed)");
+
+  if (!valid) {
+    return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " has " +
+                                    std::to_string(problems.size()) + " problem" +
+                                    (problems.size() == 1 ? "" : "s"),
+                                problems.lines());
+  }
+  if (!console.json_mode()) {
+    const auto& repository = *outcome.repository;
+    const auto& commit = loaded->commit;
+    console.line(console.green("valid") + ": intent at " + commit.id.substr(0, 12));
+    console.line("  commit    " + commit.id.substr(0, 12) + " \"" + commit.summary + "\" by " +
+                 commit.author_name + " <" + commit.author_email + ">, " +
+                 format_utc(commit.time) + (commit.signed_commit ? ", signed" : ", unsigned"));
+    console.line("  root      " + (loaded->intent_root.empty() ? "." : loaded->intent_root));
+    console.line("  devices   " + std::to_string(repository.inventory.devices.size()) + " (" +
+                 role_summary(repository.inventory) + ")");
+    std::vector<std::string> ids;
+    for (const auto& change : repository.changes) ids.push_back(change.id);
+    console.line("  changes   " + std::to_string(ids.size()) +
+                 (ids.empty() ? "" : ": " + join(ids, ", ")));
+    console.line("  policies  " + std::to_string(repository.policy_files.size()) + " files");
+    if (selected) console.line("  change    " + change_summary(*selected));
+  }
+  return ExitCode::accepted;
+}
+
+}  // namespace fabgate::app

@@ -1,0 +1,797 @@
+#include "gates/intent/loader.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "adapters/core/text.h"
+#include "adapters/core/yaml_reader.h"
+
+namespace fabgate::intent {
+namespace {
+
+constexpr std::string_view kLayers[] = {"link",      "control-plane", "forwarding",
+                                        "transport", "workload",      "telemetry"};
+constexpr std::string_view kPlatforms[] = {"frr", "linux", "sonic"};
+
+bool is_valid_identifier(const std::string& text) {
+  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]*");
+  return std::regex_match(text, pattern);
+}
+
+bool is_yaml_file(const std::string& path) {
+  auto ends = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".yaml") || ends(".yml");
+}
+
+std::string yaml_to_json_text(const YAML::Node& node) {
+  // Values of gNMI Set operations travel as JSON; YAML scalars that look like numbers or
+  // booleans become JSON numbers/booleans, everything else strings.
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    static const std::regex number("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
+    if (node.Tag() != "!" && (text == "true" || text == "false" || std::regex_match(text, number)))
+      return text;
+    std::string out = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+  if (node.IsSequence()) {
+    std::string out = "[";
+    bool first = true;
+    for (const auto& item : node) {
+      if (!first) out += ",";
+      out += yaml_to_json_text(item);
+      first = false;
+    }
+    return out + "]";
+  }
+  if (node.IsMap()) {
+    std::string out = "{";
+    bool first = true;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!first) out += ",";
+      out += "\"" + it->first.Scalar() + "\":" + yaml_to_json_text(it->second);
+      first = false;
+    }
+    return out + "}";
+  }
+  return "null";
+}
+
+// Loads one intent root. Each method validates one file kind and records every problem in the
+// shared Diagnostics; later stages still run on partial results so the user sees everything.
+class Loader {
+ public:
+  Loader(const git::FileTree& files, std::string display_root, Diagnostics& diagnostics)
+      : files_(files), display_root_(std::move(display_root)), diagnostics_(diagnostics) {}
+
+  std::optional<YAML::Node> parse(const std::string& path, Need need) {
+    auto text = files_.read(path);
+    if (!text) {
+      if (need == Need::required)
+        diagnostics_.error(SourceLocation{display(path), 0, 0}, "file is missing from the commit",
+                           "create it and commit it; fabgate reads intent only from git");
+      return std::nullopt;
+    }
+    auto parsed = parse_yaml(*text, display(path));
+    if (!parsed.ok()) {
+      diagnostics_.error(SourceLocation{}, parsed.error().message);
+      return std::nullopt;
+    }
+    YamlReader reader(display(path), diagnostics_);
+    reader.check_duplicate_keys(parsed.value());
+    return parsed.value();
+  }
+
+  std::string display(const std::string& path) const {
+    return display_root_.empty() ? path : display_root_ + "/" + path;
+  }
+
+  Settings load_settings();
+  Inventory load_inventory(const Settings& settings);
+  std::vector<Change> load_changes(const Settings& settings, const Inventory& inventory,
+                                   const std::set<std::string>& rule_set_names);
+  std::vector<std::string> policy_files(const Settings& settings,
+                                        std::set<std::string>& rule_set_names);
+
+ private:
+  std::optional<Credential> credential(YamlReader& reader, const YAML::Node& node,
+                                       std::string_view what);
+  std::optional<Change> change(const std::string& path, const Inventory& inventory,
+                               const Settings& settings,
+                               const std::set<std::string>& rule_set_names);
+  std::vector<std::string> resolve_targets(YamlReader& reader, const YAML::Node& list,
+                                           const Inventory& inventory);
+  bool check_device(YamlReader& reader, const YAML::Node& where, const std::string& name,
+                    const Inventory& inventory, std::string_view what);
+  std::vector<Step> steps(YamlReader& reader, const YAML::Node& list, std::string_view what,
+                          const std::vector<std::string>& targets, const Inventory& inventory);
+  std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list,
+                            const Inventory& inventory);
+
+  const git::FileTree& files_;
+  std::string display_root_;
+  Diagnostics& diagnostics_;
+};
+
+// ---- fabgate.yaml ---------------------------------------------------------------------------
+
+Settings Loader::load_settings() {
+  Settings settings;
+  const std::string path = "fabgate.yaml";
+  settings.where = SourceLocation{display(path), 1, 1};
+  auto root = parse(path, Need::required);
+  if (!root) return settings;
+  YamlReader reader(display(path), diagnostics_);
+  if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
+  reader.check_keys(*root,
+                    {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
+                     "snapshot", "compare"},
+                    "fabgate.yaml");
+  if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
+    if (*version != 1)
+      reader.error((*root)["version"], "unsupported fabgate.yaml version " +
+                                           std::to_string(*version),
+                   "this fabgate understands version 1");
+  }
+  if (auto v = reader.string(*root, "inventory", Need::optional, "fabgate.yaml"))
+    settings.inventory = *v;
+  if (auto v = reader.string(*root, "changes", Need::optional, "fabgate.yaml"))
+    settings.changes_dir = *v;
+  if (auto v = reader.string(*root, "policies", Need::optional, "fabgate.yaml"))
+    settings.policies_dir = *v;
+  if (auto v = reader.string(*root, "evidence", Need::optional, "fabgate.yaml"))
+    settings.evidence_dir = *v;
+
+  if (auto ssh = reader.child(*root, "ssh", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*ssh, "ssh")) {
+      reader.check_keys(*ssh, {"known_hosts", "connect_timeout", "command_timeout", "parallelism"},
+                        "ssh");
+      if (auto v = reader.string(*ssh, "known_hosts", Need::optional, "ssh"))
+        settings.ssh.known_hosts = *v;
+      if (auto v = reader.duration(*ssh, "connect_timeout", Need::optional, "ssh"))
+        settings.ssh.connect_timeout = *v;
+      if (auto v = reader.duration(*ssh, "command_timeout", Need::optional, "ssh"))
+        settings.ssh.command_timeout = *v;
+      if (auto v = reader.integer(*ssh, "parallelism", Need::optional, "ssh", 1, 4096))
+        settings.ssh.parallelism = static_cast<int>(*v);
+    }
+  }
+  if (auto approval = reader.child(*root, "approval", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*approval, "approval")) {
+      reader.check_keys(*approval, {"min_approvals", "require_rehearsal", "allowed_signers"},
+                        "approval");
+      if (auto v = reader.integer(*approval, "min_approvals", Need::optional, "approval", 0, 16))
+        settings.approval.min_approvals = static_cast<int>(*v);
+      if (auto v = reader.boolean(*approval, "require_rehearsal", Need::optional, "approval"))
+        settings.approval.require_rehearsal = *v;
+      if (auto v = reader.string(*approval, "allowed_signers", Need::optional, "approval"))
+        settings.approval.allowed_signers = *v;
+    }
+  }
+  if (auto snapshot = reader.child(*root, "snapshot", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*snapshot, "snapshot")) {
+      reader.check_keys(*snapshot, {"max_age"}, "snapshot");
+      if (auto v = reader.duration(*snapshot, "max_age", Need::optional, "snapshot"))
+        settings.snapshot_max_age = *v;
+    }
+  }
+  if (auto compare = reader.child(*root, "compare", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*compare, "compare")) {
+      reader.check_keys(*compare, {"rule_sets"}, "compare");
+      if (auto v = reader.string_list(*compare, "rule_sets", Need::optional, "compare"))
+        settings.rule_sets = *v;
+    }
+  }
+  return settings;
+}
+
+// ---- inventory.yaml -------------------------------------------------------------------------
+
+std::optional<Credential> Loader::credential(YamlReader& reader, const YAML::Node& node,
+                                             std::string_view what) {
+  if (!reader.expect_map(node, what)) return std::nullopt;
+  reader.check_keys(node, {"user", "identity_file", "agent", "password"}, what);
+  if (node["password"].IsDefined()) {
+    reader.error(node["password"], "passwords are not accepted in " + std::string(what),
+                 "use identity_file (a key) or the ssh-agent; fabgate never reads passwords from "
+                 "files");
+  }
+  Credential out;
+  auto user = reader.string(node, "user", Need::required, what);
+  if (!user) return std::nullopt;
+  out.user = *user;
+  if (auto v = reader.string(node, "identity_file", Need::optional, what)) out.identity_file = *v;
+  if (auto v = reader.boolean(node, "agent", Need::optional, what)) out.use_agent = *v;
+  if (!out.use_agent && out.identity_file.empty()) {
+    reader.error(node, std::string(what) + " has neither an identity_file nor the agent",
+                 "set identity_file or agent: true");
+  }
+  return out;
+}
+
+Inventory Loader::load_inventory(const Settings& settings) {
+  Inventory inventory;
+  auto root = parse(settings.inventory, Need::required);
+  if (!root) return inventory;
+  YamlReader reader(display(settings.inventory), diagnostics_);
+  if (!reader.expect_map(*root, "inventory")) return inventory;
+  reader.check_keys(*root, {"credentials", "devices"}, "inventory");
+
+  std::optional<Credential> default_read, default_change;
+  if (auto credentials = reader.child(*root, "credentials", Need::optional, "inventory")) {
+    if (reader.expect_map(*credentials, "credentials")) {
+      reader.check_keys(*credentials, {"read", "change"}, "credentials");
+      if (auto n = reader.child(*credentials, "read", Need::optional, "credentials"))
+        default_read = credential(reader, *n, "credentials.read");
+      if (auto n = reader.child(*credentials, "change", Need::optional, "credentials"))
+        default_change = credential(reader, *n, "credentials.change");
+    }
+  }
+
+  auto devices = reader.child(*root, "devices", Need::required, "inventory");
+  if (!devices || !reader.expect_map(*devices, "devices")) return inventory;
+  std::set<std::string> seen;
+  for (auto it = devices->begin(); it != devices->end(); ++it) {
+    const std::string name = it->first.Scalar();
+    const YAML::Node node = it->second;
+    const std::string what = "device '" + name + "'";
+    if (!seen.insert(name).second) continue;  // duplicate already reported
+    if (!is_valid_identifier(name)) {
+      reader.error(it->first, "device name '" + name + "' is not a valid name",
+                   "use letters, digits, '.', '_' and '-'");
+    }
+    if (!reader.expect_map(node, what)) continue;
+    reader.check_keys(node,
+                      {"platform", "role", "ssh", "gnmi", "credentials", "data_addresses",
+                       "labels"},
+                      what);
+    Device device;
+    device.name = name;
+    device.where = reader.at(it->first);
+    if (auto v = reader.string(node, "platform", Need::required, what)) {
+      device.platform = *v;
+      if (std::find(std::begin(kPlatforms), std::end(kPlatforms), *v) == std::end(kPlatforms)) {
+        std::string hint = "known platforms: frr, linux, sonic";
+        if (auto s = nearest_word(*v, kPlatforms)) hint = "did you mean '" + *s + "'? " + hint;
+        reader.error(node["platform"], "unknown platform '" + *v + "' for " + what, hint);
+      }
+    }
+    if (auto v = reader.string(node, "role", Need::required, what)) device.role = *v;
+
+    if (auto ssh = reader.child(node, "ssh", Need::required, what)) {
+      if (reader.expect_map(*ssh, what + " ssh")) {
+        reader.check_keys(*ssh, {"host", "port"}, what + " ssh");
+        if (auto v = reader.string(*ssh, "host", Need::required, what + " ssh"))
+          device.ssh.host = *v;
+        if (auto v = reader.integer(*ssh, "port", Need::optional, what + " ssh", 1, 65535))
+          device.ssh.port = static_cast<int>(*v);
+      }
+    }
+    if (auto gnmi = reader.child(node, "gnmi", Need::optional, what)) {
+      if (reader.expect_map(*gnmi, what + " gnmi")) {
+        reader.check_keys(*gnmi,
+                          {"host", "port", "tls", "ca_file", "cert_file", "key_file",
+                           "credentials_env"},
+                          what + " gnmi");
+        GnmiEndpoint endpoint;
+        if (auto v = reader.string(*gnmi, "host", Need::required, what + " gnmi"))
+          endpoint.host = *v;
+        if (auto v = reader.integer(*gnmi, "port", Need::optional, what + " gnmi", 1, 65535))
+          endpoint.port = static_cast<int>(*v);
+        if (auto v = reader.boolean(*gnmi, "tls", Need::optional, what + " gnmi"))
+          endpoint.tls = *v;
+        if (auto v = reader.string(*gnmi, "ca_file", Need::optional, what + " gnmi"))
+          endpoint.ca_file = *v;
+        if (auto v = reader.string(*gnmi, "cert_file", Need::optional, what + " gnmi"))
+          endpoint.cert_file = *v;
+        if (auto v = reader.string(*gnmi, "key_file", Need::optional, what + " gnmi"))
+          endpoint.key_file = *v;
+        if (auto v = reader.string(*gnmi, "credentials_env", Need::optional, what + " gnmi"))
+          endpoint.credentials_env = *v;
+        if (endpoint.tls && endpoint.ca_file.empty())
+          reader.error(*gnmi, what + " gnmi uses TLS but names no ca_file",
+                       "set ca_file, or tls: false for a lab target");
+        if (endpoint.cert_file.empty() != endpoint.key_file.empty())
+          reader.error(*gnmi, what + " gnmi needs both cert_file and key_file, or neither");
+        device.gnmi = endpoint;
+      }
+    }
+    std::optional<Credential> read = default_read, change = default_change;
+    if (auto credentials = reader.child(node, "credentials", Need::optional, what)) {
+      if (reader.expect_map(*credentials, what + " credentials")) {
+        reader.check_keys(*credentials, {"read", "change"}, what + " credentials");
+        if (auto n = reader.child(*credentials, "read", Need::optional, what))
+          read = credential(reader, *n, what + " credentials.read");
+        if (auto n = reader.child(*credentials, "change", Need::optional, what))
+          change = credential(reader, *n, what + " credentials.change");
+      }
+    }
+    if (!read || !change) {
+      reader.error(it->first, what + " has no " + std::string(!read ? "read" : "change") +
+                                  " credential",
+                   "define credentials.read and credentials.change at the top of the inventory "
+                   "or on the device");
+    } else {
+      device.read = *read;
+      device.change = *change;
+      if (read->user == change->user && read->identity_file == change->identity_file &&
+          !read->identity_file.empty()) {
+        reader.error(it->first, what + " uses the same login for reading and changing",
+                     "give the read credential its own key so snapshots and probes can never "
+                     "change the device");
+      }
+    }
+    if (auto v = reader.string_list(node, "data_addresses", Need::optional, what))
+      device.data_addresses = *v;
+    if (auto labels = reader.child(node, "labels", Need::optional, what)) {
+      if (reader.expect_map(*labels, what + " labels")) {
+        for (auto label = labels->begin(); label != labels->end(); ++label) {
+          if (label->second.IsScalar())
+            device.labels[label->first.Scalar()] = label->second.Scalar();
+          else
+            reader.error(label->second, "label values of " + what + " must be strings");
+        }
+      }
+    }
+    inventory.devices.push_back(std::move(device));
+  }
+  if (inventory.devices.empty() && diagnostics_.empty())
+    reader.error(*devices, "the inventory has no devices");
+  return inventory;
+}
+
+// ---- policies/ ------------------------------------------------------------------------------
+
+std::vector<std::string> Loader::policy_files(const Settings& settings,
+                                              std::set<std::string>& rule_set_names) {
+  std::vector<std::string> out = files_.list(settings.policies_dir);
+  for (const auto& path : out) {
+    if (!is_yaml_file(path)) continue;
+    auto root = parse(path, Need::required);
+    if (!root) continue;
+    // Rule sets are named by their `name:`; the compare engine validates their content.
+    std::string compare_dir = settings.policies_dir + "/compare/";
+    if (path.rfind(compare_dir, 0) == 0 && root->IsMap() && (*root)["name"].IsScalar())
+      rule_set_names.insert((*root)["name"].Scalar());
+  }
+  return out;
+}
+
+// ---- changes/*.yaml -------------------------------------------------------------------------
+
+bool Loader::check_device(YamlReader& reader, const YAML::Node& where, const std::string& name,
+                          const Inventory& inventory, std::string_view what) {
+  if (inventory.find(name)) return true;
+  std::vector<std::string> names;
+  for (const auto& device : inventory.devices) names.push_back(device.name);
+  std::string hint = "add it to the inventory or fix the name";
+  if (auto s = nearest_word(name, names)) hint = "did you mean '" + *s + "'?";
+  reader.error(where, std::string(what) + " names device '" + name +
+                          "', which is not in the inventory",
+               hint);
+  return false;
+}
+
+std::vector<std::string> Loader::resolve_targets(YamlReader& reader, const YAML::Node& list,
+                                                 const Inventory& inventory) {
+  std::vector<std::string> targets;
+  auto add = [&](const std::string& name) {
+    if (std::find(targets.begin(), targets.end(), name) == targets.end()) targets.push_back(name);
+  };
+  for (const auto& item : list) {
+    if (!item.IsScalar()) {
+      reader.error(item, "targets must be device names or role:ROLE");
+      continue;
+    }
+    const std::string& text = item.Scalar();
+    if (text.rfind("role:", 0) == 0) {
+      std::string role = text.substr(5);
+      std::size_t before = targets.size();
+      for (const auto& device : inventory.devices)
+        if (device.role == role) add(device.name);
+      if (targets.size() == before)
+        reader.error(item, "target '" + text + "' matches no device in the inventory");
+      continue;
+    }
+    if (check_device(reader, item, text, inventory, "targets")) add(text);
+  }
+  return targets;
+}
+
+std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std::string_view what,
+                                const std::vector<std::string>& targets,
+                                const Inventory& inventory) {
+  std::vector<Step> out;
+  if (!reader.expect_sequence(list, what)) return out;
+  int index = 0;
+  for (const auto& node : list) {
+    ++index;
+    std::string label = std::string(what) + " #" + std::to_string(index);
+    if (!reader.expect_map(node, label)) continue;
+    reader.check_keys(node, {"device", "run", "gnmi", "description", "timeout"}, label);
+    Step step;
+    step.where = reader.at(node);
+    auto device = reader.string(node, "device", Need::required, label);
+    if (device) {
+      step.device = *device;
+      if (check_device(reader, node["device"], *device, inventory, label) &&
+          std::find(targets.begin(), targets.end(), *device) == targets.end()) {
+        reader.error(node["device"], label + " acts on '" + *device +
+                                         "', which is not a target of this change",
+                     "add it to targets so bounds and waves cover it");
+      }
+    }
+    if (auto v = reader.string(node, "description", Need::optional, label)) step.description = *v;
+    if (auto v = reader.duration(node, "timeout", Need::optional, label)) step.timeout = *v;
+    bool has_run = node["run"].IsDefined();
+    bool has_gnmi = node["gnmi"].IsDefined();
+    if (has_run == has_gnmi) {
+      reader.error(node, label + " must have exactly one of 'run' (a command over SSH) or "
+                                 "'gnmi' (a list of Set operations)");
+    } else if (has_run) {
+      if (auto v = reader.string(node, "run", Need::required, label)) step.run = *v;
+    } else {
+      const YAML::Node operations = node["gnmi"];
+      if (reader.expect_sequence(operations, label + " gnmi")) {
+        for (const auto& op_node : operations) {
+          if (!reader.expect_map(op_node, label + " gnmi operation")) continue;
+          reader.check_keys(op_node, {"op", "path", "value"}, label + " gnmi operation");
+          GnmiSetOperation op;
+          if (auto v = reader.choice(op_node, "op", Need::required, label + " gnmi operation",
+                                     {"update", "replace", "delete"}))
+            op.op = *v;
+          if (auto v = reader.string(op_node, "path", Need::required, label + " gnmi operation"))
+            op.path = *v;
+          if (op_node["value"].IsDefined()) op.value = yaml_to_json_text(op_node["value"]);
+          if (op.op == "delete" && !op.value.empty())
+            reader.error(op_node["value"], "a gNMI delete takes no value");
+          if ((op.op == "update" || op.op == "replace") && op.value.empty())
+            reader.error(op_node, "a gNMI " + op.op + " needs a value");
+          step.gnmi_set.push_back(std::move(op));
+        }
+      }
+      if (device) {
+        const Device* target = inventory.find(*device);
+        if (target && !target->gnmi)
+          reader.error(node["gnmi"], label + " uses gNMI but device '" + *device +
+                                         "' has no gnmi endpoint in the inventory");
+      }
+    }
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
+std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
+                                  const Inventory& inventory) {
+  std::vector<Probe> out;
+  if (!reader.expect_sequence(list, "acceptance.probes")) return out;
+  std::set<std::string> names;
+  int index = 0;
+  for (const auto& node : list) {
+    ++index;
+    std::string label = "probe #" + std::to_string(index);
+    if (!reader.expect_map(node, label)) continue;
+    reader.check_keys(node, {"name", "layer", "host", "kind", "run", "target", "flows", "timeout"},
+                      label);
+    Probe probe;
+    probe.where = reader.at(node);
+    if (auto v = reader.string(node, "name", Need::required, label)) {
+      probe.name = *v;
+      label = "probe '" + *v + "'";
+      if (!names.insert(*v).second)
+        reader.error(node["name"], "duplicate probe name '" + *v + "'");
+    }
+    if (auto v = reader.string(node, "layer", Need::optional, label)) {
+      if (std::find(std::begin(kLayers), std::end(kLayers), *v) == std::end(kLayers)) {
+        std::string hint = "layers: link, control-plane, forwarding, transport, workload, telemetry";
+        if (auto s = nearest_word(*v, kLayers)) hint = "did you mean '" + *s + "'? " + hint;
+        reader.error(node["layer"], label + " has unknown layer '" + *v + "'", hint);
+      } else {
+        probe.layer = *v;
+      }
+    }
+    if (auto v = reader.string(node, "host", Need::required, label)) {
+      probe.host = *v;
+      check_device(reader, node["host"], *v, inventory, label);
+    }
+    if (auto v = reader.choice(node, "kind", Need::optional, label, {"command", "flows", "rdma"}))
+      probe.kind = *v;
+    if (auto v = reader.string(node, "run", Need::optional, label)) probe.run = *v;
+    if (auto v = reader.string(node, "target", Need::optional, label)) probe.target = *v;
+    if (auto v = reader.integer(node, "flows", Need::optional, label, 1, 1024))
+      probe.flows = static_cast<int>(*v);
+    if (auto v = reader.duration(node, "timeout", Need::optional, label)) probe.timeout = *v;
+    if (probe.kind == "command" && probe.run.empty())
+      reader.error(node, label + " is a command probe without 'run'",
+                   "give the command whose exit status is the verdict");
+    if (probe.kind != "command" && probe.target.empty())
+      reader.error(node, label + " (" + probe.kind + ") needs a 'target' to send to");
+    if (probe.kind == "flows" && probe.flows == 0) probe.flows = 16;
+    out.push_back(std::move(probe));
+  }
+  return out;
+}
+
+std::optional<Change> Loader::change(const std::string& path, const Inventory& inventory,
+                                     const Settings& settings,
+                                     const std::set<std::string>& rule_set_names) {
+  auto root = parse(path, Need::required);
+  if (!root) return std::nullopt;
+  YamlReader reader(display(path), diagnostics_);
+  if (!reader.expect_map(*root, "change")) return std::nullopt;
+  reader.check_keys(*root,
+                    {"id", "title", "description", "targets", "window", "bounds",
+                     "confirm_timeout", "steps", "rollback", "acceptance", "compare"},
+                    "change");
+  Change change;
+  change.file = path;
+  change.where = reader.at(*root);
+  if (auto v = reader.string(*root, "id", Need::required, "change")) {
+    change.id = *v;
+    if (!is_valid_identifier(*v))
+      reader.error((*root)["id"], "change id '" + *v + "' is not a valid id",
+                   "use letters, digits, '.', '_' and '-'; it names the evidence folder");
+  }
+  if (auto v = reader.string(*root, "title", Need::required, "change")) change.title = *v;
+  reader.string(*root, "description", Need::optional, "change");
+
+  if (auto targets = reader.child(*root, "targets", Need::required, "change")) {
+    if (reader.expect_sequence(*targets, "targets"))
+      change.targets = resolve_targets(reader, *targets, inventory);
+  }
+
+  if (auto window = reader.child(*root, "window", Need::optional, "change")) {
+    if (reader.expect_map(*window, "window")) {
+      reader.check_keys(*window, {"start", "end"}, "window");
+      auto start = reader.time(*window, "start", Need::required, "window");
+      auto end = reader.time(*window, "end", Need::required, "window");
+      if (start && end) {
+        if (*end <= *start)
+          reader.error((*window)["end"], "window ends before it starts",
+                       "end must be later than start");
+        else
+          change.window = Window{*start, *end};
+      }
+    }
+  }
+
+  bool deadline_known = false;  // checks against the deadline only when it was readable
+  const YAML::Node* bounds_node = nullptr;
+  YAML::Node bounds_holder;
+  if (auto bounds = reader.child(*root, "bounds", Need::required, "change")) {
+    bounds_holder = *bounds;
+    bounds_node = &bounds_holder;
+    if (reader.expect_map(*bounds, "bounds")) {
+      reader.check_keys(*bounds, {"max_targets", "step_timeout", "deadline", "waves"}, "bounds");
+      if (auto v = reader.integer(*bounds, "max_targets", Need::required, "bounds", 1, 100000))
+        change.bounds.max_targets = static_cast<int>(*v);
+      if (auto v = reader.duration(*bounds, "step_timeout", Need::required, "bounds"))
+        change.bounds.step_timeout = *v;
+      if (auto v = reader.duration(*bounds, "deadline", Need::required, "bounds")) {
+        change.bounds.deadline = *v;
+        deadline_known = true;
+      }
+      if (deadline_known && change.bounds.step_timeout > change.bounds.deadline)
+        reader.error((*bounds)["step_timeout"], "step_timeout is longer than the deadline");
+      if (auto waves = reader.child(*bounds, "waves", Need::optional, "bounds")) {
+        if (reader.expect_sequence(*waves, "waves")) {
+          std::map<std::string, int> wave_of;
+          int wave_index = 0;
+          for (const auto& wave : *waves) {
+            ++wave_index;
+            std::vector<std::string> members;
+            if (!reader.expect_sequence(wave, "wave " + std::to_string(wave_index))) continue;
+            for (const auto& member : wave) {
+              if (!member.IsScalar()) {
+                reader.error(member, "wave members must be device names");
+                continue;
+              }
+              const std::string& name = member.Scalar();
+              if (std::find(change.targets.begin(), change.targets.end(), name) ==
+                  change.targets.end()) {
+                reader.error(member, "wave " + std::to_string(wave_index) + " names '" + name +
+                                         "', which is not a target of this change");
+                continue;
+              }
+              if (wave_of.count(name)) {
+                reader.error(member, "'" + name + "' is in wave " +
+                                         std::to_string(wave_of[name]) + " and wave " +
+                                         std::to_string(wave_index),
+                             "each target belongs to exactly one wave");
+                continue;
+              }
+              wave_of[name] = wave_index;
+              members.push_back(name);
+            }
+            change.bounds.waves.push_back(members);
+          }
+          for (const auto& target : change.targets)
+            if (!wave_of.count(target))
+              reader.error(*waves, "target '" + target + "' is in no wave",
+                           "add it to a wave, or drop waves to change all targets at once");
+        }
+      }
+    }
+  }
+  if (static_cast<int>(change.targets.size()) > change.bounds.max_targets) {
+    reader.error(bounds_node ? (*bounds_node)["max_targets"] : *root,
+                 "the change targets " + std::to_string(change.targets.size()) +
+                     " devices but bounds.max_targets is " +
+                     std::to_string(change.bounds.max_targets),
+                 "narrow the targets or raise max_targets deliberately");
+  }
+
+  if (auto v = reader.duration(*root, "confirm_timeout", Need::optional, "change")) {
+    change.confirm_timeout = *v;
+    if (deadline_known && *v < change.bounds.deadline)
+      reader.error((*root)["confirm_timeout"],
+                   "confirm_timeout (" + format_duration(*v) + ") is shorter than the deadline (" +
+                       format_duration(change.bounds.deadline) + ")",
+                   "the device would revert a change that is still being verified");
+  }
+
+  if (auto list = reader.child(*root, "steps", Need::required, "change"))
+    change.steps = steps(reader, *list, "step", change.targets, inventory);
+  if (auto list = reader.child(*root, "rollback", Need::optional, "change"))
+    change.rollback = steps(reader, *list, "rollback step", change.targets, inventory);
+  std::set<std::string> stepped, rolled_back;
+  for (const auto& step : change.steps) stepped.insert(step.device);
+  for (const auto& step : change.rollback) rolled_back.insert(step.device);
+  for (const auto& device : stepped) {
+    if (!rolled_back.count(device))
+      reader.error((*root)["rollback"].IsDefined() ? (*root)["rollback"] : *root,
+                   "device '" + device + "' has steps but no rollback steps",
+                   "every change must say how to undo itself on each device it touches");
+  }
+
+  if (auto acceptance = reader.child(*root, "acceptance", Need::optional, "change")) {
+    if (reader.expect_map(*acceptance, "acceptance")) {
+      reader.check_keys(*acceptance, {"settle", "probes", "during"}, "acceptance");
+      if (auto v = reader.duration(*acceptance, "settle", Need::optional, "acceptance"))
+        change.acceptance.settle = *v;
+      if (auto list = reader.child(*acceptance, "probes", Need::optional, "acceptance"))
+        change.acceptance.probes = probes(reader, *list, inventory);
+      if (auto during = reader.child(*acceptance, "during", Need::optional, "acceptance")) {
+        if (reader.expect_map(*during, "acceptance.during")) {
+          reader.check_keys(*during, {"host", "target", "flows", "max_disruption"},
+                            "acceptance.during");
+          WatchProbe watch;
+          watch.where = reader.at(*during);
+          if (auto v = reader.string(*during, "host", Need::required, "acceptance.during")) {
+            watch.host = *v;
+            check_device(reader, (*during)["host"], *v, inventory, "acceptance.during");
+          }
+          if (auto v = reader.string(*during, "target", Need::required, "acceptance.during"))
+            watch.target = *v;
+          if (auto v = reader.integer(*during, "flows", Need::optional, "acceptance.during", 1, 256))
+            watch.flows = static_cast<int>(*v);
+          if (auto v = reader.duration(*during, "max_disruption", Need::required,
+                                       "acceptance.during"))
+            watch.max_disruption = *v;
+          change.acceptance.during = watch;
+        }
+      }
+    }
+  }
+
+  if (auto compare = reader.child(*root, "compare", Need::optional, "change")) {
+    if (reader.expect_map(*compare, "compare")) {
+      reader.check_keys(*compare, {"rule_sets", "expected"}, "compare");
+      if (auto v = reader.string_list(*compare, "rule_sets", Need::optional, "compare")) {
+        change.compare.rule_sets = *v;
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          const std::string& name = (*v)[i];
+          if (!rule_set_names.count(name)) {
+            std::vector<std::string> known(rule_set_names.begin(), rule_set_names.end());
+            std::string hint = "rule sets: " + join(known, ", ");
+            if (auto s = nearest_word(name, known)) hint = "did you mean '" + *s + "'?";
+            reader.error((*compare)["rule_sets"][i], "unknown rule set '" + name + "'", hint);
+          }
+        }
+      }
+      if (auto list = reader.child(*compare, "expected", Need::optional, "compare")) {
+        if (reader.expect_sequence(*list, "compare.expected")) {
+          for (const auto& node : *list) {
+            if (!reader.expect_map(node, "expected difference")) continue;
+            reader.check_keys(node, {"device", "path", "values", "absent"}, "expected difference");
+            ExpectedDifference expected;
+            expected.where = reader.at(node);
+            if (auto v = reader.string(node, "device", Need::required, "expected difference")) {
+              expected.device = *v;
+              if (*v != "*" && std::find(change.targets.begin(), change.targets.end(), *v) ==
+                                   change.targets.end())
+                reader.error(node["device"], "expected difference names '" + *v +
+                                                 "', which is not a target of this change",
+                             "use a target or '*'");
+            }
+            if (auto v = reader.string(node, "path", Need::required, "expected difference")) {
+              expected.path = *v;
+              if (v->rfind("devices.", 0) == 0)
+                reader.error(node["path"], "expected path must be relative to the device",
+                             "write 'bgp.peers.*.state', not 'devices.X.bgp...'");
+            }
+            if (node["values"].IsDefined()) {
+              if (auto v = reader.string_list(node, "values", Need::optional,
+                                              "expected difference", true))
+                expected.values = *v;
+            }
+            if (auto v = reader.boolean(node, "absent", Need::optional, "expected difference"))
+              expected.absent = *v;
+            if (expected.absent && !expected.values.empty())
+              reader.error(node, "an expected difference is either absent or has values, not both");
+            change.compare.expected.push_back(std::move(expected));
+          }
+        }
+      }
+    }
+  }
+  (void)settings;
+  return change;
+}
+
+std::vector<Change> Loader::load_changes(const Settings& settings, const Inventory& inventory,
+                                         const std::set<std::string>& rule_set_names) {
+  std::vector<Change> changes;
+  std::map<std::string, std::string> file_of_id;
+  for (const auto& path : files_.list(settings.changes_dir)) {
+    if (!is_yaml_file(path)) continue;
+    auto change = this->change(path, inventory, settings, rule_set_names);
+    if (!change) continue;
+    if (!change->id.empty()) {
+      auto [it, inserted] = file_of_id.emplace(change->id, path);
+      if (!inserted) {
+        diagnostics_.error(change->where, "duplicate change id '" + change->id + "'",
+                           "also used by " + display(it->second) + "; ids name evidence folders "
+                           "and must be unique");
+      }
+    }
+    changes.push_back(std::move(*change));
+  }
+  return changes;
+}
+
+}  // namespace
+
+LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo& commit,
+                                   const std::string& display_root) {
+  LoadOutcome outcome;
+  Loader loader(files, display_root, outcome.diagnostics);
+  IntentRepository repository;
+  repository.commit = commit;
+  repository.root = display_root;
+  if (!files.read("fabgate.yaml")) {
+    outcome.diagnostics.error(
+        SourceLocation{loader.display("fabgate.yaml"), 0, 0},
+        "not an intent repository: fabgate.yaml is not in commit " + commit.id.substr(0, 12),
+        "point --repo at the folder holding fabgate.yaml, and commit it");
+    return outcome;
+  }
+  repository.settings = loader.load_settings();
+  repository.inventory = loader.load_inventory(repository.settings);
+  std::set<std::string> rule_set_names = {"fabric-default"};
+  repository.policy_files = loader.policy_files(repository.settings, rule_set_names);
+  for (const auto& name : repository.settings.rule_sets) {
+    if (!rule_set_names.count(name))
+      outcome.diagnostics.error(repository.settings.where, "unknown rule set '" + name +
+                                                               "' in compare.rule_sets");
+  }
+  repository.changes =
+      loader.load_changes(repository.settings, repository.inventory, rule_set_names);
+  if (outcome.diagnostics.empty()) outcome.repository = std::move(repository);
+  return outcome;
+}
+
+std::vector<std::string> intent_paths(const Settings& settings) {
+  return {"fabgate.yaml", settings.inventory, settings.changes_dir, settings.policies_dir};
+}
+
+}  // namespace fabgate::intent

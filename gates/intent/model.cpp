@@ -1,0 +1,22 @@
+#include "gates/intent/model.h"
+
+namespace fabgate::intent {
+
+const Device* Inventory::find(const std::string& name) const {
+  for (const auto& device : devices)
+    if (device.name == name) return &device;
+  return nullptr;
+}
+
+const Change* IntentRepository::find_change(const std::string& id_or_file) const {
+  for (const auto& change : changes)
+    if (change.id == id_or_file || change.file == id_or_file) return &change;
+  // Accept the path as a user would type it from the intent root, e.g. ./changes/x.yaml.
+  std::string trimmed = id_or_file;
+  if (trimmed.rfind("./", 0) == 0) trimmed = trimmed.substr(2);
+  for (const auto& change : changes)
+    if (change.file == trimmed) return &change;
+  return nullptr;
+}
+
+}  // namespace fabgate::intent

@@ -1,0 +1,331 @@
+#include "gates/intent/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace fabgate::intent {
+namespace {
+
+// An intent root held in memory: validation logic is tested without git.
+class MemoryTree : public git::FileTree {
+ public:
+  std::map<std::string, std::string> files;
+  std::optional<std::string> read(const std::string& path) const override {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> list(const std::string& directory) const override {
+    std::vector<std::string> out;
+    for (const auto& [path, content] : files)
+      if (path.rfind(directory + "/", 0) == 0) out.push_back(path);
+    return out;
+  }
+};
+
+const char* kSettings = "version: 1\n";
+const char* kInventory = R"(credentials:
+  read:   {user: ro, identity_file: ~/.ssh/ro}
+  change: {user: rw, identity_file: ~/.ssh/rw}
+devices:
+  spine1: {platform: frr, role: spine, ssh: {host: 192.0.2.1}}
+  leaf1:  {platform: frr, role: leaf, ssh: {host: 192.0.2.11}}
+  leaf2:  {platform: frr, role: leaf, ssh: {host: 192.0.2.12}}
+  host1:  {platform: linux, role: host, ssh: {host: 192.0.2.21}}
+)";
+const char* kChange = R"(id: drain
+title: Drain spine1
+targets: [spine1]
+bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}
+steps:
+  - device: spine1
+    run: echo drain
+rollback:
+  - device: spine1
+    run: echo undrain
+acceptance:
+  settle: 1s
+  probes:
+    - {name: ping, host: host1, run: ping -c1 192.0.2.12}
+)";
+
+MemoryTree valid_tree() {
+  MemoryTree tree;
+  tree.files["fabgate.yaml"] = kSettings;
+  tree.files["inventory.yaml"] = kInventory;
+  tree.files["changes/drain.yaml"] = kChange;
+  return tree;
+}
+
+LoadOutcome load(const MemoryTree& tree) {
+  CommitInfo commit;
+  commit.id = "0123456789abcdef0123456789abcdef01234567";
+  return load_intent_repository(tree, commit, "");
+}
+
+// Finds the one diagnostic whose message contains `text`; fails the test otherwise.
+const Diagnostic* find(const LoadOutcome& outcome, const std::string& text) {
+  for (const auto& item : outcome.diagnostics.items())
+    if (item.message.find(text) != std::string::npos) return &item;
+  ADD_FAILURE() << "no diagnostic containing '" << text << "'; got:\n"
+                << [&] {
+                     std::string all;
+                     for (const auto& line : outcome.diagnostics.lines()) all += line + "\n";
+                     return all;
+                   }();
+  return nullptr;
+}
+
+TEST(LoadIntent, AValidRepositoryLoadsWithEveryField) {
+  // Given a small valid repository, then it loads with no problems and the model is filled.
+  auto outcome = load(valid_tree());
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  ASSERT_TRUE(outcome.repository);
+  const auto& repository = *outcome.repository;
+  EXPECT_EQ(repository.inventory.devices.size(), 4u);
+  const auto* spine = repository.inventory.find("spine1");
+  ASSERT_TRUE(spine);
+  EXPECT_EQ(spine->read.user, "ro");
+  EXPECT_EQ(spine->change.user, "rw");
+  ASSERT_EQ(repository.changes.size(), 1u);
+  const auto& change = repository.changes[0];
+  EXPECT_EQ(change.bounds.step_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(change.bounds.deadline, std::chrono::minutes(2));
+  EXPECT_EQ(change.acceptance.probes.at(0).layer, "forwarding");
+  EXPECT_EQ(repository.find_change("changes/drain.yaml"), &change);
+}
+
+TEST(LoadIntent, UnknownKeySuggestsTheNearestAndNamesTheLine) {
+  // Given 'step_timout' on line 4 of a change, then the error names 4:col and suggests the key.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [spine1]\nbounds:\n  max_targets: 1\n  step_timout: 5s\n"
+      "  step_timeout: 5s\n  deadline: 1m\nsteps: []\n";
+  auto outcome = load(tree);
+  const auto* problem = find(outcome, "unknown key 'step_timout'");
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->where.file, "changes/drain.yaml");
+  EXPECT_EQ(problem->where.line, 6);
+  EXPECT_EQ(problem->where.column, 3);
+  EXPECT_EQ(problem->hint, "did you mean 'step_timeout'?");
+}
+
+TEST(LoadIntent, EveryProblemIsReportedNotJustTheFirst) {
+  // Given a change with a bad duration, a bad window time and an unknown device, then all three
+  // are reported in one run.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = R"(id: drain
+title: t
+targets: [spine1]
+window: {start: tomorrow, end: 2026-12-01T03:00:00Z}
+bounds: {max_targets: 1, step_timeout: 10 seconds, deadline: 2m}
+steps:
+  - {device: spine9, run: x}
+rollback:
+  - {device: spine1, run: y}
+)";
+  auto outcome = load(tree);
+  EXPECT_FALSE(outcome.repository);
+  EXPECT_TRUE(find(outcome, "is not an ISO 8601 time"));
+  EXPECT_TRUE(find(outcome, "is not a duration: '10 seconds'"));
+  const auto* unknown = find(outcome, "names device 'spine9'");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->hint, "did you mean 'spine1'?");
+  EXPECT_EQ(unknown->where.line, 7);
+}
+
+TEST(LoadIntent, MissingRequiredFieldsAreNamed) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = "id: drain\nsteps: []\n";
+  auto outcome = load(tree);
+  EXPECT_TRUE(find(outcome, "missing required key 'title'"));
+  EXPECT_TRUE(find(outcome, "missing required key 'targets'"));
+  EXPECT_TRUE(find(outcome, "missing required key 'bounds'"));
+}
+
+TEST(LoadIntent, WindowMustEndAfterItStartsAndCarryAZone) {
+  auto tree = valid_tree();
+  std::string change = kChange;
+  tree.files["changes/drain.yaml"] =
+      change + "window: {start: 2026-12-01T03:00:00Z, end: 2026-12-01T01:00:00Z}\n";
+  EXPECT_TRUE(find(load(tree), "window ends before it starts"));
+  tree.files["changes/drain.yaml"] =
+      change + "window: {start: 2026-12-01T01:00:00, end: 2026-12-01T03:00:00Z}\n";
+  auto zone_outcome = load(tree);
+  const auto* zone = find(zone_outcome, "is not an ISO 8601 time");
+  ASSERT_TRUE(zone);
+  EXPECT_NE(zone->hint.find("zone is required"), std::string::npos);
+}
+
+TEST(LoadIntent, DeviceWithStepsButNoRollbackIsRefused) {
+  // Given steps on spine1 and no rollback at all, then validation names spine1.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [spine1]\n"
+      "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
+      "steps:\n  - {device: spine1, run: x}\n";
+  EXPECT_TRUE(find(load(tree), "device 'spine1' has steps but no rollback steps"));
+}
+
+TEST(LoadIntent, StepOnADeviceThatIsNotATargetIsRefused) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [spine1]\n"
+      "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
+      "steps:\n  - {device: leaf1, run: x}\nrollback:\n  - {device: leaf1, run: y}\n";
+  EXPECT_TRUE(find(load(tree), "acts on 'leaf1', which is not a target"));
+}
+
+TEST(LoadIntent, TargetsBeyondMaxTargetsAreRefused) {
+  // Given role:leaf (two devices) and max_targets 1, then the bound is enforced.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [role:leaf]\n"
+      "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\nsteps: []\n";
+  EXPECT_TRUE(find(load(tree), "targets 2 devices but bounds.max_targets is 1"));
+}
+
+TEST(LoadIntent, WavesMustCoverEveryTargetExactlyOnce) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [leaf1, leaf2, spine1]\n"
+      "bounds: {max_targets: 3, step_timeout: 10s, deadline: 2m, waves: [[leaf1], [leaf1]]}\n"
+      "steps: []\n";
+  auto outcome = load(tree);
+  EXPECT_TRUE(find(outcome, "'leaf1' is in wave 1 and wave 2"));
+  EXPECT_TRUE(find(outcome, "target 'leaf2' is in no wave"));
+  EXPECT_TRUE(find(outcome, "target 'spine1' is in no wave"));
+}
+
+TEST(LoadIntent, DuplicateChangeIdsNameBothFiles) {
+  auto tree = valid_tree();
+  tree.files["changes/drain-again.yaml"] = kChange;
+  auto duplicate_outcome = load(tree);
+  const auto* duplicate = find(duplicate_outcome, "duplicate change id 'drain'");
+  ASSERT_TRUE(duplicate);
+  EXPECT_NE(duplicate->hint.find("changes/drain-again.yaml"), std::string::npos) << duplicate->hint;
+}
+
+TEST(LoadIntent, DuplicateDeviceNamesAreReported) {
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = std::string(kInventory) +
+                                 "  leaf1:  {platform: frr, role: leaf, ssh: {host: 192.0.2.99}}\n";
+  auto duplicate_outcome = load(tree);
+  const auto* duplicate = find(duplicate_outcome, "duplicate key 'leaf1'");
+  ASSERT_TRUE(duplicate);
+  EXPECT_EQ(duplicate->where.line, 9);
+}
+
+TEST(LoadIntent, PasswordsAndSharedCredentialsAreRefused) {
+  // Given a password in the inventory and a device whose read and change logins are the same,
+  // then both are refused: fabgate uses keys only, and reads must never hold change rights.
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = R"(credentials:
+  read:   {user: ro, identity_file: k, password: hunter2}
+  change: {user: rw, identity_file: k2}
+devices:
+  spine1:
+    platform: frr
+    role: spine
+    ssh: {host: 192.0.2.1}
+    credentials:
+      read: {user: admin, identity_file: k}
+      change: {user: admin, identity_file: k}
+)";
+  auto outcome = load(tree);
+  EXPECT_TRUE(find(outcome, "passwords are not accepted"));
+  EXPECT_TRUE(find(outcome, "uses the same login for reading and changing"));
+}
+
+TEST(LoadIntent, GnmiStepNeedsAGnmiEndpoint) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [spine1]\n"
+      "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
+      "steps:\n  - device: spine1\n    gnmi:\n      - {op: update, path: \"/interfaces/interface[name=eth1]/config/mtu\", value: 9000}\n"
+      "rollback:\n  - {device: spine1, run: y}\n";
+  EXPECT_TRUE(find(load(tree), "has no gnmi endpoint"));
+}
+
+TEST(LoadIntent, GnmiSetValuesBecomeJson) {
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = std::string(kInventory).replace(
+      std::string(kInventory).find("ssh: {host: 192.0.2.1}}"), 23,
+      "ssh: {host: 192.0.2.1}, gnmi: {host: 192.0.2.1, tls: false}}");
+  tree.files["changes/drain.yaml"] =
+      "id: drain\ntitle: t\ntargets: [spine1]\n"
+      "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
+      "steps:\n  - device: spine1\n    gnmi:\n"
+      "      - {op: update, path: \"/interfaces/interface[name=eth1]/config/mtu\", value: 9000}\n"
+      "      - {op: update, path: \"/interfaces/interface[name=eth1]/config/description\", value: up}\n"
+      "rollback:\n  - device: spine1\n    gnmi:\n"
+      "      - {op: delete, path: \"/interfaces/interface[name=eth1]/config/description\"}\n";
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.repository) << outcome.diagnostics.lines().at(0);
+  const auto& ops = outcome.repository->changes[0].steps[0].gnmi_set;
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].value, "9000");
+  EXPECT_EQ(ops[1].value, "\"up\"");
+}
+
+TEST(LoadIntent, ConfirmTimeoutShorterThanDeadlineIsRefused) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = std::string(kChange) + "confirm_timeout: 1m\n";
+  EXPECT_TRUE(find(load(tree), "confirm_timeout (1m) is shorter than the deadline (2m)"));
+}
+
+TEST(LoadIntent, UnknownRuleSetAndAbsoluteExpectedPathAreRefused) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = std::string(kChange) +
+                                     "compare:\n  rule_sets: [fabric-defualt]\n  expected:\n"
+                                     "    - {device: spine1, path: devices.spine1.bgp}\n";
+  auto outcome = load(tree);
+  const auto* rule_set = find(outcome, "unknown rule set 'fabric-defualt'");
+  ASSERT_TRUE(rule_set);
+  EXPECT_EQ(rule_set->hint, "did you mean 'fabric-default'?");
+  EXPECT_TRUE(find(outcome, "expected path must be relative to the device"));
+}
+
+TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = std::string(kChange) + "";
+  std::string change = kChange;
+  change.replace(change.find("run: ping -c1 192.0.2.12"), 24, "layer: forwardng");
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  EXPECT_TRUE(find(outcome, "is a command probe without 'run'"));
+  const auto* layer = find(outcome, "unknown layer 'forwardng'");
+  ASSERT_TRUE(layer);
+  EXPECT_NE(layer->hint.find("did you mean 'forwarding'?"), std::string::npos);
+}
+
+TEST(LoadIntent, YamlSyntaxErrorsPointAtTheLine) {
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = "devices:\n  spine1: {platform: frr\n";
+  auto outcome = load(tree);
+  ASSERT_FALSE(outcome.diagnostics.empty());
+  EXPECT_NE(outcome.diagnostics.lines()[0].find("inventory.yaml:"), std::string::npos);
+  EXPECT_NE(outcome.diagnostics.lines()[0].find("YAML syntax"), std::string::npos);
+}
+
+TEST(LoadIntent, MissingFabgateYamlSaysWhatAnIntentRootIs) {
+  MemoryTree tree;
+  tree.files["inventory.yaml"] = kInventory;
+  auto outcome = load(tree);
+  EXPECT_TRUE(find(outcome, "not an intent repository"));
+}
+
+TEST(LoadIntent, DisplayRootPrefixesFileNames) {
+  // Given an intent root inside a monorepo, then locations can be opened from the repo top.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = "id: drain\n";
+  CommitInfo commit;
+  commit.id = "0123456789abcdef";
+  auto outcome = load_intent_repository(tree, commit, "net/intent");
+  ASSERT_FALSE(outcome.diagnostics.empty());
+  EXPECT_EQ(outcome.diagnostics.items()[0].where.file, "net/intent/changes/drain.yaml");
+}
+
+}  // namespace
+}  // namespace fabgate::intent
