@@ -1,0 +1,241 @@
+#include "adapters/ssh/libssh_shell.h"
+
+#include <poll.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+#include "adapters/core/text.h"
+#include "adapters/ssh/host_key_check.h"
+#include "adapters/ssh/key_file.h"
+
+namespace fabgate::ssh {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_text(Duration duration) {
+  auto ms = duration.count();
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms) + " ms";
+}
+
+// Applies host, SSH config and inventory overrides in the order OpenSSH users expect: the
+// config fills in what the inventory leaves open (like options on the ssh command line, an
+// explicit port or user in the inventory wins).
+Expected<Ok, SshFailure> configure(ssh_session session, const SshDevice& device,
+                                   const SshLogin& login, const SshOptions& options) {
+  auto fail = [&](const std::string& what) -> Expected<Ok, SshFailure> {
+    return SshFailure{SshFailure::Kind::unreachable,
+                      "cannot set " + what + ": " + ssh_get_error(session)};
+  };
+  if (ssh_options_set(session, SSH_OPTIONS_HOST, device.host.c_str()) != SSH_OK) return fail("host");
+  const char* config = options.config_file.empty() ? nullptr : options.config_file.c_str();
+  if (ssh_options_parse_config(session, config) != SSH_OK) {
+    return fail("SSH config " + (options.config_file.empty() ? std::string("~/.ssh/config")
+                                                             : options.config_file));
+  }
+  if (device.port > 0) {
+    unsigned int port = static_cast<unsigned int>(device.port);
+    if (ssh_options_set(session, SSH_OPTIONS_PORT, &port) != SSH_OK) return fail("port");
+  }
+  if (!login.user.empty() && ssh_options_set(session, SSH_OPTIONS_USER, login.user.c_str()) != SSH_OK) {
+    return fail("user");
+  }
+  if (!options.known_hosts_file.empty()) {
+    // A known_hosts named in fabgate.yaml is the only authority: the global file is not mixed in.
+    const std::string known_hosts = expand_home(options.known_hosts_file);
+    const char* file = known_hosts.c_str();
+    if (ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, file) != SSH_OK ||
+        ssh_options_set(session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, file) != SSH_OK) {
+      return fail("known_hosts file");
+    }
+  }
+  long timeout_seconds = static_cast<long>(options.connect_timeout.count() / 1000);
+  long timeout_micros = static_cast<long>(options.connect_timeout.count() % 1000) * 1000;
+  if (ssh_options_set(session, SSH_OPTIONS_TIMEOUT, &timeout_seconds) != SSH_OK ||
+      ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &timeout_micros) != SSH_OK) {
+    return fail("timeout");
+  }
+  return Ok{};
+}
+
+bool agent_available() {
+  const char* socket = std::getenv("SSH_AUTH_SOCK");
+  return socket != nullptr && *socket != '\0';
+}
+
+Expected<Ok, SshFailure> authenticate(ssh_session session, const SshLogin& login) {
+  std::vector<std::string> tried;
+  if (login.use_agent && agent_available()) {
+    if (ssh_userauth_agent(session, nullptr) == SSH_AUTH_SUCCESS) return Ok{};
+    tried.push_back("ssh-agent");
+  }
+  if (!login.identity_file.empty()) {
+    ssh_key raw_key = nullptr;
+    if (ssh_pki_import_privkey_file(login.identity_file.c_str(), nullptr, nullptr, nullptr,
+                                    &raw_key) != SSH_OK) {
+      return SshFailure{SshFailure::Kind::auth,
+                        "cannot load key file " + login.identity_file +
+                            " (a passphrase-protected key must be loaded into ssh-agent)"};
+    }
+    SshKey key{raw_key};
+    if (ssh_userauth_publickey(session, nullptr, key.get()) == SSH_AUTH_SUCCESS) return Ok{};
+    tried.push_back("key file " + login.identity_file);
+  } else if (login.use_agent) {
+    // The config's IdentityFile entries and the default keys (libssh also retries the agent).
+    if (ssh_userauth_publickey_auto(session, nullptr, nullptr) == SSH_AUTH_SUCCESS) return Ok{};
+    tried.push_back("identities from the SSH config");
+  }
+  std::string user = session_option(session, SSH_OPTIONS_USER);
+  if (tried.empty()) {
+    return SshFailure{SshFailure::Kind::auth,
+                      "no usable credential for user '" + user +
+                          "': the inventory names no key file and the agent is "
+                          "disabled or not running"};
+  }
+  if (!ssh_is_connected(session)) {
+    return SshFailure{SshFailure::Kind::unreachable,
+                      std::string("connection lost during authentication: ") +
+                          ssh_get_error(session)};
+  }
+  return SshFailure{SshFailure::Kind::auth,
+                    "server refused user '" + user + "' with " + join(tried, ", then ")};
+}
+
+// Waits until the session's socket has data or `wait` passes.
+void wait_readable(ssh_session session, Duration wait) {
+  pollfd descriptor{ssh_get_fd(session), POLLIN, 0};
+  ::poll(&descriptor, 1, static_cast<int>(wait.count()));
+}
+
+}  // namespace
+
+LibsshShell::LibsshShell(SshSession session, const SshOptions& options,
+                         std::optional<AcceptedHostKey> accepted)
+    : session_(std::move(session)),
+      output_cap_(options.output_cap),
+      output_limit_(options.output_limit),
+      accepted_host_key_(std::move(accepted)) {}
+
+Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const SshDevice& device,
+                                                                        CredentialRole role,
+                                                                        const SshOptions& options) {
+  SshLogin login = device.login(role);
+  login.identity_file = expand_home(login.identity_file);
+  // A bad key file is refused before the network is touched.
+  if (!login.identity_file.empty()) {
+    auto checked = check_key_file(login.identity_file);
+    if (!checked) return checked.error();
+  }
+  ensure_libssh_initialised();
+  SshSession session{ssh_new()};
+  if (!session) return SshFailure{SshFailure::Kind::unreachable, "cannot allocate an SSH session"};
+  if (auto configured = configure(session.get(), device, login, options); !configured) {
+    return configured.error();
+  }
+  if (ssh_connect(session.get()) != SSH_OK) {
+    unsigned int port = 22;
+    ssh_options_get_port(session.get(), &port);
+    return SshFailure{SshFailure::Kind::unreachable,
+                      "cannot connect to " + session_option(session.get(), SSH_OPTIONS_HOST) +
+                          ":" + std::to_string(port) + " within " +
+                          seconds_text(options.connect_timeout) + ": " +
+                          ssh_get_error(session.get())};
+  }
+  // Host key first: nothing, not even a user name, is sent to a server we cannot vouch for.
+  auto verified = verify_host_key(session.get(), device.name, options.unknown_host_keys);
+  if (!verified) return verified.error();
+  if (auto authenticated = authenticate(session.get(), login); !authenticated) {
+    return authenticated.error();
+  }
+  return std::unique_ptr<LibsshShell>(
+      new LibsshShell(std::move(session), options, std::move(verified.value())));
+}
+
+SshFailure LibsshShell::lost(const std::string& while_doing) {
+  if (!ssh_is_connected(session_.get())) {
+    broken_ = true;
+    return SshFailure{SshFailure::Kind::unreachable,
+                      "connection lost while " + while_doing + ": " + ssh_get_error(session_.get())};
+  }
+  return SshFailure{SshFailure::Kind::rejected,
+                    "server refused " + while_doing + ": " + ssh_get_error(session_.get())};
+}
+
+Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
+                                                     Duration deadline) {
+  if (broken_) {
+    return SshFailure{SshFailure::Kind::unreachable, "the connection was lost earlier in this run"};
+  }
+  CommandResult result;
+  result.started_at = now_utc();
+  const auto start = Clock::now();
+  const auto end = start + deadline;
+  auto finish = [&] {
+    result.duration = std::chrono::duration_cast<Duration>(Clock::now() - start);
+  };
+
+  SshChannel channel{ssh_channel_new(session_.get())};
+  if (!channel) return lost("a new channel");
+  if (ssh_channel_open_session(channel.get()) != SSH_OK) return lost("a session channel");
+  if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+    return lost("the command");
+  }
+
+  // Stops the remote process and closes the channel. sshd delivers the signal to the
+  // session's process (the login shell, which execs a simple command), see docs/ssh.md.
+  auto stop_remote = [&] {
+    ssh_channel_request_send_signal(channel.get(), "KILL");
+    ssh_channel_close(channel.get());
+  };
+
+  std::array<char, 32 * 1024> buffer{};
+  std::size_t seen[2] = {0, 0};
+  std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
+  bool* truncated[2] = {&result.stdout_truncated, &result.stderr_truncated};
+  for (;;) {
+    bool progressed = false;
+    for (int stream = 0; stream < 2; ++stream) {
+      int count = ssh_channel_read_nonblocking(channel.get(), buffer.data(),
+                                               static_cast<uint32_t>(buffer.size()), stream);
+      if (count == SSH_ERROR) return lost("reading output");
+      if (count <= 0) continue;
+      progressed = true;
+      std::size_t bytes = static_cast<std::size_t>(count);
+      seen[stream] += bytes;
+      std::string& sink = *sinks[stream];
+      if (sink.size() < output_cap_) {
+        sink.append(buffer.data(), std::min(bytes, output_cap_ - sink.size()));
+      }
+      if (seen[stream] > output_cap_) *truncated[stream] = true;
+      if (seen[stream] > output_limit_) {
+        stop_remote();
+        return SshFailure{SshFailure::Kind::output_too_large,
+                          "stopped after " + std::to_string(seen[stream]) + " bytes on " +
+                              (stream == 0 ? "stdout" : "stderr") + " (limit " +
+                              std::to_string(output_limit_) + ")"};
+      }
+    }
+    if (progressed) continue;
+    if (ssh_channel_is_eof(channel.get()) || ssh_channel_is_closed(channel.get())) break;
+    const auto now = Clock::now();
+    if (now >= end) {
+      stop_remote();
+      return SshFailure{SshFailure::Kind::timeout,
+                        "timed out after " + seconds_text(deadline) +
+                            "; the remote process was sent KILL and the channel closed"};
+    }
+    auto left = std::chrono::duration_cast<Duration>(end - now) + Duration{1};
+    wait_readable(session_.get(), std::min(left, Duration{200}));
+  }
+  result.exit_status = ssh_channel_get_exit_status(channel.get());
+  ssh_channel_close(channel.get());
+  finish();
+  return result;
+}
+
+}  // namespace fabgate::ssh

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "adapters/ssh/accepted_host_key.h"
+#include "adapters/ssh/libssh_handles.h"
+#include "adapters/ssh/remote_shell.h"
+#include "adapters/ssh/ssh_target.h"
+
+namespace fabgate::ssh {
+
+// The real RemoteShell: one authenticated libssh session; every run() opens one channel on it.
+class LibsshShell final : public RemoteShell {
+ public:
+  // Connects within options.connect_timeout, honouring the SSH config (Host, HostName, Port,
+  // User, IdentityFile, UserKnownHostsFile), checks the host key before anything else, then
+  // authenticates with the `role` login of `device`: ssh-agent first, then the inventory key
+  // file (or, without one, the config's identities). Passwords are never tried.
+  static Expected<std::unique_ptr<LibsshShell>, SshFailure> connect(const SshDevice& device,
+                                                                     CredentialRole role,
+                                                                     const SshOptions& options);
+
+  Expected<CommandResult, SshFailure> run(const std::string& command, Duration deadline) override;
+
+  // Set when the host was unknown and the run allowed accepting its key.
+  const std::optional<AcceptedHostKey>& accepted_host_key() const { return accepted_host_key_; }
+
+ private:
+  LibsshShell(SshSession session, const SshOptions& options,
+              std::optional<AcceptedHostKey> accepted);
+
+  SshFailure lost(const std::string& while_doing);
+
+  SshSession session_;
+  std::size_t output_cap_;
+  std::size_t output_limit_;
+  std::optional<AcceptedHostKey> accepted_host_key_;
+  bool broken_ = false;  // the transport failed; later commands fail fast
+};
+
+}  // namespace fabgate::ssh

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "adapters/core/duration.h"
+
+namespace fabgate::ssh {
+
+// Which of a device's two logins a caller acts with. Snapshots and probes read; steps and
+// rollback change. The role is part of every API that opens a session so that a read can
+// never borrow the change credential.
+enum class CredentialRole { read, change };
+
+std::string_view to_string(CredentialRole role);
+
+// A login: a user and how to prove it. Keys and the agent only; passwords are never read.
+struct SshLogin {
+  std::string user;           // empty: from the SSH config, else the local user
+  std::string identity_file;  // empty: the agent and the config's IdentityFile entries
+  bool use_agent = true;
+};
+
+// A device as the SSH adapter sees it: where to connect and its two logins.
+struct SshDevice {
+  std::string name;  // the inventory name, used in every message
+  std::string host;  // address or a Host alias from the SSH config
+  int port = 0;      // 0: from the SSH config, else 22
+  SshLogin read;
+  SshLogin change;
+
+  const SshLogin& login(CredentialRole role) const {
+    return role == CredentialRole::change ? change : read;
+  }
+};
+
+// What to do when a host is not in known_hosts at all. Never applies to a changed key.
+enum class UnknownHostKeys { refuse, accept_and_record };
+
+// Session settings shared by every connection of a run.
+struct SshOptions {
+  std::string config_file;       // empty: ~/.ssh/config and /etc/ssh/ssh_config
+  std::string known_hosts_file;  // empty: ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts
+  Duration connect_timeout{5'000};
+  UnknownHostKeys unknown_host_keys = UnknownHostKeys::refuse;
+  // Output kept per stream; more is read and discarded and the result says it was truncated.
+  std::size_t output_cap = 4u << 20;
+  // A command still writing after this many bytes on one stream is stopped (output_too_large)
+  // so a runaway command cannot hold a worker until its deadline.
+  std::size_t output_limit = 64u << 20;
+};
+
+}  // namespace fabgate::ssh

@@ -1,0 +1,9 @@
+#pragma once
+
+#include "cmd/fabgate/subcommand.h"
+
+namespace fabgate::cli {
+
+Runner define_snapshot(CLI::App& command, const app::CommonOptions& common);
+
+}  // namespace fabgate::cli

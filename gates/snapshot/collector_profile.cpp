@@ -1,0 +1,102 @@
+#include "gates/snapshot/collector_profile.h"
+
+#include "adapters/core/diagnostics.h"
+#include "adapters/core/text.h"
+#include "adapters/core/yaml_reader.h"
+#include "gates/snapshot/normalizers.h"
+
+namespace fabgate::snapshot {
+
+Result<CollectorProfile> parse_collector_profile(std::string_view text, const std::string& file) {
+  auto root = parse_yaml(text, file);
+  if (!root) return root.error();
+  Diagnostics diagnostics;
+  YamlReader reader(file, diagnostics);
+  CollectorProfile profile;
+  profile.file = file;
+  const YAML::Node& document = root.value();
+  if (reader.expect_map(document, "collector profile")) {
+    reader.check_keys(document, {"platform", "sources"}, "collector profile");
+    profile.platform = reader.string(document, "platform", Need::required, "collector profile").value_or("");
+    auto sources = reader.child(document, "sources", Need::required, "collector profile");
+    if (sources && reader.expect_sequence(*sources, "sources")) {
+      std::vector<std::string> categories;
+      for (const auto& node : *sources) {
+        if (!reader.expect_map(node, "source")) continue;
+        reader.check_keys(node, {"category", "timeout", "commands"}, "source");
+        CollectorSource source;
+        source.category = reader.string(node, "category", Need::required, "source").value_or("");
+        if (auto timeout = reader.duration(node, "timeout", Need::optional, "source")) {
+          if (timeout->count() <= 0) reader.error(node["timeout"], "timeout must be positive");
+          source.timeout = *timeout;
+        }
+        for (const auto& seen : categories) {
+          if (!source.category.empty() && seen == source.category) {
+            reader.error(node["category"], "category '" + source.category + "' appears twice");
+          }
+        }
+        categories.push_back(source.category);
+        const std::string what = "source '" + source.category + "'";
+        auto commands = reader.child(node, "commands", Need::required, what);
+        if (commands && reader.expect_sequence(*commands, "commands")) {
+          if (commands->size() == 0) reader.error(*commands, what + " has no commands");
+          for (const auto& entry : *commands) {
+            if (!reader.expect_map(entry, "command")) continue;
+            reader.check_keys(entry, {"run", "parse"}, "command");
+            CollectorCommand command;
+            command.run = reader.string(entry, "run", Need::required, "command").value_or("");
+            command.parse = reader.string(entry, "parse", Need::required, "command").value_or("");
+            const Normalizer* normalizer = find_normalizer(command.parse);
+            if (!command.parse.empty() && normalizer == nullptr) {
+              auto nearest = nearest_word(command.parse, normalizer_names());
+              reader.error(entry["parse"], "unknown normalizer '" + command.parse + "'",
+                           nearest ? "did you mean '" + *nearest + "'?"
+                                   : "known: " + join(normalizer_names(), ", "));
+            } else if (normalizer != nullptr && normalizer->target != source.category) {
+              reader.error(entry["parse"], "normalizer '" + command.parse + "' fills '" +
+                                               std::string(normalizer->target) + "', not '" +
+                                               source.category + "'");
+            }
+            source.commands.push_back(std::move(command));
+          }
+        }
+        profile.sources.push_back(std::move(source));
+      }
+    }
+  }
+  if (!diagnostics.empty()) {
+    return Error::invalid_input("collector profile " + file + " is invalid", diagnostics.lines());
+  }
+  return profile;
+}
+
+Result<ProfileSet> load_profiles(const std::map<std::string, std::string>& overrides) {
+  ProfileSet profiles;
+  std::vector<std::string> problems;
+  auto add = [&](const std::string& platform, std::string_view text, const std::string& file) {
+    auto profile = parse_collector_profile(text, file);
+    if (!profile) {
+      problems.push_back(profile.error().message);
+      for (const auto& detail : profile.error().details) problems.push_back("  " + detail);
+      return;
+    }
+    if (profile->platform != platform) {
+      problems.push_back(file + ": platform '" + profile->platform +
+                         "' does not match the file name ('" + platform + "')");
+      return;
+    }
+    profiles[platform] = std::move(profile.value());
+  };
+  for (const auto& [platform, text] : shipped_profile_texts()) {
+    if (overrides.count(platform) == 0) {
+      add(platform, text, "policies/collectors/" + platform + ".yaml (shipped)");
+    }
+  }
+  for (const auto& [platform, text] : overrides) {
+    add(platform, text, "policies/collectors/" + platform + ".yaml");
+  }
+  if (!problems.empty()) return Error::invalid_input("collector profiles are invalid", problems);
+  return profiles;
+}
+
+}  // namespace fabgate::snapshot

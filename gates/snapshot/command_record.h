@@ -1,0 +1,39 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+#include "adapters/core/duration.h"
+#include "adapters/core/time.h"
+#include "adapters/ssh/ssh_target.h"
+
+namespace fabgate::snapshot {
+
+// Everything known about one command fabgate meant to send: what, where, with which login,
+// when, and what came back. The lead writes these to evidence/commands.jsonl and the raw
+// outputs next to it; the snapshot's `sources` carry the metadata without the output.
+struct CommandRecord {
+  std::string device;
+  ssh::CredentialRole role = ssh::CredentialRole::read;
+  std::string category;  // the snapshot source it served
+  std::string command;
+  bool sent = false;     // false: not sent (the session could not be opened)
+  TimePoint started_at;
+  Duration duration{0};
+  std::optional<int> exit_status;  // set when the command ran to completion
+  std::string stdout_text;
+  std::string stderr_text;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  std::string failure;  // "timeout: timed out after 10 s"; empty when it completed
+  std::string parse;    // "ok", "skipped" or "error: ..."
+};
+
+// The metadata kept in a snapshot's sources.<category>.commands[].
+nlohmann::json source_entry(const CommandRecord& record);
+// A commands.jsonl line: the metadata plus role, device and the (already capped) output.
+nlohmann::json evidence_entry(const CommandRecord& record);
+
+}  // namespace fabgate::snapshot

@@ -1,0 +1,115 @@
+#include "gates/snapshot/device_collector.h"
+
+#include "adapters/core/text.h"
+#include "gates/snapshot/normalizers.h"
+
+namespace fabgate::snapshot {
+
+namespace {
+
+using nlohmann::json;
+
+// The first line of stderr, which is where shells and tools say what went wrong.
+std::string first_line(const std::string& text) {
+  auto lines = split_lines(text);
+  for (const auto& line : lines) {
+    if (!trim(line).empty()) return std::string(trim(line)).substr(0, 200);
+  }
+  return {};
+}
+
+// Why a completed command is not evidence, or "" when its output may be parsed.
+std::string completed_command_problem(const ssh::CommandResult& result) {
+  if (result.exit_status != 0) {
+    std::string problem = result.exit_status == 127 ? "command not found (exit 127)"
+                          : result.exit_status < 0  ? "no exit status (killed by a signal?)"
+                                                    : "exit " + std::to_string(result.exit_status);
+    std::string detail = first_line(result.stderr_text);
+    return detail.empty() ? problem : problem + ": " + detail;
+  }
+  if (result.stdout_truncated) {
+    return "output truncated at " + std::to_string(result.stdout_text.size()) +
+           " bytes; a partial table is not evidence";
+  }
+  return {};
+}
+
+}  // namespace
+
+DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
+                              ssh::ConnectionCache& cache) {
+  DeviceSnapshot snapshot;
+  snapshot.device = device.name;
+  json identity = {{"platform", profile.platform}};
+  json sources = json::object();
+  json& document = snapshot.document;
+  document = json::object();
+
+  auto shell = cache.shell(device, ssh::CredentialRole::read);
+  snapshot.reachable = shell.ok();
+  const std::string connect_problem =
+      shell ? std::string() : std::string(ssh::to_string(shell.error().kind)) + ": " + shell.error().message;
+
+  for (const auto& source : profile.sources) {
+    json facts = json::object();
+    json commands = json::array();
+    std::string reason;
+    for (const auto& command : source.commands) {
+      CommandRecord record;
+      record.device = device.name;
+      record.category = source.category;
+      record.command = command.run;
+      record.parse = "skipped";
+      if (!shell) {
+        record.failure = "not sent: " + connect_problem;
+        if (reason.empty()) reason = connect_problem;
+      } else {
+        record.sent = true;
+        auto result = shell.value()->run(command.run, source.timeout);
+        if (!result) {
+          record.started_at = now_utc();
+          record.failure = std::string(ssh::to_string(result.error().kind)) + ": " + result.error().message;
+          if (reason.empty()) reason = command.run + ": " + result.error().message;
+        } else {
+          record.started_at = result->started_at;
+          record.duration = result->duration;
+          record.exit_status = result->exit_status;
+          record.stdout_truncated = result->stdout_truncated;
+          record.stderr_truncated = result->stderr_truncated;
+          std::string problem = completed_command_problem(*result);
+          if (!problem.empty()) {
+            if (reason.empty()) reason = command.run + ": " + problem;
+          } else {
+            const Normalizer* normalizer = find_normalizer(command.parse);
+            json& into = source.category == "identity" ? identity : facts;
+            auto parsed = normalizer ? normalize(*normalizer, result->stdout_text, into)
+                                     : Expected<Ok, std::string>(std::string("no normalizer"));
+            record.parse = parsed ? "ok" : "error: " + parsed.error();
+            if (!parsed && reason.empty()) reason = command.run + ": unparsable output: " + parsed.error();
+          }
+          record.stdout_text = std::move(result->stdout_text);
+          record.stderr_text = std::move(result->stderr_text);
+        }
+      }
+      commands.push_back(source_entry(record));
+      snapshot.records.push_back(std::move(record));
+    }
+
+    json status = {{"status", reason.empty() ? "ok" : "no-evidence"}};
+    if (!reason.empty()) status["reason"] = reason;
+    status["commands"] = std::move(commands);
+    sources[source.category] = std::move(status);
+    if (reason.empty()) {
+      snapshot.collected.push_back(source.category);
+      if (source.category != "identity") document[source.category] = std::move(facts);
+    } else {
+      snapshot.missing.push_back({source.category, reason});
+    }
+  }
+  // Identity keeps the fields whose commands succeeded; its source says what is missing.
+  document["identity"] = std::move(identity);
+  document["sources"] = std::move(sources);
+  return snapshot;
+}
+
+}  // namespace fabgate::snapshot

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "adapters/ssh/connection_cache.h"
+#include "gates/snapshot/collector_profile.h"
+#include "gates/snapshot/command_record.h"
+
+namespace fabgate::snapshot {
+
+// One source that yielded no evidence, and why ("vtysh -c '...': timed out after 10 s").
+struct MissingSource {
+  std::string category;
+  std::string reason;
+};
+
+// What collecting one device produced.
+struct DeviceSnapshot {
+  std::string device;
+  bool reachable = false;
+  nlohmann::json document;  // identity, sources and the fact categories that were collected
+  std::vector<std::string> collected;  // categories with status ok
+  std::vector<MissingSource> missing;  // categories with status no-evidence
+  std::vector<CommandRecord> records;  // every command, in the order it was (to be) sent
+};
+
+// Runs `profile` on `device` with its read login, in order, through `cache` (one session,
+// one channel per command), and normalizes the outputs. A missing command, a non-zero exit, a
+// timeout, truncated or unparsable output makes that source no-evidence and its category
+// absent: never an empty healthy value.
+DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
+                              ssh::ConnectionCache& cache);
+
+}  // namespace fabgate::snapshot

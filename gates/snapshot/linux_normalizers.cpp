@@ -1,0 +1,196 @@
+// Normalizers for Linux hosts and switches: iproute2 JSON, ethtool -i, /etc/os-release, uname.
+
+#include <algorithm>
+#include <cctype>
+
+#include "adapters/core/text.h"
+#include "gates/snapshot/normalizers.h"
+
+namespace fabgate::snapshot {
+
+using nlohmann::json;
+
+namespace {
+
+Expected<json, std::string> parse_json(std::string_view output) {
+  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) {
+    std::string start(trim(output).substr(0, 60));
+    return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
+  }
+  return document;
+}
+
+Expected<json, std::string> parse_json_array(std::string_view output) {
+  auto document = parse_json(output);
+  if (document && !document->is_array()) return std::string("expected a JSON list");
+  return document;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+Expected<Ok, std::string> single_word(std::string_view output, std::string_view what,
+                                      std::string& word) {
+  std::string_view text = trim(output);
+  if (text.empty()) return "empty " + std::string(what);
+  if (text.find_first_of(" \t\n") != std::string_view::npos) {
+    return "expected one word for " + std::string(what) + ", got '" +
+           std::string(text.substr(0, 60)) + "'";
+  }
+  word = std::string(text);
+  return Ok{};
+}
+
+// A route's prefix: "default" becomes 0.0.0.0/0 (::/0), a host route gets its /32 (/128).
+std::string route_prefix(const std::string& dst, bool ipv6) {
+  if (dst == "default") return ipv6 ? "::/0" : "0.0.0.0/0";
+  if (dst.find('/') == std::string::npos) return dst + (ipv6 ? "/128" : "/32");
+  return dst;
+}
+
+std::string nexthop_of(const json& hop) {
+  if (hop.contains("gateway")) return hop.at("gateway").get<std::string>();
+  if (hop.contains("dev")) return "dev:" + hop.at("dev").get<std::string>();
+  return "unknown";
+}
+
+Expected<Ok, std::string> parse_ip_route(std::string_view output, json& routes, bool ipv6) {
+  auto document = parse_json_array(output);
+  if (!document) return document.error();
+  json table = json::array();
+  for (const auto& entry : *document) {
+    json route;
+    route["prefix"] = route_prefix(entry.at("dst").get<std::string>(), ipv6);
+    route["protocol"] = entry.value("protocol", "boot");
+    route["metric"] = entry.value("metric", 0);
+    if (entry.contains("type")) route["type"] = entry.at("type");
+    std::vector<std::string> nexthops;
+    if (entry.contains("nexthops")) {
+      for (const auto& hop : entry.at("nexthops")) nexthops.push_back(nexthop_of(hop));
+    } else {
+      nexthops.push_back(nexthop_of(entry));
+    }
+    std::sort(nexthops.begin(), nexthops.end());
+    route["nexthops"] = nexthops;
+    table.push_back(std::move(route));
+  }
+  routes[ipv6 ? "ipv6" : "ipv4"] = std::move(table);
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<Ok, std::string> parse_hostname(std::string_view output, json& identity) {
+  std::string name;
+  if (auto word = single_word(output, "hostname", name); !word) return word;
+  identity["hostname"] = name;
+  return Ok{};
+}
+
+Expected<Ok, std::string> parse_kernel_release(std::string_view output, json& identity) {
+  std::string release;
+  if (auto word = single_word(output, "kernel release", release); !word) return word;
+  identity["kernel"] = release;
+  return Ok{};
+}
+
+Expected<Ok, std::string> parse_os_release(std::string_view output, json& identity) {
+  for (const auto& line : split_lines(output)) {
+    if (!starts_with(line, "PRETTY_NAME=")) continue;
+    std::string value(trim(std::string_view(line).substr(12)));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    if (value.empty()) break;
+    identity["os"] = value;
+    return Ok{};
+  }
+  return std::string("no PRETTY_NAME in os-release");
+}
+
+// Input: per interface a "== NAME" line followed by `ethtool -i NAME` output. Interfaces
+// without driver information (lo) are left out.
+Expected<Ok, std::string> parse_ethtool_drivers(std::string_view output, json& identity) {
+  json nics = json::object();
+  std::string current;
+  bool saw_section = false;
+  for (const auto& line : split_lines(output)) {
+    if (starts_with(line, "== ")) {
+      current = std::string(trim(std::string_view(line).substr(3)));
+      saw_section = true;
+      continue;
+    }
+    auto colon = line.find(':');
+    if (current.empty() || colon == std::string::npos) continue;
+    std::string key(trim(std::string_view(line).substr(0, colon)));
+    std::string value(trim(std::string_view(line).substr(colon + 1)));
+    if (key == "driver") nics[current]["driver"] = value;
+    else if (key == "version") nics[current]["driver_version"] = value;
+    else if (key == "firmware-version") nics[current]["firmware"] = value;
+    else if (key == "bus-info") nics[current]["bus"] = value;
+  }
+  if (!saw_section) return std::string("no '== INTERFACE' sections in ethtool output");
+  identity["nics"] = std::move(nics);
+  return Ok{};
+}
+
+Expected<Ok, std::string> parse_ip_link(std::string_view output, json& interfaces) {
+  auto document = parse_json_array(output);
+  if (!document) return document.error();
+  if (!interfaces.is_object()) interfaces = json::object();
+  for (const auto& link : *document) {
+    const std::string name = link.at("ifname").get<std::string>();
+    json& entry = interfaces[name];
+    const auto& flags = link.value("flags", json::array());
+    bool admin_up = std::find(flags.begin(), flags.end(), "UP") != flags.end();
+    entry["admin"] = admin_up ? "up" : "down";
+    entry["oper"] = lower(link.value("operstate", "unknown"));
+    entry["mtu"] = link.at("mtu");
+    if (link.contains("stats64")) {
+      const auto& rx = link.at("stats64").at("rx");
+      const auto& tx = link.at("stats64").at("tx");
+      entry["counters"] = {
+          {"rx_packets", rx.at("packets")}, {"tx_packets", tx.at("packets")},
+          {"rx_bytes", rx.at("bytes")},     {"tx_bytes", tx.at("bytes")},
+          {"rx_errors", rx.at("errors")},   {"tx_errors", tx.at("errors")},
+          {"rx_dropped", rx.at("dropped")}, {"tx_dropped", tx.at("dropped")},
+      };
+    }
+    if (!entry.contains("addresses")) entry["addresses"] = json::array();
+  }
+  return Ok{};
+}
+
+// IPv6 link-local addresses are left out: every interface has one and they carry no intent.
+Expected<Ok, std::string> parse_ip_addr(std::string_view output, json& interfaces) {
+  auto document = parse_json_array(output);
+  if (!document) return document.error();
+  if (!interfaces.is_object()) interfaces = json::object();
+  for (const auto& link : *document) {
+    std::vector<std::string> addresses;
+    for (const auto& address : link.value("addr_info", json::array())) {
+      if (!address.contains("local")) continue;
+      if (address.value("family", "") == "inet6" && address.value("scope", "") == "link") continue;
+      addresses.push_back(address.at("local").get<std::string>() + "/" +
+                          std::to_string(address.at("prefixlen").get<int>()));
+    }
+    std::sort(addresses.begin(), addresses.end());
+    interfaces[link.at("ifname").get<std::string>()]["addresses"] = addresses;
+  }
+  return Ok{};
+}
+
+Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, json& routes) {
+  return parse_ip_route(output, routes, false);
+}
+
+Expected<Ok, std::string> parse_ip_route_v6(std::string_view output, json& routes) {
+  return parse_ip_route(output, routes, true);
+}
+
+}  // namespace fabgate::snapshot

@@ -1,0 +1,48 @@
+#include "gates/snapshot/normalizers.h"
+
+#include <array>
+
+namespace fabgate::snapshot {
+
+namespace {
+
+constexpr std::array<Normalizer, 12> kNormalizers = {{
+    {"hostname", "identity", parse_hostname},
+    {"os-release", "identity", parse_os_release},
+    {"kernel-release", "identity", parse_kernel_release},
+    {"ethtool-drivers", "identity", parse_ethtool_drivers},
+    {"frr-version", "identity", parse_frr_version},
+    {"ip-link", "interfaces", parse_ip_link},
+    {"ip-addr", "interfaces", parse_ip_addr},
+    {"ip-route-v4", "routes", parse_ip_route_v4},
+    {"ip-route-v6", "routes", parse_ip_route_v6},
+    {"bgp-summary", "bgp", parse_bgp_summary},
+    {"bfd-peers", "bfd", parse_bfd_peers},
+    {"evpn-vni", "evpn", parse_evpn_vni},
+}};
+
+}  // namespace
+
+const Normalizer* find_normalizer(std::string_view name) {
+  for (const auto& normalizer : kNormalizers) {
+    if (normalizer.name == name) return &normalizer;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> normalizer_names() {
+  std::vector<std::string> names;
+  for (const auto& normalizer : kNormalizers) names.emplace_back(normalizer.name);
+  return names;
+}
+
+Expected<Ok, std::string> normalize(const Normalizer& normalizer, std::string_view output,
+                                    nlohmann::json& into) {
+  try {
+    return normalizer.parse(output, into);
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("unexpected JSON shape: ") + e.what();
+  }
+}
+
+}  // namespace fabgate::snapshot

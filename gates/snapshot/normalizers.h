@@ -1,0 +1,45 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/core/result.h"
+
+namespace fabgate::snapshot {
+
+// A normalizer turns one command's output into part of the snapshot model
+// (docs/snapshot-format.md). `target` is "identity" or the fact category it fills; a collector
+// profile may only use a normalizer under the source of that category. Normalizers throw
+// nothing: malformed output is an error string that makes the source no-evidence.
+struct Normalizer {
+  std::string_view name;    // as written in collector profiles: "ip-link"
+  std::string_view target;  // "identity", "interfaces", "routes", "bgp", "bfd", "evpn"
+  Expected<Ok, std::string> (*parse)(std::string_view output, nlohmann::json& into);
+};
+
+const Normalizer* find_normalizer(std::string_view name);
+std::vector<std::string> normalizer_names();
+
+// Runs `normalizer` on `output`, merging into `into`; a JSON error becomes an error string.
+Expected<Ok, std::string> normalize(const Normalizer& normalizer, std::string_view output,
+                                    nlohmann::json& into);
+
+// The individual normalizers, exposed for tests. Linux (iproute2, ethtool, /etc/os-release):
+Expected<Ok, std::string> parse_hostname(std::string_view output, nlohmann::json& identity);
+Expected<Ok, std::string> parse_os_release(std::string_view output, nlohmann::json& identity);
+Expected<Ok, std::string> parse_kernel_release(std::string_view output, nlohmann::json& identity);
+Expected<Ok, std::string> parse_ethtool_drivers(std::string_view output, nlohmann::json& identity);
+Expected<Ok, std::string> parse_ip_link(std::string_view output, nlohmann::json& interfaces);
+Expected<Ok, std::string> parse_ip_addr(std::string_view output, nlohmann::json& interfaces);
+Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, nlohmann::json& routes);
+Expected<Ok, std::string> parse_ip_route_v6(std::string_view output, nlohmann::json& routes);
+// FRR (vtysh):
+Expected<Ok, std::string> parse_frr_version(std::string_view output, nlohmann::json& identity);
+Expected<Ok, std::string> parse_bgp_summary(std::string_view output, nlohmann::json& bgp);
+Expected<Ok, std::string> parse_bfd_peers(std::string_view output, nlohmann::json& bfd);
+Expected<Ok, std::string> parse_evpn_vni(std::string_view output, nlohmann::json& evpn);
+
+}  // namespace fabgate::snapshot

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "adapters/ssh/connection_cache.h"
+#include "gates/snapshot/collector_profile.h"
+#include "gates/snapshot/device_collector.h"
+
+namespace fabgate::snapshot {
+
+struct SnapshotTarget {
+  ssh::SshDevice device;
+  const CollectorProfile* profile = nullptr;  // the device's platform profile
+};
+
+struct Snapshot {
+  nlohmann::json document;  // fabgate.snapshot/1
+  std::vector<DeviceSnapshot> devices;  // in target order, with their command records
+
+  bool complete() const;  // every source of every device is ok
+};
+
+// Collects every target through `cache`, at most `parallelism` devices at a time; a device's
+// commands run in order on its one session. The document follows docs/snapshot-format.md.
+Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
+                       int parallelism, const std::string& intent_commit);
+
+}  // namespace fabgate::snapshot

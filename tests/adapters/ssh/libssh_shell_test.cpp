@@ -1,0 +1,282 @@
+// Integration tests of the libssh adapter against a real sshd on 127.0.0.1 (SshdFixture).
+
+#include "adapters/ssh/libssh_shell.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "adapters/ssh/connection_cache.h"
+#include "adapters/ssh/fan_out.h"
+#include "tests/support/sshd_fixture.h"
+
+namespace fabgate::ssh {
+namespace {
+
+using testing::SshdFixture;
+
+class LibsshShellTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = SshdFixture::start();
+    ASSERT_TRUE(sshd_) << SshdFixture::last_error();
+  }
+
+  std::unique_ptr<LibsshShell> connect_or_fail(const SshDevice& device, const SshOptions& options) {
+    auto shell = LibsshShell::connect(device, CredentialRole::read, options);
+    if (!shell) {
+      ADD_FAILURE() << to_string(shell.error().kind) << ": " << shell.error().message << "\n"
+                    << sshd_->log();
+      return nullptr;
+    }
+    return std::move(shell.value());
+  }
+
+  int accepted_logins() const {
+    std::string log = sshd_->log();
+    int count = 0;
+    for (auto at = log.find("Accepted publickey"); at != std::string::npos;
+         at = log.find("Accepted publickey", at + 1)) {
+      ++count;
+    }
+    return count;
+  }
+
+  std::unique_ptr<SshdFixture> sshd_;
+};
+
+TEST_F(LibsshShellTest, RunsACommandAndReturnsItsOutputAndExitStatus) {
+  // Given a reachable server with a known key, then stdout, stderr and exit status come back.
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  auto result = shell->run("echo hello; echo oops >&2; exit 0", Duration{10'000});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->stdout_text, "hello\n");
+  EXPECT_EQ(result->stderr_text, "oops\n");
+  EXPECT_EQ(result->exit_status, 0);
+  EXPECT_FALSE(result->stdout_truncated);
+}
+
+TEST_F(LibsshShellTest, ReportsANonZeroExitAsAResultNotAFailure) {
+  // Given a command that exits 7, then the result carries exit status 7.
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  auto result = shell->run("echo partial; exit 7", Duration{10'000});
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_status, 7);
+  EXPECT_EQ(result->stdout_text, "partial\n");
+}
+
+TEST_F(LibsshShellTest, RefusesAChangedHostKeyAndSendsNothing) {
+  // Given known_hosts holding a different key for the server, then the connect fails with a
+  // host-key failure naming the file, no login happens and the marker command never runs.
+  auto options = sshd_->options();
+  options.known_hosts_file = sshd_->changed_known_hosts();
+  LibsshConnector connector(options);
+  ConnectionCache cache(connector);
+  const std::string marker = sshd_->file("marker");
+  auto shell = cache.shell(sshd_->device("leaf1"), CredentialRole::read);
+  if (shell) (void)shell.value()->run("touch " + marker, Duration{5'000});
+  ASSERT_FALSE(shell);
+  EXPECT_EQ(shell.error().kind, SshFailure::Kind::host_key);
+  EXPECT_NE(shell.error().message.find("CHANGED"), std::string::npos);
+  EXPECT_NE(shell.error().message.find(sshd_->changed_known_hosts()), std::string::npos);
+  EXPECT_NE(shell.error().message.find("SHA256:"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(testing::file_exists(marker));
+  EXPECT_EQ(accepted_logins(), 0) << sshd_->log();
+}
+
+TEST_F(LibsshShellTest, RefusesAnUnknownHostByDefault) {
+  // Given an empty known_hosts and the default policy, then the connect fails (host-key) and
+  // nobody logs in.
+  auto options = sshd_->options();
+  options.known_hosts_file = sshd_->empty_known_hosts();
+  auto shell = LibsshShell::connect(sshd_->device("leaf1"), CredentialRole::read, options);
+  ASSERT_FALSE(shell);
+  EXPECT_EQ(shell.error().kind, SshFailure::Kind::host_key);
+  EXPECT_NE(shell.error().message.find("--accept-new-host-keys"), std::string::npos);
+  EXPECT_EQ(accepted_logins(), 0);
+}
+
+TEST_F(LibsshShellTest, AcceptsAnUnknownHostOnlyWhenAllowedAndRecordsTheKey) {
+  // Given an empty known_hosts and accept_and_record, then the connect succeeds, the accepted
+  // key is reported with its fingerprint and saved, and the next strict connect trusts it.
+  auto options = sshd_->options();
+  options.known_hosts_file = sshd_->empty_known_hosts();
+  options.unknown_host_keys = UnknownHostKeys::accept_and_record;
+  LibsshConnector connector(options);
+  {
+    ConnectionCache cache(connector);
+    auto shell = cache.shell(sshd_->device("leaf1"), CredentialRole::read);
+    ASSERT_TRUE(shell) << shell.error().message;
+  }
+  auto accepted = connector.accepted_host_keys();
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_EQ(accepted[0].device, "leaf1");
+  EXPECT_EQ(accepted[0].key_type, "ssh-ed25519");
+  EXPECT_EQ(accepted[0].fingerprint.rfind("SHA256:", 0), 0u);
+  EXPECT_TRUE(accepted[0].saved);
+
+  options.unknown_host_keys = UnknownHostKeys::refuse;
+  auto again = LibsshShell::connect(sshd_->device("leaf1"), CredentialRole::read, options);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_FALSE(again.value()->accepted_host_key());
+}
+
+TEST_F(LibsshShellTest, RefusesAKeyTheServerDoesNotAuthorize) {
+  // Given a user key missing from authorized_keys, then the connect fails with an auth failure.
+  auto device = sshd_->device("leaf1");
+  device.read.identity_file = sshd_->stranger_key();
+  auto shell = LibsshShell::connect(device, CredentialRole::read, sshd_->options());
+  ASSERT_FALSE(shell);
+  EXPECT_EQ(shell.error().kind, SshFailure::Kind::auth);
+  EXPECT_NE(shell.error().message.find("refused"), std::string::npos);
+}
+
+TEST_F(LibsshShellTest, AReadUsesTheReadLoginAndAChangeTheChangeLogin) {
+  // Given a device whose read key is authorized but whose change key is not, then a read
+  // session works and a change session is refused: the two logins are never mixed up.
+  auto device = sshd_->device("leaf1");
+  device.change.identity_file = sshd_->stranger_key();
+  LibsshConnector connector(sshd_->options());
+  ConnectionCache cache(connector);
+  EXPECT_TRUE(cache.shell(device, CredentialRole::read));
+  auto change = cache.shell(device, CredentialRole::change);
+  ASSERT_FALSE(change);
+  EXPECT_EQ(change.error().kind, SshFailure::Kind::auth);
+}
+
+TEST_F(LibsshShellTest, HonoursTheSshConfigHostAliasPortUserAndIdentityFile) {
+  // Given only a Host alias (no port, user or key in the inventory), then the SSH config's
+  // HostName, Port, User and IdentityFile are enough to log in.
+  SshDevice device{"leaf1", SshdFixture::alias(), 0, SshLogin{"", "", true}, SshLogin{}};
+  auto shell = connect_or_fail(device, sshd_->options());
+  ASSERT_TRUE(shell);
+  auto result = shell->run("id -un", Duration{10'000});
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->stdout_text, sshd_->user() + "\n");
+}
+
+TEST(LibsshShellDeadline, StopsACommandAtItsDeadlineAndTheRemoteProcessIsGone) {
+  // Given a non-root login running a command that sleeps 30 s with a 1 s deadline, then run()
+  // returns a timeout within the deadline plus a small margin, the remote process no longer
+  // runs, and the session still serves the next command.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run sshd with an unprivileged test login";
+  auto sshd = SshdFixture::start({.unprivileged_login = true});
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  auto connected = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
+  ASSERT_TRUE(connected) << connected.error().message << "\n" << sshd->log();
+  auto& shell = connected.value();
+  const std::string pid_file = sshd->home() + "/sleeper.pid";
+  auto started = std::chrono::steady_clock::now();
+  auto result = shell->run("sh -c 'echo $$ > " + pid_file + "; exec sleep 30'", Duration{1'000});
+  auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, SshFailure::Kind::timeout);
+  EXPECT_NE(result.error().message.find("timed out after 1 s"), std::string::npos);
+  EXPECT_LT(took, std::chrono::milliseconds(1'500));
+
+  pid_t pid = std::stoi(testing::read_file(pid_file));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !testing::process_alive(pid);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "remote process " << pid << " still runs after the deadline\n" << sshd->log();
+
+  auto next = shell->run("echo still-here", Duration{10'000});
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(next->stdout_text, "still-here\n");
+}
+
+TEST_F(LibsshShellTest, CapsLargeOutputAndSaysItWasTruncated) {
+  // Given 8 MiB of output and a 1 MiB cap, then 1 MiB is kept, truncation is reported and the
+  // command still completes with its exit status.
+  auto options = sshd_->options();
+  options.output_cap = 1u << 20;
+  auto shell = connect_or_fail(sshd_->device("leaf1"), options);
+  ASSERT_TRUE(shell);
+  auto result = shell->run("head -c 8388608 /dev/zero; echo done >&2", Duration{20'000});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->stdout_text.size(), 1u << 20);
+  EXPECT_TRUE(result->stdout_truncated);
+  EXPECT_EQ(result->stderr_text, "done\n");
+  EXPECT_FALSE(result->stderr_truncated);
+  EXPECT_EQ(result->exit_status, 0);
+}
+
+TEST_F(LibsshShellTest, StopsACommandThatWritesPastTheHardLimit) {
+  // Given a command that writes endlessly and a 2 MiB hard limit, then it is stopped with an
+  // output-too-large failure long before its deadline.
+  auto options = sshd_->options();
+  options.output_cap = 1u << 20;
+  options.output_limit = 2u << 20;
+  auto shell = connect_or_fail(sshd_->device("leaf1"), options);
+  ASSERT_TRUE(shell);
+  auto started = std::chrono::steady_clock::now();
+  auto result = shell->run("exec cat /dev/zero", Duration{30'000});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, SshFailure::Kind::output_too_large);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+TEST_F(LibsshShellTest, ReportsAClosedPortAsUnreachable) {
+  // Given a port nobody listens on, then the connect fails quickly as unreachable.
+  auto device = sshd_->device("leaf1");
+  sshd_->stop();
+  auto started = std::chrono::steady_clock::now();
+  auto shell = LibsshShell::connect(device, CredentialRole::read, sshd_->options());
+  ASSERT_FALSE(shell);
+  EXPECT_EQ(shell.error().kind, SshFailure::Kind::unreachable);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(6));
+}
+
+TEST(LibsshShellConcurrency, ServesManyTargetsInParallelWithOneSessionEach) {
+  // Given 60 targets, 3 ordered commands each and 16 workers, then every command succeeds,
+  // each target's commands ran in order, and the server saw exactly one login per target.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = SshdFixture::start({.max_startups = 100, .max_sessions = 10});
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  constexpr std::size_t kTargets = 60;
+  LibsshConnector connector(sshd->options());
+  ConnectionCache cache(connector);
+  std::vector<std::string> outputs(kTargets);
+  std::vector<std::string> failures(kTargets);
+  for_each_bounded(kTargets, 16, [&](std::size_t index) {
+    auto device = sshd->device("t" + std::to_string(index));
+    for (int step = 0; step < 3; ++step) {
+      auto shell = cache.shell(device, CredentialRole::read);
+      if (!shell) {
+        failures[index] = shell.error().message;
+        return;
+      }
+      auto result = shell.value()->run("echo " + std::to_string(step), Duration{20'000});
+      if (!result) {
+        failures[index] = result.error().message;
+        return;
+      }
+      outputs[index] += result->stdout_text;
+    }
+  });
+  cache.close_all();
+  for (std::size_t i = 0; i < kTargets; ++i) {
+    EXPECT_EQ(failures[i], "") << "target " << i;
+    EXPECT_EQ(outputs[i], "0\n1\n2\n") << "target " << i;
+  }
+  std::string log = sshd->log();
+  int logins = 0;
+  for (auto at = log.find("Accepted publickey"); at != std::string::npos;
+       at = log.find("Accepted publickey", at + 1)) {
+    ++logins;
+  }
+  EXPECT_EQ(logins, static_cast<int>(kTargets));
+}
+
+}  // namespace
+}  // namespace fabgate::ssh

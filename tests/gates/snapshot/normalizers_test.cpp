@@ -1,0 +1,126 @@
+// Normalizer tests on outputs captured on Debian 12: iproute2 and ethtool in a network
+// namespace with veth pairs, FRR 8.4 vtysh JSON from two bgpd/bfdd namespaces
+// (capture-frr-samples.sh). vtysh-evpn-vni.json is written by hand in FRR's format.
+
+#include "gates/snapshot/normalizers.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace fabgate::snapshot {
+namespace {
+
+using nlohmann::json;
+
+std::string sample(const std::string& name) {
+  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" + name);
+}
+
+TEST(LinuxNormalizers, InterfacesCarryStateMtuCountersAndAddresses) {
+  // Given real `ip -j -s link` and `ip -j addr` output, then each interface has admin/oper
+  // state, MTU, integer counters and its addresses without IPv6 link-local ones.
+  json interfaces;
+  ASSERT_TRUE(parse_ip_link(sample("ip-link.json"), interfaces));
+  ASSERT_TRUE(parse_ip_addr(sample("ip-addr.json"), interfaces));
+  const auto& eth1 = interfaces.at("eth1");
+  EXPECT_EQ(eth1.at("admin"), "up");
+  EXPECT_EQ(eth1.at("oper"), "up");
+  EXPECT_EQ(eth1.at("mtu"), 9000);
+  EXPECT_TRUE(eth1.at("counters").at("rx_packets").is_number_integer());
+  EXPECT_EQ(eth1.at("addresses"), (json{"10.0.1.1/31", "2001:db8::1/64"}));
+  EXPECT_EQ(interfaces.at("lo").at("oper"), "unknown");
+  EXPECT_EQ(interfaces.at("lo").at("addresses"), (json{"10.10.0.1/32", "127.0.0.1/8", "::1/128"}));
+}
+
+TEST(LinuxNormalizers, RoutesHaveExplicitPrefixesProtocolsAndNexthopSets) {
+  // Given real `ip -j route` output with a default route, an ECMP route and a static route,
+  // then prefixes are explicit, nexthops are sorted sets, and metrics default to 0.
+  json routes;
+  ASSERT_TRUE(parse_ip_route_v4(sample("ip-route-v4.json"), routes));
+  ASSERT_TRUE(parse_ip_route_v6(sample("ip-route-v6.json"), routes));
+  const auto& v4 = routes.at("ipv4");
+  auto find = [](const json& table, const std::string& prefix) {
+    for (const auto& route : table) if (route.at("prefix") == prefix) return route;
+    return json();
+  };
+  EXPECT_EQ(find(v4, "0.0.0.0/0").at("nexthops"), (json{"10.0.1.0"}));
+  auto ecmp = find(v4, "10.20.0.0/24");
+  EXPECT_EQ(ecmp.at("protocol"), "bgp");
+  EXPECT_EQ(ecmp.at("metric"), 20);
+  EXPECT_EQ(ecmp.at("nexthops"), (json{"10.0.1.0", "10.0.2.0"}));
+  EXPECT_EQ(find(v4, "10.0.1.0/31").at("nexthops").size(), 1u);
+  EXPECT_EQ(find(routes.at("ipv6"), "2001:db8:1::/48").at("nexthops"), (json{"2001:db8::2"}));
+}
+
+TEST(LinuxNormalizers, IdentityFromHostnameOsReleaseKernelAndEthtool) {
+  // Given real os-release, uname -r and ethtool -i output, then identity names OS, kernel and
+  // each NIC's driver while skipping interfaces without driver information.
+  json identity;
+  ASSERT_TRUE(parse_hostname("leaf1\n", identity));
+  ASSERT_TRUE(parse_os_release(sample("os-release.txt"), identity));
+  ASSERT_TRUE(parse_kernel_release(sample("kernel-release.txt"), identity));
+  ASSERT_TRUE(parse_ethtool_drivers(sample("ethtool-drivers.txt"), identity));
+  EXPECT_EQ(identity.at("hostname"), "leaf1");
+  EXPECT_EQ(identity.at("os"), "Debian GNU/Linux 12 (bookworm)");
+  EXPECT_FALSE(identity.at("kernel").get<std::string>().empty());
+  EXPECT_EQ(identity.at("nics").at("eth1").at("driver"), "veth");
+  EXPECT_EQ(identity.at("nics").at("eth1").at("driver_version"), "1.0");
+  EXPECT_FALSE(identity.at("nics").contains("lo"));
+}
+
+TEST(FrrNormalizers, BgpPeersCarryStateRemoteAsAndPrefixesPerFamily) {
+  // Given real FRR 8.4 `show bgp summary json` with an established eBGP peer in two address
+  // families, then the peer appears once with state, remote AS and per-family prefix counts.
+  json bgp;
+  ASSERT_TRUE(parse_bgp_summary(sample("vtysh-bgp-summary.json"), bgp));
+  const auto& peer = bgp.at("peers").at("10.0.1.0");
+  EXPECT_EQ(peer.at("state"), "Established");
+  EXPECT_EQ(peer.at("remote_as"), 65002);
+  EXPECT_TRUE(peer.at("address_families").contains("ipv4_unicast"));
+  EXPECT_TRUE(peer.at("address_families").contains("l2_vpn_evpn"));
+  EXPECT_TRUE(peer.at("prefixes_received").is_number_integer());
+}
+
+TEST(FrrNormalizers, BfdPeersAndEvpnVnis) {
+  // Given real `show bfd peers json` and an `show evpn vni json` in FRR's format, then BFD
+  // peers carry their status and VNIs their type and VTEP count (none for L3 VNIs).
+  json bfd, evpn, empty_evpn;
+  ASSERT_TRUE(parse_bfd_peers(sample("vtysh-bfd-peers.json"), bfd));
+  EXPECT_EQ(bfd.at("peers").at("10.0.1.0").at("status"), "up");
+  ASSERT_TRUE(parse_evpn_vni(sample("vtysh-evpn-vni.json"), evpn));
+  EXPECT_EQ(evpn.at("vnis").at("10100").at("type"), "L2");
+  EXPECT_EQ(evpn.at("vnis").at("10100").at("vtep_count"), 2);
+  EXPECT_FALSE(evpn.at("vnis").at("50001").contains("vtep_count"));
+  ASSERT_TRUE(parse_evpn_vni(sample("vtysh-evpn-vni-empty.json"), empty_evpn));
+  EXPECT_TRUE(empty_evpn.at("vnis").empty());
+}
+
+TEST(FrrNormalizers, FrrVersionFromShowVersion) {
+  // Given real `show version` output, then the FRR version is extracted.
+  json identity;
+  ASSERT_TRUE(parse_frr_version(sample("vtysh-show-version.txt"), identity));
+  EXPECT_EQ(identity.at("frr_version"), "8.4.4");
+}
+
+TEST(Normalizers, RefuseOutputThatIsNotWhatTheyExpect) {
+  // Given error text, empty output or JSON of the wrong shape, then every normalizer returns an
+  // error (the caller turns it into no-evidence) instead of an empty healthy value.
+  json into;
+  EXPECT_FALSE(parse_bgp_summary("% BGP instance not found\n", into));
+  EXPECT_FALSE(parse_bgp_summary("", into));
+  EXPECT_FALSE(parse_ip_link("{\"not\": \"a list\"}", into));
+  EXPECT_FALSE(parse_bfd_peers("{}", into));
+  EXPECT_FALSE(parse_hostname("", into));
+  EXPECT_FALSE(parse_os_release("NAME=x\n", into));
+  EXPECT_FALSE(parse_frr_version("vtysh: command not found", into));
+  EXPECT_FALSE(parse_ethtool_drivers("", into));
+  const Normalizer* link = find_normalizer("ip-link");
+  ASSERT_NE(link, nullptr);
+  auto shape = normalize(*link, "[{\"mtu\": 1500}]", into);  // no ifname
+  ASSERT_FALSE(shape);
+  EXPECT_NE(shape.error().find("unexpected JSON shape"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate::snapshot

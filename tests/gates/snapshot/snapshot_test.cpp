@@ -1,0 +1,170 @@
+#include "gates/snapshot/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabgate::snapshot {
+namespace {
+
+using nlohmann::json;
+using ssh::CommandResult;
+using ssh::SshFailure;
+
+std::string sample(const std::string& name) {
+  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" + name);
+}
+
+// Answers commands from a table of captured outputs; unknown commands exit 127 like a shell.
+class CannedShell final : public ssh::RemoteShell {
+ public:
+  explicit CannedShell(std::map<std::string, Expected<CommandResult, SshFailure>> answers)
+      : answers_(std::move(answers)) {}
+  Expected<CommandResult, SshFailure> run(const std::string& command, Duration) override {
+    auto found = answers_.find(command);
+    if (found != answers_.end()) return found->second;
+    CommandResult missing;
+    missing.exit_status = 127;
+    missing.stderr_text = "sh: 1: " + command.substr(0, command.find(' ')) + ": not found\n";
+    return missing;
+  }
+
+ private:
+  std::map<std::string, Expected<CommandResult, SshFailure>> answers_;
+};
+
+class CannedConnector final : public ssh::ShellConnector {
+ public:
+  Expected<std::unique_ptr<ssh::RemoteShell>, SshFailure> connect(const ssh::SshDevice& device,
+                                                                  ssh::CredentialRole) override {
+    if (device.host == "down") return SshFailure{SshFailure::Kind::unreachable, "connection refused"};
+    auto ok = [](std::string out) {
+      CommandResult result;
+      result.exit_status = 0;
+      result.stdout_text = std::move(out);
+      return Expected<CommandResult, SshFailure>(result);
+    };
+    std::map<std::string, Expected<CommandResult, SshFailure>> answers = {
+        {"hostname", ok("leaf2\n")},
+        {"cat /etc/os-release", ok(sample("os-release.txt"))},
+        {"uname -r", ok(sample("kernel-release.txt"))},
+        {"vtysh -c 'show version'", ok(sample("vtysh-show-version.txt"))},
+        {"ip -j -s link show", ok(sample("ip-link.json"))},
+        {"ip -j addr show", ok(sample("ip-addr.json"))},
+        {"ip -j route show table main", ok(sample("ip-route-v4.json"))},
+        {"ip -j -6 route show table main", ok(sample("ip-route-v6.json"))},
+        {"vtysh -c 'show bgp summary json'", SshFailure{SshFailure::Kind::timeout, "timed out after 10 s"}},
+        {"vtysh -c 'show evpn vni json'", ok("% Unknown command: show evpn vni json\n")},
+    };
+    // ethtool's loop and `show bfd peers json` are left out: they answer exit 127.
+    return std::unique_ptr<ssh::RemoteShell>(new CannedShell(std::move(answers)));
+  }
+};
+
+const CollectorProfile& profile(const std::string& platform) {
+  static const ProfileSet profiles = load_profiles().value();
+  return profiles.at(platform);
+}
+
+TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategoriesAbsent) {
+  // Given an FRR device whose bgp command times out, whose vtysh lacks bfd (exit 127) and whose
+  // evpn answer is not JSON, then those sources are no-evidence with a reason naming the
+  // command, their categories are absent (not empty), and the rest is collected.
+  CannedConnector connector;
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
+  auto snapshot = take_snapshot({{leaf, &profile("frr")}}, cache, 4, "abc123");
+  EXPECT_FALSE(snapshot.complete());
+  const json& device = snapshot.document.at("devices").at("leaf2");
+  EXPECT_EQ(snapshot.document.at("format"), "fabgate.snapshot/1");
+  EXPECT_EQ(snapshot.document.at("intent_commit"), "abc123");
+  const json& sources = device.at("sources");
+  EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
+  EXPECT_EQ(sources.at("routes").at("status"), "ok");
+  EXPECT_EQ(sources.at("bgp").at("status"), "no-evidence");
+  EXPECT_EQ(sources.at("bgp").at("reason"), "vtysh -c 'show bgp summary json': timed out after 10 s");
+  EXPECT_NE(sources.at("bfd").at("reason").get<std::string>().find("exit 127"), std::string::npos);
+  EXPECT_NE(sources.at("evpn").at("reason").get<std::string>().find("unparsable"), std::string::npos);
+  EXPECT_FALSE(device.contains("bgp"));
+  EXPECT_FALSE(device.contains("bfd"));
+  EXPECT_FALSE(device.contains("evpn"));
+  EXPECT_TRUE(device.contains("interfaces"));
+  // Identity keeps what was collected and its source says what is missing (ethtool).
+  EXPECT_EQ(device.at("identity").at("hostname"), "leaf2");
+  EXPECT_EQ(device.at("identity").at("frr_version"), "8.4.4");
+  EXPECT_FALSE(device.at("identity").contains("nics"));
+  EXPECT_EQ(sources.at("identity").at("status"), "no-evidence");
+  // Every command's metadata is recorded.
+  const json& bgp_command = sources.at("bgp").at("commands").at(0);
+  EXPECT_EQ(bgp_command.at("command"), "vtysh -c 'show bgp summary json'");
+  EXPECT_TRUE(bgp_command.at("exit_status").is_null());
+  EXPECT_EQ(bgp_command.at("parse"), "skipped");
+  const json& link_command = sources.at("interfaces").at("commands").at(0);
+  EXPECT_EQ(link_command.at("exit_status"), 0);
+  EXPECT_EQ(link_command.at("parse"), "ok");
+  EXPECT_TRUE(link_command.contains("started_at"));
+  EXPECT_TRUE(link_command.contains("duration_ms"));
+  EXPECT_EQ(snapshot.devices[0].records.size(), 12u);
+}
+
+TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
+  // Given a device that refuses connections, then every source is no-evidence naming the
+  // cause, no fact category exists, and every command record says it was not sent.
+  CannedConnector connector;
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice gone{"leaf9", "down", 22, {}, {}};
+  auto snapshot = take_snapshot({{gone, &profile("linux")}}, cache, 4, "");
+  const auto& device = snapshot.devices.at(0);
+  EXPECT_FALSE(device.reachable);
+  EXPECT_TRUE(device.collected.empty());
+  ASSERT_EQ(device.missing.size(), 3u);
+  EXPECT_EQ(device.missing[0].reason, "unreachable: connection refused");
+  EXPECT_FALSE(device.document.contains("interfaces"));
+  for (const auto& record : device.records) EXPECT_FALSE(record.sent);
+}
+
+TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
+  // Given three targets served by a real sshd on this machine and the shipped linux profile,
+  // then every source is ok and the facts are the machine's own (its hostname, interface lo).
+  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = testing::SshdFixture::start();
+  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
+  ssh::LibsshConnector connector(sshd->options());
+  ssh::ConnectionCache cache(connector);
+  std::vector<SnapshotTarget> targets;
+  for (const char* name : {"host1", "host2", "host3"}) targets.push_back({sshd->device(name), &profile("linux")});
+  auto snapshot = take_snapshot(targets, cache, 2, "");
+  for (const auto& device : snapshot.devices) {
+    for (const auto& missing : device.missing) ADD_FAILURE() << device.device << ": " << missing.reason;
+    EXPECT_EQ(device.collected.size(), 3u);
+    EXPECT_EQ(device.document.at("interfaces").at("lo").at("oper"), "unknown");
+    EXPECT_FALSE(device.document.at("routes").at("ipv4").empty());
+    EXPECT_FALSE(device.document.at("identity").at("hostname").get<std::string>().empty());
+  }
+  EXPECT_TRUE(snapshot.complete());
+}
+
+TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
+  // Given a real host where vtysh cannot reach any FRR daemon, then bgp, bfd and evpn are
+  // no-evidence with vtysh's own reason and the Linux categories are still collected.
+  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = testing::SshdFixture::start();
+  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
+  ssh::LibsshConnector connector(sshd->options());
+  ssh::ConnectionCache cache(connector);
+  auto snapshot = take_snapshot({{sshd->device("leaf1"), &profile("frr")}}, cache, 1, "");
+  const auto& device = snapshot.devices.at(0);
+  EXPECT_TRUE(device.reachable);
+  EXPECT_FALSE(snapshot.complete());
+  std::vector<std::string> missing;
+  for (const auto& item : device.missing) missing.push_back(item.category);
+  EXPECT_EQ(missing, (std::vector<std::string>{"identity", "bgp", "bfd", "evpn"}));
+  EXPECT_TRUE(device.document.contains("interfaces"));
+  EXPECT_FALSE(device.document.contains("bgp"));
+}
+
+}  // namespace
+}  // namespace fabgate::snapshot

@@ -1,0 +1,214 @@
+#include "tests/support/sshd_fixture.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace fabgate::testing {
+
+namespace {
+
+constexpr const char* kSshd = "/usr/sbin/sshd";
+constexpr const char* kKeygen = "/usr/bin/ssh-keygen";
+
+std::string& error_text() {
+  static thread_local std::string text;
+  return text;
+}
+
+// A port the kernel considers free right now. sshd cannot bind port 0 and report it, so the
+// port is picked here; a collision with another process is handled by retrying.
+int pick_free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+bool accepts_connections(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+bool generate_key(const std::string& path, std::string& error) {
+  std::string output;
+  if (run_process({kKeygen, "-q", "-t", "ed25519", "-N", "", "-C", "fabgate-test", "-f", path},
+                  &output) != 0) {
+    error = "ssh-keygen failed for " + path + ": " + output;
+    return false;
+  }
+  return true;
+}
+
+// "ssh-ed25519 AAAA... comment\n" -> "ssh-ed25519 AAAA..."
+std::string public_key(const std::string& private_key_path) {
+  std::string text = read_file(private_key_path + ".pub");
+  auto first_space = text.find(' ');
+  auto second_space = text.find(' ', first_space + 1);
+  return text.substr(0, second_space);
+}
+
+std::string current_user() {
+  if (const passwd* entry = ::getpwuid(::geteuid())) return entry->pw_name;
+  return "root";
+}
+
+}  // namespace
+
+std::optional<std::string> SshdFixture::unavailable() {
+  if (::access(kSshd, X_OK) != 0) {
+    return std::string(kSshd) + " is not installed (Debian package openssh-server)";
+  }
+  if (::access(kKeygen, X_OK) != 0) {
+    return std::string(kKeygen) + " is not installed (Debian package openssh-client)";
+  }
+  return std::nullopt;
+}
+
+const std::string& SshdFixture::last_error() { return error_text(); }
+
+std::unique_ptr<SshdFixture> SshdFixture::start(Options options) {
+  error_text().clear();
+  if (auto why = unavailable()) {
+    error_text() = *why;
+    return nullptr;
+  }
+  std::unique_ptr<SshdFixture> fixture(new SshdFixture());
+  std::string error;
+  try {
+    if (!fixture->launch(options, error)) {
+      error_text() = error + "\n" + fixture->log();
+      return nullptr;
+    }
+  } catch (const std::exception& e) {
+    error_text() = e.what();
+    return nullptr;
+  }
+  return fixture;
+}
+
+bool SshdFixture::launch(const Options& options, std::string& error) {
+  user_ = current_user();
+  ::mkdir(home().c_str(), 0755);
+  std::vector<std::string> launcher;
+  if (options.unprivileged_login) {
+    if (::geteuid() != 0) {
+      error = "an unprivileged login needs root (to start sshd in its own mount namespace)";
+      return false;
+    }
+    user_ = kUnprivilegedUser;
+    const std::string uid = std::to_string(kUnprivilegedUid);
+    write_file(dir_.file("passwd"), read_file("/etc/passwd") + user_ + ":x:" + uid + ":" + uid +
+                                        "::" + home() + ":/bin/sh\n");
+    // The user must reach its home and authorized_keys through the temp dir.
+    ::chmod(dir_.path().c_str(), 0755);
+    if (::chown(home().c_str(), kUnprivilegedUid, kUnprivilegedUid) != 0) {
+      error = "cannot hand " + home() + " to the test user";
+      return false;
+    }
+    launcher = {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount --bind \"$0\" /etc/passwd && exec \"$@\"", dir_.file("passwd")};
+  }
+  for (const char* key : {"host_ed25519", "other_host_ed25519", "user_ed25519", "stranger_ed25519"}) {
+    if (!generate_key(dir_.file(key), error)) return false;
+  }
+  write_file(dir_.file("authorized_keys"), public_key(user_key()) + "\n", 0644);
+  write_file(empty_known_hosts(), "", 0600);
+  // sshd refuses to start without its privilege separation directory.
+  if (::geteuid() == 0) ::mkdir("/run/sshd", 0755);
+
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    port_ = pick_free_port();
+    if (port_ == 0) {
+      error = "no free port on 127.0.0.1";
+      return false;
+    }
+    const std::string config =
+        "ListenAddress 127.0.0.1\n"
+        "Port " + std::to_string(port_) + "\n"
+        "HostKey " + dir_.file("host_ed25519") + "\n"
+        "PidFile " + dir_.file("sshd.pid") + "\n"
+        "AuthorizedKeysFile " + dir_.file("authorized_keys") + "\n"
+        "StrictModes no\n"
+        "UsePAM no\n"
+        "PermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "PubkeyAuthentication yes\n"
+        "MaxStartups " + std::to_string(options.max_startups) + "\n"
+        "MaxSessions " + std::to_string(options.max_sessions) + "\n"
+        "LogLevel VERBOSE\n";
+    write_file(dir_.file("sshd_config"), config, 0600);
+    const std::string host_name = "[127.0.0.1]:" + std::to_string(port_);
+    write_file(known_hosts(), host_name + " " + public_key(dir_.file("host_ed25519")) + "\n", 0600);
+    write_file(changed_known_hosts(),
+               host_name + " " + public_key(dir_.file("other_host_ed25519")) + "\n", 0600);
+    write_file(ssh_config(),
+               "Host " + alias() + "\n"
+               "  HostName 127.0.0.1\n"
+               "  Port " + std::to_string(port_) + "\n"
+               "  User " + user_ + "\n"
+               "  IdentityFile " + user_key() + "\n",
+               0600);
+
+    std::vector<std::string> command = launcher;
+    for (const std::string& arg : {std::string(kSshd), std::string("-D"), std::string("-f"),
+                                   dir_.file("sshd_config"), std::string("-E"), dir_.file("sshd.log")}) {
+      command.push_back(arg);
+    }
+    server_ = ChildProcess(command);
+    for (int wait = 0; wait < 250; ++wait) {  // up to 5 s
+      if (!server_.running()) break;           // e.g. the port was taken meanwhile: retry
+      if (accepts_connections(port_)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    server_.stop();
+  }
+  error = "sshd did not start listening on 127.0.0.1 after 5 attempts";
+  return false;
+}
+
+ssh::SshDevice SshdFixture::device(const std::string& name) const {
+  ssh::SshLogin login{user_, user_key(), false};
+  return ssh::SshDevice{name, "127.0.0.1", port_, login, login};
+}
+
+ssh::SshOptions SshdFixture::options() const {
+  ssh::SshOptions options;
+  options.config_file = ssh_config();
+  options.known_hosts_file = known_hosts();
+  return options;
+}
+
+std::string SshdFixture::log() const {
+  try {
+    return read_file(dir_.file("sshd.log"));
+  } catch (const std::exception&) {
+    return "(no sshd log)";
+  }
+}
+
+}  // namespace fabgate::testing
