@@ -1,0 +1,117 @@
+#include "gates/app/diff_command.h"
+
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "adapters/core/duration.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/expected_differences.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+
+namespace fabgate::app {
+
+namespace {
+
+Result<std::string> read_text(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::invalid_input(what + " " + path + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<std::vector<compare::RuleSet>> load_rules(const DiffOptions& options) {
+  std::vector<compare::RuleSet> sets;
+  if (options.rule_files.empty()) {
+    auto set = compare::load_rule_set(compare::default_rule_set_text(),
+                                      compare::kDefaultRuleSetName);
+    if (!set) return set.error();
+    sets.push_back(std::move(set).value());
+    return sets;
+  }
+  // Every file is checked before giving up, so one run shows every broken rule file.
+  std::vector<std::string> problems;
+  for (const auto& file : options.rule_files) {
+    auto text = read_text(file, "rule set");
+    if (!text) {
+      problems.push_back(text.error().message);
+      continue;
+    }
+    auto set = compare::load_rule_set(*text, file);
+    if (!set) {
+      problems.insert(problems.end(), set.error().details.begin(), set.error().details.end());
+      if (set.error().details.empty()) problems.push_back(set.error().message);
+      continue;
+    }
+    sets.push_back(std::move(set).value());
+  }
+  if (!problems.empty()) return Error::invalid_input("invalid compare rules", problems);
+  return sets;
+}
+
+}  // namespace
+
+Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& common,
+                          Console& console) {
+  (void)common;
+  auto max_age = parse_duration(options.max_age);
+  if (!max_age)
+    return Error::invalid_input("--max-age '" + options.max_age + "' is not a duration",
+                                {"write e.g. 10m, 1h or 0s (no age check)"});
+
+  auto rule_sets = load_rules(options);
+  if (!rule_sets) return rule_sets.error();
+
+  std::vector<intent::ExpectedDifference> expected;
+  if (!options.change_file.empty()) {
+    auto text = read_text(options.change_file, "change");
+    if (!text) return text.error();
+    auto loaded = compare::load_expected_differences(*text, options.change_file);
+    if (!loaded) return loaded.error();
+    expected = std::move(loaded).value();
+  }
+
+  compare::ExceptionRegister exceptions;
+  if (!options.exceptions_file.empty()) {
+    auto text = read_text(options.exceptions_file, "exceptions register");
+    if (!text) return text.error();
+    auto loaded = compare::load_exception_register(*text, options.exceptions_file);
+    if (!loaded) return loaded.error();
+    exceptions = std::move(loaded).value();
+  }
+
+  // The two snapshots are independent and large tables make loading the slow part, so they
+  // load on two threads.
+  auto pre_future = std::async(std::launch::async, compare::load_snapshot_file, options.pre_file);
+  auto post = compare::load_snapshot_file(options.post_file);
+  auto pre = pre_future.get();
+  if (!pre) return pre.error();
+  if (!post) return post.error();
+
+  compare::CompareOptions compare_options;
+  compare_options.max_age = *max_age;
+  auto report = compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions,
+                                           compare_options);
+
+  if (console.json_mode()) {
+    console.json(compare::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    auto paint = [&](compare::Verdict verdict, std::string_view text) {
+      switch (verdict) {
+        case compare::Verdict::pass: return console.green(text);
+        case compare::Verdict::fail: return console.red(text);
+        case compare::Verdict::no_evidence: return console.red(text);
+        case compare::Verdict::waived: return console.yellow(text);
+      }
+      return std::string(text);
+    };
+    for (const auto& line : compare::render_human(report, paint)) console.line(line);
+  }
+  return report.accepted() ? ExitCode::accepted : ExitCode::refused;
+}
+
+}  // namespace fabgate::app

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "adapters/core/result.h"
+#include "gates/app/console.h"
+#include "gates/app/options.h"
+
+namespace fabgate::app {
+
+// `fabgate diff PRE POST`: compares two snapshot files outside any change run.
+struct DiffOptions {
+  std::string pre_file;
+  std::string post_file;
+  std::vector<std::string> rule_files;  // empty: the built-in fabric-default rule set
+  std::string change_file;              // its compare.expected list replaces no-change
+  std::string exceptions_file;          // exceptions register; empty: none
+  std::string max_age = "10m";          // "0s" turns the age check off
+};
+
+// Exit codes: accepted (0) when every check passes or is waived; refused (3) when any check
+// fails or has no evidence; invalid input (2) for unreadable or malformed files.
+Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& common,
+                          Console& console);
+
+}  // namespace fabgate::app

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string_view>
+
+namespace fabgate::compare {
+
+// policies/compare/fabric-default.yaml, compiled into the binary so that `fabgate diff`
+// without --rules does not depend on where the source tree happens to be installed.
+std::string_view default_rule_set_text();
+inline constexpr const char* kDefaultRuleSetName = "policies/compare/fabric-default.yaml";
+
+}  // namespace fabgate::compare

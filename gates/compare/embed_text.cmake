@@ -1,0 +1,16 @@
+# Script mode: writes OUTPUT, a C++ source defining `fabgate::compare::<FUNCTION>()` that
+# returns INPUT's text. Run at build time so an edited rule set is re-embedded.
+file(READ ${INPUT} text)
+string(FIND "${text}" ")fabgate_embed\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "${INPUT} contains the raw-string terminator )fabgate_embed\"")
+endif()
+set(content "// Generated from ${INPUT} by gates/compare/embed_text.cmake; do not edit.\n#include \"gates/compare/default_rules.h\"\nnamespace fabgate::compare {\nstd::string_view ${FUNCTION}() {\n  static constexpr std::string_view kText = R\"fabgate_embed(${text})fabgate_embed\";\n  return kText;\n}\n}  // namespace fabgate::compare\n")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+else()
+  set(old "")
+endif()
+if(NOT old STREQUAL content)
+  file(WRITE ${OUTPUT} "${content}")
+endif()

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <vector>
+
+#include "adapters/core/duration.h"
+#include "adapters/core/time.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/report.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+#include "gates/intent/model.h"
+
+namespace fabgate::compare {
+
+struct CompareOptions {
+  // A snapshot whose taken_at is older than this (relative to `now`) is stale and all its
+  // elements are no-evidence. Zero turns the check off (forensic diffs of archived snapshots).
+  Duration max_age{600'000};
+  TimePoint now = now_utc();
+};
+
+// Compares post against pre under the rule sets (in order), with the change's expected
+// differences replacing no-change for the elements they name, then applies the exceptions
+// register. Results come in collection order: rule sets in the order given, rules in file
+// order, devices by name, elements by key (map keys sorted, list indices ascending).
+Report compare_snapshots(const Snapshot& pre, const Snapshot& post,
+                         const std::vector<RuleSet>& rule_sets,
+                         const std::vector<intent::ExpectedDifference>& expected,
+                         const ExceptionRegister& exceptions, const CompareOptions& options);
+
+}  // namespace fabgate::compare

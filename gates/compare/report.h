@@ -1,0 +1,79 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/core/diagnostics.h"
+#include "adapters/core/time.h"
+#include "gates/compare/rule_set.h"
+
+namespace fabgate::compare {
+
+// waived: a fail or no-evidence that a matching, unexpired exception accepts. It counts as
+// passing for the exit code and is still listed everywhere with the exception id.
+enum class Verdict { pass, fail, no_evidence, waived };
+std::string_view to_string(Verdict verdict);
+
+// One checked element.
+struct CheckResult {
+  std::string rule;
+  std::string rule_set;
+  Layer layer = Layer::telemetry;
+  std::string device;
+  std::string path;                 // full concrete path: devices.leaf1.bgp.peers."10.0.1.0".state
+  std::optional<std::string> pre;   // JSON text; nullopt when the element is missing
+  std::optional<std::string> post;
+  Verdict verdict = Verdict::pass;
+  std::string reason;               // one line
+  std::string exception_id;         // set when waived
+  std::optional<Verdict> waived_verdict;  // what the exception waived (fail or no-evidence)
+  std::vector<std::string> details;       // e.g. example routes added / removed / changed
+};
+
+struct IgnoredPattern {
+  std::string pattern;
+  std::string rule_set;
+  std::size_t elements = 0;  // elements a wildcard reached and the pattern kept out of checks
+};
+
+struct ExpiredException {
+  std::string id;
+  std::string owner;
+  std::string reason;
+  TimePoint expiry;
+  SourceLocation where;
+  std::size_t would_match = 0;  // results it would have waived had it not expired
+};
+
+struct Report {
+  std::string pre_file;
+  std::string post_file;
+  TimePoint pre_taken_at;
+  TimePoint post_taken_at;
+  std::vector<CheckResult> results;  // in collection order (docs/compare.md)
+  std::size_t passed = 0, failed = 0, no_evidence = 0, waived = 0;
+  std::optional<std::size_t> first_disproven;  // index of the first fail in `results`
+  std::vector<IgnoredPattern> ignored;
+  std::vector<ExpiredException> expired_exceptions;
+  std::vector<std::string> exceptions_used;
+
+  // All checks pass or are waived.
+  bool accepted() const { return failed == 0 && no_evidence == 0; }
+  void recount();
+};
+
+nlohmann::json to_json(const Report& report);
+
+// Human output: grouped by layer, then device; within a device failures first (fail,
+// no-evidence, waived), passes as one count line; then ignored patterns, expired exceptions
+// and a summary line. `paint` may colour a verdict word (identity when empty).
+using Painter = std::function<std::string(Verdict, std::string_view)>;
+std::vector<std::string> render_human(const Report& report, const Painter& paint = {});
+std::string summary_line(const Report& report);
+
+}  // namespace fabgate::compare

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "adapters/core/result.h"
+#include "adapters/core/time.h"
+#include "gates/compare/route_table.h"
+
+namespace fabgate::compare {
+
+inline constexpr std::string_view kSnapshotFormat = "fabgate.snapshot/1";
+
+// How one fact category was collected (docs/snapshot-format.md, `sources.<category>`).
+struct SourceInfo {
+  bool ok = true;
+  std::string reason;  // why there is no evidence; empty when ok
+};
+
+// One device of a snapshot. Everything except the route tables is a small JSON tree; routes
+// are compact typed tables because a fabric device carries up to millions of them.
+struct DeviceSnapshot {
+  nlohmann::json identity = nlohmann::json::object();
+  std::map<std::string, SourceInfo> sources;
+  nlohmann::json facts = nlohmann::json::object();  // category -> tree, without `routes`
+  bool has_routes = false;                          // the `routes` category is present
+  std::map<std::string, RouteTable> routes;         // "ipv4" / "ipv6"
+
+  // Whether the category was collected at all (a source entry or facts for it exist).
+  bool collects(const std::string& category) const;
+  const SourceInfo* source(const std::string& category) const;
+};
+
+struct Snapshot {
+  std::string file;  // where it was read from, for messages
+  TimePoint taken_at;
+  std::string intent_commit;
+  std::map<std::string, DeviceSnapshot> devices;
+};
+
+// Parses a snapshot document. Route lists are read with a streaming (SAX) parser straight into
+// RouteTables, never into a JSON tree. A malformed document is invalid input naming the file
+// and the element (`devices.leaf1.routes.ipv4[12]: ...`).
+Result<Snapshot> parse_snapshot(std::string_view text, const std::string& file_name);
+Result<Snapshot> load_snapshot_file(const std::string& path);
+
+}  // namespace fabgate::compare

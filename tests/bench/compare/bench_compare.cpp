@@ -1,0 +1,201 @@
+// bench_compare generate DIR   writes pre.json / post.json with 1,000,000 IPv4 and 200,000
+//                              IPv6 routes, 1 % churn (deterministic seed), and truth.json
+// bench_compare compare DIR    loads both snapshots, compares them under the default rule set,
+//                              checks added/removed/changed against truth.json and prints time
+//                              and peak RSS. Run each in its own process so the peak is the
+//                              comparison's alone.
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/time.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+
+namespace {
+
+using namespace fabgate;
+using namespace fabgate::compare;
+
+constexpr std::uint32_t kIpv4Routes = 1'000'000;
+constexpr std::uint32_t kIpv6Routes = 200'000;
+constexpr std::uint32_t kChurnPerMille = 10;  // 1 %: a third removed, a third changed, plus as
+                                              // many added as removed and changed together / 2
+constexpr std::uint64_t kSeed = 20261129;
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+struct Truth {
+  std::uint64_t added = 0, removed = 0, changed = 0;
+};
+
+enum class Fate : std::uint8_t { same, removed, changed };
+
+void write_prefix(std::FILE* out, bool ipv6, std::uint32_t index) {
+  if (!ipv6) {
+    std::uint32_t address = 0x01000000u + index * 256u;  // distinct /24s from 1.0.0.0
+    std::fprintf(out, "\"%u.%u.%u.%u/24\"", address >> 24, (address >> 16) & 255,
+                 (address >> 8) & 255, address & 255);
+  } else {
+    std::fprintf(out, "\"2001:db8:%x:%x::/64\"", index >> 16, index & 0xffff);
+  }
+}
+
+// One route. `variant` alters metric or next hops for a changed route.
+void write_route(std::FILE* out, bool ipv6, std::uint32_t index, int variant, bool first) {
+  static const char* kHops4[] = {"10.255.0.1", "10.255.0.3", "10.255.0.5", "10.255.0.7"};
+  static const char* kHops6[] = {"fe80::1", "fe80::3", "fe80::5", "fe80::7"};
+  const char** hops = ipv6 ? kHops6 : kHops4;
+  std::uint32_t metric = 20 + index % 3;
+  unsigned a = index % 4, b = (index + 1) % 4;
+  if (variant == 1) metric += 100;
+  if (variant == 2) b = (index + 2) % 4;
+  std::fputs(first ? "\n    " : ",\n    ", out);
+  std::fputs("{\"prefix\": ", out);
+  write_prefix(out, ipv6, index);
+  std::fprintf(out, ", \"protocol\": \"bgp\", \"metric\": %u, \"nexthops\": [\"%s\", \"%s\"]}",
+               metric, hops[a], hops[b]);
+}
+
+void write_family(std::FILE* pre, std::FILE* post, bool ipv6, std::uint32_t count,
+                  std::mt19937_64& random, Truth& truth) {
+  std::vector<Fate> fate(count, Fate::same);
+  std::uint32_t churn = count / 1000 * kChurnPerMille;
+  std::uint32_t removed = churn / 3, changed = churn / 3, added = churn - removed - changed;
+  std::vector<std::uint32_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), random);
+  for (std::uint32_t i = 0; i < removed; ++i) fate[order[i]] = Fate::removed;
+  for (std::uint32_t i = removed; i < removed + changed; ++i) fate[order[i]] = Fate::changed;
+  truth.removed += removed;
+  truth.changed += changed;
+  truth.added += added;
+
+  // Collectors emit routes in their own order; shuffle so the loader must sort.
+  std::shuffle(order.begin(), order.end(), random);
+  bool first_pre = true, first_post = true;
+  for (auto index : order) {
+    write_route(pre, ipv6, index, 0, first_pre);
+    first_pre = false;
+    if (fate[index] == Fate::removed) continue;
+    write_route(post, ipv6, index, fate[index] == Fate::changed ? 1 + int(index % 2) : 0, first_post);
+    first_post = false;
+  }
+  for (std::uint32_t i = 0; i < added; ++i) write_route(post, ipv6, count + i, 0, first_post);
+}
+
+int generate(const std::string& dir) {
+  File pre(std::fopen((dir + "/pre.json").c_str(), "w"));
+  File post(std::fopen((dir + "/post.json").c_str(), "w"));
+  if (!pre || !post) {
+    std::fprintf(stderr, "bench_compare: cannot write to %s\n", dir.c_str());
+    return 2;
+  }
+  std::string taken_at = format_utc(now_utc());
+  for (std::FILE* out : {pre.get(), post.get()})
+    std::fprintf(out,
+                 "{\"format\": \"fabgate.snapshot/1\", \"taken_at\": \"%s\", \"intent_commit\": \"\",\n"
+                 " \"devices\": {\"spine1\": {\n"
+                 "  \"identity\": {\"hostname\": \"spine1\", \"platform\": \"frr\", \"serial\": \"S1\"},\n"
+                 "  \"sources\": {\"routes\": {\"status\": \"ok\"}},\n"
+                 "  \"routes\": {\"ipv4\": [",
+                 taken_at.c_str());
+  std::mt19937_64 random(kSeed);
+  Truth truth;
+  write_family(pre.get(), post.get(), false, kIpv4Routes, random, truth);
+  for (std::FILE* out : {pre.get(), post.get()}) std::fputs("],\n  \"ipv6\": [", out);
+  write_family(pre.get(), post.get(), true, kIpv6Routes, random, truth);
+  for (std::FILE* out : {pre.get(), post.get()}) std::fputs("]}}}}\n", out);
+
+  File truth_file(std::fopen((dir + "/truth.json").c_str(), "w"));
+  std::fprintf(truth_file.get(), "{\"added\": %llu, \"removed\": %llu, \"changed\": %llu}\n",
+               (unsigned long long)truth.added, (unsigned long long)truth.removed,
+               (unsigned long long)truth.changed);
+  std::printf("generated %s/pre.json and post.json: %u IPv4 + %u IPv6 routes; truth: %llu added, "
+              "%llu removed, %llu changed\n",
+              dir.c_str(), kIpv4Routes, kIpv6Routes, (unsigned long long)truth.added,
+              (unsigned long long)truth.removed, (unsigned long long)truth.changed);
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+long peak_rss_mib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024;  // Linux reports KiB
+}
+
+int compare_files(const std::string& dir) {
+  std::FILE* truth_in = std::fopen((dir + "/truth.json").c_str(), "r");
+  if (!truth_in) {
+    std::fprintf(stderr, "bench_compare: run 'generate %s' first\n", dir.c_str());
+    return 2;
+  }
+  auto truth = nlohmann::json::parse(truth_in);
+  std::fclose(truth_in);
+
+  auto start = std::chrono::steady_clock::now();
+  auto pre_future = std::async(std::launch::async, load_snapshot_file, dir + "/pre.json");
+  auto post = load_snapshot_file(dir + "/post.json");
+  auto pre = pre_future.get();
+  if (!pre || !post) {
+    std::fprintf(stderr, "bench_compare: %s\n", (!pre ? pre.error() : post.error()).message.c_str());
+    return 2;
+  }
+  double load_s = seconds_since(start);
+
+  auto rules = load_rule_set(default_rule_set_text(), kDefaultRuleSetName);
+  auto compare_start = std::chrono::steady_clock::now();
+  auto report = compare_snapshots(*pre, *post, {*rules}, {}, {}, {});
+  double compare_s = seconds_since(compare_start);
+  double total_s = seconds_since(start);
+
+  // Exact counts straight from the merge-join, against the generator's ground truth.
+  std::uint64_t added = 0, removed = 0, changed = 0;
+  for (const char* family : {"ipv4", "ipv6"}) {
+    const auto& a = pre->devices.at("spine1").routes.at(family);
+    const auto& b = post->devices.at("spine1").routes.at(family);
+    auto diff = diff_routes(a, b);
+    added += diff.added;
+    removed += diff.removed;
+    changed += diff.changed;
+  }
+  bool exact = added == truth["added"] && removed == truth["removed"] && changed == truth["changed"];
+  std::printf("routes: %llu added, %llu removed, %llu changed (truth %s) -> %s\n",
+              (unsigned long long)added, (unsigned long long)removed, (unsigned long long)changed,
+              truth.dump().c_str(), exact ? "exact" : "MISMATCH");
+  for (const auto& result : report.results)
+    std::printf("  %s %s: %s\n", std::string(to_string(result.verdict)).c_str(), result.path.c_str(),
+                result.reason.c_str());
+  std::printf("load (two files in parallel): %.3f s\ncompare: %.3f s\nload + compare: %.3f s\n"
+              "peak RSS: %ld MiB\n",
+              load_s, compare_s, total_s, peak_rss_mib());
+  return exact ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "generate") return generate(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "compare") return compare_files(argv[2]);
+  std::fprintf(stderr, "usage: bench_compare generate|compare DIR\n");
+  return 2;
+}
