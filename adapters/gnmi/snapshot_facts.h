@@ -1,0 +1,42 @@
+#pragma once
+
+// Turns a Get (or Subscribe ONCE) of OpenConfig paths into the fact categories of
+// docs/snapshot-format.md, so that a collector can read a device over gNMI instead of SSH and
+// feed the same snapshot model.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/result.h"
+#include "adapters/core/time.h"
+#include "adapters/gnmi/client.h"
+
+namespace fabgate::gnmi {
+
+// The paths a gNMI collector asks for, one per category.
+inline constexpr const char* kSystemStatePath = "/system/state";
+inline constexpr const char* kInterfacesPath = "/interfaces/interface[name=*]/state";
+inline constexpr const char* kBgpNeighborsPath =
+    "/network-instances/network-instance[name=default]/protocols/"
+    "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]";
+
+// A category is set only when some update addressed it; a category that was asked for and is
+// missing must be recorded as no-evidence by the caller, never as an empty healthy value.
+struct SnapshotFacts {
+  // hostname, os, kernel, frr_version (those the target reported).
+  std::optional<nlohmann::json> identity;
+  // { "eth1": { "oper", "admin", "mtu", "counters": {...} } }
+  std::optional<nlohmann::json> interfaces;
+  // { "peers": { "10.0.1.0": { "state", "remote_as", "prefixes_received", "uptime_ms" } } }
+  std::optional<nlohmann::json> bgp;
+};
+
+// Fails (the caller's no-evidence) when a value is not JSON or a leaf has the wrong type.
+// `now` turns last-established timestamps into uptimes.
+Expected<SnapshotFacts, std::string> snapshot_facts(
+    const std::vector<GnmiNotification>& notifications, TimePoint now);
+
+}  // namespace fabgate::gnmi

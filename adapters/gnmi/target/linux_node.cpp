@@ -1,0 +1,230 @@
+#include "adapters/gnmi/target/linux_node.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "adapters/core/text.h"
+#include "adapters/gnmi/target/process.h"
+
+namespace fabgate::gnmi::target {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> read_text(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::string(trim(text.str()));
+}
+
+std::optional<std::uint64_t> read_number(const fs::path& path, int base = 10) {
+  auto text = read_text(path);
+  if (!text || text->empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    std::uint64_t value = std::stoull(*text, &used, base);
+    if (used != text->size()) return std::nullopt;
+    return value;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The kernel's operstate words (RFC 2863) as OpenConfig's oper-status enum.
+std::string oper_status(const std::string& operstate) {
+  static const std::map<std::string, std::string> names = {
+      {"up", "UP"},           {"down", "DOWN"},       {"unknown", "UNKNOWN"},
+      {"dormant", "DORMANT"}, {"testing", "TESTING"}, {"notpresent", "NOT_PRESENT"},
+      {"lowerlayerdown", "LOWER_LAYER_DOWN"}};
+  auto found = names.find(operstate);
+  return found == names.end() ? "UNKNOWN" : found->second;
+}
+
+// An interface name from a request names a directory under sysfs; nothing else may.
+bool plausible_interface_name(const std::string& name) {
+  return !name.empty() && name.size() < 16 && name.find('/') == std::string::npos &&
+         name != "." && name != "..";
+}
+
+std::string frr_state(const std::string& frr) {
+  static const std::map<std::string, std::string> names = {
+      {"Idle", "IDLE"},         {"Connect", "CONNECT"},         {"Active", "ACTIVE"},
+      {"OpenSent", "OPENSENT"}, {"OpenConfirm", "OPENCONFIRM"}, {"Established", "ESTABLISHED"}};
+  auto found = names.find(frr);
+  return found == names.end() ? "IDLE" : found->second;
+}
+
+std::string afi_safi_name(const std::string& frr) {
+  static const std::map<std::string, std::string> names = {
+      {"ipv4Unicast", "IPV4_UNICAST"}, {"ipv6Unicast", "IPV6_UNICAST"},
+      {"l2VpnEvpn", "L2VPN_EVPN"},     {"ipv4Multicast", "IPV4_MULTICAST"},
+      {"ipv6Multicast", "IPV6_MULTICAST"}};
+  auto found = names.find(frr);
+  return found == names.end() ? frr : found->second;
+}
+
+}  // namespace
+
+std::string LinuxNode::hostname() {
+  if (!options_.hostname.empty()) return options_.hostname;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string LinuxNode::software_version() {
+  std::vector<std::string> parts;
+  if (auto os_release = read_text("/etc/os-release")) {
+    for (const auto& line : split_lines(*os_release)) {
+      if (!starts_with(line, "PRETTY_NAME=")) continue;
+      std::string value = line.substr(12);
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+        value = value.substr(1, value.size() - 2);
+      }
+      parts.push_back(value);
+    }
+  }
+  utsname uts{};
+  if (::uname(&uts) == 0) parts.push_back(std::string(uts.sysname) + " " + uts.release);
+  std::vector<std::string> argv = options_.vtysh;
+  argv.insert(argv.end(), {"-c", "show version"});
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  if (outcome.succeeded()) {
+    // "FRRouting 8.4.4 (leaf1) on Linux(6.1.0)." -> "FRRouting 8.4.4"
+    std::istringstream words(outcome.out);
+    std::string product;
+    std::string version;
+    if (words >> product >> version && product == "FRRouting") parts.push_back(product + " " + version);
+  }
+  return join(parts, "; ");
+}
+
+NodeResult<InterfaceState> LinuxNode::interface(const std::string& name) {
+  fs::path dir = fs::path(options_.sysfs_net) / name;
+  std::error_code error;
+  if (!plausible_interface_name(name) || !fs::exists(dir, error)) {
+    return NodeFailure{NodeFailure::Kind::not_found, "no interface '" + name + "' on this node"};
+  }
+  InterfaceState state;
+  state.name = name;
+  auto mtu = read_number(dir / "mtu");
+  auto flags = read_number(dir / "flags", 16);
+  auto operstate = read_text(dir / "operstate");
+  if (!mtu || !flags || !operstate) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "cannot read " + dir.string() + "/{mtu,flags,operstate}"};
+  }
+  state.mtu = static_cast<int>(*mtu);
+  state.admin_up = (*flags & 0x1) != 0;  // IFF_UP
+  state.oper_status = oper_status(*operstate);
+  state.ifindex = static_cast<int>(read_number(dir / "ifindex").value_or(0));
+  static const std::pair<const char*, const char*> counter_files[] = {
+      {"rx_bytes", "in-octets"},   {"rx_packets", "in-pkts"},   {"rx_errors", "in-errors"},
+      {"rx_dropped", "in-discards"}, {"multicast", "in-multicast-pkts"},
+      {"tx_bytes", "out-octets"},  {"tx_packets", "out-pkts"},  {"tx_errors", "out-errors"},
+      {"tx_dropped", "out-discards"}};
+  for (const auto& [file, counter] : counter_files) {
+    if (auto value = read_number(dir / "statistics" / file)) state.counters[counter] = *value;
+  }
+  return state;
+}
+
+NodeResult<std::vector<InterfaceState>> LinuxNode::interfaces() {
+  std::error_code error;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(options_.sysfs_net, error)) {
+    names.push_back(entry.path().filename().string());
+  }
+  if (error) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "cannot list " + options_.sysfs_net + ": " + error.message()};
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<InterfaceState> out;
+  for (const auto& name : names) {
+    auto state = interface(name);
+    // An interface removed between listing and reading is simply gone.
+    if (!state && state.error().kind == NodeFailure::Kind::not_found) continue;
+    if (!state) return state.error();
+    out.push_back(std::move(state.value()));
+  }
+  return out;
+}
+
+NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
+  std::vector<std::string> argv = options_.vtysh;
+  argv.insert(argv.end(), {"-c", "show bgp neighbors json"});
+  std::string command = join(argv, " ");
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  if (!outcome.succeeded()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "FRR is not available: " + command + ": " +
+                           outcome.describe_failure(options_.command_timeout)};
+  }
+  nlohmann::json parsed = nlohmann::json::parse(outcome.out, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "FRR is not available: " + command + ": output is not a JSON object: " +
+                           std::string(trim(outcome.out.substr(0, 120)))};
+  }
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::vector<BgpNeighborState> out;
+  for (const auto& [address, peer] : parsed.items()) {
+    if (!peer.is_object() || !peer.contains("bgpState")) continue;
+    BgpNeighborState state;
+    state.address = address;
+    state.peer_as = peer.value("remoteAs", std::uint64_t{0});
+    state.local_as = peer.value("localAs", std::uint64_t{0});
+    state.session_state = frr_state(peer.value("bgpState", std::string()));
+    if (state.session_state == "ESTABLISHED" && peer.contains("bgpTimerUpMsec")) {
+      std::int64_t up_ms = peer.value("bgpTimerUpMsec", std::int64_t{0});
+      state.last_established_ns = static_cast<std::uint64_t>(now_ms - up_ms) * 1'000'000ULL;
+    }
+    if (auto families = peer.find("addressFamilyInfo");
+        families != peer.end() && families->is_object()) {
+      for (const auto& [family, info] : families->items()) {
+        if (info.is_object() && info.contains("acceptedPrefixCounter")) {
+          state.prefixes_received[afi_safi_name(family)] =
+              info.value("acceptedPrefixCounter", std::uint64_t{0});
+        }
+      }
+    }
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
+NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface,
+                                      std::vector<std::string> what) {
+  auto current = this->interface(interface);
+  if (!current) return current.error();
+  std::vector<std::string> argv = {options_.ip, "link", "set", "dev", interface};
+  argv.insert(argv.end(), what.begin(), what.end());
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  if (outcome.succeeded()) return Ok{};
+  NodeFailure::Kind kind = outcome.started && !outcome.timed_out ? NodeFailure::Kind::rejected
+                                                                 : NodeFailure::Kind::unavailable;
+  return NodeFailure{kind, join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
+}
+
+NodeResult<Ok> LinuxNode::set_mtu(const std::string& interface, int mtu) {
+  return ip_link_set(interface, {"mtu", std::to_string(mtu)});
+}
+
+NodeResult<Ok> LinuxNode::set_enabled(const std::string& interface, bool enabled) {
+  return ip_link_set(interface, {enabled ? "up" : "down"});
+}
+
+}  // namespace fabgate::gnmi::target

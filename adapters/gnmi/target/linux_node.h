@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "adapters/core/duration.h"
+#include "adapters/gnmi/target/node.h"
+
+namespace fabgate::gnmi::target {
+
+struct LinuxNodeOptions {
+  std::string hostname;                      // empty: gethostname()
+  std::vector<std::string> vtysh = {"vtysh"};  // argv prefix; "-c CMD" is appended
+  std::string ip = "ip";                     // iproute2, for Set
+  std::string sysfs_net = "/sys/class/net";  // the namespace's interfaces (ip netns exec remounts /sys)
+  Duration command_timeout{5'000};
+};
+
+// The node as Linux and FRR see it: interface state from sysfs, changes with `ip link set`,
+// BGP from `vtysh -c 'show bgp neighbors json'`.
+class LinuxNode final : public Node {
+ public:
+  explicit LinuxNode(LinuxNodeOptions options) : options_(std::move(options)) {}
+
+  std::string hostname() override;
+  std::string software_version() override;
+  NodeResult<std::vector<InterfaceState>> interfaces() override;
+  NodeResult<InterfaceState> interface(const std::string& name) override;
+  NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override;
+  NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override;
+  NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override;
+
+ private:
+  NodeResult<Ok> ip_link_set(const std::string& interface, std::vector<std::string> what);
+  LinuxNodeOptions options_;
+};
+
+}  // namespace fabgate::gnmi::target

@@ -1,0 +1,61 @@
+#pragma once
+
+// What fabgate-gnmid knows about the node it runs on, and the two changes it can make. An
+// abstract seam so that the OpenConfig tree and the Set transaction do not care where data
+// comes from; the real implementation is LinuxNode (sysfs, iproute2, FRR's vtysh).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/result.h"
+
+namespace fabgate::gnmi::target {
+
+struct InterfaceState {
+  std::string name;
+  int ifindex = 0;
+  int mtu = 0;
+  bool admin_up = false;      // IFF_UP
+  std::string oper_status;    // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
+  std::map<std::string, std::uint64_t> counters;  // OpenConfig counter names
+};
+
+struct BgpNeighborState {
+  std::string address;
+  std::uint64_t peer_as = 0;
+  std::uint64_t local_as = 0;
+  std::string session_state;  // OpenConfig enum: IDLE ... ESTABLISHED
+  std::optional<std::uint64_t> last_established_ns;
+  std::map<std::string, std::uint64_t> prefixes_received;  // afi-safi name -> count
+};
+
+// A failure of the node, as the target reports it to the client.
+struct NodeFailure {
+  enum class Kind { not_found, rejected, unavailable };
+  Kind kind = Kind::unavailable;
+  std::string message;
+};
+
+template <class T>
+using NodeResult = Expected<T, NodeFailure>;
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual std::string hostname() = 0;
+  // "<OS pretty name>; Linux <release>[; FRRouting <version>]"
+  virtual std::string software_version() = 0;
+  virtual NodeResult<std::vector<InterfaceState>> interfaces() = 0;
+  virtual NodeResult<InterfaceState> interface(const std::string& name) = 0;
+  // unavailable when FRR is not there: the BGP subtree is then not served at all.
+  virtual NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() = 0;
+  virtual NodeResult<Ok> set_mtu(const std::string& interface, int mtu) = 0;
+  virtual NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) = 0;
+};
+
+}  // namespace fabgate::gnmi::target

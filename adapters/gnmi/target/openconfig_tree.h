@@ -1,0 +1,29 @@
+#pragma once
+
+// The OpenConfig view fabgate-gnmid serves, built from the node on each request:
+//   /system/state                                  hostname, software-version
+//   /interfaces/interface[name=*]/state            admin/oper status, mtu, counters
+//   /interfaces/interface[name=*]/config           enabled, mtu (Set changes these)
+//   /network-instances/network-instance[name=default]/protocols/
+//     protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state
+// The BGP subtree exists only while FRR answers.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/gnmi/data_tree.h"
+#include "adapters/gnmi/path.h"
+#include "adapters/gnmi/target/node.h"
+
+namespace fabgate::gnmi::target {
+
+// The parts of the tree that `path` can reach (all of it for the root). Fails with not_found
+// when the path's subtree is not served (the BGP subtree without FRR), with the reason.
+NodeResult<nlohmann::json> build_tree(Node& node, const GnmiPath& path);
+
+// The JSON text of a matched node. For JSON_IETF, 64-bit counters and timestamps become
+// strings as RFC 7951 requires; JSON keeps them numbers.
+std::string encode_value(const TreeMatch& match, bool json_ietf);
+
+}  // namespace fabgate::gnmi::target

@@ -1,0 +1,31 @@
+#pragma once
+
+// fabgate-gnmid: a gNMI target for a Linux/FRR node. cmd/fabgate-gnmid parses flags into
+// TargetOptions and calls run_target().
+
+#include <optional>
+#include <string>
+
+#include "adapters/core/duration.h"
+#include "adapters/gnmi/client.h"
+#include "adapters/gnmi/target/linux_node.h"
+
+namespace fabgate::gnmi::target {
+
+struct TargetOptions {
+  std::string listen;               // "ADDR:PORT" (port 0: any free port) or "unix:PATH"
+  bool insecure_plaintext = false;  // must be asked for explicitly
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;   // set: clients must present a certificate it signed
+  std::optional<GnmiLogin> expected_login;  // set: every RPC must carry these credentials
+  LinuxNodeOptions node;
+  Duration debug_delay{0};          // tests only: each RPC waits this long before answering
+};
+
+// Serves until SIGINT or SIGTERM. The first line on stdout is the bound TCP port, or the
+// socket path for unix:, printed once the server accepts calls (tests bind port 0 and read it).
+// Returns the process exit status; errors go to stderr as "fabgate-gnmid: error: ...".
+int run_target(const TargetOptions& options);
+
+}  // namespace fabgate::gnmi::target

@@ -1,0 +1,501 @@
+// The gNMI adapter against a real fabgate-gnmid: on loopback in plaintext and TLS, and inside
+// a network namespace the test creates, where Set changes a real (veth) interface.
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/gnmi/client.h"
+#include "adapters/gnmi/snapshot_facts.h"
+#include "tests/adapters/gnmi/gnmid_harness.h"
+
+namespace fabgate::gnmi {
+namespace {
+
+using nlohmann::json;
+using testing::NetnsGuard;
+using testing::TargetProcess;
+using testing::TempDir;
+
+const Duration kDeadline{5'000};
+
+// FRR stand-in for the BGP paths: a script answering vtysh's two commands with canned output
+// in FRR's JSON shape (running bgpd with real peers is the lab's job, not a unit test's).
+const char* kFakeVtysh = R"(#!/bin/sh
+case "$2" in
+  "show version") echo "FRRouting 9.1.0 (fake) on Linux(6.1.0)." ;;
+  "show bgp neighbors json") cat <<'JSON'
+{"10.0.1.0": {"remoteAs": 65000, "localAs": 65101, "bgpState": "Established",
+              "bgpTimerUpMsec": 5000,
+              "addressFamilyInfo": {"ipv4Unicast": {"acceptedPrefixCounter": 4}}},
+ "10.0.1.2": {"remoteAs": 65001, "localAs": 65101, "bgpState": "Active",
+              "addressFamilyInfo": {"ipv4Unicast": {"acceptedPrefixCounter": 0}}}}
+JSON
+  ;;
+  *) exit 1 ;;
+esac
+)";
+
+const char* kBgpNeighbors =
+    "/network-instances/network-instance[name=default]/protocols/"
+    "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state";
+
+// One running target and a client for it.
+struct Target {
+  TempDir dir;
+  TargetProcess process;
+  std::string address;
+  std::unique_ptr<GnmiClient> client;
+};
+
+struct TargetSetup {
+  std::vector<std::string> extra_args;
+  std::vector<std::string> env;
+  bool fake_vtysh = true;
+  std::string netns;  // run inside this namespace, listening on a unix socket
+  GnmiClientOptions client;  // address filled in
+};
+
+std::unique_ptr<Target> start_target(TargetSetup setup, std::string& failure) {
+  auto target = std::make_unique<Target>();
+  target->dir.write("vtysh", kFakeVtysh, true);
+  std::vector<std::string> argv;
+  if (!setup.netns.empty()) argv = {"ip", "netns", "exec", setup.netns};
+  argv.insert(argv.end(), {testing::gnmid_path(), "--hostname", "gnmi-test-node", "--vtysh",
+                           setup.fake_vtysh ? target->dir.file("vtysh") : "/nonexistent/vtysh"});
+  std::string socket = "unix:" + target->dir.file("gnmi.sock");
+  argv.insert(argv.end(), {"--listen", setup.netns.empty() ? "127.0.0.1:0" : socket});
+  argv.insert(argv.end(), setup.extra_args.begin(), setup.extra_args.end());
+  auto line = target->process.start(argv, target->dir.file("gnmid.stderr"), setup.env);
+  if (!line) {
+    failure = target->process.failure;
+    return nullptr;
+  }
+  target->address = setup.netns.empty() ? "127.0.0.1:" + *line : socket;
+  setup.client.address = target->address;
+  auto client = connect(setup.client);
+  if (!client) {
+    failure = client.error().message;
+    return nullptr;
+  }
+  target->client = std::move(client.value());
+  return target;
+}
+
+std::unique_ptr<Target> start_plaintext(std::vector<std::string> extra = {}, bool fake_vtysh = true,
+                                        std::vector<std::string> env = {},
+                                        std::optional<GnmiLogin> login = {}) {
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext"};
+  setup.extra_args.insert(setup.extra_args.end(), extra.begin(), extra.end());
+  setup.fake_vtysh = fake_vtysh;
+  setup.env = std::move(env);
+  setup.client.tls = false;
+  setup.client.login = std::move(login);
+  std::string failure;
+  auto target = start_target(setup, failure);
+  EXPECT_TRUE(target) << failure;
+  return target;
+}
+
+json only_value(const GnmiResult<std::vector<GnmiNotification>>& result) {
+  if (!result || result->size() != 1 || (*result)[0].updates.size() != 1) return json();
+  return json::parse((*result)[0].updates[0].json);
+}
+
+std::string message_of(const GnmiResult<std::vector<GnmiNotification>>& result) {
+  return result ? std::string("ok") : result.error().message;
+}
+
+TEST(Gnmid, CapabilitiesListServedModelsAndEncodings) {
+  // Given fabgate-gnmid in plaintext with FRR answering, then Capabilities names the system,
+  // interface and network-instance models and both JSON encodings.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto capabilities = target->client->capabilities(kDeadline);
+  ASSERT_TRUE(capabilities) << capabilities.error().message;
+  std::vector<std::string> models;
+  for (const auto& model : capabilities->models) models.push_back(model.name);
+  EXPECT_EQ(models, (std::vector<std::string>{"openconfig-system", "openconfig-interfaces",
+                                              "openconfig-network-instance"}));
+  EXPECT_EQ(capabilities->encodings, (std::vector<std::string>{"JSON", "JSON_IETF"}));
+  EXPECT_EQ(capabilities->gnmi_version, "0.10.0");
+}
+
+TEST(Gnmid, GetServesSystemInterfacesConfigAndBgp) {
+  // Given fabgate-gnmid on loopback, then a Get of each served path returns the node's real
+  // values: hostname and versions, loopback's state and config, a single leaf, and the BGP
+  // neighbors FRR reports mapped to OpenConfig session states.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  GnmiClient& client = *target->client;
+
+  json system = only_value(client.get({"/system/state"}, Encoding::json, kDeadline));
+  EXPECT_EQ(system["hostname"], "gnmi-test-node");
+  EXPECT_NE(system["software-version"].get<std::string>().find("; FRRouting 9.1.0"),
+            std::string::npos);
+
+  json lo_state = only_value(client.get({"/interfaces/interface[name=lo]/state"}, Encoding::json, kDeadline));
+  EXPECT_EQ(lo_state["mtu"], 65536);
+  EXPECT_EQ(lo_state["admin-status"], "UP");
+  EXPECT_TRUE(lo_state["counters"]["in-pkts"].is_number_unsigned());
+
+  json lo_config = only_value(client.get({"/interfaces/interface[name=lo]/config"}, Encoding::json, kDeadline));
+  EXPECT_EQ(lo_config, (json{{"name", "lo"}, {"mtu", 65536}, {"enabled", true}}));
+
+  auto leaf = client.get({"openconfig:/interfaces/interface[name=lo]/state/mtu"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(leaf) << leaf.error().message;
+  EXPECT_EQ((*leaf)[0].updates[0].path.to_string(),
+            "openconfig:/interfaces/interface[name=lo]/state/mtu");
+  EXPECT_EQ((*leaf)[0].updates[0].json, "65536");
+
+  auto bgp = client.get({kBgpNeighbors}, Encoding::json, kDeadline);
+  ASSERT_TRUE(bgp) << bgp.error().message;
+  ASSERT_EQ((*bgp)[0].updates.size(), 2u);
+  EXPECT_EQ(json::parse((*bgp)[0].updates[0].json)["session-state"], "ESTABLISHED");
+  EXPECT_EQ(json::parse((*bgp)[0].updates[1].json)["session-state"], "ACTIVE");
+}
+
+TEST(Gnmid, SnapshotFactsFromAGnmiCollector) {
+  // Given the three collector paths fetched in one JSON_IETF Get, then the snapshot facts hold
+  // identity, loopback with integer counters, and both BGP peers with FRR's state names.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto notifications = target->client->get(
+      {kSystemStatePath, kInterfacesPath, kBgpNeighborsPath}, Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(notifications) << notifications.error().message;
+  auto facts = snapshot_facts(*notifications, now_utc());
+  ASSERT_TRUE(facts) << facts.error();
+  ASSERT_TRUE(facts->identity && facts->interfaces && facts->bgp);
+  EXPECT_EQ((*facts->identity)["hostname"], "gnmi-test-node");
+  EXPECT_EQ((*facts->identity)["frr_version"], "9.1.0");
+  EXPECT_EQ((*facts->interfaces)["lo"]["mtu"], 65536);
+  EXPECT_TRUE((*facts->interfaces)["lo"]["counters"]["rx_packets"].is_number_unsigned());
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"]["state"], "Established");
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"]["remote_as"], 65000);
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"]["prefixes_received"], 4);
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.2"]["state"], "Active");
+}
+
+TEST(Gnmid, JsonIetfSendsCountersAsStrings) {
+  // Given a JSON_IETF Get of a counter, then the uint64 arrives as a string (RFC 7951), while
+  // plain JSON sends a number.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  const std::string path = "/interfaces/interface[name=lo]/state/counters/in-pkts";
+  EXPECT_TRUE(only_value(target->client->get({path}, Encoding::json_ietf, kDeadline)).is_string());
+  EXPECT_TRUE(only_value(target->client->get({path}, Encoding::json, kDeadline)).is_number());
+}
+
+TEST(Gnmid, UnknownPathsAreRejectedWithClearErrors) {
+  // Given a path the target does not serve, an interface that does not exist and a malformed
+  // path, then each is `rejected` and the message says what was missing or malformed.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto leaf = target->client->get({"/interfaces/interface[name=lo]/state/no-such-leaf"},
+                                  Encoding::json, kDeadline);
+  ASSERT_FALSE(leaf);
+  EXPECT_EQ(leaf.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(leaf.error().message.find("no 'no-such-leaf' under /interfaces/interface[name=lo]/state"),
+            std::string::npos) << leaf.error().message;
+
+  auto entry = target->client->get({"/interfaces/interface[name=nope0]/state"}, Encoding::json, kDeadline);
+  ASSERT_FALSE(entry);
+  EXPECT_EQ(entry.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(entry.error().message.find("no entry interface[name=nope0] under /interfaces"),
+            std::string::npos) << entry.error().message;
+
+  auto malformed = target->client->get({"/interfaces/interface[name=lo"}, Encoding::json, kDeadline);
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(malformed.error().message.find("at character 22: '[' opens a key that is never closed"),
+            std::string::npos) << malformed.error().message;
+}
+
+TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
+  // Given no vtysh, then Capabilities leaves out network-instance and a Get of BGP state is
+  // rejected saying FRR is not available (never an empty neighbor list).
+  auto target = start_plaintext({}, false);
+  ASSERT_TRUE(target);
+  auto capabilities = target->client->capabilities(kDeadline);
+  ASSERT_TRUE(capabilities);
+  EXPECT_EQ(capabilities->models.size(), 2u);
+  auto bgp = target->client->get({kBgpNeighbors}, Encoding::json, kDeadline);
+  ASSERT_FALSE(bgp);
+  EXPECT_EQ(bgp.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(bgp.error().message.find("/network-instances is not served: FRR is not available"),
+            std::string::npos) << bgp.error().message;
+}
+
+TEST(Gnmid, SubscribeOnceAndPollDeliverSnapshots) {
+  // Given a ONCE subscription, then it returns the values and ends; given a POLL subscription,
+  // then the first next() is the initial snapshot and each later one a fresh poll.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto once = target->client->subscribe_once({"/interfaces/interface[name=lo]/state/mtu",
+                                              "/system/state/hostname"},
+                                             Encoding::json, kDeadline);
+  ASSERT_TRUE(once) << once.error().message;
+  ASSERT_EQ(once->size(), 2u);
+  EXPECT_EQ((*once)[0].updates[0].json, "65536");
+  EXPECT_EQ((*once)[1].updates[0].json, "\"gnmi-test-node\"");
+
+  auto session = target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(session) << session.error().message;
+  for (int round = 0; round < 3; ++round) {
+    auto snapshot = (*session)->next();
+    ASSERT_TRUE(snapshot) << "round " << round << ": " << snapshot.error().message;
+    ASSERT_EQ(snapshot->size(), 1u);
+    EXPECT_EQ((*snapshot)[0].updates[0].json, "\"gnmi-test-node\"");
+  }
+}
+
+TEST(Gnmid, SlowTargetIsATimeoutWithinTheDeadline) {
+  // Given a target that answers after 3 s and a 300 ms deadline, then the client reports
+  // `timeout` well before the target would have answered.
+  auto target = start_plaintext({"--debug-delay-ms", "3000"});
+  ASSERT_TRUE(target);
+  auto started = std::chrono::steady_clock::now();
+  auto result = target->client->get({"/system/state"}, Encoding::json, Duration(300));
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, GnmiFailure::Kind::timeout) << result.error().message;
+  EXPECT_NE(result.error().message.find("timed out after 300ms"), std::string::npos)
+      << result.error().message;
+  EXPECT_LT(elapsed.count(), 1'300) << "deadline 300 ms";
+  ::testing::Test::RecordProperty("timeout_elapsed_ms", static_cast<int>(elapsed.count()));
+}
+
+TEST(Gnmid, NothingListeningIsUnreachable) {
+  // Given a loopback port nobody listens on, then the client reports `unreachable` promptly.
+  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(probe);
+  GnmiClientOptions options;
+  options.tls = false;
+  options.device = "ghost";
+  options.address = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  auto client = connect(options);
+  ASSERT_TRUE(client);
+  auto result = (*client)->capabilities(kDeadline);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, GnmiFailure::Kind::unreachable) << result.error().message;
+  EXPECT_EQ(result.error().message.rfind("gnmi: ghost (" + options.address + "): Capabilities: ", 0), 0u)
+      << result.error().message;
+}
+
+TEST(Gnmid, WrongCredentialsAreAuthFailures) {
+  // Given a target that requires a username and password, then a wrong password is `auth`
+  // and the right one is served.
+  std::vector<std::string> env = {"FGT_GNMI_TEST_USERNAME=fabgate", "FGT_GNMI_TEST_PASSWORD=s3cret"};
+  auto wrong = start_plaintext({"--credentials-env", "FGT_GNMI_TEST"}, true, env,
+                               GnmiLogin{"fabgate", "guess"});
+  ASSERT_TRUE(wrong);
+  auto denied = wrong->client->get({"/system/state"}, Encoding::json, kDeadline);
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(denied.error().kind, GnmiFailure::Kind::auth) << denied.error().message;
+
+  GnmiClientOptions right;
+  right.tls = false;
+  right.address = wrong->address;
+  right.login = GnmiLogin{"fabgate", "s3cret"};
+  auto client = connect(right);
+  ASSERT_TRUE(client);
+  auto served = (*client)->get({"/system/state"}, Encoding::json, kDeadline);
+  EXPECT_TRUE(served) << message_of(served);
+}
+
+TEST(Gnmid, TlsWithGeneratedCertificates) {
+  // Given a TLS target with a certificate from a test CA, then a client trusting that CA is
+  // served, one trusting another CA fails with `tls`, and an unreadable CA file is `tls` too.
+  if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
+  TempDir certs_dir;
+  std::string failure;
+  auto certs = testing::make_certificates(certs_dir, failure);
+  ASSERT_TRUE(certs) << failure;
+  TargetSetup setup;
+  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key};
+  setup.client.ca_file = certs->ca;
+  setup.client.tls_server_name = "localhost";
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  auto served = target->client->get({"/system/state/hostname"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(served) << served.error().message;
+  EXPECT_EQ((*served)[0].updates[0].json, "\"gnmi-test-node\"");
+
+  GnmiClientOptions by_ip;  // the certificate also names IP:127.0.0.1
+  by_ip.address = target->address;
+  by_ip.ca_file = certs->ca;
+  auto ip_client = connect(by_ip);
+  ASSERT_TRUE(ip_client);
+  auto by_ip_result = (*ip_client)->capabilities(kDeadline);
+  EXPECT_TRUE(by_ip_result) << by_ip_result.error().message;
+
+  GnmiClientOptions untrusted = by_ip;
+  untrusted.ca_file = certs->other_ca;
+  auto untrusted_client = connect(untrusted);
+  ASSERT_TRUE(untrusted_client);
+  auto refused = (*untrusted_client)->capabilities(kDeadline);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, GnmiFailure::Kind::tls) << refused.error().message;
+
+  GnmiClientOptions missing = by_ip;
+  missing.ca_file = certs_dir.file("absent.pem");
+  auto no_ca = connect(missing);
+  ASSERT_FALSE(no_ca);
+  EXPECT_EQ(no_ca.error().kind, GnmiFailure::Kind::tls);
+}
+
+TEST(Gnmid, ClientCertificatesWhenTheTargetRequiresThem) {
+  // Given a target that requires client certificates from the test CA, then a client that
+  // presents one is served and a client without one is refused. With TLS 1.3 the server
+  // rejects the missing certificate after the client's handshake is done, so the client only
+  // sees the connection close: `unreachable` or `tls`, never served.
+  if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
+  TempDir certs_dir;
+  std::string failure;
+  auto certs = testing::make_certificates(certs_dir, failure);
+  ASSERT_TRUE(certs) << failure;
+  TargetSetup setup;
+  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key, "--tls-client-ca", certs->ca};
+  setup.client.ca_file = certs->ca;
+  setup.client.cert_file = certs->client_cert;
+  setup.client.key_file = certs->client_key;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  auto served = target->client->capabilities(kDeadline);
+  EXPECT_TRUE(served) << served.error().message;
+
+  GnmiClientOptions anonymous;
+  anonymous.address = target->address;
+  anonymous.ca_file = certs->ca;
+  auto client = connect(anonymous);
+  ASSERT_TRUE(client);
+  auto refused = (*client)->capabilities(kDeadline);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().kind == GnmiFailure::Kind::tls ||
+              refused.error().kind == GnmiFailure::Kind::unreachable)
+      << refused.error().message;
+}
+
+TEST(Gnmid, RefusesToStartWithoutTlsOrAnExplicitPlaintextFlag) {
+  // Given neither certificates nor --insecure-plaintext, then fabgate-gnmid exits with an
+  // error instead of silently serving plaintext.
+  TempDir dir;
+  TargetProcess process;
+  auto line = process.start({testing::gnmid_path(), "--listen", "127.0.0.1:0"}, dir.file("err"));
+  EXPECT_FALSE(line);
+  EXPECT_NE(process.failure.find("--insecure-plaintext (exactly one)"), std::string::npos)
+      << process.failure;
+}
+
+// ---- Set on a real interface inside a test network namespace ----------------------------
+
+class GnmidInNamespace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::running_as_root()) GTEST_SKIP() << "needs root to create network namespaces";
+    if (!testing::program_available("ip")) GTEST_SKIP() << "iproute2 (ip) not installed";
+    netns_ = std::make_unique<NetnsGuard>();
+    ASSERT_TRUE(netns_->created()) << "ip netns add failed";
+    // A veth pair: the kernel in this environment may lack the dummy module.
+    ASSERT_TRUE(netns_->ip({"link", "add", "fgt0", "type", "veth", "peer", "name", "fgt1"}));
+    ASSERT_TRUE(netns_->ip({"link", "set", "fgt0", "up"}));
+    ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "up"}));
+    TargetSetup setup;
+    setup.extra_args = {"--insecure-plaintext"};
+    setup.netns = netns_->name();
+    setup.client.tls = false;
+    std::string failure;
+    target_ = start_target(setup, failure);
+    ASSERT_TRUE(target_) << failure;
+  }
+
+  GnmiResult<SetResult> set(std::vector<SetOperation> operations) {
+    return target_->client->set(operations, kDeadline);
+  }
+
+  std::unique_ptr<NetnsGuard> netns_;  // destroyed last: the target runs inside it
+  std::unique_ptr<Target> target_;
+
+  void TearDown() override { target_.reset(); }
+};
+
+TEST_F(GnmidInNamespace, SetChangesMtuAndAdminStateOfARealInterface) {
+  // Given a veth interface in the test's namespace, then a Set of config/mtu and
+  // config/enabled changes the kernel's values, a Get shows them, and a second Set (the
+  // rollback a change would run) restores them.
+  auto applied = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+                      {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/enabled", "false"}});
+  ASSERT_TRUE(applied) << applied.error().message;
+  EXPECT_EQ(applied->applied.size(), 2u);
+  EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1400");
+  EXPECT_EQ(netns_->sysfs("fgt0", "operstate"), "down");
+  json state = only_value(target_->client->get({"/interfaces/interface[name=fgt0]/state"},
+                                               Encoding::json, kDeadline));
+  EXPECT_EQ(state["mtu"], 1400);
+  EXPECT_EQ(state["admin-status"], "DOWN");
+  EXPECT_EQ(state["enabled"], false);
+
+  auto restored = set({{SetOperation::Kind::replace, "/interfaces/interface[name=fgt0]/config",
+                        R"({"mtu": 1500, "enabled": true})"}});
+  ASSERT_TRUE(restored) << restored.error().message;
+  EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
+  EXPECT_EQ(netns_->sysfs("fgt0", "flags").back() & 1, 1) << "IFF_UP set again";
+}
+
+TEST_F(GnmidInNamespace, FailedSetUndoesTheChangesItAlreadyMade) {
+  // Given a Set whose first update succeeds and whose second one the kernel refuses (MTU below
+  // the device minimum), then the RPC is rejected naming the failing update and the first
+  // interface is back at its old MTU: all or nothing.
+  auto result = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+                     {SetOperation::Kind::update, "/interfaces/interface[name=fgt1]/config/mtu", "60"}});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, GnmiFailure::Kind::rejected) << result.error().message;
+  EXPECT_NE(result.error().message.find("interface[name=fgt1]/config/mtu mtu=60"), std::string::npos)
+      << result.error().message;
+  EXPECT_NE(result.error().message.find("1 earlier change(s) undone"), std::string::npos)
+      << result.error().message;
+  EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
+  EXPECT_EQ(netns_->sysfs("fgt1", "mtu"), "1500");
+}
+
+TEST_F(GnmidInNamespace, SetOfMissingInterfaceOrUnsettablePathChangesNothing) {
+  // Given a Set naming an interface that does not exist after a valid update, then it fails
+  // as rejected (NOT_FOUND) and the valid update is undone; a read-only path or a delete is
+  // refused before anything is touched.
+  auto missing = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+                      {SetOperation::Kind::update, "/interfaces/interface[name=nope9]/config/enabled", "false"}});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(missing.error().message.find("no interface 'nope9'"), std::string::npos)
+      << missing.error().message;
+  EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
+
+  auto read_only = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+                        {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/state/mtu", "1400"}});
+  ASSERT_FALSE(read_only);
+  EXPECT_EQ(read_only.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(read_only.error().message.find("not settable"), std::string::npos);
+  EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
+
+  auto removal = set({{SetOperation::Kind::remove, "/interfaces/interface[name=fgt0]/config/mtu", ""}});
+  ASSERT_FALSE(removal);
+  EXPECT_EQ(removal.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(removal.error().message.find("delete is not supported"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate::gnmi
