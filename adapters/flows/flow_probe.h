@@ -1,0 +1,82 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/core/result.h"
+#include "adapters/core/time.h"
+#include "adapters/flows/socket.h"
+#include "adapters/flows/statistics.h"
+
+namespace fabgate::flows {
+
+using std::chrono::milliseconds;
+
+enum class Protocol { tcp, udp };
+const char* to_string(Protocol protocol);
+std::optional<Protocol> parse_protocol(std::string_view text);
+
+// The three outcomes every fabgate check has. no_evidence is never a pass.
+enum class Verdict { pass, fail, no_evidence };
+const char* to_string(Verdict verdict);
+
+struct FlowProbeOptions {
+  std::string target;
+  std::uint16_t port = 0;
+  int count = 16;                       // distinct 5-tuples: one socket (source port) each
+  Protocol protocol = Protocol::udp;
+  milliseconds timeout{5000};           // hard deadline for the whole probe
+  int packets_per_flow = 5;
+  milliseconds spacing{20};             // between two packets of one flow
+  milliseconds reply_timeout{1000};     // a packet unanswered this long after sending is lost
+};
+
+// Problems in the options, one line each; empty when they are usable.
+std::vector<std::string> validate(const FlowProbeOptions& options);
+
+// Why one flow did not complete.
+enum class FlowError {
+  none,
+  refused,      // the far host answered "nothing listens here" (RST or ICMP port unreachable)
+  unreachable,  // a router or this host said there is no route (ICMP or local route lookup)
+  reset,        // an established TCP flow was reset or closed by the far end
+  timed_out,    // no answer at all before the deadline: the silent-drop signature
+};
+const char* to_string(FlowError error);
+
+struct FlowResult {
+  std::uint16_t src_port = 0;
+  bool completed = false;  // every packet of the flow came back
+  int sent = 0;
+  int received = 0;
+  double loss = 1.0;       // (sent - received) / sent; 1.0 when nothing could be sent
+  std::optional<LatencySummary> latency;
+  FlowError error = FlowError::none;
+  std::string detail;
+};
+
+struct FlowProbeReport {
+  FlowProbeOptions options;
+  TimePoint started_at;
+  milliseconds duration{0};
+  std::vector<FlowResult> flows;
+  Verdict verdict = Verdict::no_evidence;
+  std::string reason;
+};
+
+// The verdict rule (docs/lab.md): pass when every flow completed; no_evidence when no flow
+// completed and every flow was refused (the responder is not there, so the path was never
+// observed); fail otherwise, including when every flow timed out or was unreachable: that is
+// exactly the blackhole a forwarding probe exists to catch.
+Verdict judge(const std::vector<FlowResult>& flows, std::string& reason);
+
+// Sends `count` flows concurrently, each from its own source port, and waits for the echoes.
+// Returns within options.timeout (plus scheduling noise). A socket that cannot be created on
+// this host is a SocketError: the probe observed nothing.
+Expected<FlowProbeReport, SocketError> run_flow_probe(const FlowProbeOptions& options);
+
+}  // namespace fabgate::flows

@@ -1,0 +1,223 @@
+// The flow probe, the watch and the responder talking to each other on 127.0.0.1, with real
+// sockets on ports the kernel picks.
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "adapters/flows/flow_probe.h"
+#include "adapters/flows/report_json.h"
+#include "adapters/flows/responder.h"
+#include "adapters/flows/watch.h"
+
+namespace fabgate::flows {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+// A responder serving on a background thread; stopped and joined on scope exit, even when an
+// assertion fails first.
+class RunningResponder {
+ public:
+  explicit RunningResponder(milliseconds start_delay = 0ms) {
+    auto opened = Responder::open(ResponderOptions{"127.0.0.1", 0, 30s});
+    if (!opened) {
+      error_ = opened.error().message;
+      return;
+    }
+    responder_.emplace(std::move(opened).value());
+    port_ = responder_->port();
+    thread_ = std::thread([this, start_delay] {
+      std::this_thread::sleep_for(start_delay);
+      stats_ = responder_->serve(stop_);
+    });
+  }
+  ~RunningResponder() { stop(); }
+
+  ResponderStats stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return stats_;
+  }
+  std::uint16_t port() const { return port_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::optional<Responder> responder_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  ResponderStats stats_;
+  std::uint16_t port_ = 0;
+  std::string error_;
+};
+
+FlowProbeOptions options_for(std::uint16_t port, Protocol protocol, int count) {
+  FlowProbeOptions options;
+  options.target = "127.0.0.1";
+  options.port = port;
+  options.protocol = protocol;
+  options.count = count;
+  options.packets_per_flow = 3;
+  options.spacing = 5ms;
+  options.timeout = 3s;
+  options.reply_timeout = 300ms;
+  return options;
+}
+
+TEST(FlowProbeLoopback, UdpFlowsAllCompleteFromDistinctSourcePorts) {
+  // Given a responder on loopback, then 16 UDP flows complete, each from its own source port,
+  // with a latency and no loss.
+  RunningResponder responder;
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  auto report = run_flow_probe(options_for(responder.port(), Protocol::udp, 16));
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  std::set<std::uint16_t> ports;
+  for (const auto& flow : report->flows) {
+    ports.insert(flow.src_port);
+    EXPECT_TRUE(flow.completed);
+    EXPECT_EQ(flow.received, 3);
+    EXPECT_DOUBLE_EQ(flow.loss, 0.0);
+    EXPECT_TRUE(flow.latency);
+  }
+  EXPECT_EQ(ports.size(), 16u);
+  EXPECT_EQ(responder.stop().udp_datagrams_echoed, 48u);
+}
+
+TEST(FlowProbeLoopback, TcpFlowsAllCompleteAndJsonCarriesEachFlow) {
+  // Given a responder on loopback, then 8 TCP flows connect and echo, and the JSON document
+  // lists every flow with its source port, counts and latency.
+  RunningResponder responder;
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  auto report = run_flow_probe(options_for(responder.port(), Protocol::tcp, 8));
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  auto document = to_json(*report);
+  EXPECT_EQ(document["verdict"], "pass");
+  EXPECT_EQ(document["protocol"], "tcp");
+  ASSERT_EQ(document["flows"].size(), 8u);
+  EXPECT_EQ(document["flows"][0]["sent"], 3);
+  EXPECT_TRUE(document["flows"][0]["latency_ms"].contains("median"));
+  EXPECT_EQ(responder.stop().tcp_connections, 8u);
+}
+
+TEST(FlowProbeLoopback, NoResponderIsNoEvidence) {
+  // Given nothing listening on the port (a closed port found by binding and closing), then
+  // every flow is refused and the probe reports no evidence for both protocols.
+  std::uint16_t closed_port = 0;
+  {
+    auto probe_socket = bound_socket(SOCK_DGRAM, *parse_ipv4("127.0.0.1", 0));
+    ASSERT_TRUE(probe_socket);
+    closed_port = local_port(probe_socket->get());
+  }
+  for (auto protocol : {Protocol::udp, Protocol::tcp}) {
+    auto report = run_flow_probe(options_for(closed_port, protocol, 4));
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->verdict, Verdict::no_evidence) << to_string(protocol) << ": " << report->reason;
+    EXPECT_EQ(report->flows[0].error, FlowError::refused);
+  }
+}
+
+TEST(FlowProbeLoopback, SilentPeerFailsWithinTheHardDeadline) {
+  // Given a UDP socket that receives but never answers (a silent drop), then every flow times
+  // out, the probe fails rather than reporting no evidence, and it ends within its deadline.
+  auto silent = bound_socket(SOCK_DGRAM, *parse_ipv4("127.0.0.1", 0));
+  ASSERT_TRUE(silent);
+  auto options = options_for(local_port(silent->get()), Protocol::udp, 4);
+  options.timeout = 800ms;
+  options.reply_timeout = 5s;  // longer than the deadline: the deadline must still win
+  auto started = std::chrono::steady_clock::now();
+  auto report = run_flow_probe(options);
+  auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->verdict, Verdict::fail);
+  EXPECT_EQ(report->flows[0].error, FlowError::timed_out);
+  EXPECT_EQ(report->flows[0].received, 0);
+  EXPECT_LT(took, 1100ms);
+}
+
+TEST(FlowProbeLoopback, TcpHandshakeWithoutEchoFailsWithinTheHardDeadline) {
+  // Given a TCP listener that never accepts or echoes, then the flows time out within the
+  // deadline and the probe fails.
+  auto listener = bound_socket(SOCK_STREAM, *parse_ipv4("127.0.0.1", 0));
+  ASSERT_TRUE(listener);
+  ASSERT_EQ(::listen(listener->get(), 16), 0);
+  auto options = options_for(local_port(listener->get()), Protocol::tcp, 3);
+  options.timeout = 700ms;
+  auto started = std::chrono::steady_clock::now();
+  auto report = run_flow_probe(options);
+  ASSERT_TRUE(report);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1000ms);
+  EXPECT_EQ(report->verdict, Verdict::fail);
+  EXPECT_EQ(report->flows[0].sent, 3);
+  EXPECT_EQ(report->flows[0].received, 0);
+}
+
+WatchOptions watch_options(std::uint16_t port) {
+  WatchOptions options;
+  options.target = "127.0.0.1";
+  options.port = port;
+  options.count = 4;
+  options.interval = 50ms;
+  options.max_duration = 5s;
+  options.reply_timeout = 100ms;
+  options.max_interruption = 200ms;
+  return options;
+}
+
+TEST(WatchLoopback, StopFlagEndsTheWatchWithAnUninterruptedReport) {
+  // Given a healthy responder and a watch stopped after about 600 ms, then it reports the stop
+  // as a signal, samples at the 50 ms interval and no interruption.
+  RunningResponder responder;
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(600ms);
+    stop = true;
+  });
+  auto report = run_watch(watch_options(responder.port()), stop);
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(report->stopped);
+  EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  for (const auto& flow : report->flows) {
+    EXPECT_GE(flow.sent, 10);
+    EXPECT_EQ(flow.received, flow.sent);
+    EXPECT_FALSE(flow.interruptions.longest);
+  }
+}
+
+TEST(WatchLoopback, ResponderStartingLateShowsAsOneMeasuredInterruption) {
+  // Given a responder that only starts answering after 500 ms (earlier samples are echoed too
+  // late to count), then each flow shows one interruption of about 500 ms that began when the
+  // watch started, and the watch fails against a 200 ms allowance.
+  RunningResponder responder(500ms);
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(1200ms);
+    stop = true;
+  });
+  auto report = run_watch(watch_options(responder.port()), stop);
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->verdict, Verdict::fail) << report->reason;
+  for (const auto& flow : report->flows) {
+    ASSERT_TRUE(flow.interruptions.longest);
+    EXPECT_FALSE(flow.interruptions.longest->ongoing);
+    EXPECT_GE(flow.interruptions.longest->length, 350ms);
+    EXPECT_LE(flow.interruptions.longest->length, 800ms);
+    EXPECT_LE(flow.interruptions.longest->started_at - report->started_at, 60ms);
+    EXPECT_GT(flow.received, 0);
+  }
+  auto document = to_json(*report);
+  EXPECT_GE(document["longest_interruption_ms"].get<long long>(), 350);
+  EXPECT_EQ(document["stopped_by"], "signal");
+}
+
+}  // namespace
+}  // namespace fabgate::flows

@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "adapters/flows/flow_probe.h"
+#include "adapters/flows/watch.h"
+
+namespace fabgate::flows {
+namespace {
+
+using std::chrono::milliseconds;
+
+FlowResult completed() { return FlowResult{1000, true, 5, 5, 0.0, LatencySummary{1, 1, 1}}; }
+FlowResult failed(FlowError error) { return FlowResult{1001, false, 5, 0, 1.0, std::nullopt, error}; }
+
+TEST(FlowVerdict, EveryFlowCompletedPasses) {
+  // Given all flows completed, then the probe passes.
+  std::string reason;
+  EXPECT_EQ(judge({completed(), completed()}, reason), Verdict::pass);
+}
+
+TEST(FlowVerdict, OneSilentlyDroppedFlowAmongManyFails) {
+  // Given 15 flows through and one timed out (a silent drop on one ECMP path), then the probe
+  // fails: a partial forwarding failure is a failure, not a pass with a warning.
+  std::vector<FlowResult> flows(15, completed());
+  flows.push_back(failed(FlowError::timed_out));
+  std::string reason;
+  EXPECT_EQ(judge(flows, reason), Verdict::fail);
+  EXPECT_EQ(reason, "1 of 16 flows did not complete");
+}
+
+TEST(FlowVerdict, EveryFlowRefusedIsNoEvidence) {
+  // Given the far host refused every flow (no responder listening), then the path was never
+  // observed: no evidence, never a pass and not a forwarding failure either.
+  std::string reason;
+  EXPECT_EQ(judge({failed(FlowError::refused), failed(FlowError::refused)}, reason),
+            Verdict::no_evidence);
+}
+
+TEST(FlowVerdict, EveryFlowBlackholedFails) {
+  // Given every flow timed out or was unreachable (a blackholed subnet), then the probe fails.
+  std::string reason;
+  EXPECT_EQ(judge({failed(FlowError::timed_out), failed(FlowError::unreachable)}, reason),
+            Verdict::fail);
+}
+
+TEST(FlowOptions, OutOfRangeOptionsAreAllReported) {
+  // Given a bad address, no port, zero flows and no deadline, then each problem is listed.
+  FlowProbeOptions options;
+  options.target = "spine1";
+  options.count = 0;
+  options.timeout = milliseconds(0);
+  EXPECT_EQ(validate(options).size(), 4u);
+}
+
+TEST(WatchVerdict, InterruptionLongerThanAllowedFails) {
+  // Given one flow interrupted for 400 ms and a 200 ms allowance, then the watch fails; with a
+  // 500 ms allowance it passes.
+  WatchFlowResult flow{1000, 50, 46, 0, {Interruption{milliseconds(400), TimePoint{}, false, 4}, 1}};
+  std::string reason;
+  EXPECT_EQ(judge({flow}, milliseconds(200), reason), Verdict::fail);
+  EXPECT_EQ(judge({flow}, milliseconds(500), reason), Verdict::pass);
+}
+
+TEST(WatchVerdict, NoReplyEverIsNoEvidence) {
+  // Given no flow ever answered, then the watch has no baseline: no evidence.
+  WatchFlowResult flow{1000, 50, 0, 0, {}};
+  std::string reason;
+  EXPECT_EQ(judge({flow}, milliseconds(0), reason), Verdict::no_evidence);
+}
+
+TEST(WatchOptions, SamplingSlowerThan100msIsRejected) {
+  // Given a 250 ms interval, then the options are rejected: the contract is ≤ 100 ms sampling.
+  WatchOptions options;
+  options.target = "127.0.0.1";
+  options.port = 7000;
+  options.interval = milliseconds(250);
+  EXPECT_EQ(validate(options).size(), 1u);
+}
+
+}  // namespace
+}  // namespace fabgate::flows
