@@ -1,6 +1,7 @@
 #include "adapters/core/text.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace fabgate {
@@ -81,6 +82,14 @@ std::vector<std::string> split_lines(std::string_view text) {
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string expand_home(const std::string& path) {
+  if (path == "~" || path.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    if (home && *home) return std::string(home) + path.substr(1);
+  }
+  return path;
 }
 
 std::string shell_quote(std::string_view text) {

@@ -22,6 +22,10 @@ std::string_view trim(std::string_view text);
 std::vector<std::string> split_lines(std::string_view text);
 bool starts_with(std::string_view text, std::string_view prefix);
 
+// "~/x" -> "$HOME/x"; other paths unchanged. Inventory and settings paths are written the way
+// users write them in a shell.
+std::string expand_home(const std::string& path);
+
 // Quotes a string for a POSIX shell: abc -> 'abc', it's -> 'it'\''s'.
 std::string shell_quote(std::string_view text);
 

@@ -26,6 +26,7 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
                                                   tree->intent_root());
   loaded.commit = to_commit_info(tree->commit());
   loaded.intent_root = tree->intent_root();
+  loaded.intent_dir = tree->work_tree() / tree->intent_root();
   std::vector<std::string> paths = intent::intent_paths(
       loaded.outcome.repository ? loaded.outcome.repository->settings : intent::Settings{});
   for (const auto& difference : tree->work_tree_differences(paths)) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace fabgate::app {
 struct LoadedIntent {
   intent::CommitInfo commit;
   std::string intent_root;
+  std::filesystem::path intent_dir;  // the intent root in the work tree (for relative paths)
   intent::LoadOutcome outcome;
   std::vector<std::string> uncommitted;  // "examples/intent/changes/x.yaml (modified)"
 };

@@ -75,6 +75,16 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
                      hint);
     }
   }
+  if (outcome.repository) {
+    for (const auto& change : outcome.repository->changes) {
+      if (selected && selected != &change) continue;
+      for (const auto& device : intent::devices_without_rollback(change))
+        problems.error(change.where, "change '" + change.id + "': device '" + device +
+                                         "' has steps but no rollback steps",
+                       "every change must say how to undo itself on each device it touches; "
+                       "apply would refuse it");
+    }
+  }
   const bool valid = problems.empty();
 
   if (console.json_mode()) {

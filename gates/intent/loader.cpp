@@ -65,6 +65,24 @@ std::string yaml_to_json_text(const YAML::Node& node) {
   return "null";
 }
 
+// YAML reads a leading '!' as a tag, so `run: ! grep -q x f` silently becomes
+// `grep -q x f`, the opposite test. Commands must say what they mean.
+// yaml-cpp gives quoted scalars the same "!" tag, so the source character decides.
+bool starts_with_tag(const std::string& text, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return false;
+  return text[static_cast<std::size_t>(mark.pos)] == '!';
+}
+
+void check_command_tag(YamlReader& reader, const std::string& source, const YAML::Node& map,
+                       std::string_view key) {
+  const YAML::Node value = map[std::string(key)];
+  if (value.IsDefined() && value.IsScalar() && starts_with_tag(source, value.Mark())) {
+    reader.error(value, "'" + std::string(key) + "' starts with a YAML tag ('" + value.Tag() +
+                            "'), which YAML removes from the command",
+                 "quote the command: " + std::string(key) + ": \"! ...\"");
+  }
+}
+
 // Loads one intent root. Each method validates one file kind and records every problem in the
 // shared Diagnostics; later stages still run on partial results so the user sees everything.
 class Loader {
@@ -80,6 +98,7 @@ class Loader {
                            "create it and commit it; fabgate reads intent only from git");
       return std::nullopt;
     }
+    source_ = *text;
     auto parsed = parse_yaml(*text, display(path));
     if (!parsed.ok()) {
       diagnostics_.error(SourceLocation{}, parsed.error().message);
@@ -100,6 +119,7 @@ class Loader {
                                    const std::set<std::string>& rule_set_names);
   std::vector<std::string> policy_files(const Settings& settings,
                                         std::set<std::string>& rule_set_names);
+  std::map<std::string, std::string> take_policy_texts() { return std::move(policy_texts_); }
 
  private:
   std::optional<Credential> credential(YamlReader& reader, const YAML::Node& node,
@@ -115,6 +135,9 @@ class Loader {
                           const std::vector<std::string>& targets, const Inventory& inventory);
   std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list,
                             const Inventory& inventory);
+
+  std::map<std::string, std::string> policy_texts_;
+  std::string source_;  // text of the file parsed last (a change while its steps are read)
 
   const git::FileTree& files_;
   std::string display_root_;
@@ -133,7 +156,7 @@ Settings Loader::load_settings() {
   if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
-                     "snapshot", "compare"},
+                     "snapshot", "compare", "probes"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -174,6 +197,15 @@ Settings Loader::load_settings() {
         settings.approval.require_rehearsal = *v;
       if (auto v = reader.string(*approval, "allowed_signers", Need::optional, "approval"))
         settings.approval.allowed_signers = *v;
+    }
+  }
+  if (auto probes = reader.child(*root, "probes", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*probes, "probes")) {
+      reader.check_keys(*probes, {"binary", "port"}, "probes");
+      if (auto v = reader.string(*probes, "binary", Need::optional, "probes"))
+        settings.probes.binary = *v;
+      if (auto v = reader.integer(*probes, "port", Need::optional, "probes", 1, 65535))
+        settings.probes.port = static_cast<int>(*v);
     }
   }
   if (auto snapshot = reader.child(*root, "snapshot", Need::optional, "fabgate.yaml")) {
@@ -354,6 +386,7 @@ std::vector<std::string> Loader::policy_files(const Settings& settings,
                                               std::set<std::string>& rule_set_names) {
   std::vector<std::string> out = files_.list(settings.policies_dir);
   for (const auto& path : out) {
+    if (auto text = files_.read(path)) policy_texts_[path] = *text;
     if (!is_yaml_file(path)) continue;
     auto root = parse(path, Need::required);
     if (!root) continue;
@@ -437,6 +470,7 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
       reader.error(node, label + " must have exactly one of 'run' (a command over SSH) or "
                                  "'gnmi' (a list of Set operations)");
     } else if (has_run) {
+      check_command_tag(reader, source_, node, "run");
       if (auto v = reader.string(node, "run", Need::required, label)) step.run = *v;
     } else {
       const YAML::Node operations = node["gnmi"];
@@ -505,6 +539,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     }
     if (auto v = reader.choice(node, "kind", Need::optional, label, {"command", "flows", "rdma"}))
       probe.kind = *v;
+    check_command_tag(reader, source_, node, "run");
     if (auto v = reader.string(node, "run", Need::optional, label)) probe.run = *v;
     if (auto v = reader.string(node, "target", Need::optional, label)) probe.target = *v;
     if (auto v = reader.integer(node, "flows", Need::optional, label, 1, 1024))
@@ -643,15 +678,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
     change.steps = steps(reader, *list, "step", change.targets, inventory);
   if (auto list = reader.child(*root, "rollback", Need::optional, "change"))
     change.rollback = steps(reader, *list, "rollback step", change.targets, inventory);
-  std::set<std::string> stepped, rolled_back;
-  for (const auto& step : change.steps) stepped.insert(step.device);
-  for (const auto& step : change.rollback) rolled_back.insert(step.device);
-  for (const auto& device : stepped) {
-    if (!rolled_back.count(device))
-      reader.error((*root)["rollback"].IsDefined() ? (*root)["rollback"] : *root,
-                   "device '" + device + "' has steps but no rollback steps",
-                   "every change must say how to undo itself on each device it touches");
-  }
+  // A device with steps but no rollback is not a schema problem: `validate` reports it, and the
+  // rollback-plan gate refuses such a change (exit 3) before anything is touched.
 
   if (auto acceptance = reader.child(*root, "acceptance", Need::optional, "change")) {
     if (reader.expect_map(*acceptance, "acceptance")) {
@@ -707,11 +735,9 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
             expected.where = reader.at(node);
             if (auto v = reader.string(node, "device", Need::required, "expected difference")) {
               expected.device = *v;
-              if (*v != "*" && std::find(change.targets.begin(), change.targets.end(), *v) ==
-                                   change.targets.end())
-                reader.error(node["device"], "expected difference names '" + *v +
-                                                 "', which is not a target of this change",
-                             "use a target or '*'");
+              // A change on one device legitimately changes its neighbours (a drained
+              // spine's peers lose their sessions), so any inventory device may be named.
+              if (*v != "*") check_device(reader, node["device"], *v, inventory, "expected difference");
             }
             if (auto v = reader.string(node, "path", Need::required, "expected difference")) {
               expected.path = *v;
@@ -779,6 +805,7 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
   repository.inventory = loader.load_inventory(repository.settings);
   std::set<std::string> rule_set_names = {"fabric-default"};
   repository.policy_files = loader.policy_files(repository.settings, rule_set_names);
+  repository.policy_texts = loader.take_policy_texts();
   for (const auto& name : repository.settings.rule_sets) {
     if (!rule_set_names.count(name))
       outcome.diagnostics.error(repository.settings.where, "unknown rule set '" + name +
@@ -788,6 +815,17 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
       loader.load_changes(repository.settings, repository.inventory, rule_set_names);
   if (outcome.diagnostics.empty()) outcome.repository = std::move(repository);
   return outcome;
+}
+
+std::vector<std::string> devices_without_rollback(const Change& change) {
+  std::vector<std::string> out;
+  for (const auto& step : change.steps) {
+    bool undone = std::any_of(change.rollback.begin(), change.rollback.end(),
+                              [&](const Step& r) { return r.device == step.device; });
+    if (!undone && std::find(out.begin(), out.end(), step.device) == out.end())
+      out.push_back(step.device);
+  }
+  return out;
 }
 
 std::vector<std::string> intent_paths(const Settings& settings) {

@@ -22,6 +22,10 @@ struct LoadOutcome {
 LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo& commit,
                                    const std::string& display_root);
 
+// Devices that have steps but no rollback steps: every change must say how to undo itself on
+// each device it touches. validate reports them; the rollback-plan gate refuses the change.
+std::vector<std::string> devices_without_rollback(const Change& change);
+
 // The paths (relative to the intent root) whose committed content is the intent: used to check
 // that the work tree holds no uncommitted edits to them.
 std::vector<std::string> intent_paths(const Settings& settings);

@@ -29,6 +29,12 @@ struct ApprovalPolicy {
   std::string allowed_signers = "policies/allowed_signers";
 };
 
+// Where the built-in probes (fabgate-probe) live on hosts, and the port their responders use.
+struct ProbeSettings {
+  std::string binary = "fabgate-probe";
+  int port = 7447;
+};
+
 struct Settings {
   std::string inventory = "inventory.yaml";
   std::string changes_dir = "changes";
@@ -36,6 +42,7 @@ struct Settings {
   std::string evidence_dir = "evidence";
   SshSettings ssh;
   ApprovalPolicy approval;
+  ProbeSettings probes;
   Duration snapshot_max_age{600'000};  // a snapshot older than this is stale (no-evidence)
   std::vector<std::string> rule_sets = {"fabric-default"};  // applied to every change
   SourceLocation where;
@@ -194,6 +201,9 @@ struct IntentRepository {
   Inventory inventory;
   std::vector<Change> changes;
   std::vector<std::string> policy_files;  // paths inside the intent root
+  // Content of every policy file at the commit, by path, so later gates (compare rule sets,
+  // exceptions, compat matrix, allowed signers) read what was committed, not the work tree.
+  std::map<std::string, std::string> policy_texts;
   const Change* find_change(const std::string& id_or_file) const;
 };
 

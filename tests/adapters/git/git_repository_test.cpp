@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/common/process.h"
+#include "tests/support/git_repo.h"
 
 namespace fabgate::git {
 namespace {
@@ -48,7 +48,7 @@ TEST(CommitTree, WorkTreeDifferencesNameEditedDeletedAndUncommittedFiles) {
   repo.write("changes/b.yaml", "id: b\n");
   repo.commit_all("initial");
   repo.write("inventory.yaml", "devices: {x: {}}\n");
-  std::filesystem::remove(repo.path() / "changes/b.yaml");
+  std::filesystem::remove(repo.file("changes/b.yaml"));
   repo.write("changes/c.yaml", "id: c\n");
   repo.write("changes/.a.yaml.swp", "junk");  // ignored by .gitignore: not intent
   repo.write("changes/a.yaml.swp", "junk");
@@ -80,7 +80,7 @@ TEST(CommitTree, AFolderInsideTheRepositoryIsTheIntentRoot) {
   repo.write("net/intent/fabgate.yaml", "version: 1\n");
   repo.write("net/intent/changes/x.yaml", "id: x\n");
   repo.commit_all("initial");
-  auto tree = CommitTree::open(repo.path() / "net/intent", "HEAD");
+  auto tree = CommitTree::open(repo.file("net/intent"), "HEAD");
   ASSERT_TRUE(tree.ok()) << tree.error().message;
   EXPECT_EQ(tree->intent_root(), "net/intent");
   EXPECT_EQ(tree->read("fabgate.yaml"), "version: 1\n");
@@ -93,7 +93,7 @@ TEST(CommitTree, UncommittedIntentFolderIsAClearError) {
   repo.write("README", "x\n");
   repo.commit_all("initial");
   repo.write("net/intent/fabgate.yaml", "version: 1\n");
-  auto tree = CommitTree::open(repo.path() / "net/intent", "HEAD");
+  auto tree = CommitTree::open(repo.file("net/intent"), "HEAD");
   ASSERT_FALSE(tree.ok());
   EXPECT_NE(tree.error().message.find("'net/intent' does not exist in commit"), std::string::npos);
 }
@@ -113,7 +113,7 @@ TEST(CommitTree, AFolderOutsideGitIsNotARepository) {
   auto tree = CommitTree::open(plain.path(), "HEAD");
   ASSERT_FALSE(tree.ok());
   EXPECT_EQ(tree.error().kind, GitFailure::Kind::not_a_repository);
-  auto missing = CommitTree::open(plain.path() / "nope", "HEAD");
+  auto missing = CommitTree::open(plain.file("nope"), "HEAD");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no such directory"), std::string::npos);
 }

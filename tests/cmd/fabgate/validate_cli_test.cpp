@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/common/process.h"
+#include "tests/support/git_repo.h"
 
 namespace fabgate {
 namespace {
@@ -97,7 +97,7 @@ TEST(FabgateCli, BadRefIsInvalidInputWithTheRefNamed) {
 
 TEST(FabgateCli, NotAGitRepositoryIsInvalidInput) {
   testing::TempDir plain;
-  auto out = run_shell("cd " + shell_quoted(plain.path().string()) + " && " +
+  auto out = run_shell("cd " + shell_quoted(plain.path()) + " && " +
                        shell_quoted(kFabgate) + " validate");
   EXPECT_EQ(out.exit_code, 2);
   EXPECT_NE(out.output.find("not inside a git repository"), std::string::npos) << out.output;

@@ -158,14 +158,19 @@ TEST(LoadIntent, WindowMustEndAfterItStartsAndCarryAZone) {
   EXPECT_NE(zone->hint.find("zone is required"), std::string::npos);
 }
 
-TEST(LoadIntent, DeviceWithStepsButNoRollbackIsRefused) {
-  // Given steps on spine1 and no rollback at all, then validation names spine1.
+TEST(LoadIntent, DeviceWithStepsButNoRollbackIsNamed) {
+  // Given steps on spine1 and no rollback at all, then spine1 is named as lacking a rollback
+  // (validate reports it; the rollback-plan gate refuses the change).
   auto tree = valid_tree();
   tree.files["changes/drain.yaml"] =
       "id: drain\ntitle: t\ntargets: [spine1]\n"
       "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
       "steps:\n  - {device: spine1, run: x}\n";
-  EXPECT_TRUE(find(load(tree), "device 'spine1' has steps but no rollback steps"));
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.repository);
+  EXPECT_EQ(devices_without_rollback(outcome.repository->changes[0]),
+            std::vector<std::string>{"spine1"});
+  EXPECT_TRUE(devices_without_rollback(load(valid_tree()).repository->changes[0]).empty());
 }
 
 TEST(LoadIntent, StepOnADeviceThatIsNotATargetIsRefused) {
@@ -325,6 +330,25 @@ TEST(LoadIntent, DisplayRootPrefixesFileNames) {
   auto outcome = load_intent_repository(tree, commit, "net/intent");
   ASSERT_FALSE(outcome.diagnostics.empty());
   EXPECT_EQ(outcome.diagnostics.items()[0].where.file, "net/intent/changes/drain.yaml");
+}
+
+}  // namespace
+}  // namespace fabgate::intent
+
+namespace fabgate::intent {
+namespace {
+
+TEST(LoadIntent, UnquotedBangInACommandIsCaught) {
+  // Given `run: ! grep -q broken f` (YAML eats the '!' as a tag and inverts the test), then
+  // validation refuses it and says to quote the command.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change.replace(change.find("run: ping -c1 192.0.2.12"), 24, "run: ! grep -q broken f");
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  const auto* problem = find(outcome, "starts with a YAML tag");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->hint.find("quote the command"), std::string::npos);
 }
 
 }  // namespace

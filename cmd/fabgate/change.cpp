@@ -1,0 +1,43 @@
+#include "cmd/fabgate/change.h"
+
+#include "gates/app/change_commands.h"
+#include "gates/app/evidence_command.h"
+
+namespace fabgate::cli {
+namespace {
+
+std::shared_ptr<app::ChangeOptions> change_flags(CLI::App& command) {
+  auto options = std::make_shared<app::ChangeOptions>();
+  command.add_option("change", options->change, "Change id or file")->required();
+  command.add_option("--parallel", options->parallelism,
+                     "Devices contacted at once (default: fabgate.yaml ssh.parallelism)")
+      ->check(CLI::Range(1, 4096));
+  command.add_flag("--accept-new-host-keys", options->accept_new_host_keys,
+                   "Trust unknown host keys on first use (recorded in output and evidence)");
+  command.add_option("--operator", options->operator_name, "Who runs this (default: $USER)");
+  return options;
+}
+
+}  // namespace
+
+Runner define_plan(CLI::App& command, const app::CommonOptions& common) {
+  auto options = change_flags(command);
+  return [options, &common](app::Console& console) { return app::run_plan(common, *options, console); };
+}
+
+Runner define_apply(CLI::App& command, const app::CommonOptions& common) {
+  auto options = change_flags(command);
+  return [options, &common](app::Console& console) { return app::run_apply(common, *options, console); };
+}
+
+Runner define_evidence(CLI::App& command, const app::CommonOptions& common) {
+  auto dir = std::make_shared<std::string>();
+  command.require_subcommand(1);
+  auto* verify = command.add_subcommand("verify", "Check a bundle against its manifest");
+  verify->add_option("dir", *dir, "Evidence bundle folder")->required();
+  return [dir, &common](app::Console& console) {
+    return app::run_evidence_verify(common, *dir, console);
+  };
+}
+
+}  // namespace fabgate::cli

@@ -1,0 +1,9 @@
+#pragma once
+
+#include "cmd/fabgate/subcommand.h"
+
+namespace fabgate::cli {
+Runner define_plan(CLI::App& command, const app::CommonOptions& common);
+Runner define_apply(CLI::App& command, const app::CommonOptions& common);
+Runner define_evidence(CLI::App& command, const app::CommonOptions& common);
+}

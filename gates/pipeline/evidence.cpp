@@ -1,0 +1,193 @@
+#include "gates/pipeline/evidence.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "adapters/core/sha256.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+constexpr const char* kManifest = "manifest.json";
+
+std::string errno_text() { return std::strerror(errno); }
+
+Status fsync_path(const std::filesystem::path& path, int flags) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return Error::internal("evidence: open " + path.string() + ": " + errno_text());
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Error::internal("evidence: fsync " + path.string() + ": " + errno_text());
+  return Ok{};
+}
+
+std::string bundle_digest(const nlohmann::json& files) {
+  Sha256 hash;
+  for (auto it = files.begin(); it != files.end(); ++it) {
+    hash.update(it.key());
+    hash.update(":");
+    hash.update(it.value().get<std::string>());
+    hash.update("\n");
+  }
+  return hash.hex_digest();
+}
+
+std::vector<std::string> files_in(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec))
+      out.push_back(it->path().lexically_relative(dir).generic_string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return Error::internal("evidence: create " + path.parent_path().string() + ": " + ec.message());
+  auto temporary = path;
+  temporary += ".tmp";
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) return Error::internal("evidence: create " + temporary.string() + ": " + errno_text());
+  const char* data = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return Error::internal("evidence: write " + temporary.string() + ": " + errno_text());
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    return Error::internal("evidence: fsync " + temporary.string() + ": " + errno_text());
+  }
+  ::close(fd);
+  if (::rename(temporary.c_str(), path.c_str()) != 0)
+    return Error::internal("evidence: rename to " + path.string() + ": " + errno_text());
+  return fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
+}
+
+std::string new_run_id() {
+  std::random_device random;
+  std::uniform_int_distribution<unsigned> digit(0, 15);
+  std::string id;
+  for (int i = 0; i < 8; ++i) id += "0123456789abcdef"[digit(random)];
+  return id;
+}
+
+EvidenceBundle::EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor)
+    : dir_(std::move(dir)), run_id_(std::move(run_id)), redactor_(std::move(redactor)) {}
+
+Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::create(const std::filesystem::path& root,
+                                                               const std::string& change_id,
+                                                               TimePoint started,
+                                                               const std::string& run_id,
+                                                               Redactor redactor) {
+  auto dir = root / change_id / (format_utc_compact(started) + "-" + run_id);
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec))
+    return Error::internal("evidence: " + dir.string() + " already exists");
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Error::invalid_input("evidence: cannot create " + dir.string() + ": " + ec.message(),
+                                {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
+  return std::unique_ptr<EvidenceBundle>(
+      new EvidenceBundle(std::filesystem::absolute(dir), run_id, std::move(redactor)));
+}
+
+Status EvidenceBundle::write(const std::string& relative, std::string_view content) {
+  return write_file_atomically(dir_ / relative, redactor_.redact(content));
+}
+
+Status EvidenceBundle::write_json(const std::string& relative, const nlohmann::json& document) {
+  return write(relative, document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+void EvidenceBundle::append_line(const std::string& relative, const nlohmann::json& record) {
+  std::string line =
+      redactor_.redact(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto path = dir_ / relative;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) return;  // the manifest will show the file missing; nothing else can be done
+  std::size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void EvidenceBundle::append_command(const nlohmann::json& record) {
+  append_line("commands.jsonl", record);
+}
+
+void EvidenceBundle::append_journal(const nlohmann::json& record) {
+  append_line("journal.jsonl", record);
+}
+
+Status EvidenceBundle::finish(nlohmann::json manifest) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& file : files_in(dir_)) {
+    if (file == kManifest) continue;
+    auto digest = sha256_file_hex(dir_ / file);
+    if (!digest) return Error::internal("evidence: cannot read back " + file);
+    files[file] = *digest;
+  }
+  manifest["files"] = files;
+  manifest["bundle_sha256"] = bundle_digest(files);
+  return write_file_atomically(
+      dir_ / kManifest, manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
+  auto manifest_path = dir / kManifest;
+  std::ifstream in(manifest_path);
+  if (!in)
+    return Error::invalid_input("evidence verify: " + manifest_path.string() + ": cannot read",
+                                {"is this an evidence bundle folder?"});
+  auto manifest = nlohmann::json::parse(in, nullptr, false);
+  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("files") ||
+      !manifest["files"].is_object())
+    return Error::invalid_input("evidence verify: " + manifest_path.string() +
+                                ": not a fabgate manifest (no 'files' map)");
+  BundleCheck check;
+  const auto& files = manifest["files"];
+  for (auto it = files.begin(); it != files.end(); ++it) {
+    if (!it.value().is_string()) {
+      check.manifest_consistent = false;
+      continue;
+    }
+    auto digest = sha256_file_hex(dir / it.key());
+    if (!digest) check.missing.push_back(it.key());
+    else if (*digest != it.value().get<std::string>()) check.modified.push_back(it.key());
+  }
+  for (const auto& file : files_in(dir)) {
+    if (file != kManifest && !files.contains(file)) check.extra.push_back(file);
+  }
+  if (check.manifest_consistent)
+    check.manifest_consistent = manifest.value("bundle_sha256", "") == bundle_digest(files);
+  return check;
+}
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/redact.h"
+#include "adapters/core/result.h"
+#include "adapters/core/time.h"
+
+namespace fabgate::pipeline {
+
+// One run's evidence folder: <root>/<change-id>/<utc-time>-<run-id>/ (DESIGN.md). Every file
+// goes through the redactor and is written atomically (temporary file, fsync, rename, fsync of
+// the folder), so a crash leaves either the old file or the new one, never half of one.
+// finish() writes manifest.json last, with the sha256 of every other file.
+class EvidenceBundle {
+ public:
+  static Result<std::unique_ptr<EvidenceBundle>> create(const std::filesystem::path& root,
+                                                        const std::string& change_id,
+                                                        TimePoint started,
+                                                        const std::string& run_id,
+                                                        Redactor redactor);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const std::string& run_id() const { return run_id_; }
+  const Redactor& redactor() const { return redactor_; }
+
+  // Writes a file (relative path inside the bundle), redacted.
+  Status write(const std::string& relative, std::string_view content);
+  Status write_json(const std::string& relative, const nlohmann::json& document);
+  // Appends one JSON line to commands.jsonl / journal.jsonl; thread-safe, flushed and fsynced
+  // before returning so the record survives a crash of the controller right after.
+  void append_command(const nlohmann::json& record);
+  void append_journal(const nlohmann::json& record);
+
+  // Adds "files": {path: sha256} for every file and "bundle_sha256" over that list, then writes
+  // manifest.json. Nothing may be written after finish().
+  Status finish(nlohmann::json manifest);
+
+ private:
+  EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor);
+  void append_line(const std::string& relative, const nlohmann::json& record);
+
+  std::filesystem::path dir_;
+  std::string run_id_;
+  Redactor redactor_;
+  std::mutex mutex_;
+};
+
+// Result of checking a bundle against its manifest.
+struct BundleCheck {
+  std::vector<std::string> modified;  // content differs from the recorded sha256
+  std::vector<std::string> missing;   // recorded but absent
+  std::vector<std::string> extra;     // present but not recorded
+  bool manifest_consistent = true;    // bundle_sha256 matches the recorded file list
+  bool intact() const {
+    return modified.empty() && missing.empty() && extra.empty() && manifest_consistent;
+  }
+};
+
+// `fabgate evidence verify DIR`: an unreadable or malformed manifest is invalid input.
+Result<BundleCheck> verify_bundle(const std::filesystem::path& dir);
+
+// Writes a file atomically: temporary file, fsync, rename, fsync of the folder.
+Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// A short random id for runs ("a1b2c3d4").
+std::string new_run_id();
+
+}  // namespace fabgate::pipeline

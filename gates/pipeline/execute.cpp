@@ -1,0 +1,204 @@
+#include "gates/pipeline/execute.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "adapters/ssh/fan_out.h"
+#include "gates/pipeline/evidence.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+std::vector<std::vector<std::string>> waves_of(const intent::Change& change) {
+  if (!change.bounds.waves.empty()) return change.bounds.waves;
+  return {change.targets};
+}
+
+std::vector<const intent::Step*> steps_for(const std::vector<intent::Step>& steps,
+                                           const std::string& device) {
+  std::vector<const intent::Step*> out;
+  for (const auto& step : steps)
+    if (step.device == device) out.push_back(&step);
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(StepState state) {
+  switch (state) {
+    case StepState::not_started: return "not-started";
+    case StepState::not_sent: return "not-sent";
+    case StepState::succeeded: return "succeeded";
+    case StepState::failed: return "failed";
+    case StepState::timed_out: return "timed-out";
+  }
+  return "unknown";
+}
+
+nlohmann::json to_json(const StepRun& run) {
+  return {{"device", run.device},
+          {"index", run.index},
+          {"phase", run.phase},
+          {"command", run.command},
+          {"state", std::string(to_string(run.state))},
+          {"exit_status", run.exit_status},
+          {"reason", run.reason},
+          {"started_at", format_utc(run.started)},
+          {"duration_ms", run.duration.count()},
+          {"may_have_applied", run.may_have_applied()}};
+}
+
+Executor::Executor(Remote& remote, const intent::Inventory& inventory,
+                   const intent::Change& change, EvidenceBundle* evidence, int parallelism)
+    : remote_(remote),
+      inventory_(inventory),
+      change_(change),
+      evidence_(evidence),
+      parallelism_(std::max(1, parallelism)) {}
+
+StepRun Executor::run_step(const intent::Step& step, int index, const std::string& phase,
+                           Duration timeout, const std::string& timeout_cause) {
+  StepRun run;
+  run.device = step.device;
+  run.index = index;
+  run.phase = phase;
+  run.command = step.run;
+  run.started = now_utc();
+  if (evidence_)
+    evidence_->append_journal({{"event", phase + "-start"},
+                               {"device", step.device},
+                               {"index", index},
+                               {"command", step.run},
+                               {"at", format_utc(run.started)}});
+  const intent::Device* device = inventory_.find(step.device);
+  if (!device) {
+    run.state = StepState::not_sent;
+    run.reason = "device '" + step.device + "' is not in the inventory";
+  } else if (step.run.empty()) {
+    run.state = StepState::not_sent;
+    run.reason = "gNMI steps are not executable by this build";
+  } else {
+    auto result = remote_.run(*device, ssh::CredentialRole::change, step.run, timeout, phase);
+    if (result.ok()) {
+      run.exit_status = result->exit_status;
+      if (result->exit_status == 0) {
+        run.state = StepState::succeeded;
+      } else {
+        run.state = StepState::failed;
+        auto err = result->stderr_text.empty() ? result->stdout_text : result->stderr_text;
+        while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+        auto newline = err.rfind('\n');
+        if (newline != std::string::npos) err = err.substr(newline + 1);
+        run.reason = "exit " + std::to_string(result->exit_status) + (err.empty() ? "" : ": " + err);
+      }
+    } else {
+      const auto& failure = result.error();
+      switch (failure.kind) {
+        case ssh::SshFailure::Kind::timeout:
+        case ssh::SshFailure::Kind::output_too_large:
+          run.state = StepState::timed_out;
+          run.reason = (failure.kind == ssh::SshFailure::Kind::timeout
+                            ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
+                            : failure.message);
+          break;
+        case ssh::SshFailure::Kind::rejected:
+          // The link broke or the server refused the exec: whether the command ran is unknown.
+          run.state = StepState::timed_out;
+          run.reason = describe_failure(*device, step.run, failure);
+          break;
+        default:
+          run.state = StepState::not_sent;
+          run.reason = describe_failure(*device, step.run, failure);
+      }
+    }
+  }
+  run.duration = std::chrono::duration_cast<Duration>(now_utc() - run.started);
+  if (evidence_)
+    evidence_->append_journal({{"event", phase + "-end"},
+                               {"device", step.device},
+                               {"index", index},
+                               {"state", std::string(to_string(run.state))},
+                               {"exit_status", run.exit_status},
+                               {"at", format_utc(now_utc())}});
+  return run;
+}
+
+Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
+  Execution execution;
+  std::mutex mutex;
+  for (const auto& wave : waves_of(change_)) {
+    std::vector<std::string> devices;
+    for (const auto& name : wave)
+      if (!steps_for(change_.steps, name).empty()) devices.push_back(name);
+    bool wave_failed = false;
+    ssh::for_each_bounded(devices.size(), parallelism_, [&](std::size_t i) {
+      const std::string& name = devices[i];
+      int index = 0;
+      for (const auto* step : steps_for(change_.steps, name)) {
+        ++index;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (wave_failed) return;  // another device of this wave failed: stop before sending more
+        }
+        auto left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+        if (left <= Duration::zero()) {
+          std::lock_guard<std::mutex> lock(mutex);
+          wave_failed = true;
+          if (!execution.failure)
+            execution.failure = "deadline of " + format_duration(change_.bounds.deadline) +
+                                " reached before step " + std::to_string(index) + " on " + name;
+          return;
+        }
+        Duration limit = step->timeout.value_or(change_.bounds.step_timeout);
+        std::string cause = "step timeout";
+        if (left < limit) {
+          limit = left;
+          cause = "deadline of " + format_duration(change_.bounds.deadline);
+        }
+        StepRun run = run_step(*step, index, "step", limit, cause);
+        std::lock_guard<std::mutex> lock(mutex);
+        if (run.may_have_applied() &&
+            std::find(execution.touched.begin(), execution.touched.end(), name) ==
+                execution.touched.end())
+          execution.touched.push_back(name);
+        bool ok = run.state == StepState::succeeded;
+        if (!ok && !execution.failure)
+          execution.failure = "step " + std::to_string(index) + " on " + name + ": " + run.reason;
+        execution.runs.push_back(std::move(run));
+        if (!ok) {
+          wave_failed = true;
+          return;
+        }
+      }
+    });
+    if (wave_failed) break;
+    ++execution.waves_completed;
+  }
+  return execution;
+}
+
+RollbackResult Executor::rollback(const std::vector<std::string>& touched) {
+  RollbackResult result;
+  for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
+    int index = 0;
+    auto steps = steps_for(change_.rollback, *it);
+    if (steps.empty()) {
+      result.failed_devices.push_back(*it);
+      continue;
+    }
+    for (const auto* step : steps) {
+      ++index;
+      Duration limit = step->timeout.value_or(change_.bounds.step_timeout);
+      StepRun run = run_step(*step, index, "rollback", limit, "step timeout");
+      bool ok = run.state == StepState::succeeded;
+      result.runs.push_back(std::move(run));
+      if (!ok) {
+        result.failed_devices.push_back(*it);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,531 @@
+#include "gates/pipeline/pipeline.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "adapters/core/text.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+#include "gates/pipeline/reports.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Duration since(Clock::time_point start) {
+  return std::chrono::duration_cast<Duration>(Clock::now() - start);
+}
+
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// Rule sets named by fabgate.yaml and the change, read from the commit's policies/compare/;
+// "fabric-default" falls back to the copy compiled into fabgate.
+Result<std::vector<compare::RuleSet>> rule_sets_for(const intent::IntentRepository& repository,
+                                                    const intent::Change& change) {
+  std::vector<std::string> names = repository.settings.rule_sets;
+  for (const auto& name : change.compare.rule_sets)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  std::vector<compare::RuleSet> sets;
+  const std::string compare_dir = repository.settings.policies_dir + "/compare/";
+  for (const auto& name : names) {
+    std::optional<compare::RuleSet> found;
+    for (const auto& [path, text] : repository.policy_texts) {
+      if (path.rfind(compare_dir, 0) != 0) continue;
+      auto set = compare::load_rule_set(text, path);
+      if (!set.ok()) return std::move(set).error();
+      if (set->name == name) found = std::move(set.value());
+    }
+    if (!found && name == "fabric-default") {
+      auto set = compare::load_rule_set(compare::default_rule_set_text(),
+                                        compare::kDefaultRuleSetName);
+      if (!set.ok()) return std::move(set).error();
+      found = std::move(set.value());
+    }
+    if (!found) return Error::invalid_input("compare: rule set '" + name + "' not found");
+    sets.push_back(std::move(*found));
+  }
+  return sets;
+}
+
+Result<compare::ExceptionRegister> exceptions_for(const intent::IntentRepository& repository) {
+  auto it = repository.policy_texts.find(repository.settings.policies_dir + "/exceptions.yaml");
+  if (it == repository.policy_texts.end()) return compare::ExceptionRegister{};
+  return compare::load_exception_register(it->second, it->first);
+}
+
+std::string check_line(const compare::CheckResult& result) {
+  return "[" + std::string(compare::to_string(result.layer)) + "] " + result.path + ": " +
+         result.pre.value_or("(absent)") + " -> " + result.post.value_or("(absent)") + ": " +
+         result.reason + (result.exception_id.empty() ? "" : " (waived by " + result.exception_id + ")");
+}
+
+}  // namespace
+
+std::string_view to_string(Mode mode) {
+  switch (mode) {
+    case Mode::plan: return "plan";
+    case Mode::apply: return "apply";
+    case Mode::rehearse: return "rehearse";
+  }
+  return "apply";
+}
+
+Pipeline::Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
+                   Collaborators collaborators, PipelineOptions options)
+    : repository_(repository),
+      change_(change),
+      with_(collaborators),
+      options_(std::move(options)),
+      probe_context_{repository.inventory, repository.settings.probes} {
+  for (const auto& device : repository_.inventory.devices) scope_.push_back(&device);
+}
+
+GateRecord& Pipeline::gate(const std::string& name, const std::function<void(GateRecord&)>& body) {
+  with_.observer.gate_started(name);
+  GateRecord record;
+  record.name = name;
+  record.started = now_utc();
+  auto start = Clock::now();
+  with_.evidence.append_journal({{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
+  body(record);
+  record.duration = since(start);
+  with_.evidence.append_journal({{"event", "gate-end"},
+                                 {"gate", name},
+                                 {"verdict", std::string(to_string(record.verdict))},
+                                 {"at", format_utc(now_utc())}});
+  outcome_.gates.push_back(std::move(record));
+  note_first_failure(outcome_.gates.back());
+  if (outcome_.change_started && !failure_detected_ && blocks(outcome_.gates.back().verdict))
+    failure_detected_ = Clock::now();
+  with_.observer.gate_finished(outcome_.gates.back());
+  return outcome_.gates.back();
+}
+
+GateRecord& Pipeline::skip(const std::string& name, const std::string& why) {
+  GateRecord record;
+  record.name = name;
+  record.verdict = Verdict::skipped;
+  record.summary = why;
+  record.started = now_utc();
+  outcome_.gates.push_back(std::move(record));
+  with_.observer.gate_finished(outcome_.gates.back());
+  return outcome_.gates.back();
+}
+
+bool Pipeline::stopped() const {
+  return std::any_of(outcome_.gates.begin(), outcome_.gates.end(),
+                     [](const GateRecord& record) { return blocks(record.verdict); });
+}
+
+void Pipeline::note_first_failure(const GateRecord& record) {
+  if (!outcome_.first_disproven.empty() || !blocks(record.verdict)) return;
+  outcome_.first_disproven = record.name + ": " +
+                             (record.details.empty() ? record.summary : record.details.front());
+}
+
+// ---- the gates ------------------------------------------------------------------------------
+
+void Pipeline::check_window(GateRecord& record) {
+  if (!change_.window) {
+    record.verdict = Verdict::pass;
+    record.summary = "no maintenance window declared";
+    return;
+  }
+  const auto& window = *change_.window;
+  bool inside = options_.now >= window.start && options_.now < window.end;
+  record.verdict = inside ? Verdict::pass : Verdict::fail;
+  record.summary = std::string(inside ? "inside" : "outside") + " the window " +
+                   format_utc(window.start) + " .. " + format_utc(window.end) + " (now " +
+                   format_utc(options_.now) + ")";
+}
+
+void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
+  TakenSnapshot taken = with_.snapshotter.take(scope_, repository_.commit.id);
+  into = std::move(taken.document);
+  auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  if (taken.missing.empty()) {
+    record.verdict = Verdict::pass;
+    record.summary = count_of(scope_.size(), "device") + ", every source collected";
+  } else {
+    record.verdict = Verdict::no_evidence;
+    record.summary = count_of(taken.missing.size(), "source") + " without evidence";
+    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+  }
+}
+
+void Pipeline::check_compat(GateRecord& record) {
+  // Until the compatibility matrix exists, compat proves that identity was collected for every
+  // target: a version gate without identity would be a pass without evidence.
+  record.verdict = Verdict::pass;
+  for (const auto& target : change_.targets) {
+    const auto& devices = pre_.contains("devices") ? pre_["devices"] : nlohmann::json::object();
+    bool has_identity = devices.contains(target) && devices[target].contains("identity") &&
+                        devices[target]["identity"].is_object() &&
+                        !devices[target]["identity"].empty();
+    if (!has_identity) {
+      record.verdict = Verdict::no_evidence;
+      record.details.push_back(target + ": no identity collected (hostname, OS, versions)");
+    }
+  }
+  record.summary = record.verdict == Verdict::pass
+                       ? "identity collected for " + count_of(change_.targets.size(), "target")
+                       : "identity missing on " + count_of(record.details.size(), "target");
+}
+
+void Pipeline::check_rollback_plan(GateRecord& record) {
+  std::set<std::string> stepped, undone;
+  for (const auto& step : change_.steps) stepped.insert(step.device);
+  for (const auto& step : change_.rollback) undone.insert(step.device);
+  for (const auto& device : stepped)
+    if (!undone.count(device)) record.details.push_back(device + " has steps but no rollback steps");
+  for (const auto* list : {&change_.steps, &change_.rollback})
+    for (const auto& step : *list)
+      if (step.run.empty())
+        record.details.push_back(step.device + ": gNMI steps are not executable by this build");
+  record.verdict = record.details.empty() ? Verdict::pass : Verdict::fail;
+  record.summary = record.details.empty()
+                       ? count_of(change_.rollback.size(), "rollback step") + " for " +
+                             count_of(stepped.size(), "device")
+                       : "the change cannot be undone as written";
+}
+
+void Pipeline::check_approval(GateRecord& record) {
+  int required = repository_.settings.approval.min_approvals;
+  if (required == 0) {
+    record.verdict = Verdict::pass;
+    record.summary = "policy requires no approvals";
+    return;
+  }
+  record.verdict = Verdict::fail;
+  record.summary = "policy requires " + count_of(static_cast<std::size_t>(required), "approval") +
+                   "; none were given";
+  record.details.push_back("approvals required: " + std::to_string(required) + ", valid: 0");
+}
+
+void Pipeline::probe(GateRecord& record, const std::string& phase) {
+  auto outcomes = run_probes(with_.remote, probe_context_, change_.acceptance.probes, phase);
+  nlohmann::json document = nlohmann::json::array();
+  std::size_t passed = 0;
+  record.verdict = Verdict::pass;
+  for (const auto& outcome : outcomes) {
+    document.push_back(to_json(outcome));
+    if (outcome.verdict == Verdict::pass) {
+      ++passed;
+    } else {
+      if (record.verdict != Verdict::fail) record.verdict = outcome.verdict;
+      record.details.push_back("[" + outcome.layer + "] " + outcome.name + " on " + outcome.host +
+                               ": " + std::string(to_string(outcome.verdict)) + ": " +
+                               outcome.reason);
+    }
+    auto& layer = outcome_.layers[phase][outcome.layer];
+    if (layer.is_null() || outcome.verdict != Verdict::pass)
+      if (layer.is_null() || layer != "fail") layer = std::string(to_string(outcome.verdict));
+    outcome_.probes.push_back(outcome);
+  }
+  auto written = with_.evidence.write_json("probes/" + phase + ".json", document);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  record.summary = outcomes.empty() ? "no probes declared"
+                                    : std::to_string(passed) + "/" + std::to_string(outcomes.size()) +
+                                          " probes passed";
+  if (outcomes.empty() && phase != "restored") {
+    // A change without probes proves nothing about the service; refuse rather than pass.
+    record.verdict = Verdict::no_evidence;
+    record.summary = "no probes declared: the service cannot be proven";
+  }
+}
+
+void Pipeline::execute(GateRecord& record) {
+  Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
+                    options_.parallelism);
+  auto deadline = started_ + change_.bounds.deadline;
+  execution_ = executor.apply(deadline);
+  outcome_.steps = execution_.runs;
+  outcome_.change_started = !execution_.runs.empty();
+  std::size_t ok = 0;
+  for (const auto& run : execution_.runs) {
+    if (run.state == StepState::succeeded) ++ok;
+    else record.details.push_back(run.device + " step " + std::to_string(run.index) + ": " + run.reason);
+  }
+  if (execution_.failure && record.details.empty()) record.details.push_back(*execution_.failure);
+  record.verdict = execution_.failure ? Verdict::fail : Verdict::pass;
+  record.summary = std::to_string(ok) + "/" + std::to_string(change_.steps.size()) +
+                   " steps succeeded on " + count_of(execution_.touched.size(), "device");
+}
+
+void Pipeline::settle(GateRecord& record) {
+  // The change's own settle is bounded by its deadline; after a rollback the full settle time
+  // is given, since verifying the restore matters more than the change's deadline.
+  auto left = change_.bounds.deadline - since(started_);
+  Duration wait = failure_detected_ ? change_.acceptance.settle
+                                    : std::min<Duration>(change_.acceptance.settle,
+                                                         std::max(left, Duration::zero()));
+  std::this_thread::sleep_for(wait);
+  record.verdict = Verdict::pass;
+  record.summary = "waited " + format_duration(wait) + " for the fabric to converge";
+}
+
+void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std::string& label,
+                       bool with_expected_differences) {
+  auto rule_sets = rule_sets_for(repository_, change_);
+  auto exceptions = exceptions_for(repository_);
+  auto pre = compare::parse_snapshot(
+      pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/pre.json");
+  auto after = compare::parse_snapshot(
+      post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/" + label + ".json");
+  for (const auto* problem : {rule_sets.ok() ? nullptr : &rule_sets.error(),
+                              exceptions.ok() ? nullptr : &exceptions.error(),
+                              pre.ok() ? nullptr : &pre.error(), after.ok() ? nullptr : &after.error()}) {
+    if (!problem) continue;
+    record.verdict = Verdict::no_evidence;
+    record.details.push_back(problem->message);
+    for (const auto& detail : problem->details) record.details.push_back(detail);
+  }
+  if (record.verdict == Verdict::no_evidence) {
+    record.summary = "the comparison could not run";
+    return;
+  }
+  compare::CompareOptions options;
+  options.max_age = repository_.settings.snapshot_max_age;
+  static const std::vector<intent::ExpectedDifference> kNone;
+  auto report = compare::compare_snapshots(
+      pre.value(), after.value(), rule_sets.value(),
+      with_expected_differences ? change_.compare.expected : kNone, exceptions.value(), options);
+  auto json = compare::to_json(report);
+  auto written = with_.evidence.write_json("diffs/" + label + "-vs-pre.json", json);
+  if (written.ok())
+    written = with_.evidence.write("diffs/" + label + "-vs-pre.txt",
+                                   join(compare::render_human(report), "\n") + "\n");
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+
+  std::map<std::string, std::string> layers;
+  for (const auto& result : report.results) {
+    auto& layer = layers[std::string(compare::to_string(result.layer))];
+    bool bad = result.verdict == compare::Verdict::fail || result.verdict == compare::Verdict::no_evidence;
+    if (layer.empty() || (bad && layer != "fail"))
+      layer = result.verdict == compare::Verdict::waived ? "pass"
+                                                         : std::string(compare::to_string(result.verdict));
+    if (bad) record.details.push_back(check_line(result));
+  }
+  for (const auto& [layer, verdict] : layers) outcome_.layers[label + "-compare"][layer] = verdict;
+  if (report.first_disproven && !report.results.empty()) {
+    // Put the first disproven hypothesis first, as the report's headline.
+    std::string headline = check_line(report.results[*report.first_disproven]);
+    auto it = std::find(record.details.begin(), record.details.end(), headline);
+    if (it != record.details.end()) std::rotate(record.details.begin(), it, it + 1);
+  }
+  record.verdict = report.accepted() ? Verdict::pass
+                   : report.failed > 0 ? Verdict::fail
+                                       : Verdict::no_evidence;
+  record.summary = compare::summary_line(report);
+}
+
+void Pipeline::start_watch(GateRecord& record) {
+  watch_ = std::make_unique<WatchSession>(with_.remote, probe_context_, *change_.acceptance.during);
+  Duration longest = change_.bounds.deadline + change_.acceptance.settle + Duration{120'000};
+  if (auto failed = watch_->start(longest)) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "the continuous probe could not start";
+    record.details.push_back(failed->reason);
+    watch_.reset();
+    return;
+  }
+  record.verdict = Verdict::pass;
+  record.summary = std::to_string(change_.acceptance.during->flows) + " flows from " +
+                   change_.acceptance.during->host + " to " + change_.acceptance.during->target +
+                   ", sampled every 100 ms";
+}
+
+void Pipeline::stop_watch(GateRecord& record) {
+  ProbeOutcome outcome = watch_->stop();
+  watch_.reset();
+  (void)with_.evidence.write_json("probes/during.json", to_json(outcome));
+  outcome_.probes.push_back(outcome);
+  outcome_.layers["during"]["forwarding"] = std::string(to_string(outcome.verdict));
+  record.verdict = outcome.verdict;
+  record.summary = outcome.reason;
+  if (blocks(outcome.verdict)) record.details.push_back("[forwarding] " + outcome.reason);
+}
+
+void Pipeline::roll_back(GateRecord& record) {
+  Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
+                    options_.parallelism);
+  rollback_ = executor.rollback(execution_.touched);
+  outcome_.rollback_steps = rollback_.runs;
+  for (const auto& run : rollback_.runs)
+    if (run.state != StepState::succeeded)
+      record.details.push_back(run.device + " rollback step " + std::to_string(run.index) + ": " + run.reason);
+  for (const auto& device : rollback_.failed_devices)
+    if (std::none_of(rollback_.runs.begin(), rollback_.runs.end(),
+                     [&](const StepRun& r) { return r.device == device; }))
+      record.details.push_back(device + ": no rollback steps declared");
+  record.verdict = rollback_.complete() ? Verdict::pass : Verdict::fail;
+  record.summary = execution_.touched.empty()
+                       ? "no device was changed; nothing to roll back"
+                       : "rolled back " + join(std::vector<std::string>(execution_.touched.rbegin(),
+                                                                         execution_.touched.rend()),
+                                               ", ") +
+                             (rollback_.complete() ? "" : " (INCOMPLETE)");
+}
+
+// ---- the pipeline ---------------------------------------------------------------------------
+
+RunOutcome Pipeline::run() {
+  started_ = Clock::now();
+  with_.evidence.append_journal({{"event", "run-start"},
+                                 {"mode", std::string(to_string(options_.mode))},
+                                 {"change", change_.id},
+                                 {"commit", repository_.commit.id},
+                                 {"at", format_utc(now_utc())}});
+
+  // Read-only gates: each must prove its point or the run stops before anything is touched.
+  // 1. window: refuse outside the change's maintenance window.
+  gate("window", [&](GateRecord& r) { check_window(r); });
+  // 2. snapshot(pre): the baseline, from every device in the inventory.
+  if (!stopped()) gate("snapshot-pre", [&](GateRecord& r) { take_snapshot(r, "pre", pre_); });
+  // 3. compat: the targets' identity is known (versions are checked against it).
+  if (!stopped()) gate("compat", [&](GateRecord& r) { check_compat(r); });
+  // 4. rollback-plan: every device that will change can be changed back.
+  if (!stopped()) gate("rollback-plan", [&](GateRecord& r) { check_rollback_plan(r); });
+  // 5. approval: the plan was approved as policy requires (plan only reports it).
+  if (!stopped()) {
+    auto& approval = gate("approval", [&](GateRecord& r) { check_approval(r); });
+    if (options_.mode == Mode::plan && blocks(approval.verdict)) {
+      approval.verdict = Verdict::pass;
+      approval.summary += " (needed before apply)";
+      outcome_.first_disproven.clear();
+    }
+  }
+  // 6. baseline-probes: the service works before the change; otherwise we would be blamed
+  //    for, or hide, an existing fault.
+  if (!stopped()) gate("baseline-probes", [&](GateRecord& r) { probe(r, "baseline"); });
+
+  // 7. watch: a continuous probe that measures the disruption the change causes.
+  if (!stopped() && options_.mode != Mode::plan && change_.acceptance.during)
+    gate("watch-start", [&](GateRecord& r) { start_watch(r); });
+
+  if (stopped() || options_.mode == Mode::plan) {
+    outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;
+    outcome_.device_state = "untouched: no step was sent";
+    write_outputs(outcome_);
+    return outcome_;
+  }
+
+  // Change gates: from here on, any failure rolls the change back.
+  // 7. execute: waves of steps within the bounds, journaled.
+  gate("execute", [&](GateRecord& r) { execute(r); });
+  // 8. settle: give routing time to converge before judging it.
+  if (!stopped()) gate("settle", [&](GateRecord& r) { settle(r); });
+  // 9. acceptance: the same probes as the baseline must pass again, and the disruption seen
+  //    during the change stays within max_disruption.
+  if (!stopped()) gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
+  if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  // 10. snapshot(post) and 11. compare: everything not declared as expected must hold. They
+  //     run even when an earlier gate failed, to capture the fault before rolling back: the
+  //     report then says which layers held while which failed (BGP up, flows dropped).
+  auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) { take_snapshot(r, "post", post_); });
+  if (!blocks(post_snapshot.verdict))
+    gate("compare", [&](GateRecord& r) { compare(r, post_, "post", true); });
+  else
+    skip("compare", "the post-change snapshot lacks evidence, so nothing can be compared");
+
+  bool forced = options_.mode == Mode::rehearse && !stopped();
+  if (!stopped() && !forced) {
+    outcome_.exit_code = ExitCode::accepted;
+    outcome_.device_state = "changed as intended and verified";
+    write_outputs(outcome_);
+    return outcome_;
+  }
+
+  // The watch must stop before the rollback, whatever failed.
+  if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+
+  // Recovery: undo exactly what may have been applied, then prove the baseline came back at
+  // every layer with the same evidence that admitted the change.
+  if (!failure_detected_) failure_detected_ = Clock::now();  // a rehearsal's forced rollback
+  // 12. rollback, then the same settle time the change had before its verification.
+  gate("rollback", [&](GateRecord& r) { roll_back(r); });
+  if (!execution_.touched.empty()) gate("settle-restored", [&](GateRecord& r) { settle(r); });
+  // 13. snapshot(restored) and 14. compare restored vs pre, with no expected differences.
+  auto& restored_snapshot =
+      gate("snapshot-restored", [&](GateRecord& r) { take_snapshot(r, "restored", restored_); });
+  if (!blocks(restored_snapshot.verdict))
+    gate("compare-restored", [&](GateRecord& r) { compare(r, restored_, "restored", false); });
+  else
+    skip("compare-restored", "the restored snapshot lacks evidence, so nothing can be compared");
+  // 15. probes again: forwarding restored is proven by traffic, not by sessions being up.
+  gate("restored-probes", [&](GateRecord& r) { probe(r, "restored"); });
+
+  bool restored = true;
+  std::vector<std::string> still_different;
+  for (const auto& record : outcome_.gates) {
+    bool recovery_gate = record.name == "rollback" || record.name == "snapshot-restored" ||
+                         record.name == "compare-restored" || record.name == "restored-probes";
+    if (recovery_gate && (blocks(record.verdict) || record.verdict == Verdict::skipped)) {
+      restored = false;
+      for (const auto& detail : record.details) still_different.push_back(record.name + ": " + detail);
+    }
+  }
+  if (restored) outcome_.detection_to_restore = since(*failure_detected_);
+  outcome_.exit_code = restored ? ExitCode::rolled_back : ExitCode::not_restored;
+  outcome_.device_state =
+      restored ? "rolled back; baseline verified at every layer"
+               : "NOT RESTORED: " + (still_different.empty() ? std::string("see report") : still_different.front());
+  write_outputs(outcome_);
+  return outcome_;
+}
+
+// Says in words what the layers mean together, for the cases operators get burned by.
+void Pipeline::diagnose() {
+  auto verdict_of = [&](const std::string& phase, const std::string& layer) -> std::string {
+    if (!outcome_.layers.contains(phase) || !outcome_.layers[phase].contains(layer)) return "";
+    return outcome_.layers[phase][layer].get<std::string>();
+  };
+  bool forwarding_failed = verdict_of("acceptance", "forwarding") == "fail" ||
+                           verdict_of("during", "forwarding") == "fail";
+  bool transport_failed = verdict_of("acceptance", "transport") == "fail";
+  std::string control = verdict_of("post-compare", "control-plane");
+  std::string link = verdict_of("post-compare", "link");
+  if ((forwarding_failed || transport_failed) && control == "pass") {
+    outcome_.diagnosis.push_back(
+        std::string("control plane held while ") + (forwarding_failed ? "forwarding" : "transport") +
+        " failed: every BGP session stayed as it was" + (link == "pass" ? " and every link stayed up" : "") +
+        ", yet traffic was lost. A dashboard of sessions and links would have shown green.");
+  }
+  if (verdict_of("restored-compare", "control-plane") == "pass" &&
+      verdict_of("restored", "forwarding") == "fail")
+    outcome_.diagnosis.push_back(
+        "after rollback the sessions are back but forwarding is not: the baseline is NOT restored.");
+}
+
+void Pipeline::write_outputs(RunOutcome& outcome) {
+  diagnose();
+  ReportContext context{repository_, change_, options_.mode, options_.operator_name,
+                        with_.evidence.run_id()};
+  nlohmann::json execution = {{"steps", nlohmann::json::array()}, {"rollback", nlohmann::json::array()}};
+  for (const auto& run : outcome.steps) execution["steps"].push_back(to_json(run));
+  for (const auto& run : outcome.rollback_steps) execution["rollback"].push_back(to_json(run));
+  (void)with_.evidence.write_json("execution.json", execution);
+  (void)with_.evidence.write("report.md", render_report_markdown(context, outcome));
+  (void)with_.evidence.write("junit.xml", render_junit(context, outcome));
+  if (options_.mode == Mode::plan) {
+    (void)with_.evidence.write("review.md", render_review_markdown(context, outcome));
+    (void)with_.evidence.write_json("plan.json", render_plan_json(context, outcome));
+  }
+  with_.evidence.append_journal({{"event", "run-end"},
+                                 {"exit_code", to_int(outcome.exit_code)},
+                                 {"at", format_utc(now_utc())}});
+  auto manifest = render_manifest(context, outcome);
+  if (options_.annotate) options_.annotate(with_.evidence, manifest);
+  (void)with_.evidence.finish(manifest);
+}
+
+}  // namespace fabgate::pipeline

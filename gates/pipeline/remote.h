@@ -1,0 +1,64 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "adapters/core/result.h"
+#include "adapters/ssh/command_result.h"
+#include "adapters/ssh/connection_cache.h"
+#include "adapters/ssh/ssh_failure.h"
+#include "adapters/ssh/ssh_target.h"
+#include "gates/intent/model.h"
+
+namespace fabgate::pipeline {
+
+class EvidenceBundle;
+
+using RemoteResult = Expected<ssh::CommandResult, ssh::SshFailure>;
+
+// Runs one command on one device with one credential role. The seam exists so the pipeline's
+// logic can be unit-tested with a scripted fake; the real implementation is SshRemote (libssh
+// sessions from one ConnectionCache per run). `purpose` ("step", "rollback", "probe",
+// "snapshot") goes into commands.jsonl.
+class Remote {
+ public:
+  virtual ~Remote() = default;
+  virtual RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                           const std::string& command, Duration deadline,
+                           std::string_view purpose) = 0;
+};
+
+ssh::SshDevice to_ssh_device(const intent::Device& device);
+
+// The real Remote: one session per device and role, reused for every command of the run.
+class SshRemote final : public Remote {
+ public:
+  explicit SshRemote(ssh::ConnectionCache& connections) : connections_(connections) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override;
+
+ private:
+  ssh::ConnectionCache& connections_;
+};
+
+// Writes every command sent (device, role, purpose, command, start, duration, exit status,
+// redacted output or the failure) to the evidence's commands.jsonl, then returns the result.
+class RecordingRemote final : public Remote {
+ public:
+  RecordingRemote(Remote& inner, EvidenceBundle& evidence) : inner_(inner), evidence_(evidence) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override;
+
+ private:
+  Remote& inner_;
+  EvidenceBundle& evidence_;
+};
+
+// "leaf2: vtysh -c 'show bgp summary json': timed out after 10s"
+std::string describe_failure(const intent::Device& device, const std::string& command,
+                             const ssh::SshFailure& failure);
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,373 @@
+#include "gates/pipeline/reports.h"
+
+#include <sstream>
+
+#include "adapters/core/build_info.h"
+#include "adapters/core/sha256.h"
+#include "adapters/core/text.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+nlohmann::json steps_json(const std::vector<intent::Step>& steps) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& step : steps) {
+    nlohmann::json item = {{"device", step.device}, {"description", step.description}};
+    if (!step.run.empty()) item["run"] = step.run;
+    if (!step.gnmi_set.empty()) {
+      item["gnmi"] = nlohmann::json::array();
+      for (const auto& op : step.gnmi_set)
+        item["gnmi"].push_back({{"op", op.op}, {"path", op.path}, {"value", op.value}});
+    }
+    if (step.timeout) item["timeout_ms"] = step.timeout->count();
+    out.push_back(item);
+  }
+  return out;
+}
+
+std::string verdict_word(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass: return "pass";
+    case Verdict::fail: return "**FAIL**";
+    case Verdict::no_evidence: return "**NO EVIDENCE**";
+    case Verdict::skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::string exit_meaning(ExitCode code) {
+  switch (code) {
+    case ExitCode::accepted: return "accepted";
+    case ExitCode::internal_error: return "internal error";
+    case ExitCode::invalid_input: return "invalid input";
+    case ExitCode::refused: return "refused before any change; nothing was touched";
+    case ExitCode::rolled_back: return "change failed and was rolled back; baseline verified";
+    case ExitCode::not_restored: return "ROLLBACK FAILED OR BASELINE NOT VERIFIED: a human must act now";
+  }
+  return "";
+}
+
+std::string md_cell(std::string text) {
+  for (auto& c : text)
+    if (c == '|' || c == '\n') c = ' ';
+  return text;
+}
+
+std::string seconds(Duration duration) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(2);
+  out << duration.count() / 1000.0 << " s";
+  return out.str();
+}
+
+void steps_table(std::ostringstream& md, const std::vector<StepRun>& runs) {
+  md << "| device | # | command | result | time |\n|---|---|---|---|---|\n";
+  for (const auto& run : runs)
+    md << "| " << run.device << " | " << run.index << " | `" << md_cell(run.command) << "` | "
+       << to_string(run.state) << (run.reason.empty() ? "" : ": " + md_cell(run.reason)) << " | "
+       << seconds(run.duration) << " |\n";
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters; command output can contain them.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+nlohmann::json change_to_json(const intent::Change& change) {
+  nlohmann::json waves = change.bounds.waves.empty() ? nlohmann::json::array({change.targets})
+                                                     : nlohmann::json(change.bounds.waves);
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& probe : change.acceptance.probes)
+    probes.push_back({{"name", probe.name},
+                      {"layer", probe.layer},
+                      {"host", probe.host},
+                      {"kind", probe.kind},
+                      {"run", probe.run},
+                      {"target", probe.target},
+                      {"flows", probe.flows},
+                      {"timeout_ms", probe.timeout.count()}});
+  nlohmann::json expected = nlohmann::json::array();
+  for (const auto& item : change.compare.expected)
+    expected.push_back({{"device", item.device},
+                        {"path", item.path},
+                        {"values", item.values},
+                        {"absent", item.absent}});
+  nlohmann::json out = {
+      {"id", change.id},
+      {"title", change.title},
+      {"file", change.file},
+      {"targets", change.targets},
+      {"bounds",
+       {{"max_targets", change.bounds.max_targets},
+        {"step_timeout_ms", change.bounds.step_timeout.count()},
+        {"deadline_ms", change.bounds.deadline.count()},
+        {"waves", waves}}},
+      {"steps", steps_json(change.steps)},
+      {"rollback", steps_json(change.rollback)},
+      {"acceptance", {{"settle_ms", change.acceptance.settle.count()}, {"probes", probes}}},
+      {"compare", {{"rule_sets", change.compare.rule_sets}, {"expected", expected}}}};
+  if (change.window)
+    out["window"] = {{"start", format_utc(change.window->start)}, {"end", format_utc(change.window->end)}};
+  if (change.confirm_timeout) out["confirm_timeout_ms"] = change.confirm_timeout->count();
+  if (change.acceptance.during)
+    out["acceptance"]["during"] = {{"host", change.acceptance.during->host},
+                                   {"target", change.acceptance.during->target},
+                                   {"flows", change.acceptance.during->flows},
+                                   {"max_disruption_ms", change.acceptance.during->max_disruption.count()}};
+  return out;
+}
+
+std::string change_digest(const intent::Change& change) {
+  return sha256_hex(change_to_json(change).dump());
+}
+
+std::string policies_digest(const intent::IntentRepository& repository) {
+  Sha256 hash;
+  for (const auto& [path, text] : repository.policy_texts) {
+    hash.update(path);
+    hash.update(std::string(1, '\0'));
+    hash.update(text);
+    hash.update(std::string(1, '\0'));
+  }
+  return hash.hex_digest();
+}
+
+std::string render_report_markdown(const ReportContext& context, const RunOutcome& outcome) {
+  const auto& change = context.change;
+  std::ostringstream md;
+  md << "# fabgate " << to_string(context.mode) << ": " << change.id << "\n\n";
+  md << "**Outcome: exit " << to_int(outcome.exit_code) << " — " << exit_meaning(outcome.exit_code)
+     << ".**\n\n";
+  md << "- Devices left: " << outcome.device_state << "\n";
+  md << "- First disproven hypothesis: "
+     << (outcome.first_disproven.empty() ? "none" : md_cell(outcome.first_disproven)) << "\n";
+  for (const auto& line : outcome.diagnosis) md << "- Diagnosis: " << md_cell(line) << "\n";
+  if (outcome.detection_to_restore)
+    md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore) << "\n";
+  md << "- Change: " << md_cell(change.title) << " (`" << change.file << "`)\n";
+  md << "- Intent commit: `" << context.repository.commit.id << "` by "
+     << context.repository.commit.author_name << " <" << context.repository.commit.author_email
+     << ">\n";
+  md << "- Targets: " << join(change.targets, ", ") << "\n";
+  md << "- Operator: " << context.operator_name << ", run " << context.run_id << ", fabgate "
+     << tool_version() << " (" << build_commit() << ")\n\n";
+
+  md << "## Gates\n\n| # | gate | verdict | time | summary |\n|---|---|---|---|---|\n";
+  int n = 0;
+  for (const auto& gate : outcome.gates)
+    md << "| " << ++n << " | " << gate.name << " | " << verdict_word(gate.verdict) << " | "
+       << seconds(gate.duration) << " | " << md_cell(gate.summary) << " |\n";
+  md << "\n";
+
+  bool any_details = false;
+  for (const auto& gate : outcome.gates) {
+    if (gate.details.empty()) continue;
+    if (!any_details) md << "## Findings\n\n";
+    any_details = true;
+    md << "### " << gate.name << " (" << to_string(gate.verdict) << ")\n\n";
+    std::size_t shown = 0;
+    for (const auto& detail : gate.details) {
+      if (++shown > 50) {
+        md << "- … " << gate.details.size() - 50 << " more in the evidence files\n";
+        break;
+      }
+      md << "- " << md_cell(detail) << "\n";
+    }
+    md << "\n";
+  }
+
+  if (!outcome.layers.empty()) {
+    md << "## By layer\n\nA layer is proven only by checks of that layer: a session back up is "
+          "not forwarding restored.\n\n| phase | layer | verdict |\n|---|---|---|\n";
+    for (auto phase = outcome.layers.begin(); phase != outcome.layers.end(); ++phase)
+      for (auto layer = phase->begin(); layer != phase->end(); ++layer)
+        md << "| " << phase.key() << " | " << layer.key() << " | " << layer->get<std::string>()
+           << " |\n";
+    md << "\n";
+  }
+
+  if (!outcome.probes.empty()) {
+    md << "## Probes\n\n| phase | probe | layer | host | verdict | reason |\n|---|---|---|---|---|---|\n";
+    for (const auto& probe : outcome.probes)
+      md << "| " << probe.phase << " | " << probe.name << " | " << probe.layer << " | "
+         << probe.host << " | " << to_string(probe.verdict) << " | " << md_cell(probe.reason)
+         << " |\n";
+    md << "\n";
+  }
+  if (!outcome.steps.empty()) {
+    md << "## Steps executed\n\n";
+    steps_table(md, outcome.steps);
+    md << "\n";
+  }
+  if (!outcome.rollback_steps.empty()) {
+    md << "## Rollback executed\n\n";
+    steps_table(md, outcome.rollback_steps);
+    md << "\n";
+  }
+  md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
+        "`probes/`, every command sent in `commands.jsonl`, the journal in `journal.jsonl`. "
+        "`fabgate evidence verify` checks this folder against `manifest.json`.\n";
+  return md.str();
+}
+
+std::string render_review_markdown(const ReportContext& context, const RunOutcome& outcome) {
+  const auto& change = context.change;
+  std::ostringstream md;
+  md << "# Review: " << change.id << " — " << change.title << "\n\n";
+  md << "Plan from intent commit `" << context.repository.commit.id << "` (" << change.file
+     << "). Plan status: exit " << to_int(outcome.exit_code) << " — "
+     << exit_meaning(outcome.exit_code) << ".\n\n";
+  md << "## What changes where\n\nTargets (" << change.targets.size() << ", max "
+     << change.bounds.max_targets << "): " << join(change.targets, ", ") << "\n\n";
+  for (const auto& step : change.steps)
+    md << "- **" << step.device << "**: `" << md_cell(step.run) << "`"
+       << (step.description.empty() ? "" : " — " + md_cell(step.description)) << "\n";
+  md << "\n## Rollback\n\n";
+  for (const auto& step : change.rollback)
+    md << "- **" << step.device << "**: `" << md_cell(step.run) << "`\n";
+  md << "\n## Bounds\n\n- step timeout " << format_duration(change.bounds.step_timeout)
+     << ", deadline " << format_duration(change.bounds.deadline) << "\n";
+  auto waves = change.bounds.waves.empty() ? std::vector<std::vector<std::string>>{change.targets}
+                                           : change.bounds.waves;
+  for (std::size_t i = 0; i < waves.size(); ++i)
+    md << "- wave " << i + 1 << ": " << join(waves[i], ", ") << "\n";
+  if (change.window)
+    md << "- window " << format_utc(change.window->start) << " .. " << format_utc(change.window->end) << "\n";
+  md << "\n## Acceptance\n\n- settle " << format_duration(change.acceptance.settle) << "\n";
+  for (const auto& probe : change.acceptance.probes)
+    md << "- probe `" << probe.name << "` (" << probe.layer << ") on " << probe.host << "\n";
+  md << "\n## Expected differences\n\n";
+  if (change.compare.expected.empty()) md << "None: every compared element must hold.\n";
+  for (const auto& item : change.compare.expected)
+    md << "- " << item.device << ": `" << item.path << "` -> "
+       << (item.absent ? "absent" : item.values.empty() ? "any value" : join(item.values, " | "))
+       << "\n";
+  md << "\n## Baseline\n\n| gate | verdict | summary |\n|---|---|---|\n";
+  for (const auto& gate : outcome.gates)
+    md << "| " << gate.name << " | " << verdict_word(gate.verdict) << " | " << md_cell(gate.summary)
+       << " |\n";
+  md << "\nChange digest: `" << change_digest(change) << "`\n";
+  return md.str();
+}
+
+nlohmann::json render_plan_json(const ReportContext& context, const RunOutcome& outcome) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& gate : outcome.gates)
+    gates.push_back({{"name", gate.name},
+                     {"verdict", std::string(to_string(gate.verdict))},
+                     {"summary", gate.summary},
+                     {"details", gate.details}});
+  return {{"format", "fabgate.plan/1"},
+          {"intent_commit", context.repository.commit.id},
+          {"change", change_to_json(context.change)},
+          {"change_digest", change_digest(context.change)},
+          {"policies_digest", policies_digest(context.repository)},
+          {"baseline", gates},
+          {"ready", outcome.exit_code == ExitCode::accepted}};
+}
+
+std::string render_junit(const ReportContext& context, const RunOutcome& outcome) {
+  std::size_t tests = outcome.gates.size() + outcome.probes.size();
+  std::size_t failures = 0, skipped = 0;
+  for (const auto& gate : outcome.gates) {
+    failures += blocks(gate.verdict);
+    skipped += gate.verdict == Verdict::skipped;
+  }
+  for (const auto& probe : outcome.probes) failures += blocks(probe.verdict);
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures << "\">\n";
+  xml << "  <testsuite name=\"" << xml_escape(std::string(to_string(context.mode)) + "." + context.change.id)
+      << "\" tests=\"" << tests << "\" failures=\"" << failures << "\" skipped=\"" << skipped
+      << "\">\n";
+  for (const auto& gate : outcome.gates) {
+    xml << "    <testcase classname=\"gates\" name=\"" << xml_escape(gate.name) << "\" time=\""
+        << gate.duration.count() / 1000.0 << "\">\n";
+    if (gate.verdict == Verdict::skipped) {
+      xml << "      <skipped message=\"" << xml_escape(gate.summary) << "\"/>\n";
+    } else if (blocks(gate.verdict)) {
+      xml << "      <failure type=\"" << to_string(gate.verdict) << "\" message=\""
+          << xml_escape(gate.summary) << "\">" << xml_escape(join(gate.details, "\n"))
+          << "</failure>\n";
+    }
+    xml << "    </testcase>\n";
+  }
+  for (const auto& probe : outcome.probes) {
+    xml << "    <testcase classname=\"probes." << xml_escape(probe.phase) << "\" name=\""
+        << xml_escape(probe.name + " [" + probe.layer + "]") << "\" time=\""
+        << probe.duration.count() / 1000.0 << "\">\n";
+    if (blocks(probe.verdict))
+      xml << "      <failure type=\"" << to_string(probe.verdict) << "\" message=\""
+          << xml_escape(probe.reason) << "\"/>\n";
+    xml << "    </testcase>\n";
+  }
+  xml << "  </testsuite>\n</testsuites>\n";
+  return xml.str();
+}
+
+nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& outcome) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& gate : outcome.gates)
+    gates.push_back({{"name", gate.name},
+                     {"verdict", std::string(to_string(gate.verdict))},
+                     {"summary", gate.summary},
+                     {"started_at", format_utc(gate.started)},
+                     {"duration_ms", gate.duration.count()}});
+  nlohmann::json manifest = {
+      {"format", "fabgate.evidence/1"},
+      {"tool", {{"name", "fabgate"}, {"version", tool_version()}, {"build_commit", build_commit()}}},
+      {"mode", std::string(to_string(context.mode))},
+      {"run_id", context.run_id},
+      {"operator", context.operator_name},
+      {"intent_commit", context.repository.commit.id},
+      {"intent_root", context.repository.root},
+      {"change", {{"id", context.change.id}, {"file", context.change.file}}},
+      {"digests", {{"change", change_digest(context.change)}, {"policies", policies_digest(context.repository)}}},
+      {"approvals", nlohmann::json::array()},
+      {"gates", gates},
+      {"exit_code", to_int(outcome.exit_code)},
+      {"outcome", exit_meaning(outcome.exit_code)},
+      {"first_disproven", outcome.first_disproven},
+      {"device_state", outcome.device_state},
+      {"diagnosis", outcome.diagnosis},
+      {"exceptions_used", nlohmann::json::array()},
+      {"finished_at", format_utc(now_utc())}};
+  if (outcome.detection_to_restore)
+    manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
+  return manifest;
+}
+
+nlohmann::json render_summary_json(const ReportContext& context, const RunOutcome& outcome,
+                                   const std::string& evidence_dir) {
+  nlohmann::json summary = render_manifest(context, outcome);
+  summary["evidence"] = evidence_dir;
+  summary["layers"] = outcome.layers;
+  summary["diagnosis"] = outcome.diagnosis;
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& gate : outcome.gates)
+    gates.push_back({{"name", gate.name},
+                     {"verdict", std::string(to_string(gate.verdict))},
+                     {"summary", gate.summary},
+                     {"details", gate.details},
+                     {"duration_ms", gate.duration.count()}});
+  summary["gates"] = gates;
+  return summary;
+}
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/intent/model.h"
+#include "gates/pipeline/pipeline.h"
+
+namespace fabgate::pipeline {
+
+struct ReportContext {
+  const intent::IntentRepository& repository;
+  const intent::Change& change;
+  Mode mode;
+  std::string operator_name;
+  std::string run_id;
+};
+
+// The change as data: targets, bounds, waves, steps, rollback, acceptance, expected
+// differences. Used by plan.json and for the change digest.
+nlohmann::json change_to_json(const intent::Change& change);
+// sha256 over the canonical change JSON.
+std::string change_digest(const intent::Change& change);
+// sha256 over every policy file at the commit (path and content).
+std::string policies_digest(const intent::IntentRepository& repository);
+
+// report.md: written so that a reader of this file alone can tell what ran, what failed first,
+// and what state the devices were left in.
+std::string render_report_markdown(const ReportContext& context, const RunOutcome& outcome);
+// review.md: for a reviewer in a pull request (what changes where, rollback, bounds, baseline).
+std::string render_review_markdown(const ReportContext& context, const RunOutcome& outcome);
+nlohmann::json render_plan_json(const ReportContext& context, const RunOutcome& outcome);
+// junit.xml: one testcase per gate and per probe; blocking verdicts are failures.
+std::string render_junit(const ReportContext& context, const RunOutcome& outcome);
+// manifest.json without its "files" map (EvidenceBundle::finish adds it).
+nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& outcome);
+// The one JSON document `--json` prints for plan/apply/rehearse.
+nlohmann::json render_summary_json(const ReportContext& context, const RunOutcome& outcome,
+                                   const std::string& evidence_dir);
+
+std::string xml_escape(const std::string& text);
+
+}  // namespace fabgate::pipeline

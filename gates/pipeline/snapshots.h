@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/intent/model.h"
+
+namespace fabgate::pipeline {
+
+// A snapshot as the pipeline needs it: the document (docs/snapshot-format.md) and every part
+// that could not be collected ("leaf1: bgp: vtysh: command not found").
+struct TakenSnapshot {
+  nlohmann::json document;
+  std::vector<std::string> missing;
+};
+
+// Takes a snapshot of some devices with the read credential. The seam exists so the pipeline
+// can be tested without collectors; the real implementation runs the collector profiles of
+// gates/snapshot over the run's SSH sessions.
+class Snapshotter {
+ public:
+  virtual ~Snapshotter() = default;
+  virtual TakenSnapshot take(const std::vector<const intent::Device*>& devices,
+                             const std::string& intent_commit) = 0;
+};
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,393 @@
+// End-to-end runs of `fabgate plan/apply` against real SSH targets on loopback, without the
+// lab. Each "device" is a name for the same real sshd; its configuration is a file in the
+// server's home, a change edits the file, and a probe command checks it. What the tests assert
+// is what an operator would see: the exit code, what the devices were left with, and what the
+// evidence bundle says.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "tests/support/git_repo.h"
+#include "tests/support/sshd_fixture.h"
+
+namespace fabgate {
+namespace {
+
+using testing::CommandOutput;
+using testing::GitRepo;
+using testing::SshdFixture;
+using testing::shell_quoted;
+
+const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
+
+class ApplyEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = SshdFixture::start();
+    ASSERT_TRUE(sshd_) << SshdFixture::last_error();
+    evidence_ = repo_.file("evidence-out");
+    for (const char* device : {"d1", "d2"}) write_config(device, "mtu 9000\n");
+  }
+
+  std::string config_path(const std::string& device) const {
+    return sshd_->home() + "/" + device + ".conf";
+  }
+  void write_config(const std::string& device, const std::string& content) {
+    testing::write_file(config_path(device), content);
+  }
+  std::string config(const std::string& device) const {
+    return testing::read_file(config_path(device));
+  }
+
+  // Commits an intent repository whose devices d1 and d2 are this sshd, with `change_yaml` as
+  // changes/c.yaml. `{home}` in the change text is the server's home folder.
+  void commit_intent(std::string change_yaml, const std::string& settings_extra = "") {
+    change_yaml = std::regex_replace(change_yaml, std::regex("\\{home\\}"), sshd_->home());
+    repo_.write(".gitignore", "evidence-out/\n");
+    repo_.write("fabgate.yaml", "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " +
+                                    sshd_->known_hosts() + "\n  connect_timeout: 5s\n" +
+                                    settings_extra);
+    std::string device_block;
+    for (const char* name : {"d1", "d2"})
+      device_block += std::string("  ") + name +
+                      ":\n    platform: linux\n    role: leaf\n    ssh: {host: 127.0.0.1, port: " +
+                      std::to_string(sshd_->port()) + "}\n";
+    repo_.write("inventory.yaml", "credentials:\n  read: {user: " + sshd_->user() +
+                                      ", identity_file: " + sshd_->user_key() +
+                                      ", agent: false}\n  change: {user: " + sshd_->user() +
+                                      ", identity_file: " + change_key() +
+                                      ", agent: false}\ndevices:\n" + device_block);
+    repo_.write("changes/c.yaml", change_yaml);
+    repo_.commit_all("intent");
+  }
+
+  // A second authorized key for the change credential: reads and changes use different keys.
+  std::string change_key() {
+    std::string key = sshd_->dir() + "/change_ed25519";
+    if (!std::filesystem::exists(key)) {
+      testing::run_shell("ssh-keygen -q -t ed25519 -N '' -f " + shell_quoted(key) + " && cat " +
+                         shell_quoted(key + ".pub") + " >> " +
+                         shell_quoted(sshd_->file("authorized_keys")));
+    }
+    return key;
+  }
+
+  CommandOutput fabgate(const std::string& arguments) {
+    return repo_.run(shell_quoted(kFabgate) + " " + arguments + " 2>&1");
+  }
+
+  // The one evidence bundle written for change `c`.
+  std::filesystem::path bundle() {
+    std::vector<std::filesystem::path> found;
+    std::filesystem::path root = evidence_ + "/c";
+    if (std::filesystem::exists(root))
+      for (const auto& entry : std::filesystem::directory_iterator(root)) found.push_back(entry.path());
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? std::filesystem::path() : found.front();
+  }
+  nlohmann::json manifest() {
+    std::ifstream in(bundle() / "manifest.json");
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  // Commands of one purpose ("step", "rollback", "probe") sent to `device`, from commands.jsonl.
+  std::vector<std::string> commands(const std::string& purpose, const std::string& device) {
+    std::vector<std::string> out;
+    std::ifstream in(bundle() / "commands.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      auto record = nlohmann::json::parse(line, nullptr, false);
+      if (record.value("purpose", "") == purpose && record.value("device", "") == device)
+        out.push_back(record.value("command", ""));
+    }
+    return out;
+  }
+
+  std::unique_ptr<SshdFixture> sshd_;
+  GitRepo repo_;
+  std::string evidence_;
+};
+
+// A change that appends to d1's configuration and can be undone from a backup; the probe
+// proves the "service" works as long as the configuration holds no 'broken' line.
+std::string change(const std::string& step, const std::string& rollback = "cp {home}/d1.bak {home}/d1.conf",
+                   const std::string& probe = "! grep -q broken {home}/d1.conf",
+                   const std::string& bounds = "max_targets: 1, step_timeout: 10s, deadline: 1m") {
+  return "id: c\ntitle: test change\ntargets: [d1]\nbounds: {" + bounds +
+         "}\nsteps:\n  - device: d1\n    run: cp {home}/d1.conf {home}/d1.bak && " + step +
+         "\nrollback:\n  - device: d1\n    run: " + rollback +
+         "\nacceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n      host: d2\n"
+         "      run: \"" + probe + "\"\n      timeout: 10s\n";
+}
+
+TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
+  // Given a change that appends a harmless line, then apply exits 0, d1 holds the new line,
+  // and the evidence bundle verifies.
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
+  EXPECT_NE(out.output.find("exit 0: accepted"), std::string::npos) << out.output;
+  auto m = manifest();
+  EXPECT_EQ(m["exit_code"], 0);
+  EXPECT_EQ(m["intent_commit"], repo_.head());
+  auto verify = fabgate("evidence verify " + shell_quoted(bundle().string()));
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  // The step used the change key, the probes and snapshots the read key.
+  std::ifstream in(bundle() / "commands.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto record = nlohmann::json::parse(line);
+    EXPECT_EQ(record["role"], record["purpose"] == "step" || record["purpose"] == "rollback" ? "change" : "read")
+        << line;
+  }
+}
+
+TEST_F(ApplyEndToEnd, FailingAcceptanceIsRolledBackAndVerified) {
+  // Given a change that breaks the service, then apply rolls it back, proves the baseline
+  // came back and exits 4; d1's configuration is what it was.
+  commit_intent(change("echo broken >> {home}/d1.conf"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  auto m = manifest();
+  EXPECT_EQ(m["exit_code"], 4);
+  EXPECT_NE(m["first_disproven"].get<std::string>().find("acceptance: [workload] config-healthy"),
+            std::string::npos)
+      << m["first_disproven"];
+  EXPECT_NE(m["device_state"].get<std::string>().find("baseline verified"), std::string::npos);
+  auto report = testing::read_file((bundle() / "report.md").string());
+  EXPECT_NE(report.find("exit 4"), std::string::npos);
+  EXPECT_NE(report.find("## Rollback executed"), std::string::npos);
+  EXPECT_NE(report.find("First disproven hypothesis: acceptance"), std::string::npos);
+}
+
+TEST_F(ApplyEndToEnd, RollbackThatCannotRestoreExitsFiveAndSaysWhatIsStillWrong) {
+  commit_intent(change("echo broken >> {home}/d1.conf", "true"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 5) << out.output;
+  EXPECT_NE(out.output.find("NOT RESTORED"), std::string::npos);
+  auto m = manifest();
+  EXPECT_NE(m["device_state"].get<std::string>().find("restored-probes"), std::string::npos)
+      << m["device_state"];
+}
+
+TEST_F(ApplyEndToEnd, StepPastItsTimeoutIsStoppedAndRolledBack) {
+  // Given a step that hangs, then it is stopped at its 1 s timeout (not after the 30 s sleep),
+  // rolled back and verified.
+  commit_intent(change("echo broken >> {home}/d1.conf && sleep 30", "cp {home}/d1.bak {home}/d1.conf",
+                       "! grep -q broken {home}/d1.conf",
+                       "max_targets: 1, step_timeout: 1s, deadline: 1m"));
+  auto started = std::chrono::steady_clock::now();
+  auto out = fabgate("apply c");
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_LT(took, std::chrono::seconds(25));
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_NE(out.output.find("timed out after 1s (step timeout)"), std::string::npos) << out.output;
+}
+
+TEST_F(ApplyEndToEnd, DeadlineStopsTheChangeBeforeTheNextStep) {
+  // Given three 1 s steps and a 1500 ms deadline, then the run stops at the deadline, never
+  // sends the third step, and rolls back.
+  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf && sleep 1", "cp {home}/d1.bak {home}/d1.conf",
+                            "! grep -q broken {home}/d1.conf",
+                            "max_targets: 1, step_timeout: 1500ms, deadline: 1500ms");
+  yaml = std::regex_replace(yaml, std::regex("\nrollback:"),
+                            "\n  - {device: d1, run: sleep 1}\n  - {device: d1, run: echo third >> {home}/d1.conf}\nrollback:");
+  commit_intent(yaml);
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  for (const auto& sent : commands("step", "d1")) EXPECT_EQ(sent.find("third"), std::string::npos);
+  EXPECT_NE(out.output.find("deadline"), std::string::npos) << out.output;
+}
+
+TEST_F(ApplyEndToEnd, OutsideTheWindowNothingIsTouched) {
+  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf") +
+                     "window: {start: 2020-01-01T00:00:00Z, end: 2020-01-01T02:00:00Z}\n";
+  commit_intent(yaml);
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+  EXPECT_NE(out.output.find("outside the window"), std::string::npos) << out.output;
+}
+
+TEST_F(ApplyEndToEnd, MissingRollbackIsRefusedBeforeAnyStep) {
+  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf");
+  yaml = yaml.substr(0, yaml.find("rollback:")) + yaml.substr(yaml.find("acceptance:"));
+  commit_intent(yaml);
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_NE(out.output.find("d1 has steps but no rollback steps"), std::string::npos) << out.output;
+  auto validate = fabgate("validate");
+  EXPECT_EQ(validate.exit_code, 2) << validate.output;
+}
+
+TEST_F(ApplyEndToEnd, UnhealthyBaselineIsRefused) {
+  // Given a service already broken before the change, then apply refuses (exit 3) and sends
+  // no step: fabgate never changes a fabric it cannot prove healthy.
+  write_config("d1", "mtu 9000\nbroken\n");
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nbroken\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+  EXPECT_EQ(manifest()["first_disproven"].get<std::string>().rfind("baseline-probes", 0), 0u);
+}
+
+TEST_F(ApplyEndToEnd, ProbeWithoutEvidenceNeverPasses) {
+  // Given a probe whose command does not exist on the host, then it is no-evidence and the run
+  // is refused; absent evidence is not health.
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
+                       "/nonexistent/health-check"));
+  auto out = fabgate("apply c --json");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("no-evidence"), std::string::npos);
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApplyEndToEnd, UnreachableDeviceIsNoEvidenceNotHealth) {
+  // Given a device whose host key in known_hosts is wrong, then the baseline snapshot has no
+  // evidence for it and the change is refused; no command reaches the device.
+  commit_intent(change("touch {home}/marker"));
+  repo_.write("fabgate.yaml", "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " +
+                                  sshd_->changed_known_hosts() + "\n");
+  repo_.commit_all("wrong host key");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_FALSE(std::filesystem::exists(sshd_->home() + "/marker"));
+  EXPECT_NE(out.output.find("host-key"), std::string::npos) << out.output;
+}
+
+TEST_F(ApplyEndToEnd, FirstFailingWaveStopsTheRun) {
+  // Given waves [d1] then [d2] and a failing step on d1, then d2 is never touched and d1 is
+  // rolled back.
+  commit_intent(R"(id: c
+title: two waves
+targets: [d1, d2]
+bounds: {max_targets: 2, step_timeout: 10s, deadline: 1m, waves: [[d1], [d2]]}
+steps:
+  - {device: d1, run: "cp {home}/d1.conf {home}/d1.bak && echo half >> {home}/d1.conf && false"}
+  - {device: d2, run: "echo 'mtu 9100' >> {home}/d2.conf"}
+rollback:
+  - {device: d1, run: "cp {home}/d1.bak {home}/d1.conf"}
+  - {device: d2, run: "sed -i '/9100/d' {home}/d2.conf"}
+acceptance:
+  probes:
+    - {name: config-healthy, host: d2, run: "! grep -q broken {home}/d1.conf"}
+)");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_EQ(config("d2"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d2").empty());
+  EXPECT_TRUE(commands("rollback", "d2").empty());
+  EXPECT_EQ(commands("rollback", "d1").size(), 1u);
+}
+
+TEST_F(ApplyEndToEnd, PlanWritesTheReviewAndTouchesNothing) {
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  auto out = fabgate("plan c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  auto review = testing::read_file((bundle() / "review.md").string());
+  EXPECT_NE(review.find("## Rollback"), std::string::npos);
+  EXPECT_NE(review.find("cp " + sshd_->home() + "/d1.bak"), std::string::npos);
+  auto plan = nlohmann::json::parse(testing::read_file((bundle() / "plan.json").string()));
+  EXPECT_TRUE(plan["ready"].get<bool>());
+  EXPECT_EQ(plan["intent_commit"], repo_.head());
+}
+
+TEST_F(ApplyEndToEnd, UncommittedIntentIsRefusedAsInvalidInput) {
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  repo_.write("changes/c.yaml", change("echo broken >> {home}/d1.conf"));
+  for (const char* command : {"plan c", "apply c"}) {
+    auto out = fabgate(command);
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_NE(out.output.find("changes/c.yaml (modified)"), std::string::npos) << out.output;
+  }
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApplyEndToEnd, TamperedEvidenceIsDetected) {
+  // Given a finished bundle, then editing, deleting or adding a file is reported (exit 3).
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  ASSERT_EQ(fabgate("apply c").exit_code, 0);
+  auto dir = bundle();
+  std::string verify = "evidence verify " + shell_quoted(dir.string());
+  ASSERT_EQ(fabgate(verify).exit_code, 0);
+
+  std::ofstream(dir / "report.md", std::ios::app) << "all green\n";
+  auto modified = fabgate(verify);
+  EXPECT_EQ(modified.exit_code, 3);
+  EXPECT_NE(modified.output.find("modified: report.md"), std::string::npos) << modified.output;
+
+  std::filesystem::remove(dir / "snapshots/post.json");
+  std::ofstream(dir / "extra.txt") << "x";
+  auto changed = fabgate(verify);
+  EXPECT_EQ(changed.exit_code, 3);
+  EXPECT_NE(changed.output.find("missing:  snapshots/post.json"), std::string::npos);
+  EXPECT_NE(changed.output.find("extra:    extra.txt"), std::string::npos);
+}
+
+// Minimal XML well-formedness: balanced tags, proper nesting, attributes quoted.
+bool well_formed_xml(const std::string& xml, std::string& why) {
+  std::vector<std::string> stack;
+  std::regex tag("<(/?)([A-Za-z_][\\w.-]*)((?:\\s+[\\w:.-]+=\"[^\"<]*\")*)\\s*(/?)>|<\\?xml[^>]*\\?>");
+  auto begin = std::sregex_iterator(xml.begin(), xml.end(), tag);
+  std::size_t consumed = 0, tags = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    std::string between = xml.substr(consumed, static_cast<std::size_t>(m.position()) - consumed);
+    if (between.find('<') != std::string::npos) {
+      why = "stray '<' near: " + between.substr(0, 60);
+      return false;
+    }
+    consumed = static_cast<std::size_t>(m.position() + m.length());
+    if (m[2].length() == 0) continue;  // declaration
+    ++tags;
+    if (m[1] == "/") {
+      if (stack.empty() || stack.back() != m[2]) {
+        why = "unbalanced </" + m[2].str() + ">";
+        return false;
+      }
+      stack.pop_back();
+    } else if (m[4] != "/") {
+      stack.push_back(m[2]);
+    }
+  }
+  if (!stack.empty()) why = "unclosed <" + stack.back() + ">";
+  return stack.empty() && tags > 0;
+}
+
+TEST_F(ApplyEndToEnd, JunitIsWellFormedWithATestcasePerGateAndProbe) {
+  commit_intent(change("echo broken >> {home}/d1.conf"));
+  std::string junit = repo_.file("junit.xml");
+  auto out = fabgate("apply c --junit " + shell_quoted(junit));
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  std::string xml = testing::read_file(junit);
+  std::string why;
+  EXPECT_TRUE(well_formed_xml(xml, why)) << why << "\n" << xml;
+  EXPECT_EQ(xml, testing::read_file((bundle() / "junit.xml").string()));
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = xml.find(needle); at != std::string::npos; at = xml.find(needle, at + 1)) ++n;
+    return n;
+  };
+  auto m = manifest();
+  // One testcase per gate plus one per probe run (baseline, acceptance, restored).
+  EXPECT_EQ(count("<testcase "), m["gates"].size() + 3);
+  EXPECT_GE(count("<failure "), 2u);  // the acceptance gate and its probe
+  EXPECT_NE(xml.find("name=\"acceptance\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate
