@@ -24,7 +24,9 @@ void Diagnostics::error(SourceLocation where, std::string message, std::string h
   items_.push_back(Diagnostic{std::move(where), std::move(message), std::move(hint)});
 }
 
-void Diagnostics::add(Diagnostic diagnostic) { items_.push_back(std::move(diagnostic)); }
+void Diagnostics::add(Diagnostic diagnostic) {
+  items_.push_back(std::move(diagnostic));
+}
 
 void Diagnostics::append(const Diagnostics& other) {
   items_.insert(items_.end(), other.items_.begin(), other.items_.end());

@@ -13,6 +13,8 @@ enum class ExitCode : int {
   not_restored = 5,    // rollback failed or baseline not verified: a human must act now
 };
 
-constexpr int to_int(ExitCode code) { return static_cast<int>(code); }
+constexpr int to_int(ExitCode code) {
+  return static_cast<int>(code);
+}
 
 }  // namespace fabgate

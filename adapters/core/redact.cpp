@@ -20,16 +20,17 @@ const std::vector<Pattern>& patterns() {
                               icase),
                    "<redacted private key>"});
     // FRR/IOS style: "neighbor X password Y", "password 7 Y", "secret 5 Y", "key-string Y".
-    out.push_back({std::regex("\\b(password|secret|key-string|passphrase)(\\s+[0-9]\\b)?(\\s+)\\S+",
-                              icase),
-                   "$1$2$3<redacted>"});
+    out.push_back(
+        {std::regex("\\b(password|secret|key-string|passphrase)(\\s+[0-9]\\b)?(\\s+)\\S+", icase),
+         "$1$2$3<redacted>"});
     // key=value and key: value forms.
-    out.push_back({std::regex("\\b(password|passwd|secret|token|api[_-]?key|private[_-]?key)(\"?\\s*[:=]\\s*\"?)[^\\s\",}]+",
+    out.push_back({std::regex("\\b(password|passwd|secret|token|api[_-]?key|private[_-]?key)(\"?"
+                              "\\s*[:=]\\s*\"?)[^\\s\",}]+",
                               icase),
                    "$1$2<redacted>"});
     // SNMP communities.
-    out.push_back({std::regex("\\b(snmp-server community|community)(\\s+)\\S+", icase),
-                   "$1$2<redacted>"});
+    out.push_back(
+        {std::regex("\\b(snmp-server community|community)(\\s+)\\S+", icase), "$1$2<redacted>"});
     // HTTP bearer tokens.
     out.push_back({std::regex("\\b(Bearer)(\\s+)[A-Za-z0-9._~+/=-]+", icase), "$1$2<redacted>"});
     return out;
@@ -56,7 +57,8 @@ std::string Redactor::redact(std::string_view text) const {
       at += 10;
     }
   }
-  for (const auto& pattern : patterns()) out = std::regex_replace(out, pattern.regex, pattern.replacement);
+  for (const auto& pattern : patterns())
+    out = std::regex_replace(out, pattern.regex, pattern.replacement);
   return out;
 }
 

@@ -88,8 +88,9 @@ void YamlReader::check_duplicate_keys(const YAML::Node& node) {
       const std::string& key = it->first.Scalar();
       for (const auto& [previous, previous_node] : seen) {
         if (previous == key) {
-          error(it->first, "duplicate key '" + key + "' (first defined at line " +
-                               std::to_string(at(previous_node).line) + ")",
+          error(it->first,
+                "duplicate key '" + key + "' (first defined at line " +
+                    std::to_string(at(previous_node).line) + ")",
                 "each key may appear once; merge or rename one of them");
           break;
         }
@@ -100,8 +101,8 @@ void YamlReader::check_duplicate_keys(const YAML::Node& node) {
   }
 }
 
-std::optional<YAML::Node> YamlReader::child(const YAML::Node& map, std::string_view key,
-                                            Need need, std::string_view what) {
+std::optional<YAML::Node> YamlReader::child(const YAML::Node& map, std::string_view key, Need need,
+                                            std::string_view what) {
   if (!map.IsMap()) return std::nullopt;
   YAML::Node value = map[std::string(key)];
   if (!value.IsDefined() || value.IsNull()) {
@@ -129,16 +130,16 @@ std::optional<std::string> YamlReader::string(const YAML::Node& map, std::string
                                               Need need, std::string_view what) {
   auto text = scalar_text(map, key, need, what, "a string");
   if (text && text->empty() && need == Need::required) {
-    error(map[std::string(key)], "'" + std::string(key) + "' in " + std::string(what) +
-                                     " must not be empty");
+    error(map[std::string(key)],
+          "'" + std::string(key) + "' in " + std::string(what) + " must not be empty");
     return std::nullopt;
   }
   return text;
 }
 
 std::optional<std::int64_t> YamlReader::integer(const YAML::Node& map, std::string_view key,
-                                                Need need, std::string_view what,
-                                                std::int64_t min, std::int64_t max) {
+                                                Need need, std::string_view what, std::int64_t min,
+                                                std::int64_t max) {
   auto text = scalar_text(map, key, need, what, "an integer");
   if (!text) return std::nullopt;
   std::int64_t value = 0;
@@ -183,15 +184,15 @@ std::optional<bool> YamlReader::boolean(const YAML::Node& map, std::string_view 
   return std::nullopt;
 }
 
-std::optional<Duration> YamlReader::duration(const YAML::Node& map, std::string_view key,
-                                             Need need, std::string_view what) {
+std::optional<Duration> YamlReader::duration(const YAML::Node& map, std::string_view key, Need need,
+                                             std::string_view what) {
   auto text = scalar_text(map, key, need, what, "a duration");
   if (!text) return std::nullopt;
   if (auto parsed = parse_duration(*text)) return parsed;
-  error(map[std::string(key)],
-        "'" + std::string(key) + "' in " + std::string(what) + " is not a duration: '" + *text +
-            "'",
-        "write a number with a unit: 500ms, 30s, 5m, 1h or 1m30s");
+  error(
+      map[std::string(key)],
+      "'" + std::string(key) + "' in " + std::string(what) + " is not a duration: '" + *text + "'",
+      "write a number with a unit: 500ms, 30s, 5m, 1h or 1m30s");
   return std::nullopt;
 }
 
@@ -225,8 +226,8 @@ std::optional<std::vector<std::string>> YamlReader::string_list(const YAML::Node
   bool ok = true;
   for (const auto& item : *value) {
     if (!item.IsScalar()) {
-      error(item, "items of '" + std::string(key) + "' in " + std::string(what) +
-                      " must be strings");
+      error(item,
+            "items of '" + std::string(key) + "' in " + std::string(what) + " must be strings");
       ok = false;
       continue;
     }

@@ -27,13 +27,17 @@ std::uint64_t steady_ns(Clock::time_point when) {
 // Maps a socket errno to the flow outcome a reader of the report cares about.
 FlowError classify(int error) {
   switch (error) {
-    case ECONNREFUSED: return FlowError::refused;
+    case ECONNREFUSED:
+      return FlowError::refused;
     case ENETUNREACH:
     case EHOSTUNREACH:
     case ENETDOWN:
-    case EHOSTDOWN: return FlowError::unreachable;
-    case ETIMEDOUT: return FlowError::timed_out;
-    default: return FlowError::reset;
+    case EHOSTDOWN:
+      return FlowError::unreachable;
+    case ETIMEDOUT:
+      return FlowError::timed_out;
+    default:
+      return FlowError::reset;
   }
 }
 
@@ -116,7 +120,8 @@ void receive(Flow& flow, Protocol protocol, Clock::time_point now) {
     for (std::size_t at = 0; at < whole; at += ProbeMessage::kSize) {
       record_echo(flow, std::span(flow.stream.data() + at, ProbeMessage::kSize), now);
     }
-    flow.stream.erase(flow.stream.begin(), flow.stream.begin() + static_cast<std::ptrdiff_t>(whole));
+    flow.stream.erase(flow.stream.begin(),
+                      flow.stream.begin() + static_cast<std::ptrdiff_t>(whole));
   }
 }
 
@@ -168,7 +173,9 @@ int poll_timeout_ms(Clock::time_point now, Clock::time_point wake) {
 
 }  // namespace
 
-const char* to_string(Protocol protocol) { return protocol == Protocol::tcp ? "tcp" : "udp"; }
+const char* to_string(Protocol protocol) {
+  return protocol == Protocol::tcp ? "tcp" : "udp";
+}
 
 std::optional<Protocol> parse_protocol(std::string_view text) {
   if (text == "tcp") return Protocol::tcp;
@@ -178,20 +185,28 @@ std::optional<Protocol> parse_protocol(std::string_view text) {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::no_evidence: return "no-evidence";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::no_evidence:
+      return "no-evidence";
   }
   return "no-evidence";
 }
 
 const char* to_string(FlowError error) {
   switch (error) {
-    case FlowError::none: return "none";
-    case FlowError::refused: return "refused";
-    case FlowError::unreachable: return "unreachable";
-    case FlowError::reset: return "reset";
-    case FlowError::timed_out: return "timed-out";
+    case FlowError::none:
+      return "none";
+    case FlowError::refused:
+      return "refused";
+    case FlowError::unreachable:
+      return "unreachable";
+    case FlowError::reset:
+      return "reset";
+    case FlowError::timed_out:
+      return "timed-out";
   }
   return "none";
 }
@@ -211,7 +226,8 @@ std::vector<std::string> validate(const FlowProbeOptions& options) {
   if (options.timeout <= milliseconds(0) || options.timeout > kMaxTimeout) {
     problems.push_back("timeout must be more than 0 and at most 10m");
   }
-  if (options.reply_timeout <= milliseconds(0)) problems.push_back("reply timeout must be more than 0");
+  if (options.reply_timeout <= milliseconds(0))
+    problems.push_back("reply timeout must be more than 0");
   if (options.spacing < milliseconds(0)) problems.push_back("spacing must not be negative");
   return problems;
 }
@@ -282,7 +298,8 @@ Expected<FlowProbeReport, SocketError> run_flow_probe(const FlowProbeOptions& op
       }
       active = true;
       if (!flow.connecting && flow.result.sent < planned) wake = std::min(wake, flow.next_send);
-      if (flow.result.sent == planned) wake = std::min(wake, flow.last_send + options.reply_timeout);
+      if (flow.result.sent == planned)
+        wake = std::min(wake, flow.last_send + options.reply_timeout);
       short events = POLLIN;
       if (flow.connecting) events |= POLLOUT;
       pollfds.push_back(pollfd{flow.fd.get(), events, 0});
@@ -306,8 +323,8 @@ Expected<FlowProbeReport, SocketError> run_flow_probe(const FlowProbeOptions& op
   for (auto& flow : flows) {
     FlowResult& result = flow.result;
     result.completed = result.received == options.packets_per_flow;
-    result.loss = result.sent == 0 ? 1.0
-                                   : static_cast<double>(result.sent - result.received) / result.sent;
+    result.loss =
+        result.sent == 0 ? 1.0 : static_cast<double>(result.sent - result.received) / result.sent;
     result.latency = summarize_latency(flow.rtts_ms);
     if (!result.completed && result.error == FlowError::none) {
       result.error = FlowError::timed_out;

@@ -27,12 +27,12 @@ const char* to_string(Verdict verdict);
 struct FlowProbeOptions {
   std::string target;
   std::uint16_t port = 0;
-  int count = 16;                       // distinct 5-tuples: one socket (source port) each
+  int count = 16;  // distinct 5-tuples: one socket (source port) each
   Protocol protocol = Protocol::udp;
-  milliseconds timeout{5000};           // hard deadline for the whole probe
+  milliseconds timeout{5000};  // hard deadline for the whole probe
   int packets_per_flow = 5;
-  milliseconds spacing{20};             // between two packets of one flow
-  milliseconds reply_timeout{1000};     // a packet unanswered this long after sending is lost
+  milliseconds spacing{20};          // between two packets of one flow
+  milliseconds reply_timeout{1000};  // a packet unanswered this long after sending is lost
 };
 
 // Problems in the options, one line each; empty when they are usable.
@@ -53,7 +53,7 @@ struct FlowResult {
   bool completed = false;  // every packet of the flow came back
   int sent = 0;
   int received = 0;
-  double loss = 1.0;       // (sent - received) / sent; 1.0 when nothing could be sent
+  double loss = 1.0;  // (sent - received) / sent; 1.0 when nothing could be sent
   std::optional<LatencySummary> latency;
   FlowError error = FlowError::none;
   std::string detail;

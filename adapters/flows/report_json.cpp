@@ -9,7 +9,9 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Latencies are printed to the microsecond: more digits would be noise.
-double round_us(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+double round_us(double ms) {
+  return std::round(ms * 1000.0) / 1000.0;
+}
 
 json latency_json(const std::optional<LatencySummary>& latency) {
   if (!latency) return nullptr;
@@ -33,15 +35,15 @@ json to_json(const FlowProbeReport& report) {
   int completed = 0;
   for (const auto& flow : report.flows) {
     if (flow.completed) ++completed;
-    flows.push_back(json{{"src_port", flow.src_port},
-                         {"completed", flow.completed},
-                         {"sent", flow.sent},
-                         {"received", flow.received},
-                         {"loss", flow.loss},
-                         {"latency_ms", latency_json(flow.latency)},
-                         {"error", flow.error == FlowError::none ? json(nullptr)
-                                                                  : json(to_string(flow.error))},
-                         {"detail", flow.detail}});
+    flows.push_back(
+        json{{"src_port", flow.src_port},
+             {"completed", flow.completed},
+             {"sent", flow.sent},
+             {"received", flow.received},
+             {"loss", flow.loss},
+             {"latency_ms", latency_json(flow.latency)},
+             {"error", flow.error == FlowError::none ? json(nullptr) : json(to_string(flow.error))},
+             {"detail", flow.detail}});
   }
   const auto& options = report.options;
   return json{{"probe", "flows"},
@@ -56,9 +58,10 @@ json to_json(const FlowProbeReport& report) {
               {"reply_timeout_ms", options.reply_timeout.count()},
               {"started_at", format_utc(report.started_at)},
               {"duration_ms", report.duration.count()},
-              {"summary", {{"flows", report.flows.size()},
-                           {"completed", completed},
-                           {"failed", static_cast<int>(report.flows.size()) - completed}}},
+              {"summary",
+               {{"flows", report.flows.size()},
+                {"completed", completed},
+                {"failed", static_cast<int>(report.flows.size()) - completed}}},
               {"flows", flows}};
 }
 
@@ -105,7 +108,8 @@ json to_json(const ResponderStats& stats, const std::string& endpoint) {
 }
 
 json no_evidence_json(const char* probe, const std::string& reason) {
-  return json{{"probe", probe}, {"verdict", "no-evidence"}, {"reason", reason}, {"flows", json::array()}};
+  return json{
+      {"probe", probe}, {"verdict", "no-evidence"}, {"reason", reason}, {"flows", json::array()}};
 }
 
 }  // namespace fabgate::flows

@@ -11,9 +11,9 @@
 namespace fabgate::flows {
 
 struct ResponderOptions {
-  std::string listen;                          // IPv4 address to bind
-  std::uint16_t port = 0;                      // 0: any free port (tests)
-  std::chrono::milliseconds lifetime{60000};   // exits by itself after this long
+  std::string listen;                         // IPv4 address to bind
+  std::uint16_t port = 0;                     // 0: any free port (tests)
+  std::chrono::milliseconds lifetime{60000};  // exits by itself after this long
   int max_connections = 1024;
 };
 
@@ -40,8 +40,10 @@ class Responder {
 
  private:
   Responder(ResponderOptions options, Fd listener, Fd datagrams, std::uint16_t port)
-      : options_(std::move(options)), listener_(std::move(listener)),
-        datagrams_(std::move(datagrams)), port_(port) {}
+      : options_(std::move(options)),
+        listener_(std::move(listener)),
+        datagrams_(std::move(datagrams)),
+        port_(port) {}
 
   ResponderOptions options_;
   Fd listener_;

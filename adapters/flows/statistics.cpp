@@ -26,8 +26,9 @@ InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimeP
     current.started_at = samples[first_lost].sent_at;
     current.ongoing = i == samples.size();
     TimePoint end = current.ongoing ? ended_at : samples[i].sent_at;
-    current.length = std::max(std::chrono::milliseconds(0),
-                              std::chrono::duration_cast<std::chrono::milliseconds>(end - current.started_at));
+    current.length =
+        std::max(std::chrono::milliseconds(0),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(end - current.started_at));
     current.lost_samples = static_cast<int>(i - first_lost);
     ++summary.interruptions;
     if (!summary.longest || current.length > summary.longest->length) summary.longest = current;

@@ -117,8 +117,8 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   std::vector<WatchFlow> flows(static_cast<std::size_t>(options.count));
   for (auto& flow : flows) {
     flow.fd = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!flow.fd.valid() ||
-        ::connect(flow.fd.get(), reinterpret_cast<const sockaddr*>(&*target), sizeof *target) != 0) {
+    if (!flow.fd.valid() || ::connect(flow.fd.get(), reinterpret_cast<const sockaddr*>(&*target),
+                                      sizeof *target) != 0) {
       return SocketError{SocketFailure::create, std::string("udp socket: ") + std::strerror(errno)};
     }
     flow.result.src_port = local_port(flow.fd.get());

@@ -90,9 +90,9 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
 
   git_object* raw_object = nullptr;
   if (git_revparse_single(&raw_object, raw_repository, ref.c_str()) != 0) {
-    return GitFailure{GitFailure::Kind::bad_ref, "git: resolve ref '" + ref + "' in " +
-                                                     state->work_tree.string() + ": " +
-                                                     last_git_error()};
+    return GitFailure{
+        GitFailure::Kind::bad_ref,
+        "git: resolve ref '" + ref + "' in " + state->work_tree.string() + ": " + last_git_error()};
   }
   ObjectHandle object(raw_object);
   git_object* raw_commit = nullptr;
@@ -117,9 +117,9 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
   if (const char* summary = git_commit_summary(commit)) state->meta.summary = summary;
   git_buf signature = GIT_BUF_INIT;
   git_buf signed_data = GIT_BUF_INIT;
-  state->meta.has_signature = git_commit_extract_signature(&signature, &signed_data,
-                                                           raw_repository, const_cast<git_oid*>(commit_id),
-                                                           nullptr) == 0;
+  state->meta.has_signature =
+      git_commit_extract_signature(&signature, &signed_data, raw_repository,
+                                   const_cast<git_oid*>(commit_id), nullptr) == 0;
   git_buf_dispose(&signature);
   git_buf_dispose(&signed_data);
   git_error_clear();
@@ -141,9 +141,9 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
     }
     TreeEntryHandle entry(raw_entry);
     if (git_tree_entry_type(entry.get()) != GIT_OBJECT_TREE) {
-      return GitFailure{GitFailure::Kind::read_failed,
-                        "git: '" + state->intent_root + "' is not a folder in commit " +
-                            state->meta.id.substr(0, 12)};
+      return GitFailure{GitFailure::Kind::read_failed, "git: '" + state->intent_root +
+                                                           "' is not a folder in commit " +
+                                                           state->meta.id.substr(0, 12)};
     }
     git_tree* raw_subtree = nullptr;
     if (git_tree_lookup(&raw_subtree, raw_repository, git_tree_entry_id(entry.get())) != 0) {
@@ -155,9 +155,15 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
   return CommitTree(std::move(state));
 }
 
-const CommitMeta& CommitTree::commit() const { return state_->meta; }
-const std::string& CommitTree::intent_root() const { return state_->intent_root; }
-std::filesystem::path CommitTree::work_tree() const { return state_->work_tree; }
+const CommitMeta& CommitTree::commit() const {
+  return state_->meta;
+}
+const std::string& CommitTree::intent_root() const {
+  return state_->intent_root;
+}
+std::filesystem::path CommitTree::work_tree() const {
+  return state_->work_tree;
+}
 
 std::optional<std::string> CommitTree::read(const std::string& path) const {
   git_tree_entry* raw_entry = nullptr;
@@ -207,7 +213,8 @@ std::vector<std::string> CommitTree::list(const std::string& directory) const {
     TreeEntryHandle entry(raw_entry);
     if (git_tree_entry_type(entry.get()) != GIT_OBJECT_TREE) return files;
     git_tree* raw_subtree = nullptr;
-    if (git_tree_lookup(&raw_subtree, state_->repository.get(), git_tree_entry_id(entry.get())) != 0) {
+    if (git_tree_lookup(&raw_subtree, state_->repository.get(), git_tree_entry_id(entry.get())) !=
+        0) {
       git_error_clear();
       return files;
     }
@@ -284,9 +291,12 @@ std::vector<WorkTreeDifference> CommitTree::work_tree_differences(
 
 std::string to_string(WorkTreeDifference::Kind kind) {
   switch (kind) {
-    case WorkTreeDifference::Kind::modified: return "modified";
-    case WorkTreeDifference::Kind::deleted: return "deleted";
-    case WorkTreeDifference::Kind::untracked: return "not committed";
+    case WorkTreeDifference::Kind::modified:
+      return "modified";
+    case WorkTreeDifference::Kind::deleted:
+      return "deleted";
+    case WorkTreeDifference::Kind::untracked:
+      return "not committed";
   }
   return "changed";
 }

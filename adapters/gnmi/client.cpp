@@ -6,12 +6,18 @@ namespace fabgate::gnmi {
 
 std::string_view to_string(GnmiFailure::Kind kind) {
   switch (kind) {
-    case GnmiFailure::Kind::unreachable: return "unreachable";
-    case GnmiFailure::Kind::timeout: return "timeout";
-    case GnmiFailure::Kind::rejected: return "rejected";
-    case GnmiFailure::Kind::auth: return "auth";
-    case GnmiFailure::Kind::tls: return "tls";
-    case GnmiFailure::Kind::internal: return "internal";
+    case GnmiFailure::Kind::unreachable:
+      return "unreachable";
+    case GnmiFailure::Kind::timeout:
+      return "timeout";
+    case GnmiFailure::Kind::rejected:
+      return "rejected";
+    case GnmiFailure::Kind::auth:
+      return "auth";
+    case GnmiFailure::Kind::tls:
+      return "tls";
+    case GnmiFailure::Kind::internal:
+      return "internal";
   }
   return "internal";
 }
@@ -25,9 +31,12 @@ std::optional<SetOperation::Kind> set_kind_from_name(std::string_view name) {
 
 std::string_view to_string(SetOperation::Kind kind) {
   switch (kind) {
-    case SetOperation::Kind::update: return "update";
-    case SetOperation::Kind::replace: return "replace";
-    case SetOperation::Kind::remove: return "delete";
+    case SetOperation::Kind::update:
+      return "update";
+    case SetOperation::Kind::replace:
+      return "replace";
+    case SetOperation::Kind::remove:
+      return "delete";
   }
   return "update";
 }
@@ -39,9 +48,9 @@ GnmiResult<std::optional<GnmiLogin>> login_from_environment(std::string_view pre
   const char* user = std::getenv(user_var.c_str());
   const char* password = std::getenv(password_var.c_str());
   if (user == nullptr || password == nullptr) {
-    return GnmiFailure{GnmiFailure::Kind::auth,
-                       "gnmi: credentials: " + user_var + " and " + password_var +
-                           " must both be set in the environment"};
+    return GnmiFailure{GnmiFailure::Kind::auth, "gnmi: credentials: " + user_var + " and " +
+                                                    password_var +
+                                                    " must both be set in the environment"};
   }
   return std::optional<GnmiLogin>{GnmiLogin{user, password}};
 }

@@ -99,8 +99,7 @@ class GnmiClient {
   virtual ~GnmiClient() = default;
   virtual GnmiResult<Capabilities> capabilities(Duration deadline) = 0;
   virtual GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
-                                                        Encoding encoding,
-                                                        Duration deadline) = 0;
+                                                        Encoding encoding, Duration deadline) = 0;
   // One Set RPC: the target applies all operations or none.
   virtual GnmiResult<SetResult> set(const std::vector<SetOperation>& operations,
                                     Duration deadline) = 0;
@@ -122,12 +121,12 @@ struct GnmiLogin {
 GnmiResult<std::optional<GnmiLogin>> login_from_environment(std::string_view prefix);
 
 struct GnmiClientOptions {
-  std::string device;   // for messages only
-  std::string address;  // "host:port" or "unix:/path"
-  bool tls = true;      // plaintext only when the inventory says so for this device
-  std::string ca_file;  // empty: the system's trust store
-  std::string cert_file;  // optional client certificate ...
-  std::string key_file;   // ... and its key
+  std::string device;           // for messages only
+  std::string address;          // "host:port" or "unix:/path"
+  bool tls = true;              // plaintext only when the inventory says so for this device
+  std::string ca_file;          // empty: the system's trust store
+  std::string cert_file;        // optional client certificate ...
+  std::string key_file;         // ... and its key
   std::string tls_server_name;  // name checked in the server certificate; empty: from address
   std::optional<GnmiLogin> login;
 };

@@ -76,8 +76,7 @@ void descend(const json& node, const GnmiPath& path, std::size_t depth, GnmiPath
 
 }  // namespace
 
-Expected<std::vector<TreeMatch>, std::string> find_in_tree(const json& tree,
-                                                           const GnmiPath& path) {
+Expected<std::vector<TreeMatch>, std::string> find_in_tree(const json& tree, const GnmiPath& path) {
   std::vector<TreeMatch> matches;
   GnmiPath concrete;
   concrete.origin = path.origin;

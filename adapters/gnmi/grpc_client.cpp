@@ -41,17 +41,21 @@ GnmiFailure::Kind kind_from_status(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
       return looks_like_tls_failure(status.error_message()) ? K::tls : K::unreachable;
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return K::timeout;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return K::timeout;
     case grpc::StatusCode::NOT_FOUND:
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::OUT_OF_RANGE:
     case grpc::StatusCode::UNIMPLEMENTED:
     case grpc::StatusCode::ABORTED:
-    case grpc::StatusCode::ALREADY_EXISTS: return K::rejected;
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return K::rejected;
     case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED: return K::auth;
-    default: return K::internal;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return K::auth;
+    default:
+      return K::internal;
   }
 }
 
@@ -71,11 +75,14 @@ class GrpcGnmiClient;
 
 class GrpcPollSession final : public GnmiPollSession {
  public:
-  GrpcPollSession(const GrpcGnmiClient& client, std::unique_ptr<grpc::ClientContext> context,
-                  std::unique_ptr<grpc::ClientReaderWriter<::gnmi::SubscribeRequest,
-                                                           ::gnmi::SubscribeResponse>> stream,
-                  Duration deadline)
-      : client_(client), context_(std::move(context)), stream_(std::move(stream)),
+  GrpcPollSession(
+      const GrpcGnmiClient& client, std::unique_ptr<grpc::ClientContext> context,
+      std::unique_ptr<grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>>
+          stream,
+      Duration deadline)
+      : client_(client),
+        context_(std::move(context)),
+        stream_(std::move(stream)),
         deadline_(deadline) {}
   ~GrpcPollSession() override;
 
@@ -139,7 +146,8 @@ class GrpcGnmiClient final : public GnmiClient {
   GnmiResult<SetResult> set(const std::vector<SetOperation>& operations,
                             Duration deadline) override {
     std::vector<std::string> described;
-    for (const auto& op : operations) described.push_back(std::string(to_string(op.kind)) + " " + op.path);
+    for (const auto& op : operations)
+      described.push_back(std::string(to_string(op.kind)) + " " + op.path);
     std::string operation = "Set " + join_paths_text(described);
     ::gnmi::SetRequest request;
     for (const auto& op : operations) {
@@ -150,8 +158,8 @@ class GrpcGnmiClient final : public GnmiClient {
         continue;
       }
       if (nlohmann::json::parse(op.value, nullptr, false).is_discarded()) {
-        return GnmiFailure{GnmiFailure::Kind::rejected,
-                           prefix(operation) + "value for " + op.path + " is not JSON: " + op.value};
+        return GnmiFailure{GnmiFailure::Kind::rejected, prefix(operation) + "value for " + op.path +
+                                                            " is not JSON: " + op.value};
       }
       ::gnmi::Update* update =
           op.kind == SetOperation::Kind::replace ? request.add_replace() : request.add_update();
@@ -167,7 +175,8 @@ class GrpcGnmiClient final : public GnmiClient {
     GnmiPath response_prefix = from_proto(response.prefix());
     for (const auto& result : response.response()) {
       std::string op = lowercase(::gnmi::UpdateResult::Operation_Name(result.op()));
-      out.applied.push_back(op + " " + join_paths(response_prefix, from_proto(result.path())).to_string());
+      out.applied.push_back(op + " " +
+                            join_paths(response_prefix, from_proto(result.path())).to_string());
     }
     return out;
   }
@@ -207,9 +216,9 @@ class GrpcGnmiClient final : public GnmiClient {
     return out;
   }
 
-  GnmiResult<std::unique_ptr<GnmiPollSession>> subscribe_poll(
-      const std::vector<std::string>& paths, Encoding encoding,
-      Duration session_deadline) override {
+  GnmiResult<std::unique_ptr<GnmiPollSession>> subscribe_poll(const std::vector<std::string>& paths,
+                                                              Encoding encoding,
+                                                              Duration session_deadline) override {
     std::string operation = "Subscribe POLL " + join_paths_text(paths);
     auto request = subscription(paths, encoding, ::gnmi::SubscriptionList::POLL, operation);
     if (!request) return request.error();
@@ -225,8 +234,9 @@ class GrpcGnmiClient final : public GnmiClient {
 
   // Shared with the poll session.
   std::string prefix(std::string_view operation) const {
-    return "gnmi: " + (options_.device.empty() ? options_.address
-                                               : options_.device + " (" + options_.address + ")") +
+    return "gnmi: " +
+           (options_.device.empty() ? options_.address
+                                    : options_.device + " (" + options_.address + ")") +
            ": " + std::string(operation) + ": ";
   }
 
@@ -249,9 +259,9 @@ class GrpcGnmiClient final : public GnmiClient {
       GnmiPath path = join_paths(notification_prefix, from_proto(update.path()));
       auto json = typed_value_to_json(update.val());
       if (!json) {
-        return GnmiFailure{GnmiFailure::Kind::internal,
-                           prefix(operation) + "unreadable value at " + path.to_string() + ": " +
-                               json.error().reason};
+        return GnmiFailure{GnmiFailure::Kind::internal, prefix(operation) + "unreadable value at " +
+                                                            path.to_string() + ": " +
+                                                            json.error().reason};
       }
       out.updates.push_back({std::move(path), std::move(json.value())});
     }
@@ -380,7 +390,8 @@ GnmiResult<std::unique_ptr<GnmiClient>> connect(const GnmiClientOptions& options
                          where + "cannot read client certificate " + options.cert_file};
     }
     if (!load(options.key_file, ssl.pem_private_key)) {
-      return GnmiFailure{GnmiFailure::Kind::tls, where + "cannot read client key " + options.key_file};
+      return GnmiFailure{GnmiFailure::Kind::tls,
+                         where + "cannot read client key " + options.key_file};
     }
     credentials = grpc::SslCredentials(ssl);
     if (!options.tls_server_name.empty()) {

@@ -101,8 +101,8 @@ void append_escaped(std::string& out, std::string_view text, std::string_view sp
 }  // namespace
 
 std::string PathParseError::describe(std::string_view text) const {
-  return "invalid gNMI path '" + std::string(text) + "': at character " +
-         std::to_string(position) + ": " + reason;
+  return "invalid gNMI path '" + std::string(text) + "': at character " + std::to_string(position) +
+         ": " + reason;
 }
 
 Expected<GnmiPath, PathParseError> parse_path(std::string_view text) {
@@ -116,8 +116,8 @@ Expected<GnmiPath, PathParseError> parse_path(std::string_view text) {
       return PathParseError{1, "a path starts with '/' or with an origin such as 'openconfig:/'"};
     }
     if (colon + 1 >= text.size() || text[colon + 1] != '/') {
-      return PathParseError{colon + 2, "expected '/' after the origin '" +
-                                           std::string(text.substr(0, colon)) + ":'"};
+      return PathParseError{
+          colon + 2, "expected '/' after the origin '" + std::string(text.substr(0, colon)) + ":'"};
     }
     path.origin = std::string(text.substr(0, colon));
     start = colon + 1;

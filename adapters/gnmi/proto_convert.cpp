@@ -10,13 +10,20 @@ Expected<nlohmann::json, ValueError> typed_value_to_dom(const ::gnmi::TypedValue
   using nlohmann::json;
   using V = ::gnmi::TypedValue;
   switch (value.value_case()) {
-    case V::kStringVal: return json(value.string_val());
-    case V::kAsciiVal: return json(value.ascii_val());
-    case V::kIntVal: return json(value.int_val());
-    case V::kUintVal: return json(value.uint_val());
-    case V::kBoolVal: return json(value.bool_val());
-    case V::kFloatVal: return json(static_cast<double>(value.float_val()));
-    case V::kDoubleVal: return json(value.double_val());
+    case V::kStringVal:
+      return json(value.string_val());
+    case V::kAsciiVal:
+      return json(value.ascii_val());
+    case V::kIntVal:
+      return json(value.int_val());
+    case V::kUintVal:
+      return json(value.uint_val());
+    case V::kBoolVal:
+      return json(value.bool_val());
+    case V::kFloatVal:
+      return json(static_cast<double>(value.float_val()));
+    case V::kDoubleVal:
+      return json(value.double_val());
     case V::kDecimalVal: {
       double scaled = static_cast<double>(value.decimal_val().digits());
       for (std::uint32_t i = 0; i < value.decimal_val().precision(); ++i) scaled /= 10.0;
@@ -27,7 +34,8 @@ Expected<nlohmann::json, ValueError> typed_value_to_dom(const ::gnmi::TypedValue
       const std::string& text =
           value.value_case() == V::kJsonVal ? value.json_val() : value.json_ietf_val();
       json parsed = json::parse(text, nullptr, false);
-      if (parsed.is_discarded()) return ValueError{"value is not valid JSON: " + text.substr(0, 80)};
+      if (parsed.is_discarded())
+        return ValueError{"value is not valid JSON: " + text.substr(0, 80)};
       return parsed;
     }
     case V::kLeaflistVal: {
@@ -39,10 +47,14 @@ Expected<nlohmann::json, ValueError> typed_value_to_dom(const ::gnmi::TypedValue
       }
       return list;
     }
-    case V::kBytesVal: return ValueError{"BYTES values are not supported; ask for JSON or JSON_IETF"};
-    case V::kProtoBytes: return ValueError{"PROTO values are not supported; ask for JSON or JSON_IETF"};
-    case V::kAnyVal: return ValueError{"Any values are not supported; ask for JSON or JSON_IETF"};
-    case V::VALUE_NOT_SET: return ValueError{"update carries no value"};
+    case V::kBytesVal:
+      return ValueError{"BYTES values are not supported; ask for JSON or JSON_IETF"};
+    case V::kProtoBytes:
+      return ValueError{"PROTO values are not supported; ask for JSON or JSON_IETF"};
+    case V::kAnyVal:
+      return ValueError{"Any values are not supported; ask for JSON or JSON_IETF"};
+    case V::VALUE_NOT_SET:
+      return ValueError{"update carries no value"};
   }
   return ValueError{"unknown TypedValue kind"};
 }

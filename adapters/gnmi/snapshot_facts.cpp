@@ -85,10 +85,14 @@ json identity_facts(const json& system) {
     std::size_t start = 0;
     while (start <= text.size()) {
       std::size_t end = text.find("; ", start);
-      std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (starts_with(part, "Linux ")) identity["kernel"] = part.substr(6);
-      else if (starts_with(part, "FRRouting ")) identity["frr_version"] = part.substr(10);
-      else if (os.empty()) os = part;
+      std::string part =
+          text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (starts_with(part, "Linux "))
+        identity["kernel"] = part.substr(6);
+      else if (starts_with(part, "FRRouting "))
+        identity["frr_version"] = part.substr(10);
+      else if (os.empty())
+        os = part;
       if (end == std::string::npos) break;
       start = end + 2;
     }
@@ -99,8 +103,8 @@ json identity_facts(const json& system) {
 
 json interface_facts(const json& list) {
   static const std::pair<const char*, const char*> counter_names[] = {
-      {"in-pkts", "rx_packets"},   {"out-pkts", "tx_packets"},  {"in-octets", "rx_bytes"},
-      {"out-octets", "tx_bytes"},  {"in-errors", "rx_errors"},  {"out-errors", "tx_errors"},
+      {"in-pkts", "rx_packets"},     {"out-pkts", "tx_packets"},    {"in-octets", "rx_bytes"},
+      {"out-octets", "tx_bytes"},    {"in-errors", "rx_errors"},    {"out-errors", "tx_errors"},
       {"in-discards", "rx_dropped"}, {"out-discards", "tx_dropped"}};
   json interfaces = json::object();
   if (!list.is_array()) throw FactError{"/interfaces/interface: expected a list"};
@@ -163,7 +167,8 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
         facts["uptime_ms"] = std::max<std::int64_t>(0, now_ms - since_ms);
       }
     }
-    if (const json* afi_safis = walk(entry, {"afi-safis", "afi-safi"}); afi_safis && afi_safis->is_array()) {
+    if (const json* afi_safis = walk(entry, {"afi-safis", "afi-safi"});
+        afi_safis && afi_safis->is_array()) {
       std::uint64_t received = 0;
       bool any = false;
       for (const auto& afi_safi : *afi_safis) {

@@ -12,12 +12,14 @@ namespace fabgate::rdma {
 Status make_nonblocking(rdma_event_channel* channel) {
   int flags = fcntl(channel->fd, F_GETFL);
   if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return Error::internal(std::string("rdma_cm: make event channel non-blocking: ") + std::strerror(errno));
+    return Error::internal(std::string("rdma_cm: make event channel non-blocking: ") +
+                           std::strerror(errno));
   }
   return Ok{};
 }
 
-Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel, Clock::time_point deadline) {
+Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel,
+                                               Clock::time_point deadline) {
   while (true) {
     rdma_cm_event* raw = nullptr;
     if (rdma_get_cm_event(channel, &raw) == 0) return CmEvent(raw);
@@ -26,16 +28,19 @@ Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel, Cloc
     }
     auto now = Clock::now();
     if (now >= deadline) return CmWaitFailure{true, -1, 0, "timed out"};
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     pollfd descriptor{channel->fd, POLLIN, 0};
     int ready = poll(&descriptor, 1, static_cast<int>(std::min<long long>(remaining, 1000)));
     if (ready < 0 && errno != EINTR) {
-      return CmWaitFailure{false, -1, 0, std::string("poll on rdma_cm channel: ") + std::strerror(errno)};
+      return CmWaitFailure{false, -1, 0,
+                           std::string("poll on rdma_cm channel: ") + std::strerror(errno)};
     }
   }
 }
 
-Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel, rdma_cm_event_type expected,
+Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel,
+                                                rdma_cm_event_type expected,
                                                 Clock::time_point deadline) {
   auto event = next_cm_event(channel, deadline);
   if (!event) return std::move(event).error();
@@ -48,15 +53,15 @@ Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel, rdm
   return failure;
 }
 
-Expected<AddrInfo, std::string> resolve_socket_address(const std::string& host, const std::string& service,
-                                                       bool passive) {
+Expected<AddrInfo, std::string> resolve_socket_address(const std::string& host,
+                                                       const std::string& service, bool passive) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   if (passive) hints.ai_flags = AI_PASSIVE;
   addrinfo* raw = nullptr;
-  int status = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.empty() ? nullptr : service.c_str(),
-                           &hints, &raw);
+  int status = getaddrinfo(host.empty() ? nullptr : host.c_str(),
+                           service.empty() ? nullptr : service.c_str(), &hints, &raw);
   if (status != 0) {
     return (host.empty() ? std::string("*") : host) + ":" + service + ": " + gai_strerror(status);
   }

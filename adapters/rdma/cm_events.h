@@ -16,16 +16,18 @@ using Clock = std::chrono::steady_clock;
 // Why waiting for an rdma_cm event ended without the event that was expected.
 struct CmWaitFailure {
   bool timed_out = false;
-  int event = -1;      // the rdma_cm_event_type that arrived instead, or -1
-  int status = 0;      // its status field (a negative errno or a CM reject reason)
-  std::string message; // human text: "got RDMA_CM_EVENT_REJECTED (status 8)", or the errno
+  int event = -1;       // the rdma_cm_event_type that arrived instead, or -1
+  int status = 0;       // its status field (a negative errno or a CM reject reason)
+  std::string message;  // human text: "got RDMA_CM_EVENT_REJECTED (status 8)", or the errno
 };
 
 // rdma_get_cm_event blocks forever by default; the probe must never hang, so the channel is
 // switched to non-blocking and every wait is a poll() bounded by `deadline`.
 Status make_nonblocking(rdma_event_channel* channel);
-Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel, Clock::time_point deadline);
-Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel, rdma_cm_event_type expected,
+Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel,
+                                               Clock::time_point deadline);
+Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel,
+                                                rdma_cm_event_type expected,
                                                 Clock::time_point deadline);
 
 struct AddrInfoDeleter {
@@ -36,8 +38,8 @@ struct AddrInfoDeleter {
 using AddrInfo = std::unique_ptr<addrinfo, AddrInfoDeleter>;
 
 // getaddrinfo with errors as text ("leaf1:18515: Name or service not known").
-Expected<AddrInfo, std::string> resolve_socket_address(const std::string& host, const std::string& service,
-                                                       bool passive);
+Expected<AddrInfo, std::string> resolve_socket_address(const std::string& host,
+                                                       const std::string& service, bool passive);
 
 double milliseconds_since(Clock::time_point start);
 

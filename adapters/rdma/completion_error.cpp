@@ -25,9 +25,12 @@ std::string hex(std::uint32_t value) {
 }
 
 nlohmann::ordered_json to_json(const CompletionError& error) {
-  return {{"qp", error.qp_index},       {"qp_num", error.qp_num},
-          {"wr_id", error.wr_id},       {"status", error.status},
-          {"status_name", error.status_name}, {"vendor_err", hex(error.vendor_err)}};
+  return {{"qp", error.qp_index},
+          {"qp_num", error.qp_num},
+          {"wr_id", error.wr_id},
+          {"status", error.status},
+          {"status_name", error.status_name},
+          {"vendor_err", hex(error.vendor_err)}};
 }
 
 }  // namespace fabgate::rdma

@@ -10,7 +10,7 @@ namespace fabgate::rdma {
 // One failed work completion, named so that an operator can act on it without a lookup table:
 // status 12 is "transport retry counter exceeded" and vendor_err 0x81 is the NIC's syndrome.
 struct CompletionError {
-  int qp_index = 0;         // which of the probe's QPs (0-based)
+  int qp_index = 0;  // which of the probe's QPs (0-based)
   std::uint32_t qp_num = 0;
   std::uint64_t wr_id = 0;  // the work request's sequence number on that QP
   int status = 0;           // enum ibv_wc_status

@@ -9,13 +9,18 @@
 namespace fabgate::rdma {
 
 namespace {
-int mtu_bytes(ibv_mtu mtu) { return mtu >= IBV_MTU_256 ? 128 << static_cast<int>(mtu) : 0; }
+int mtu_bytes(ibv_mtu mtu) {
+  return mtu >= IBV_MTU_256 ? 128 << static_cast<int>(mtu) : 0;
+}
 
 const char* link_layer_name(std::uint8_t link_layer) {
   switch (link_layer) {
-    case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
-    case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
-    default: return "unspecified";
+    case IBV_LINK_LAYER_ETHERNET:
+      return "Ethernet";
+    case IBV_LINK_LAYER_INFINIBAND:
+      return "InfiniBand";
+    default:
+      return "unspecified";
   }
 }
 }  // namespace
@@ -35,14 +40,16 @@ DeviceScan scan_devices() {
     std::string name = ibv_get_device_name(device);
     DeviceContext context(ibv_open_device(device));
     if (!context) {
-      scan.ports.push_back({name, 0, std::string("cannot open: ") + std::strerror(errno), false, "", 0});
+      scan.ports.push_back(
+          {name, 0, std::string("cannot open: ") + std::strerror(errno), false, "", 0});
       continue;
     }
     ibv_device_attr attributes{};
     if (ibv_query_device(context.get(), &attributes) != 0) continue;
     for (int port = 1; port <= attributes.phys_port_cnt; ++port) {
       ibv_port_attr port_attributes{};
-      if (ibv_query_port(context.get(), static_cast<std::uint8_t>(port), &port_attributes) != 0) continue;
+      if (ibv_query_port(context.get(), static_cast<std::uint8_t>(port), &port_attributes) != 0)
+        continue;
       PortStatus status;
       status.device = name;
       status.port = port;
@@ -59,7 +66,8 @@ DeviceScan scan_devices() {
 std::optional<std::string> no_usable_port_reason(const DeviceScan& scan, const std::string& device,
                                                  int port) {
   if (!scan.problem.empty()) return "no RDMA device on this host (" + scan.problem + ")";
-  if (scan.device_count == 0) return std::string("no RDMA device on this host (ibv_get_device_list found none)");
+  if (scan.device_count == 0)
+    return std::string("no RDMA device on this host (ibv_get_device_list found none)");
   std::vector<std::string> seen;
   bool device_found = device.empty();
   for (const auto& status : scan.ports) {

@@ -11,7 +11,7 @@ namespace fabgate::rdma {
 struct PortStatus {
   std::string device;
   int port = 0;
-  std::string state;       // ibv_port_state_str: "PORT_ACTIVE", "PORT_DOWN", ...
+  std::string state;  // ibv_port_state_str: "PORT_ACTIVE", "PORT_DOWN", ...
   bool active = false;
   std::string link_layer;  // "Ethernet" or "InfiniBand"
   int active_mtu = 0;      // bytes
@@ -20,7 +20,7 @@ struct PortStatus {
 struct DeviceScan {
   int device_count = 0;
   std::vector<PortStatus> ports;
-  std::string problem;     // set when the scan itself failed (e.g. ibv_get_device_list errno)
+  std::string problem;  // set when the scan itself failed (e.g. ibv_get_device_list errno)
 };
 
 // Enumerates devices with ibv_get_device_list and queries every port.

@@ -38,15 +38,34 @@ struct Deleter {
   static const char* name();
 };
 
-template <> inline const char* Deleter<ibv_destroy_qp>::name() { return "ibv_destroy_qp"; }
-template <> inline const char* Deleter<ibv_destroy_cq>::name() { return "ibv_destroy_cq"; }
-template <> inline const char* Deleter<ibv_dereg_mr>::name() { return "ibv_dereg_mr"; }
-template <> inline const char* Deleter<ibv_dealloc_pd>::name() { return "ibv_dealloc_pd"; }
-template <> inline const char* Deleter<ibv_destroy_comp_channel>::name() {
+template <>
+inline const char* Deleter<ibv_destroy_qp>::name() {
+  return "ibv_destroy_qp";
+}
+template <>
+inline const char* Deleter<ibv_destroy_cq>::name() {
+  return "ibv_destroy_cq";
+}
+template <>
+inline const char* Deleter<ibv_dereg_mr>::name() {
+  return "ibv_dereg_mr";
+}
+template <>
+inline const char* Deleter<ibv_dealloc_pd>::name() {
+  return "ibv_dealloc_pd";
+}
+template <>
+inline const char* Deleter<ibv_destroy_comp_channel>::name() {
   return "ibv_destroy_comp_channel";
 }
-template <> inline const char* Deleter<ibv_close_device>::name() { return "ibv_close_device"; }
-template <> inline const char* Deleter<rdma_destroy_id>::name() { return "rdma_destroy_id"; }
+template <>
+inline const char* Deleter<ibv_close_device>::name() {
+  return "ibv_close_device";
+}
+template <>
+inline const char* Deleter<rdma_destroy_id>::name() {
+  return "rdma_destroy_id";
+}
 
 // rdma_destroy_event_channel and ibv_free_device_list return void, so they get their own
 // deleters instead of the logging template.
@@ -121,7 +140,8 @@ class CmEvent {
   rdma_cm_event* operator->() const { return event_; }
   rdma_cm_event* get() const { return event_; }
   void ack() {
-    if (event_ != nullptr) detail::log_destroy_failure("rdma_ack_cm_event", rdma_ack_cm_event(event_));
+    if (event_ != nullptr)
+      detail::log_destroy_failure("rdma_ack_cm_event", rdma_ack_cm_event(event_));
     event_ = nullptr;
   }
 

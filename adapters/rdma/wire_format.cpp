@@ -38,7 +38,8 @@ std::array<std::uint8_t, kServerHelloSize> encode(const ServerHello& hello) {
 }
 
 std::optional<ClientHello> decode_client_hello(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < kClientHelloSize || get<std::uint32_t>(bytes.data()) != kHelloMagic) return std::nullopt;
+  if (bytes.size() < kClientHelloSize || get<std::uint32_t>(bytes.data()) != kHelloMagic)
+    return std::nullopt;
   ClientHello hello;
   hello.qp_index = get<std::uint32_t>(bytes.data() + 4);
   hello.message_size = get<std::uint64_t>(bytes.data() + 8);
@@ -46,7 +47,8 @@ std::optional<ClientHello> decode_client_hello(std::span<const std::uint8_t> byt
 }
 
 std::optional<ServerHello> decode_server_hello(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < kServerHelloSize || get<std::uint32_t>(bytes.data()) != kHelloMagic) return std::nullopt;
+  if (bytes.size() < kServerHelloSize || get<std::uint32_t>(bytes.data()) != kHelloMagic)
+    return std::nullopt;
   ServerHello hello;
   hello.rkey = get<std::uint32_t>(bytes.data() + 4);
   hello.address = get<std::uint64_t>(bytes.data() + 8);

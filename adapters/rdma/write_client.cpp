@@ -55,7 +55,9 @@ struct ClientResources {
   std::vector<QueuePairRun> qps;
 };
 
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
 
 std::string gid_text(const ibv_gid& gid) {
   char text[INET6_ADDRSTRLEN] = {};
@@ -65,14 +67,22 @@ std::string gid_text(const ibv_gid& gid) {
 
 const char* qp_state_name(ibv_qp_state state) {
   switch (state) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT: return "INIT";
-    case IBV_QPS_RTR: return "RTR";
-    case IBV_QPS_RTS: return "RTS";
-    case IBV_QPS_SQD: return "SQD";
-    case IBV_QPS_SQE: return "SQE";
-    case IBV_QPS_ERR: return "ERR";
-    default: return "UNKNOWN";
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "UNKNOWN";
   }
 }
 
@@ -81,20 +91,24 @@ const char* qp_state_name(ibv_qp_state state) {
 // the one that was asked for.
 std::optional<Failure> check_selection(const WritePlan& plan, RdmaWriteResult& result) {
   if (!plan.device.empty() && result.device != plan.device) {
-    return Failure{Verdict::no_evidence, "traffic to " + result.peer + " would use " + result.device +
-                                             ", not --device " + plan.device + " (use --bind to pick it)"};
+    return Failure{Verdict::no_evidence, "traffic to " + result.peer + " would use " +
+                                             result.device + ", not --device " + plan.device +
+                                             " (use --bind to pick it)"};
   }
   if (plan.port != 0 && result.port && *result.port != plan.port) {
     return Failure{Verdict::no_evidence, "traffic to " + result.peer + " would use port " +
-                                             std::to_string(*result.port) + ", not --port " + std::to_string(plan.port)};
+                                             std::to_string(*result.port) + ", not --port " +
+                                             std::to_string(plan.port)};
   }
   return std::nullopt;
 }
 
 std::optional<Failure> resolve(ClientResources& resources, const WritePlan& plan, rdma_cm_id* id,
-                               const addrinfo* destination, const addrinfo* source, const std::string& peer) {
+                               const addrinfo* destination, const addrinfo* source,
+                               const std::string& peer) {
   int resolve_ms = static_cast<int>(plan.resolve_timeout.count());
-  if (rdma_resolve_addr(id, source != nullptr ? source->ai_addr : nullptr, destination->ai_addr, resolve_ms) != 0) {
+  if (rdma_resolve_addr(id, source != nullptr ? source->ai_addr : nullptr, destination->ai_addr,
+                        resolve_ms) != 0) {
     return Failure{Verdict::no_evidence, "rdma_resolve_addr " + peer + ": " + std::strerror(errno) +
                                              " (no RDMA device reaches this address?)"};
   }
@@ -122,19 +136,20 @@ std::optional<Failure> resolve(ClientResources& resources, const WritePlan& plan
   return std::nullopt;
 }
 
-std::optional<Failure> prepare_memory(ClientResources& resources, const WritePlan& plan, ibv_context* context) {
+std::optional<Failure> prepare_memory(ClientResources& resources, const WritePlan& plan,
+                                      ibv_context* context) {
   resources.pd.reset(ibv_alloc_pd(context));
   if (!resources.pd) return Failure{Verdict::fail, errno_text("ibv_alloc_pd")};
   resources.buffer.assign(plan.message_size, 0x5a);
-  resources.mr.reset(ibv_reg_mr(resources.pd.get(), resources.buffer.data(), resources.buffer.size(),
-                                IBV_ACCESS_LOCAL_WRITE));
+  resources.mr.reset(ibv_reg_mr(resources.pd.get(), resources.buffer.data(),
+                                resources.buffer.size(), IBV_ACCESS_LOCAL_WRITE));
   if (!resources.mr) return Failure{Verdict::fail, errno_text("ibv_reg_mr")};
   return std::nullopt;
 }
 
-std::optional<Failure> connect_queue_pair(ClientResources& resources, const WritePlan& plan, int index,
-                                          const addrinfo* destination, const addrinfo* source,
-                                          RdmaWriteResult& result) {
+std::optional<Failure> connect_queue_pair(ClientResources& resources, const WritePlan& plan,
+                                          int index, const addrinfo* destination,
+                                          const addrinfo* source, RdmaWriteResult& result) {
   rdma_cm_id* id = nullptr;
   if (rdma_create_id(resources.channel.get(), &id, nullptr, RDMA_PS_TCP) != 0) {
     return Failure{Verdict::no_evidence, errno_text("rdma_create_id")};
@@ -148,7 +163,8 @@ std::optional<Failure> connect_queue_pair(ClientResources& resources, const Writ
     if (auto failure = check_selection(plan, result)) return failure;
     if (auto failure = prepare_memory(resources, plan, id->verbs)) return failure;
   } else if (id->verbs != resources.pd->context) {
-    return Failure{Verdict::fail, "QP " + std::to_string(index) + " resolved to a different RDMA device than QP 0"};
+    return Failure{Verdict::fail, "QP " + std::to_string(index) +
+                                      " resolved to a different RDMA device than QP 0"};
   }
 
   QueuePairRun run;
@@ -188,18 +204,24 @@ std::optional<Failure> connect_queue_pair(ClientResources& resources, const Writ
     }
     if (failure.event == RDMA_CM_EVENT_REJECTED) {
       // Nothing listens there (or it refused us): the fabric was never exercised.
-      return Failure{Verdict::no_evidence, "connect to " + result.peer + " rejected (status " +
-                                               std::to_string(failure.status) + "): is fabgate-probe rdma-write --listen running there?"};
+      return Failure{Verdict::no_evidence,
+                     "connect to " + result.peer + " rejected (status " +
+                         std::to_string(failure.status) +
+                         "): is fabgate-probe rdma-write --listen running there?"};
     }
     return Failure{Verdict::fail, "connect to " + result.peer + ": " + failure.message};
   }
   const auto& connection = established.value()->param.conn;
   auto remote = decode_server_hello(
       {static_cast<const std::uint8_t*>(connection.private_data), connection.private_data_len});
-  if (!remote) return Failure{Verdict::fail, result.peer + " is not a fabgate-probe listener (no valid reply)"};
+  if (!remote)
+    return Failure{Verdict::fail,
+                   result.peer + " is not a fabgate-probe listener (no valid reply)"};
   if (remote->size < plan.message_size) {
-    return Failure{Verdict::fail, "listener buffer is " + std::to_string(remote->size) + " bytes, smaller than --size " +
-                                      std::to_string(plan.message_size) + " (start the listener with a larger --size)"};
+    return Failure{Verdict::fail, "listener buffer is " + std::to_string(remote->size) +
+                                      " bytes, smaller than --size " +
+                                      std::to_string(plan.message_size) +
+                                      " (start the listener with a larger --size)"};
   }
   run.remote = *remote;
   run.post_times.resize(static_cast<std::size_t>(plan.outstanding));
@@ -207,7 +229,8 @@ std::optional<Failure> connect_queue_pair(ClientResources& resources, const Writ
   if (index == 0) {
     ibv_qp_attr qp_attributes{};
     ibv_qp_init_attr init{};
-    if (ibv_query_qp(run.qp.get(), &qp_attributes, IBV_QP_AV, &init) == 0 && qp_attributes.ah_attr.is_global) {
+    if (ibv_query_qp(run.qp.get(), &qp_attributes, IBV_QP_AV, &init) == 0 &&
+        qp_attributes.ah_attr.is_global) {
       int gid_index = qp_attributes.ah_attr.grh.sgid_index;
       result.gid_index = gid_index;
       ibv_gid gid{};
@@ -215,7 +238,8 @@ std::optional<Failure> connect_queue_pair(ClientResources& resources, const Writ
       if (plan.gid_index >= 0 && gid_index != plan.gid_index) {
         resources.qps.push_back(std::move(run));
         return Failure{Verdict::no_evidence, "traffic used GID index " + std::to_string(gid_index) +
-                                                 ", not --gid-index " + std::to_string(plan.gid_index) +
+                                                 ", not --gid-index " +
+                                                 std::to_string(plan.gid_index) +
                                                  " (use --bind with that GID's address)"};
       }
     }
@@ -224,7 +248,8 @@ std::optional<Failure> connect_queue_pair(ClientResources& resources, const Writ
   return std::nullopt;
 }
 
-bool post_write(QueuePairRun& run, const ClientResources& resources, std::uint64_t sequence, bool signaled) {
+bool post_write(QueuePairRun& run, const ClientResources& resources, std::uint64_t sequence,
+                bool signaled) {
   ibv_sge segment{};
   segment.addr = reinterpret_cast<std::uintptr_t>(resources.buffer.data());
   segment.length = static_cast<std::uint32_t>(resources.buffer.size());
@@ -242,8 +267,9 @@ bool post_write(QueuePairRun& run, const ClientResources& resources, std::uint64
 }
 
 std::string describe(const CompletionError& error) {
-  return "QP " + std::to_string(error.qp_index) + " wr " + std::to_string(error.wr_id) + ": status " +
-         std::to_string(error.status) + " (" + error.status_name + "), vendor_err " + hex(error.vendor_err);
+  return "QP " + std::to_string(error.qp_index) + " wr " + std::to_string(error.wr_id) +
+         ": status " + std::to_string(error.status) + " (" + error.status_name + "), vendor_err " +
+         hex(error.vendor_err);
 }
 
 // The measured phase: keeps `outstanding` writes in flight on every QP, signals every Nth,
@@ -272,13 +298,15 @@ void transfer(ClientResources& resources, const WritePlan& plan, RdmaWriteResult
       if (!run.failed) {
         // Duration mode ends on a signaling boundary, so the last WR posted is signaled and
         // its completion retires every unsignaled WR before it.
-        if (run.target == unbounded && now >= end) run.target = (run.posted + every - 1) / every * every;
+        if (run.target == unbounded && now >= end)
+          run.target = (run.posted + every - 1) / every * every;
         while (run.posted < run.target && run.posted - run.retired < outstanding) {
           std::uint64_t sequence = run.posted;
           bool signaled = sequence % every == every - 1 || sequence + 1 == run.target;
           if (signaled) run.post_times[sequence % outstanding] = Clock::now();
           if (!post_write(run, resources, sequence, signaled)) {
-            if (first_problem.empty()) first_problem = "QP " + std::to_string(index) + ": " + errno_text("ibv_post_send");
+            if (first_problem.empty())
+              first_problem = "QP " + std::to_string(index) + ": " + errno_text("ibv_post_send");
             run.failed = true;
             break;
           }
@@ -288,7 +316,8 @@ void transfer(ClientResources& resources, const WritePlan& plan, RdmaWriteResult
       }
       int count = ibv_poll_cq(run.cq.get(), kPollBatch, completions);
       if (count < 0) {
-        if (first_problem.empty()) first_problem = "QP " + std::to_string(index) + ": ibv_poll_cq failed";
+        if (first_problem.empty())
+          first_problem = "QP " + std::to_string(index) + ": ibv_poll_cq failed";
         run.failed = true;
         run.timed_out = true;  // the CQ can no longer be read, so nothing more will drain
       }
@@ -302,7 +331,8 @@ void transfer(ClientResources& resources, const WritePlan& plan, RdmaWriteResult
           run.succeeded_through = std::max(run.succeeded_through, completion.wr_id + 1);
           if (latencies.size() < kMaxLatencySamples) {
             latencies.push_back(std::chrono::duration<double, std::micro>(
-                                    now - run.post_times[completion.wr_id % outstanding]).count());
+                                    now - run.post_times[completion.wr_id % outstanding])
+                                    .count());
           }
         } else if (completion.status == IBV_WC_WR_FLUSH_ERR) {
           ++result.flushed;
@@ -310,15 +340,17 @@ void transfer(ClientResources& resources, const WritePlan& plan, RdmaWriteResult
         } else {
           // RC completes in order: everything before the failed WR was written.
           run.succeeded_through = std::max(run.succeeded_through, completion.wr_id);
-          auto error = describe_completion(static_cast<int>(index), completion.qp_num, completion.wr_id,
-                                           completion.status, completion.vendor_err);
+          auto error =
+              describe_completion(static_cast<int>(index), completion.qp_num, completion.wr_id,
+                                  completion.status, completion.vendor_err);
           if (first_problem.empty()) first_problem = describe(error);
           record_error(result, std::move(error));
           run.failed = true;
         }
       }
-      bool done = run.timed_out || (run.failed ? run.retired >= run.posted
-                                               : run.posted >= run.target && run.retired >= run.posted);
+      bool done =
+          run.timed_out || (run.failed ? run.retired >= run.posted
+                                       : run.posted >= run.target && run.retired >= run.posted);
       if (done) continue;
       if (run.retired < run.posted && now - run.last_progress > plan.completion_timeout) {
         run.timed_out = true;
@@ -345,14 +377,16 @@ void transfer(ClientResources& resources, const WritePlan& plan, RdmaWriteResult
     result.bandwidth_gbps = static_cast<double>(result.bytes_written) * 8.0 / seconds / 1e9;
   }
   result.latency = summarize_latencies(std::move(latencies));
-  bool any_failed = std::any_of(resources.qps.begin(), resources.qps.end(), [](const auto& run) { return run.failed; });
+  bool any_failed = std::any_of(resources.qps.begin(), resources.qps.end(),
+                                [](const auto& run) { return run.failed; });
   result.verdict = any_failed ? Verdict::fail : Verdict::pass;
   result.reason = first_problem;
 }
 
 // --reconnect, first fact: one more signaled write on every QP that failed. An RC QP in the
 // error state flushes it, so "recovered" can only be true if the QP really works again.
-void check_existing_queue_pairs(ClientResources& resources, const WritePlan& plan, ReconnectOutcome& outcome) {
+void check_existing_queue_pairs(ClientResources& resources, const WritePlan& plan,
+                                ReconnectOutcome& outcome) {
   bool all_recovered = true;
   std::vector<std::string> details;
   for (std::size_t index = 0; index < resources.qps.size(); ++index) {
@@ -381,7 +415,9 @@ void check_existing_queue_pairs(ClientResources& resources, const WritePlan& pla
         detail += "status " + std::to_string(completion.status) + " (" +
                   ibv_wc_status_str(completion.status) + ")";
       }
-      if (!seen) detail += "got no completion within " + std::to_string(plan.completion_timeout.count()) + " ms";
+      if (!seen)
+        detail +=
+            "got no completion within " + std::to_string(plan.completion_timeout.count()) + " ms";
     }
     all_recovered = all_recovered && recovered;
     details.push_back(detail);
@@ -443,7 +479,8 @@ RdmaWriteResult run_write_client(const WritePlan& plan, ReconnectOutcome* existi
 
   auto phase_start = Clock::now();
   for (int index = 0; index < plan.qps; ++index) {
-    if (auto failure = connect_queue_pair(resources, plan, index, destination.value().get(), source.get(), result)) {
+    if (auto failure = connect_queue_pair(resources, plan, index, destination.value().get(),
+                                          source.get(), result)) {
       result.verdict = failure->verdict;
       result.reason = failure->reason;
       result.timings.push_back({"connect", milliseconds_since(phase_start)});

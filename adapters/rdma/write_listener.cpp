@@ -29,7 +29,9 @@ struct ListenerResources {
   std::vector<AcceptedConnection> connections;
 };
 
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
 
 void reject(rdma_cm_id* id, const std::string& why, std::vector<std::string>& problems) {
   problems.push_back("rejected a connection: " + why);
@@ -38,16 +40,19 @@ void reject(rdma_cm_id* id, const std::string& why, std::vector<std::string>& pr
 
 // Accepts one CONNECT_REQUEST: allocates the shared buffer on the first one, a CQ and QP per
 // connection, and replies with where the client may write.
-void accept_connection(ListenerResources& resources, const WritePlan& plan, const rdma_cm_event& event,
-                       RdmaWriteResult& result, std::vector<std::string>& problems) {
+void accept_connection(ListenerResources& resources, const WritePlan& plan,
+                       const rdma_cm_event& event, RdmaWriteResult& result,
+                       std::vector<std::string>& problems) {
   rdma_cm_id* id = event.id;
   resources.ids.emplace_back(id);  // a request's id belongs to the listener from now on
   auto hello = decode_client_hello({static_cast<const std::uint8_t*>(event.param.conn.private_data),
                                     event.param.conn.private_data_len});
   if (!hello) return reject(id, "peer is not fabgate-probe (no valid hello)", problems);
   if (hello->message_size > plan.message_size) {
-    return reject(id, "client --size " + std::to_string(hello->message_size) + " exceeds listener --size " +
-                          std::to_string(plan.message_size), problems);
+    return reject(id,
+                  "client --size " + std::to_string(hello->message_size) +
+                      " exceeds listener --size " + std::to_string(plan.message_size),
+                  problems);
   }
   if (!resources.pd) {
     result.device = ibv_get_device_name(id->verbs->device);
@@ -58,7 +63,8 @@ void accept_connection(ListenerResources& resources, const WritePlan& plan, cons
     resources.pd.reset(ibv_alloc_pd(id->verbs));
     if (!resources.pd) return reject(id, errno_text("ibv_alloc_pd"), problems);
     resources.buffer.assign(plan.message_size, 0);
-    resources.mr.reset(ibv_reg_mr(resources.pd.get(), resources.buffer.data(), resources.buffer.size(),
+    resources.mr.reset(ibv_reg_mr(resources.pd.get(), resources.buffer.data(),
+                                  resources.buffer.size(),
                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
     if (!resources.mr) return reject(id, errno_text("ibv_reg_mr"), problems);
   } else if (id->verbs != resources.pd->context) {
@@ -81,7 +87,8 @@ void accept_connection(ListenerResources& resources, const WritePlan& plan, cons
   }
   connection.qp = CmQueuePair(id);
 
-  auto reply = encode(ServerHello{resources.mr->rkey, reinterpret_cast<std::uintptr_t>(resources.buffer.data()),
+  auto reply = encode(ServerHello{resources.mr->rkey,
+                                  reinterpret_cast<std::uintptr_t>(resources.buffer.data()),
                                   resources.buffer.size()});
   rdma_conn_param parameters{};
   parameters.private_data = reply.data();
@@ -101,7 +108,8 @@ void accept_connection(ListenerResources& resources, const WritePlan& plan, cons
 RdmaWriteResult run_write_listener(const WritePlan& plan) {
   RdmaWriteResult result;
   result.role = "listen";
-  result.peer = (plan.bind_address.empty() ? std::string("*") : plan.bind_address) + ":" + plan.service;
+  result.peer =
+      (plan.bind_address.empty() ? std::string("*") : plan.bind_address) + ":" + plan.service;
   auto start = Clock::now();
 
   auto address = resolve_socket_address(plan.bind_address, plan.service, true);
@@ -178,7 +186,8 @@ RdmaWriteResult run_write_listener(const WritePlan& plan) {
     result.reason = join(problems, "; ");
   } else if (served == 0) {
     result.verdict = Verdict::no_evidence;
-    result.reason = "no client connected within " + std::to_string(plan.listen_timeout.count()) + " ms";
+    result.reason =
+        "no client connected within " + std::to_string(plan.listen_timeout.count()) + " ms";
   } else {
     result.verdict = Verdict::pass;
   }

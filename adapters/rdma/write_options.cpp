@@ -27,7 +27,8 @@ std::optional<std::chrono::milliseconds> parse_bounded(const std::string& flag,
 
 }  // namespace
 
-Expected<WritePlan, std::vector<std::string>> validate_write_options(const RdmaWriteOptions& options) {
+Expected<WritePlan, std::vector<std::string>> validate_write_options(
+    const RdmaWriteOptions& options) {
   std::vector<std::string> problems;
   WritePlan plan;
 
@@ -63,17 +64,19 @@ Expected<WritePlan, std::vector<std::string>> validate_write_options(const RdmaW
   }
   plan.outstanding = options.outstanding;
   if (options.signal_every < 1) {
-    problems.push_back("--signal-every " + std::to_string(options.signal_every) + " must be at least 1");
+    problems.push_back("--signal-every " + std::to_string(options.signal_every) +
+                       " must be at least 1");
   } else if (options.signal_every > options.outstanding) {
     // With fewer outstanding slots than the signaling interval no signaled WR could ever be
     // posted, so the send queue would fill with unsignaled WRs and never drain.
-    problems.push_back("--signal-every " + std::to_string(options.signal_every) + " exceeds --outstanding " +
-                       std::to_string(options.outstanding));
+    problems.push_back("--signal-every " + std::to_string(options.signal_every) +
+                       " exceeds --outstanding " + std::to_string(options.outstanding));
   }
   plan.signal_every = options.signal_every;
 
   if (options.qps < 1 || options.qps > kMaxQueuePairs) {
-    problems.push_back("--qps " + std::to_string(options.qps) + " is outside 1.." + std::to_string(kMaxQueuePairs));
+    problems.push_back("--qps " + std::to_string(options.qps) + " is outside 1.." +
+                       std::to_string(kMaxQueuePairs));
   }
   plan.qps = options.qps;
 
@@ -103,7 +106,8 @@ Expected<WritePlan, std::vector<std::string>> validate_write_options(const RdmaW
   timeout("--listen-timeout", options.listen_timeout, plan.listen_timeout);
   plan.reconnect = options.reconnect;
   if (options.reconnect && options.listen && !connect) {
-    problems.push_back("--reconnect applies to --connect; the listener serves reconnections anyway");
+    problems.push_back(
+        "--reconnect applies to --connect; the listener serves reconnections anyway");
   }
 
   if (!problems.empty()) return problems;

@@ -22,17 +22,17 @@ inline constexpr std::uint64_t kDefaultIterations = 1000;
 // fields; validate_write_options() turns them into a WritePlan or lists every problem.
 struct RdmaWriteOptions {
   bool listen = false;
-  std::string connect_host;         // empty unless --connect HOST
-  std::string service = "18515";    // rdma_cm port (TCP-like port space RDMA_PS_TCP)
-  std::string bind_address;         // local address; selects device, port and GID
-  std::string device;               // expected RDMA device name, e.g. mlx5_0
-  int port = 0;                     // expected device port (1-based); 0 = any
-  int gid_index = -1;               // expected source GID index; -1 = any
+  std::string connect_host;       // empty unless --connect HOST
+  std::string service = "18515";  // rdma_cm port (TCP-like port space RDMA_PS_TCP)
+  std::string bind_address;       // local address; selects device, port and GID
+  std::string device;             // expected RDMA device name, e.g. mlx5_0
+  int port = 0;                   // expected device port (1-based); 0 = any
+  int gid_index = -1;             // expected source GID index; -1 = any
   std::uint64_t message_size = 65536;
-  int outstanding = 16;             // work requests in flight per QP
-  int signal_every = 1;             // completion moderation: signal every Nth WR
-  std::uint64_t iterations = 0;     // writes per QP; 0 = not given
-  std::string duration;             // e.g. "10s"; empty = not given
+  int outstanding = 16;          // work requests in flight per QP
+  int signal_every = 1;          // completion moderation: signal every Nth WR
+  std::uint64_t iterations = 0;  // writes per QP; 0 = not given
+  std::string duration;          // e.g. "10s"; empty = not given
   int qps = 1;
   std::string resolve_timeout = "2s";
   std::string connect_timeout = "5s";
@@ -67,6 +67,7 @@ struct WritePlan {
 
 // Every problem, one line each ("--signal-every 32 exceeds --outstanding 16"), so the user
 // fixes them all at once. Neither --iterations nor --duration -> kDefaultIterations.
-Expected<WritePlan, std::vector<std::string>> validate_write_options(const RdmaWriteOptions& options);
+Expected<WritePlan, std::vector<std::string>> validate_write_options(
+    const RdmaWriteOptions& options);
 
 }  // namespace fabgate::rdma

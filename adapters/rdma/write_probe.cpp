@@ -35,8 +35,8 @@ ReconnectOutcome reconnect_with_fresh_pair(const WritePlan& plan, ReconnectOutco
   result.timings.push_back({"fresh_qp", milliseconds_since(start)});
   outcome.fresh_qp_succeeded = attempt.verdict == Verdict::pass;
   outcome.fresh_qp_detail = attempt.verdict == Verdict::pass
-                                ? "fresh QP wrote " + std::to_string(attempt.writes_completed) + " x " +
-                                      std::to_string(plan.message_size) + " bytes"
+                                ? "fresh QP wrote " + std::to_string(attempt.writes_completed) +
+                                      " x " + std::to_string(plan.message_size) + " bytes"
                                 : std::string(to_string(attempt.verdict)) + ": " + attempt.reason;
   return outcome;
 }
@@ -50,7 +50,7 @@ RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner) {
   if (auto reason = no_usable_port_reason(scan, plan.device, plan.port)) {
     RdmaWriteResult result;
     result.role = plan.role == Role::listen ? "listen" : "connect";
-    result.peer = plan.role == Role::connect ? plan.host
+    result.peer = plan.role == Role::connect  ? plan.host
                   : plan.bind_address.empty() ? std::string("*")
                                               : plan.bind_address;
     result.peer += ":" + plan.service;

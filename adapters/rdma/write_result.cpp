@@ -4,9 +4,12 @@ namespace fabgate::rdma {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::no_evidence: return "no-evidence";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::no_evidence:
+      return "no-evidence";
   }
   return "no-evidence";
 }
@@ -33,10 +36,12 @@ nlohmann::ordered_json to_json(const RdmaWriteResult& result) {
       {"verdict", to_string(result.verdict)},
       {"reason", result.reason},
       {"peer", result.peer},
-      {"device", result.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(result.device)},
+      {"device", result.device.empty() ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(result.device)},
       {"port", optional_json(result.port)},
       {"gid_index", optional_json(result.gid_index)},
-      {"gid", result.gid.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(result.gid)},
+      {"gid",
+       result.gid.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(result.gid)},
       {"qps", result.qps},
       {"message_size", result.message_size},
       {"outstanding", result.outstanding},
@@ -64,11 +69,12 @@ nlohmann::ordered_json to_json(const RdmaWriteResult& result) {
   if (result.connections_served) document["connections_served"] = *result.connections_served;
   if (result.reconnect) {
     const auto& reconnect = *result.reconnect;
-    document["reconnect"] = {{"attempted", reconnect.attempted},
-                             {"existing_qp_recovered", optional_json(reconnect.existing_qp_recovered)},
-                             {"existing_qp_detail", reconnect.existing_qp_detail},
-                             {"fresh_qp_succeeded", optional_json(reconnect.fresh_qp_succeeded)},
-                             {"fresh_qp_detail", reconnect.fresh_qp_detail}};
+    document["reconnect"] = {
+        {"attempted", reconnect.attempted},
+        {"existing_qp_recovered", optional_json(reconnect.existing_qp_recovered)},
+        {"existing_qp_detail", reconnect.existing_qp_detail},
+        {"fresh_qp_succeeded", optional_json(reconnect.fresh_qp_succeeded)},
+        {"fresh_qp_detail", reconnect.fresh_qp_detail}};
   }
   nlohmann::ordered_json timings = nlohmann::ordered_json::object();
   for (const auto& timing : result.timings) timings[timing.phase + "_ms"] = timing.ms;

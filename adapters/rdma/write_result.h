@@ -24,7 +24,8 @@ const char* to_string(Verdict verdict);
 struct ReconnectOutcome {
   bool attempted = false;  // false when the first run did not fail
   std::optional<bool> existing_qp_recovered;
-  std::string existing_qp_detail;  // e.g. "QP state ERR; probe write: status 5 (Work Request Flushed Error)"
+  std::string existing_qp_detail;  // e.g. "QP state ERR; probe write: status 5 (Work Request
+                                   // Flushed Error)"
   std::optional<bool> fresh_qp_succeeded;
   std::string fresh_qp_detail;
 };
@@ -38,9 +39,9 @@ struct PhaseTiming {
 struct RdmaWriteResult {
   std::string role = "connect";  // "connect" or "listen"
   Verdict verdict = Verdict::no_evidence;
-  std::string reason;            // why; empty only for a clean pass
-  std::string peer;              // HOST:PORT connected to, or the listen address
-  std::string device;            // RDMA device the traffic used, e.g. mlx5_0
+  std::string reason;  // why; empty only for a clean pass
+  std::string peer;    // HOST:PORT connected to, or the listen address
+  std::string device;  // RDMA device the traffic used, e.g. mlx5_0
   std::optional<int> port;
   std::optional<int> gid_index;
   std::string gid;
@@ -57,7 +58,7 @@ struct RdmaWriteResult {
   std::vector<CompletionError> errors;  // real failures; flushed requests are only counted
   std::uint64_t errors_not_listed = 0;
   std::uint64_t flushed = 0;
-  bool drained = true;  // every posted request accounted for after a failure
+  bool drained = true;                    // every posted request accounted for after a failure
   std::optional<int> connections_served;  // listener only
   std::optional<ReconnectOutcome> reconnect;
   std::vector<PhaseTiming> timings;

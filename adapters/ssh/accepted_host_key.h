@@ -9,11 +9,11 @@ namespace fabgate::ssh {
 // and the evidence: trust-on-first-use is a decision an auditor must be able to see.
 struct AcceptedHostKey {
   std::string device;
-  std::string host;          // as written in known_hosts: "10.0.0.1" or "[10.0.0.1]:2222"
-  std::string key_type;      // "ssh-ed25519"
-  std::string fingerprint;   // "SHA256:..."
+  std::string host;         // as written in known_hosts: "10.0.0.1" or "[10.0.0.1]:2222"
+  std::string key_type;     // "ssh-ed25519"
+  std::string fingerprint;  // "SHA256:..."
   std::string known_hosts_file;
-  bool saved = false;        // appended to known_hosts so the next run checks it strictly
+  bool saved = false;  // appended to known_hosts so the next run checks it strictly
 };
 
 }  // namespace fabgate::ssh

@@ -43,8 +43,8 @@ std::mutex known_hosts_write_mutex;
 }  // namespace
 
 Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session session,
-                                                                      const std::string& device,
-                                                                      UnknownHostKeys policy) {
+                                                                     const std::string& device,
+                                                                     UnknownHostKeys policy) {
   const std::string file = session_option(session, SSH_OPTIONS_KNOWNHOSTS);
   const std::string name = known_hosts_name(session);
   const enum ssh_known_hosts_e state = ssh_session_is_known_server(session);
@@ -61,8 +61,8 @@ Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session
       return refuse("host key for " + name + " CHANGED: the server offers " + key.type + " " +
                     key.fingerprint + " but " + file +
                     " holds a different key for it; nothing was sent. If the change is "
-                    "legitimate, remove the old entry (ssh-keygen -R '" + name + "' -f " + file +
-                    ") and verify the new fingerprint out of band");
+                    "legitimate, remove the old entry (ssh-keygen -R '" +
+                    name + "' -f " + file + ") and verify the new fingerprint out of band");
     }
     case SSH_KNOWN_HOSTS_OTHER: {
       OfferedKey key = offered();
@@ -88,8 +88,8 @@ Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session
       return refuse("cannot check the host key of " + name + " against " + file + ": " +
                     ssh_get_error(session) + "; nothing was sent");
   }
-  return refuse("unexpected host-key state " + std::to_string(static_cast<int>(state)) +
-                " for " + name + "; nothing was sent");
+  return refuse("unexpected host-key state " + std::to_string(static_cast<int>(state)) + " for " +
+                name + "; nothing was sent");
 }
 
 }  // namespace fabgate::ssh

@@ -21,7 +21,7 @@ namespace fabgate::ssh {
 //   ERROR              -> host_key failure (an unchecked key is never trusted)
 // The caller must not authenticate or send anything when this fails.
 Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session session,
-                                                                      const std::string& device,
-                                                                      UnknownHostKeys policy);
+                                                                     const std::string& device,
+                                                                     UnknownHostKeys policy);
 
 }  // namespace fabgate::ssh

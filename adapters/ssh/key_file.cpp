@@ -12,8 +12,7 @@ namespace fabgate::ssh {
 Expected<Ok, SshFailure> check_key_file(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
-    return SshFailure{SshFailure::Kind::auth,
-                      "key file " + path + ": " + std::strerror(errno)};
+    return SshFailure{SshFailure::Kind::auth, "key file " + path + ": " + std::strerror(errno)};
   }
   if (!S_ISREG(info.st_mode)) {
     return SshFailure{SshFailure::Kind::auth, "key file " + path + " is not a regular file"};
@@ -24,11 +23,10 @@ Expected<Ok, SshFailure> check_key_file(const std::string& path) {
     std::snprintf(octal, sizeof octal, "%04o", permissions);
     return SshFailure{SshFailure::Kind::auth,
                       "key file " + path + " has permissions " + octal +
-                          "; a private key must be readable by its owner only (chmod 600 " +
-                          path + ")"};
+                          "; a private key must be readable by its owner only (chmod 600 " + path +
+                          ")"};
   }
   return Ok{};
 }
-
 
 }  // namespace fabgate::ssh

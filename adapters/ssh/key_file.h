@@ -13,5 +13,4 @@ namespace fabgate::ssh {
 // is a leaked credential; fabgate refuses it like OpenSSH does, with the fix in the message.
 Expected<Ok, SshFailure> check_key_file(const std::string& path);
 
-
 }  // namespace fabgate::ssh

@@ -13,7 +13,9 @@ namespace fabgate::ssh {
 template <auto Free>
 struct Deleter {
   template <class T>
-  void operator()(T* handle) const { Free(handle); }
+  void operator()(T* handle) const {
+    Free(handle);
+  }
 };
 
 // A session is disconnected before it is freed so the server sees an orderly close.

@@ -32,17 +32,19 @@ Expected<Ok, SshFailure> configure(ssh_session session, const SshDevice& device,
     return SshFailure{SshFailure::Kind::unreachable,
                       "cannot set " + what + ": " + ssh_get_error(session)};
   };
-  if (ssh_options_set(session, SSH_OPTIONS_HOST, device.host.c_str()) != SSH_OK) return fail("host");
+  if (ssh_options_set(session, SSH_OPTIONS_HOST, device.host.c_str()) != SSH_OK)
+    return fail("host");
   const char* config = options.config_file.empty() ? nullptr : options.config_file.c_str();
   if (ssh_options_parse_config(session, config) != SSH_OK) {
-    return fail("SSH config " + (options.config_file.empty() ? std::string("~/.ssh/config")
-                                                             : options.config_file));
+    return fail("SSH config " +
+                (options.config_file.empty() ? std::string("~/.ssh/config") : options.config_file));
   }
   if (device.port > 0) {
     unsigned int port = static_cast<unsigned int>(device.port);
     if (ssh_options_set(session, SSH_OPTIONS_PORT, &port) != SSH_OK) return fail("port");
   }
-  if (!login.user.empty() && ssh_options_set(session, SSH_OPTIONS_USER, login.user.c_str()) != SSH_OK) {
+  if (!login.user.empty() &&
+      ssh_options_set(session, SSH_OPTIONS_USER, login.user.c_str()) != SSH_OK) {
     return fail("user");
   }
   if (!options.known_hosts_file.empty()) {
@@ -98,9 +100,9 @@ Expected<Ok, SshFailure> authenticate(ssh_session session, const SshLogin& login
                           "disabled or not running"};
   }
   if (!ssh_is_connected(session)) {
-    return SshFailure{SshFailure::Kind::unreachable,
-                      std::string("connection lost during authentication: ") +
-                          ssh_get_error(session)};
+    return SshFailure{
+        SshFailure::Kind::unreachable,
+        std::string("connection lost during authentication: ") + ssh_get_error(session)};
   }
   return SshFailure{SshFailure::Kind::auth,
                     "server refused user '" + user + "' with " + join(tried, ", then ")};
@@ -141,8 +143,8 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const Ss
     unsigned int port = 22;
     ssh_options_get_port(session.get(), &port);
     return SshFailure{SshFailure::Kind::unreachable,
-                      "cannot connect to " + session_option(session.get(), SSH_OPTIONS_HOST) +
-                          ":" + std::to_string(port) + " within " +
+                      "cannot connect to " + session_option(session.get(), SSH_OPTIONS_HOST) + ":" +
+                          std::to_string(port) + " within " +
                           seconds_text(options.connect_timeout) + ": " +
                           ssh_get_error(session.get())};
   }
@@ -159,8 +161,8 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const Ss
 SshFailure LibsshShell::lost(const std::string& while_doing) {
   if (!ssh_is_connected(session_.get())) {
     broken_ = true;
-    return SshFailure{SshFailure::Kind::unreachable,
-                      "connection lost while " + while_doing + ": " + ssh_get_error(session_.get())};
+    return SshFailure{SshFailure::Kind::unreachable, "connection lost while " + while_doing + ": " +
+                                                         ssh_get_error(session_.get())};
   }
   return SshFailure{SshFailure::Kind::rejected,
                     "server refused " + while_doing + ": " + ssh_get_error(session_.get())};

@@ -18,8 +18,8 @@ class LibsshShell final : public RemoteShell {
   // authenticates with the `role` login of `device`: ssh-agent first, then the inventory key
   // file (or, without one, the config's identities). Passwords are never tried.
   static Expected<std::unique_ptr<LibsshShell>, SshFailure> connect(const SshDevice& device,
-                                                                     CredentialRole role,
-                                                                     const SshOptions& options);
+                                                                    CredentialRole role,
+                                                                    const SshOptions& options);
 
   Expected<CommandResult, SshFailure> run(const std::string& command, Duration deadline) override;
 

@@ -5,12 +5,18 @@ namespace fabgate::ssh {
 
 std::string_view to_string(SshFailure::Kind kind) {
   switch (kind) {
-    case SshFailure::Kind::unreachable: return "unreachable";
-    case SshFailure::Kind::auth: return "auth";
-    case SshFailure::Kind::host_key: return "host-key";
-    case SshFailure::Kind::timeout: return "timeout";
-    case SshFailure::Kind::rejected: return "rejected";
-    case SshFailure::Kind::output_too_large: return "output-too-large";
+    case SshFailure::Kind::unreachable:
+      return "unreachable";
+    case SshFailure::Kind::auth:
+      return "auth";
+    case SshFailure::Kind::host_key:
+      return "host-key";
+    case SshFailure::Kind::timeout:
+      return "timeout";
+    case SshFailure::Kind::rejected:
+      return "rejected";
+    case SshFailure::Kind::output_too_large:
+      return "output-too-large";
   }
   return "unknown";
 }

@@ -36,25 +36,32 @@ struct FlowsFlags {
   std::string pid_file;
 };
 
-void print(const nlohmann::ordered_json& document) { std::printf("%s\n", document.dump(2).c_str()); }
+void print(const nlohmann::ordered_json& document) {
+  std::printf("%s\n", document.dump(2).c_str());
+}
 
 ProbeExit usage_error(const std::vector<std::string>& problems) {
-  for (const auto& problem : problems) std::fprintf(stderr, "fabgate-probe: flows: %s\n", problem.c_str());
+  for (const auto& problem : problems)
+    std::fprintf(stderr, "fabgate-probe: flows: %s\n", problem.c_str());
   return ProbeExit::invalid_usage;
 }
 
 std::optional<Duration> duration_flag(const std::string& text, const char* name,
                                       std::vector<std::string>& problems) {
   auto parsed = parse_duration(text);
-  if (!parsed) problems.push_back(std::string(name) + " '" + text + "' is not a duration (500ms, 5s, 1m)");
+  if (!parsed)
+    problems.push_back(std::string(name) + " '" + text + "' is not a duration (500ms, 5s, 1m)");
   return parsed;
 }
 
 ProbeExit verdict_exit(flows::Verdict verdict) {
   switch (verdict) {
-    case flows::Verdict::pass: return ProbeExit::pass;
-    case flows::Verdict::fail: return ProbeExit::fail;
-    case flows::Verdict::no_evidence: return ProbeExit::no_evidence;
+    case flows::Verdict::pass:
+      return ProbeExit::pass;
+    case flows::Verdict::fail:
+      return ProbeExit::fail;
+    case flows::Verdict::no_evidence:
+      return ProbeExit::no_evidence;
   }
   return ProbeExit::no_evidence;
 }
@@ -78,7 +85,8 @@ ProbeExit respond(const FlowsFlags& flags) {
   install_stop_handlers();
   if (!flags.pid_file.empty()) std::ofstream(flags.pid_file) << ::getpid() << "\n";
   // The readiness line: whoever started the responder waits for it before probing.
-  std::fprintf(stderr, "fabgate-probe: flows responder listening on %s\n", responder->endpoint().c_str());
+  std::fprintf(stderr, "fabgate-probe: flows responder listening on %s\n",
+               responder->endpoint().c_str());
   std::fflush(stderr);
   auto stats = responder->serve(stop_requested);
   if (!flags.pid_file.empty()) std::remove(flags.pid_file.c_str());
@@ -131,10 +139,12 @@ Runner define_flows(CLI::App& command) {
   command.add_option("--proto", flags->protocol, "tcp or udp")->capture_default_str();
   command.add_option("--timeout", flags->timeout, "Hard deadline for the whole probe")
       ->capture_default_str();
-  command.add_option("--packets", flags->packets, "Packets per flow, 1-1000")->capture_default_str();
+  command.add_option("--packets", flags->packets, "Packets per flow, 1-1000")
+      ->capture_default_str();
   command.add_option("--spacing", flags->spacing, "Time between packets of one flow")
       ->capture_default_str();
-  command.add_option("--reply-timeout", flags->reply_timeout, "A packet unanswered this long is lost")
+  command
+      .add_option("--reply-timeout", flags->reply_timeout, "A packet unanswered this long is lost")
       ->capture_default_str();
   command.add_option("--duration", flags->duration, "Responder: exit after this long")
       ->capture_default_str();

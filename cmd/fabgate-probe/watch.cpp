@@ -30,7 +30,8 @@ ProbeExit run_watch(const WatchFlags& flags) {
   std::vector<std::string> problems;
   auto parse = [&](const std::string& text, const char* name) {
     auto parsed = parse_duration(text);
-    if (!parsed) problems.push_back(std::string(name) + " '" + text + "' is not a duration (100ms, 5s, 1m)");
+    if (!parsed)
+      problems.push_back(std::string(name) + " '" + text + "' is not a duration (100ms, 5s, 1m)");
     return parsed.value_or(Duration(0));
   };
   flows::WatchOptions options;
@@ -44,7 +45,8 @@ ProbeExit run_watch(const WatchFlags& flags) {
   options.max_interruption = parse(flags.max_interruption, "--max-interruption");
   if (problems.empty()) problems = flows::validate(options);
   if (!problems.empty()) {
-    for (const auto& problem : problems) std::fprintf(stderr, "fabgate-probe: watch: %s\n", problem.c_str());
+    for (const auto& problem : problems)
+      std::fprintf(stderr, "fabgate-probe: watch: %s\n", problem.c_str());
     return ProbeExit::invalid_usage;
   }
   install_stop_handlers();
@@ -55,9 +57,12 @@ ProbeExit run_watch(const WatchFlags& flags) {
   }
   std::printf("%s\n", flows::to_json(*report).dump(2).c_str());
   switch (report->verdict) {
-    case flows::Verdict::pass: return ProbeExit::pass;
-    case flows::Verdict::fail: return ProbeExit::fail;
-    case flows::Verdict::no_evidence: return ProbeExit::no_evidence;
+    case flows::Verdict::pass:
+      return ProbeExit::pass;
+    case flows::Verdict::fail:
+      return ProbeExit::fail;
+    case flows::Verdict::no_evidence:
+      return ProbeExit::no_evidence;
   }
   return ProbeExit::no_evidence;
 }
@@ -68,14 +73,18 @@ Runner define_watch(CLI::App& command) {
   auto flags = std::make_shared<WatchFlags>();
   command.add_option("--to", flags->to, "The flows responder's IPv4 address")->required();
   command.add_option("--port", flags->port, "The responder's port")->required();
-  command.add_option("--count", flags->count, "Number of distinct flows, 1-256")->capture_default_str();
-  command.add_option("--interval", flags->interval, "Sampling interval, 10ms-100ms")->capture_default_str();
+  command.add_option("--count", flags->count, "Number of distinct flows, 1-256")
+      ->capture_default_str();
+  command.add_option("--interval", flags->interval, "Sampling interval, 10ms-100ms")
+      ->capture_default_str();
   command.add_option("--max-duration", flags->max_duration, "Stop by itself after this long")
       ->capture_default_str();
-  command.add_option("--reply-timeout", flags->reply_timeout, "A sample unanswered this long is lost")
+  command
+      .add_option("--reply-timeout", flags->reply_timeout, "A sample unanswered this long is lost")
       ->capture_default_str();
-  command.add_option("--max-interruption", flags->max_interruption,
-                     "Fail when a flow's longest interruption exceeds this")
+  command
+      .add_option("--max-interruption", flags->max_interruption,
+                  "Fail when a flow's longest interruption exceeds this")
       ->capture_default_str();
   return [flags] { return run_watch(*flags); };
 }

@@ -9,8 +9,9 @@ namespace {
 std::shared_ptr<app::ChangeOptions> change_flags(CLI::App& command) {
   auto options = std::make_shared<app::ChangeOptions>();
   command.add_option("change", options->change, "Change id or file")->required();
-  command.add_option("--parallel", options->parallelism,
-                     "Devices contacted at once (default: fabgate.yaml ssh.parallelism)")
+  command
+      .add_option("--parallel", options->parallelism,
+                  "Devices contacted at once (default: fabgate.yaml ssh.parallelism)")
       ->check(CLI::Range(1, 4096));
   command.add_flag("--accept-new-host-keys", options->accept_new_host_keys,
                    "Trust unknown host keys on first use (recorded in output and evidence)");
@@ -22,12 +23,16 @@ std::shared_ptr<app::ChangeOptions> change_flags(CLI::App& command) {
 
 Runner define_plan(CLI::App& command, const app::CommonOptions& common) {
   auto options = change_flags(command);
-  return [options, &common](app::Console& console) { return app::run_plan(common, *options, console); };
+  return [options, &common](app::Console& console) {
+    return app::run_plan(common, *options, console);
+  };
 }
 
 Runner define_apply(CLI::App& command, const app::CommonOptions& common) {
   auto options = change_flags(command);
-  return [options, &common](app::Console& console) { return app::run_apply(common, *options, console); };
+  return [options, &common](app::Console& console) {
+    return app::run_apply(common, *options, console);
+  };
 }
 
 Runner define_evidence(CLI::App& command, const app::CommonOptions& common) {

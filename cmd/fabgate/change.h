@@ -6,4 +6,4 @@ namespace fabgate::cli {
 Runner define_plan(CLI::App& command, const app::CommonOptions& common);
 Runner define_apply(CLI::App& command, const app::CommonOptions& common);
 Runner define_evidence(CLI::App& command, const app::CommonOptions& common);
-}
+}  // namespace fabgate::cli

@@ -10,9 +10,9 @@
 
 #include "adapters/core/build_info.h"
 #include "cmd/fabgate/change.h"
-#include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/diff.h"
 #include "cmd/fabgate/snapshot.h"
+#include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/validate.h"
 
 namespace fabgate::cli {
@@ -23,7 +23,8 @@ const std::vector<Subcommand> kSubcommands = {
     {"plan", "Run the read-only gates for a change and write the review artifact", define_plan},
     {"apply", "Run every gate; roll back and verify the baseline on failure", define_apply},
     {"evidence", "Work with evidence bundles (verify)", define_evidence},
-    {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails", define_diff},
+    {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails",
+     define_diff},
     {"snapshot", "Collect device state over SSH; exit 3 when anything is missing", define_snapshot},
 };
 

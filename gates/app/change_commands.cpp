@@ -76,9 +76,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
     for (const auto& c : repository.changes) ids.push_back(c.id);
     std::string hint = "changes at this commit: " + join(ids, ", ");
     if (auto s = nearest_word(options.change, ids)) hint = "did you mean '" + *s + "'?";
-    return Error::invalid_input("no change '" + options.change + "' at commit " +
-                                    loaded->commit.id.substr(0, 12),
-                                {hint});
+    return Error::invalid_input(
+        "no change '" + options.change + "' at commit " + loaded->commit.id.substr(0, 12), {hint});
   }
 
   // Evidence first: nothing is sent to a device before there is somewhere to record it.
@@ -125,17 +124,17 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                       {"fingerprint", key.fingerprint},
                       {"known_hosts", key.known_hosts_file},
                       {"saved", key.saved}});
-      console.warn("accepted a new host key for " + key.device + " (" + key.host + "): " +
-                   key.key_type + " " + key.fingerprint);
+      console.warn("accepted a new host key for " + key.device + " (" + key.host +
+                   "): " + key.key_type + " " + key.fingerprint);
     }
     manifest["host_keys_accepted"] = keys;
     (void)into;
   };
 
   if (!console.json_mode())
-    console.line(console.bold("fabgate " + std::string(pipeline::to_string(mode)) + " " +
-                              change->id) +
-                 " at " + loaded->commit.id.substr(0, 12) + " (" + change->title + ")");
+    console.line(
+        console.bold("fabgate " + std::string(pipeline::to_string(mode)) + " " + change->id) +
+        " at " + loaded->commit.id.substr(0, 12) + " (" + change->title + ")");
   pipeline::Pipeline pipeline(repository, *change, {remote, snapshotter, bundle, observer},
                               pipeline_options);
   auto outcome = pipeline.run();
@@ -164,7 +163,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
     std::string verdict = "exit " + std::to_string(to_int(outcome.exit_code));
     switch (outcome.exit_code) {
       case ExitCode::accepted:
-        console.line(console.green(verdict) + (mode == pipeline::Mode::plan ? ": plan ready" : ": accepted"));
+        console.line(console.green(verdict) +
+                     (mode == pipeline::Mode::plan ? ": plan ready" : ": accepted"));
         break;
       case ExitCode::refused:
         console.line(console.red(verdict) + ": refused; nothing was touched");

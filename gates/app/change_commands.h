@@ -9,10 +9,10 @@
 namespace fabgate::app {
 
 struct ChangeOptions {
-  std::string change;          // change id or its file inside the intent root
-  int parallelism = 0;         // devices contacted at once; 0: fabgate.yaml's ssh.parallelism
+  std::string change;   // change id or its file inside the intent root
+  int parallelism = 0;  // devices contacted at once; 0: fabgate.yaml's ssh.parallelism
   bool accept_new_host_keys = false;  // trust-on-first-use, recorded in output and evidence
-  std::string operator_name;   // default: $USER
+  std::string operator_name;          // default: $USER
 };
 
 // `fabgate plan CHANGE`: the read-only gates, review.md and plan.json. 0 ready, 3 refused.

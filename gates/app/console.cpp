@@ -1,7 +1,7 @@
 #include "gates/app/console.h"
 
-#include <cstdlib>
 #include <unistd.h>
+#include <cstdlib>
 
 namespace fabgate::app {
 
@@ -13,7 +13,9 @@ Console::Console(std::FILE* out, std::FILE* err, bool json_mode)
   interactive_ = ::isatty(STDIN_FILENO) == 1 && tty;
 }
 
-Console Console::standard(bool json_mode) { return Console(stdout, stderr, json_mode); }
+Console Console::standard(bool json_mode) {
+  return Console(stdout, stderr, json_mode);
+}
 
 void Console::line(std::string_view text) {
   std::FILE* stream = json_mode_ ? err_ : out_;

@@ -16,9 +16,9 @@ class Console {
   bool json_mode() const { return json_mode_; }
   bool interactive() const { return interactive_; }
 
-  void line(std::string_view text);          // human output
-  void warn(std::string_view text);          // "fabgate: warning: ..." on stderr
-  void json(std::string_view document);      // the one JSON document (stdout)
+  void line(std::string_view text);      // human output
+  void warn(std::string_view text);      // "fabgate: warning: ..." on stderr
+  void json(std::string_view document);  // the one JSON document (stdout)
 
   std::string green(std::string_view text) const { return paint("32", text); }
   std::string red(std::string_view text) const { return paint("31", text); }

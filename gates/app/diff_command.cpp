@@ -27,8 +27,8 @@ Result<std::string> read_text(const std::string& path, const std::string& what) 
 Result<std::vector<compare::RuleSet>> load_rules(const DiffOptions& options) {
   std::vector<compare::RuleSet> sets;
   if (options.rule_files.empty()) {
-    auto set = compare::load_rule_set(compare::default_rule_set_text(),
-                                      compare::kDefaultRuleSetName);
+    auto set =
+        compare::load_rule_set(compare::default_rule_set_text(), compare::kDefaultRuleSetName);
     if (!set) return set.error();
     sets.push_back(std::move(set).value());
     return sets;
@@ -94,18 +94,23 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
 
   compare::CompareOptions compare_options;
   compare_options.max_age = *max_age;
-  auto report = compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions,
-                                           compare_options);
+  auto report =
+      compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions, compare_options);
 
   if (console.json_mode()) {
-    console.json(compare::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    console.json(
+        compare::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     auto paint = [&](compare::Verdict verdict, std::string_view text) {
       switch (verdict) {
-        case compare::Verdict::pass: return console.green(text);
-        case compare::Verdict::fail: return console.red(text);
-        case compare::Verdict::no_evidence: return console.red(text);
-        case compare::Verdict::waived: return console.yellow(text);
+        case compare::Verdict::pass:
+          return console.green(text);
+        case compare::Verdict::fail:
+          return console.red(text);
+        case compare::Verdict::no_evidence:
+          return console.red(text);
+        case compare::Verdict::waived:
+          return console.yellow(text);
       }
       return std::string(text);
     };

@@ -30,8 +30,8 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
   std::vector<std::string> paths = intent::intent_paths(
       loaded.outcome.repository ? loaded.outcome.repository->settings : intent::Settings{});
   for (const auto& difference : tree->work_tree_differences(paths)) {
-    std::string shown = tree->intent_root().empty() ? difference.path
-                                                    : tree->intent_root() + "/" + difference.path;
+    std::string shown =
+        tree->intent_root().empty() ? difference.path : tree->intent_root() + "/" + difference.path;
     loaded.uncommitted.push_back(shown + " (" + git::to_string(difference.kind) + ")");
   }
   return loaded;
@@ -41,10 +41,10 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
   auto loaded = read_intent(options);
   if (!loaded.ok()) return std::move(loaded).error();
   if (!loaded->outcome.diagnostics.empty()) {
-    return Error::invalid_input(
-        "intent at " + loaded->commit.id.substr(0, 12) + " is invalid (" +
-            std::to_string(loaded->outcome.diagnostics.size()) + " problems)",
-        loaded->outcome.diagnostics.lines());
+    return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " is invalid (" +
+                                    std::to_string(loaded->outcome.diagnostics.size()) +
+                                    " problems)",
+                                loaded->outcome.diagnostics.lines());
   }
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file);
@@ -53,10 +53,10 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
 
 Status require_committed(const LoadedIntent& loaded) {
   if (loaded.uncommitted.empty()) return Ok{};
-  return Error::invalid_input(
-      "intent files in the work tree differ from commit " + loaded.commit.id.substr(0, 12) +
-          "; fabgate runs exactly what was committed and reviewed",
-      loaded.uncommitted);
+  return Error::invalid_input("intent files in the work tree differ from commit " +
+                                  loaded.commit.id.substr(0, 12) +
+                                  "; fabgate runs exactly what was committed and reviewed",
+                              loaded.uncommitted);
 }
 
 }  // namespace fabgate::app

@@ -14,8 +14,8 @@ namespace fabgate::app {
 namespace {
 
 // Resolves names and role:ROLE selectors to devices, in inventory order, without duplicates.
-Result<std::vector<const intent::Device*>> select_devices(const intent::Inventory& inventory,
-                                                          const std::vector<std::string>& selectors) {
+Result<std::vector<const intent::Device*>> select_devices(
+    const intent::Inventory& inventory, const std::vector<std::string>& selectors) {
   if (selectors.empty()) {
     std::vector<const intent::Device*> all;
     for (const auto& device : inventory.devices) all.push_back(&device);
@@ -24,7 +24,8 @@ Result<std::vector<const intent::Device*>> select_devices(const intent::Inventor
   std::vector<std::string> names, roles, problems;
   for (const auto& device : inventory.devices) {
     names.push_back(device.name);
-    if (std::find(roles.begin(), roles.end(), device.role) == roles.end()) roles.push_back(device.role);
+    if (std::find(roles.begin(), roles.end(), device.role) == roles.end())
+      roles.push_back(device.role);
   }
   std::set<std::string> chosen;
   for (const auto& selector : selectors) {
@@ -33,9 +34,11 @@ Result<std::vector<const intent::Device*>> select_devices(const intent::Inventor
     const auto& candidates = by_role ? roles : names;
     if (std::find(candidates.begin(), candidates.end(), wanted) == candidates.end()) {
       auto nearest = nearest_word(wanted, candidates);
-      problems.push_back(std::string(by_role ? "no device has role '" : "no device named '") + wanted +
-                         "' in the inventory" +
-                         (nearest ? " (did you mean '" + std::string(by_role ? "role:" : "") + *nearest + "'?)" : ""));
+      problems.push_back(
+          std::string(by_role ? "no device has role '" : "no device named '") + wanted +
+          "' in the inventory" +
+          (nearest ? " (did you mean '" + std::string(by_role ? "role:" : "") + *nearest + "'?)"
+                   : ""));
       continue;
     }
     for (const auto& device : inventory.devices) {
@@ -66,8 +69,8 @@ void print_table(Console& out, const snapshot::Snapshot& taken) {
     std::vector<std::string> missing;
     for (const auto& item : device.missing) missing.push_back(item.category);
     std::string collected = device.collected.empty() ? "-" : join(device.collected, ",");
-    std::string row = pad(device.device, width) + "  " + pad(device.reachable ? "yes" : "no", 9) + "  " +
-                      out.green(collected);
+    std::string row = pad(device.device, width) + "  " + pad(device.reachable ? "yes" : "no", 9) +
+                      "  " + out.green(collected);
     if (!missing.empty()) row += " / " + out.red("missing " + join(missing, ","));
     out.line(row);
   }
@@ -119,13 +122,15 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
                                       to_login(device->read), to_login(device->change)},
                        &profile->second});
   }
-  if (!problems.empty()) return Error::invalid_input("snapshot: devices without a collector profile", problems);
+  if (!problems.empty())
+    return Error::invalid_input("snapshot: devices without a collector profile", problems);
 
   ssh::SshOptions ssh_options;
   ssh_options.known_hosts_file = settings.ssh.known_hosts;
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
-  ssh_options.unknown_host_keys = options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
-                                                               : ssh::UnknownHostKeys::refuse;
+  ssh_options.unknown_host_keys = options.accept_new_host_keys
+                                      ? ssh::UnknownHostKeys::accept_and_record
+                                      : ssh::UnknownHostKeys::refuse;
   ssh::LibsshConnector connector(ssh_options);
   const int parallelism = options.parallel > 0 ? options.parallel : settings.ssh.parallelism;
   snapshot::Snapshot taken;
@@ -138,11 +143,15 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
   if (!accepted.empty()) {
     nlohmann::json keys = nlohmann::json::array();
     for (const auto& key : accepted) {
-      keys.push_back({{"device", key.device}, {"host", key.host}, {"key_type", key.key_type},
-                      {"fingerprint", key.fingerprint}, {"known_hosts", key.known_hosts_file},
+      keys.push_back({{"device", key.device},
+                      {"host", key.host},
+                      {"key_type", key.key_type},
+                      {"fingerprint", key.fingerprint},
+                      {"known_hosts", key.known_hosts_file},
                       {"saved", key.saved}});
-      console.warn("accepted new host key for " + key.device + " (" + key.host + "): " + key.key_type +
-                   " " + key.fingerprint + (key.saved ? ", saved to " + key.known_hosts_file : ", NOT saved"));
+      console.warn("accepted new host key for " + key.device + " (" + key.host +
+                   "): " + key.key_type + " " + key.fingerprint +
+                   (key.saved ? ", saved to " + key.known_hosts_file : ", NOT saved"));
     }
     taken.document["accepted_host_keys"] = std::move(keys);
   }

@@ -10,10 +10,10 @@
 namespace fabgate::app {
 
 struct SnapshotOptions {
-  std::vector<std::string> targets;  // device names or role:ROLE; empty: every device
-  std::string output;                // file for the snapshot JSON; empty: stdout
-  int parallel = 0;                  // devices at once; 0: fabgate.yaml ssh.parallelism
-  bool accept_new_host_keys = false; // trust-on-first-use, recorded in the output
+  std::vector<std::string> targets;   // device names or role:ROLE; empty: every device
+  std::string output;                 // file for the snapshot JSON; empty: stdout
+  int parallel = 0;                   // devices at once; 0: fabgate.yaml ssh.parallelism
+  bool accept_new_host_keys = false;  // trust-on-first-use, recorded in the output
 };
 
 // `fabgate snapshot [DEVICE|role:ROLE ...]`: collects the selected devices with their read

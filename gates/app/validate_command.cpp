@@ -70,19 +70,20 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
       for (const auto& change : outcome.repository->changes) ids.push_back(change.id);
       std::string hint = "changes: " + join(ids, ", ");
       if (auto s = nearest_word(options.change, ids)) hint = "did you mean '" + *s + "'?";
-      problems.error(SourceLocation{}, "no change '" + options.change + "' at commit " +
-                                           loaded->commit.id.substr(0, 12),
-                     hint);
+      problems.error(
+          SourceLocation{},
+          "no change '" + options.change + "' at commit " + loaded->commit.id.substr(0, 12), hint);
     }
   }
   if (outcome.repository) {
     for (const auto& change : outcome.repository->changes) {
       if (selected && selected != &change) continue;
       for (const auto& device : intent::devices_without_rollback(change))
-        problems.error(change.where, "change '" + change.id + "': device '" + device +
-                                         "' has steps but no rollback steps",
-                       "every change must say how to undo itself on each device it touches; "
-                       "apply would refuse it");
+        problems.error(
+            change.where,
+            "change '" + change.id + "': device '" + device + "' has steps but no rollback steps",
+            "every change must say how to undo itself on each device it touches; "
+            "apply would refuse it");
     }
   }
   const bool valid = problems.empty();
@@ -120,8 +121,8 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
     const auto& commit = loaded->commit;
     console.line(console.green("valid") + ": intent at " + commit.id.substr(0, 12));
     console.line("  commit    " + commit.id.substr(0, 12) + " \"" + commit.summary + "\" by " +
-                 commit.author_name + " <" + commit.author_email + ">, " +
-                 format_utc(commit.time) + (commit.signed_commit ? ", signed" : ", unsigned"));
+                 commit.author_name + " <" + commit.author_email + ">, " + format_utc(commit.time) +
+                 (commit.signed_commit ? ", signed" : ", unsigned"));
     console.line("  root      " + (loaded->intent_root.empty() ? "." : loaded->intent_root));
     console.line("  devices   " + std::to_string(repository.inventory.devices.size()) + " (" +
                  role_summary(repository.inventory) + ")");

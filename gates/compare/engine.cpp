@@ -67,8 +67,7 @@ class Engine {
   Engine(const Snapshot& pre, const Snapshot& post, const std::vector<RuleSet>& rule_sets,
          const std::vector<intent::ExpectedDifference>& expected,
          const ExceptionRegister& exceptions, const CompareOptions& options)
-      : pre_(pre), post_(post), rule_sets_(rule_sets), exceptions_(exceptions),
-        options_(options) {
+      : pre_(pre), post_(post), rule_sets_(rule_sets), exceptions_(exceptions), options_(options) {
     for (const auto& set : rule_sets)
       for (const auto& pattern : set.ignore) {
         ignores_.push_back({&pattern, report_.ignored.size()});
@@ -286,8 +285,8 @@ class Engine {
       if (!device_segment.matches(name)) continue;
       const DeviceSnapshot* pre = find(pre_, name);
       const DeviceSnapshot* post = find(post_, name);
-      bool collected = (pre && pre->collects(rule.category())) ||
-                       (post && post->collects(rule.category()));
+      bool collected =
+          (pre && pre->collects(rule.category())) || (post && post->collects(rule.category()));
       if (!collected) {
         // A host without BGP is not a failed BGP check; a rule naming this device is.
         if (!device_segment.glob)
@@ -296,8 +295,10 @@ class Engine {
         continue;
       }
       std::string problem = device_problem(name, pre, post, rule.category());
-      if (rule.category() == "routes") check_routes(rule, name, pre, post, problem);
-      else check_facts(rule, name, pre, post, problem);
+      if (rule.category() == "routes")
+        check_routes(rule, name, pre, post, problem);
+      else
+        check_facts(rule, name, pre, post, problem);
     }
   }
 
@@ -319,7 +320,8 @@ class Engine {
     result.verdict = Verdict::no_evidence;
     result.reason = reason;
     std::vector<std::string> relative;
-    for (std::size_t i = 2; i < rule.path.size(); ++i) relative.push_back(rule.path.segments()[i].text);
+    for (std::size_t i = 2; i < rule.path.size(); ++i)
+      relative.push_back(rule.path.segments()[i].text);
     emit(std::move(result), relative);
   }
 
@@ -351,7 +353,8 @@ class Engine {
     // (a switch has no gpu_driver): the rule does not apply to it. A rule that names device and
     // element literally asked for it, so there it stays and becomes no-evidence.
     bool literal = !rule.path.segments()[1].glob;
-    for (std::size_t i = 3; i < rule.path.size(); ++i) literal = literal && !rule.path.segments()[i].glob;
+    for (std::size_t i = 3; i < rule.path.size(); ++i)
+      literal = literal && !rule.path.segments()[i].glob;
     std::vector<Element> kept;
     for (auto& element : elements) {
       if (!element.pre && !element.post && !literal) continue;
@@ -474,8 +477,10 @@ class Engine {
     std::string declared = "expected difference (" + expected.where.to_string() + ")";
     if (expected.where.file.empty()) declared = "expected difference";
     if (expected.absent) {
-      if (!post) set(result, Verdict::pass, "absent after the change, as the " + declared + " says");
-      else set(result, Verdict::fail, "still present; the " + declared + " says it goes away");
+      if (!post)
+        set(result, Verdict::pass, "absent after the change, as the " + declared + " says");
+      else
+        set(result, Verdict::fail, "still present; the " + declared + " says it goes away");
       return;
     }
     if (!post) {
@@ -484,7 +489,8 @@ class Engine {
     }
     if (expected.values.empty()) {
       set(result, Verdict::pass,
-          std::string(pre && *pre == *post ? "unchanged" : "changed") + "; any value allowed by the " + declared);
+          std::string(pre && *pre == *post ? "unchanged" : "changed") +
+              "; any value allowed by the " + declared);
       return;
     }
     for (const auto& value : expected.values)
@@ -493,8 +499,8 @@ class Engine {
         return;
       }
     set(result, Verdict::fail,
-        "post value " + post->dump() + " is not among the values the " + declared + " allows: " +
-            join(expected.values, ", "));
+        "post value " + post->dump() + " is not among the values the " + declared +
+            " allows: " + join(expected.values, ", "));
   }
 
   static void judge(const Rule& rule, const json* pre, const json* post, CheckResult& result) {
@@ -502,8 +508,10 @@ class Engine {
                      rule.op == Operator::increase;
     bool presence_only = rule.op == Operator::exists || rule.op == Operator::absent;
     if (!presence_only) {
-      if (needs_pre && !pre && !post) return set(result, Verdict::no_evidence, "missing in the pre and post snapshots");
-      if (needs_pre && !pre) return set(result, Verdict::no_evidence, "missing in the pre snapshot");
+      if (needs_pre && !pre && !post)
+        return set(result, Verdict::no_evidence, "missing in the pre and post snapshots");
+      if (needs_pre && !pre)
+        return set(result, Verdict::no_evidence, "missing in the pre snapshot");
       if (!post) return set(result, Verdict::no_evidence, "missing in the post snapshot");
     }
     switch (rule.op) {
@@ -511,24 +519,29 @@ class Engine {
         if (*pre == *post) return set(result, Verdict::pass, "unchanged");
         return set(result, Verdict::fail, "changed from " + pre->dump() + " to " + post->dump());
       case Operator::equal:
-        if (scalar_matches(*post, rule.value)) return set(result, Verdict::pass, "equals " + rule.value);
+        if (scalar_matches(*post, rule.value))
+          return set(result, Verdict::pass, "equals " + rule.value);
         return set(result, Verdict::fail, "expected " + rule.value + ", found " + post->dump());
       case Operator::in:
         for (const auto& value : rule.values)
-          if (scalar_matches(*post, value)) return set(result, Verdict::pass, "is one of " + join(rule.values, ", "));
-        return set(result, Verdict::fail, post->dump() + " is not one of " + join(rule.values, ", "));
+          if (scalar_matches(*post, value))
+            return set(result, Verdict::pass, "is one of " + join(rule.values, ", "));
+        return set(result, Verdict::fail,
+                   post->dump() + " is not one of " + join(rule.values, ", "));
       case Operator::range: {
         auto number = numeric(post);
         if (!number) return set(result, Verdict::fail, post->dump() + " is not a number");
-        std::string bounds = "[" + (rule.min ? number_text(*rule.min) : std::string("-inf")) + ", " +
-                             (rule.max ? number_text(*rule.max) : std::string("inf")) + "]";
+        std::string bounds = "[" + (rule.min ? number_text(*rule.min) : std::string("-inf")) +
+                             ", " + (rule.max ? number_text(*rule.max) : std::string("inf")) + "]";
         if ((rule.min && *number < *rule.min) || (rule.max && *number > *rule.max))
           return set(result, Verdict::fail, number_text(*number) + " is outside " + bounds);
         return set(result, Verdict::pass, number_text(*number) + " is within " + bounds);
       }
       case Operator::delta: {
         auto a = numeric(pre), b = numeric(post);
-        if (!a || !b) return set(result, Verdict::fail, "delta needs numbers, found " + pre->dump() + " and " + post->dump());
+        if (!a || !b)
+          return set(result, Verdict::fail,
+                     "delta needs numbers, found " + pre->dump() + " and " + post->dump());
         long double change = std::fabs(*b - *a);
         long double limit = rule.percent ? std::fabs(*a) * *rule.max / 100.0L : *rule.max;
         std::string limit_text = number_text(*rule.max) + (rule.percent ? "%" : "");
@@ -540,13 +553,17 @@ class Engine {
       }
       case Operator::increase: {
         auto a = numeric(pre), b = numeric(post);
-        if (!a || !b) return set(result, Verdict::fail, "increase needs counters, found " + pre->dump() + " and " + post->dump());
+        if (!a || !b)
+          return set(result, Verdict::fail,
+                     "increase needs counters, found " + pre->dump() + " and " + post->dump());
         long double growth = *b - *a;
         std::string bounds = "[" + number_text(*rule.min) + ", " + number_text(*rule.max) + "]";
         if (growth < 0 && *rule.min >= 0)
-          return set(result, Verdict::fail, "counter went backwards by " + number_text(-growth) + " (reset or replaced?)");
+          return set(result, Verdict::fail,
+                     "counter went backwards by " + number_text(-growth) + " (reset or replaced?)");
         if (growth < *rule.min || growth > *rule.max)
-          return set(result, Verdict::fail, "grew by " + number_text(growth) + ", outside " + bounds);
+          return set(result, Verdict::fail,
+                     "grew by " + number_text(growth) + ", outside " + bounds);
         return set(result, Verdict::pass, "grew by " + number_text(growth) + ", within " + bounds);
       }
       case Operator::exists:
@@ -578,8 +595,10 @@ class Engine {
     for (const auto& family : families) {
       const RouteTable* a = nullptr;
       const RouteTable* b = nullptr;
-      if (pre) if (auto found = pre->routes.find(family); found != pre->routes.end()) a = &found->second;
-      if (post) if (auto found = post->routes.find(family); found != post->routes.end()) b = &found->second;
+      if (pre)
+        if (auto found = pre->routes.find(family); found != pre->routes.end()) a = &found->second;
+      if (post)
+        if (auto found = post->routes.find(family); found != post->routes.end()) b = &found->second;
       std::vector<std::string> relative{"routes", family};
       CheckResult result = base(rule, device);
       result.path = format_path(full_path(device, relative));
@@ -603,7 +622,8 @@ class Engine {
         return set(result, Verdict::fail, "route table present in the post snapshot");
       case Operator::count:
         if (pre) result.pre = std::to_string(pre->size());
-        if (!post) return set(result, Verdict::no_evidence, "route table missing in the post snapshot");
+        if (!post)
+          return set(result, Verdict::no_evidence, "route table missing in the post snapshot");
         result.post = std::to_string(post->size());
         return verdict_for_count(rule, post->size(), problem, result);
       default:
@@ -624,7 +644,8 @@ class Engine {
     for (const auto& text : diff.added_examples) result.details.push_back("+ " + text);
     for (const auto& text : diff.changed_examples) result.details.push_back("~ " + text);
     if (diff.empty()) return set(result, Verdict::pass, "unchanged");
-    if (expectation) return set(result, Verdict::pass, counts + "; allowed by the change's expected difference");
+    if (expectation)
+      return set(result, Verdict::pass, counts + "; allowed by the change's expected difference");
     set(result, Verdict::fail, counts);
   }
 
@@ -664,8 +685,9 @@ class Engine {
       std::string category = expectation.path ? expectation.path->segments()[0].text : "";
       result.layer = layer_of_category(category);
       result.device = source.device;
-      result.path = "devices." + (source.device == "*" ? std::string("*") : quote_segment(source.device)) +
-                    "." + source.path;
+      result.path = "devices." +
+                    (source.device == "*" ? std::string("*") : quote_segment(source.device)) + "." +
+                    source.path;
       result.verdict = Verdict::no_evidence;
       result.reason = expectation.path
                           ? "the expected difference matched no element any rule checks"

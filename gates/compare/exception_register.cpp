@@ -25,7 +25,8 @@ std::optional<ExceptionEntry> read_entry(YamlReader& reader, const YAML::Node& n
   if (id) {
     what = "exception '" + *id + "'";
     entry.id = *id;
-    if (!ids.insert(*id).second) reader.error(node["id"], "exception id '" + *id + "' is used twice");
+    if (!ids.insert(*id).second)
+      reader.error(node["id"], "exception id '" + *id + "' is used twice");
   }
   auto reason = reader.string(node, "reason", Need::required, what);
   auto owner = reader.string(node, "owner", Need::required, what);
@@ -38,7 +39,8 @@ std::optional<ExceptionEntry> read_entry(YamlReader& reader, const YAML::Node& n
   auto scope = reader.child(node, "scope", Need::required, what);
   if (!scope || !reader.expect_map(*scope, "scope of " + what)) return std::nullopt;
   reader.check_keys(*scope, {"device", "rule", "path"}, "scope of " + what);
-  if (auto device = reader.string(*scope, "device", Need::optional, "scope")) entry.device = *device;
+  if (auto device = reader.string(*scope, "device", Need::optional, "scope"))
+    entry.device = *device;
   if (auto rule = reader.string(*scope, "rule", Need::optional, "scope")) entry.rule = *rule;
   if (auto path = reader.string(*scope, "path", Need::optional, "scope")) {
     std::string problem;
@@ -47,7 +49,8 @@ std::optional<ExceptionEntry> read_entry(YamlReader& reader, const YAML::Node& n
       reader.error((*scope)["path"], problem, "a path relative to the device: bgp.peers.*.state");
       ok = false;
     } else if (entry.path->segments()[0].text == "devices") {
-      reader.error((*scope)["path"], "scope path is relative to the device; drop 'devices.<device>.'");
+      reader.error((*scope)["path"],
+                   "scope path is relative to the device; drop 'devices.<device>.'");
       ok = false;
     }
   }

@@ -36,7 +36,8 @@ Result<std::vector<intent::ExpectedDifference>> load_expected_differences(
       if (path) {
         std::string problem;
         auto pattern = PathPattern::parse(*path, &problem);
-        if (!pattern) reader.error(item["path"], problem);
+        if (!pattern)
+          reader.error(item["path"], problem);
         else if (pattern->segments()[0].text == "devices")
           reader.error(item["path"], "the path is relative to the device",
                        "write bgp.peers.*.state, not devices.leaf1.bgp.peers.*.state");

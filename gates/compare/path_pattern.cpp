@@ -47,8 +47,7 @@ std::optional<PathPattern> PathPattern::parse(std::string_view text, std::string
       segment.text = std::string(text.substr(i + 1, close - i - 1));
       i = close + 1;
       if (i < text.size() && text[i] != '.')
-        return fail("a quoted segment must be followed by '.' in path '" + std::string(text) +
-                    "'");
+        return fail("a quoted segment must be followed by '.' in path '" + std::string(text) + "'");
     } else {
       std::size_t dot = text.find('.', i);
       if (dot == std::string_view::npos) dot = text.size();
@@ -58,8 +57,7 @@ std::optional<PathPattern> PathPattern::parse(std::string_view text, std::string
       segment.glob = segment.text.find('*') != std::string::npos;
       i = dot;
     }
-    if (segment.text.empty())
-      return fail("empty segment in path '" + std::string(text) + "'");
+    if (segment.text.empty()) return fail("empty segment in path '" + std::string(text) + "'");
     pattern.segments_.push_back(std::move(segment));
     if (i >= text.size()) break;
     ++i;  // the dot

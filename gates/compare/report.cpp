@@ -7,10 +7,14 @@ namespace fabgate::compare {
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::no_evidence: return "no-evidence";
-    case Verdict::waived: return "waived";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::no_evidence:
+      return "no-evidence";
+    case Verdict::waived:
+      return "waived";
   }
   return "fail";
 }
@@ -20,13 +24,19 @@ void Report::recount() {
   first_disproven.reset();
   for (std::size_t i = 0; i < results.size(); ++i) {
     switch (results[i].verdict) {
-      case Verdict::pass: ++passed; break;
+      case Verdict::pass:
+        ++passed;
+        break;
       case Verdict::fail:
         ++failed;
         if (!first_disproven) first_disproven = i;
         break;
-      case Verdict::no_evidence: ++no_evidence; break;
-      case Verdict::waived: ++waived; break;
+      case Verdict::no_evidence:
+        ++no_evidence;
+        break;
+      case Verdict::waived:
+        ++waived;
+        break;
     }
   }
 }
@@ -40,10 +50,14 @@ nlohmann::json optional_text(const std::optional<std::string>& text) {
 
 nlohmann::json result_json(const CheckResult& result) {
   nlohmann::json out = {
-      {"rule", result.rule},         {"rule_set", result.rule_set},
-      {"layer", to_string(result.layer)}, {"device", result.device},
-      {"path", result.path},         {"pre", optional_text(result.pre)},
-      {"post", optional_text(result.post)}, {"verdict", to_string(result.verdict)},
+      {"rule", result.rule},
+      {"rule_set", result.rule_set},
+      {"layer", to_string(result.layer)},
+      {"device", result.device},
+      {"path", result.path},
+      {"pre", optional_text(result.pre)},
+      {"post", optional_text(result.post)},
+      {"verdict", to_string(result.verdict)},
       {"reason", result.reason},
   };
   if (!result.exception_id.empty()) out["exception"] = result.exception_id;
@@ -64,8 +78,8 @@ nlohmann::json to_json(const Report& report) {
   for (const auto& result : report.results) results.push_back(result_json(result));
   nlohmann::json ignored = nlohmann::json::array();
   for (const auto& item : report.ignored)
-    ignored.push_back({{"pattern", item.pattern}, {"rule_set", item.rule_set},
-                       {"elements", item.elements}});
+    ignored.push_back(
+        {{"pattern", item.pattern}, {"rule_set", item.rule_set}, {"elements", item.elements}});
   nlohmann::json expired = nlohmann::json::array();
   for (const auto& item : report.expired_exceptions)
     expired.push_back({{"id", item.id},
@@ -98,11 +112,11 @@ nlohmann::json to_json(const Report& report) {
 }
 
 std::string summary_line(const Report& report) {
-  std::string line = std::string(report.accepted() ? "PASS" : "FAIL") + ": " +
-                     std::to_string(report.results.size()) + " checks: " +
-                     std::to_string(report.passed) + " pass, " + std::to_string(report.failed) +
-                     " fail, " + std::to_string(report.no_evidence) + " no-evidence, " +
-                     std::to_string(report.waived) + " waived";
+  std::string line =
+      std::string(report.accepted() ? "PASS" : "FAIL") + ": " +
+      std::to_string(report.results.size()) + " checks: " + std::to_string(report.passed) +
+      " pass, " + std::to_string(report.failed) + " fail, " + std::to_string(report.no_evidence) +
+      " no-evidence, " + std::to_string(report.waived) + " waived";
   if (report.first_disproven)
     line += "; first disproven hypothesis: " + first_disproven_text(report);
   return line;
@@ -115,10 +129,14 @@ std::vector<std::string> render_human(const Report& report, const Painter& paint
   };
   auto rank = [](Verdict verdict) {
     switch (verdict) {
-      case Verdict::fail: return 0;
-      case Verdict::no_evidence: return 1;
-      case Verdict::waived: return 2;
-      case Verdict::pass: return 3;
+      case Verdict::fail:
+        return 0;
+      case Verdict::no_evidence:
+        return 1;
+      case Verdict::waived:
+        return 2;
+      case Verdict::pass:
+        return 3;
     }
     return 3;
   };
@@ -173,9 +191,9 @@ std::vector<std::string> render_human(const Report& report, const Painter& paint
     for (const auto& item : report.expired_exceptions)
       lines.push_back("  " + item.id + "  owner " + item.owner + "  expired " +
                       format_utc(item.expiry) + "  " + item.where.to_string() +
-                      (item.would_match ? "  (would match " + std::to_string(item.would_match) +
-                                              " results)"
-                                        : ""));
+                      (item.would_match
+                           ? "  (would match " + std::to_string(item.would_match) + " results)"
+                           : ""));
   }
   lines.push_back("");
   lines.push_back(summary_line(report));

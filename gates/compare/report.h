@@ -25,12 +25,12 @@ struct CheckResult {
   std::string rule_set;
   Layer layer = Layer::telemetry;
   std::string device;
-  std::string path;                 // full concrete path: devices.leaf1.bgp.peers."10.0.1.0".state
-  std::optional<std::string> pre;   // JSON text; nullopt when the element is missing
+  std::string path;                // full concrete path: devices.leaf1.bgp.peers."10.0.1.0".state
+  std::optional<std::string> pre;  // JSON text; nullopt when the element is missing
   std::optional<std::string> post;
   Verdict verdict = Verdict::pass;
-  std::string reason;               // one line
-  std::string exception_id;         // set when waived
+  std::string reason;                     // one line
+  std::string exception_id;               // set when waived
   std::optional<Verdict> waived_verdict;  // what the exception waived (fail or no-evidence)
   std::vector<std::string> details;       // e.g. example routes added / removed / changed
 };

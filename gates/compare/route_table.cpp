@@ -199,7 +199,9 @@ namespace {
 class IdTranslator {
  public:
   IdTranslator(const RouteTable& pre, const RouteTable& post)
-      : pre_(pre), post_(post), protocols_(pre.strings().size(), kUnknown),
+      : pre_(pre),
+        post_(post),
+        protocols_(pre.strings().size(), kUnknown),
         sets_(pre.nexthop_sets().size(), kUnknown) {}
 
   bool same_values(const Route& a, const Route& b) {

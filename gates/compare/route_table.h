@@ -77,7 +77,7 @@ class RouteTable {
 
   Family family_;
   std::map<std::string, std::vector<Route>> vrfs_;
-  StringPool strings_;  // protocols and next hops
+  StringPool strings_;                                    // protocols and next hops
   std::vector<std::vector<std::uint32_t>> nexthop_sets_;  // sorted string ids
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, SetHash> set_ids_;
   std::vector<std::uint32_t> scratch_;

@@ -9,12 +9,18 @@ namespace fabgate::compare {
 
 std::string_view to_string(Layer layer) {
   switch (layer) {
-    case Layer::link: return "link";
-    case Layer::control_plane: return "control-plane";
-    case Layer::forwarding: return "forwarding";
-    case Layer::transport: return "transport";
-    case Layer::workload: return "workload";
-    case Layer::telemetry: return "telemetry";
+    case Layer::link:
+      return "link";
+    case Layer::control_plane:
+      return "control-plane";
+    case Layer::forwarding:
+      return "forwarding";
+    case Layer::transport:
+      return "transport";
+    case Layer::workload:
+      return "workload";
+    case Layer::telemetry:
+      return "telemetry";
   }
   return "telemetry";
 }
@@ -36,39 +42,60 @@ Layer layer_of_category(std::string_view category) {
 
 std::string_view to_string(Operator op) {
   switch (op) {
-    case Operator::no_change: return "no-change";
-    case Operator::equal: return "equal";
-    case Operator::in: return "in";
-    case Operator::range: return "range";
-    case Operator::delta: return "delta";
-    case Operator::increase: return "increase";
-    case Operator::count: return "count";
-    case Operator::exists: return "exists";
-    case Operator::absent: return "absent";
+    case Operator::no_change:
+      return "no-change";
+    case Operator::equal:
+      return "equal";
+    case Operator::in:
+      return "in";
+    case Operator::range:
+      return "range";
+    case Operator::delta:
+      return "delta";
+    case Operator::increase:
+      return "increase";
+    case Operator::count:
+      return "count";
+    case Operator::exists:
+      return "exists";
+    case Operator::absent:
+      return "absent";
   }
   return "no-change";
 }
 
 std::string_view to_string(Comparison comparison) {
   switch (comparison) {
-    case Comparison::eq: return "==";
-    case Comparison::ne: return "!=";
-    case Comparison::lt: return "<";
-    case Comparison::le: return "<=";
-    case Comparison::gt: return ">";
-    case Comparison::ge: return ">=";
+    case Comparison::eq:
+      return "==";
+    case Comparison::ne:
+      return "!=";
+    case Comparison::lt:
+      return "<";
+    case Comparison::le:
+      return "<=";
+    case Comparison::gt:
+      return ">";
+    case Comparison::ge:
+      return ">=";
   }
   return "==";
 }
 
 bool holds(Comparison comparison, long double left, long double right) {
   switch (comparison) {
-    case Comparison::eq: return left == right;
-    case Comparison::ne: return left != right;
-    case Comparison::lt: return left < right;
-    case Comparison::le: return left <= right;
-    case Comparison::gt: return left > right;
-    case Comparison::ge: return left >= right;
+    case Comparison::eq:
+      return left == right;
+    case Comparison::ne:
+      return left != right;
+    case Comparison::lt:
+      return left < right;
+    case Comparison::le:
+      return left <= right;
+    case Comparison::gt:
+      return left > right;
+    case Comparison::ge:
+      return left >= right;
   }
   return false;
 }
@@ -97,21 +124,34 @@ constexpr std::string_view kCommonKeys[] = {"name", "layer", "path", "operator",
 std::vector<std::string_view> keys_for(Operator op) {
   std::vector<std::string_view> keys(std::begin(kCommonKeys), std::end(kCommonKeys));
   switch (op) {
-    case Operator::equal: keys.push_back("value"); break;
-    case Operator::in: keys.push_back("values"); break;
-    case Operator::range: keys.insert(keys.end(), {"min", "max"}); break;
-    case Operator::delta: keys.push_back("max"); break;
-    case Operator::increase: keys.insert(keys.end(), {"min", "max"}); break;
-    case Operator::count: keys.insert(keys.end(), {"compare", "value"}); break;
-    default: break;
+    case Operator::equal:
+      keys.push_back("value");
+      break;
+    case Operator::in:
+      keys.push_back("values");
+      break;
+    case Operator::range:
+      keys.insert(keys.end(), {"min", "max"});
+      break;
+    case Operator::delta:
+      keys.push_back("max");
+      break;
+    case Operator::increase:
+      keys.insert(keys.end(), {"min", "max"});
+      break;
+    case Operator::count:
+      keys.insert(keys.end(), {"compare", "value"});
+      break;
+    default:
+      break;
   }
   return keys;
 }
 
 std::optional<Operator> parse_operator(std::string_view text) {
-  for (auto op : {Operator::no_change, Operator::equal, Operator::in, Operator::range,
-                  Operator::delta, Operator::increase, Operator::count, Operator::exists,
-                  Operator::absent})
+  for (auto op :
+       {Operator::no_change, Operator::equal, Operator::in, Operator::range, Operator::delta,
+        Operator::increase, Operator::count, Operator::exists, Operator::absent})
     if (to_string(op) == text) return op;
   return std::nullopt;
 }
@@ -160,15 +200,15 @@ std::optional<Rule> read_rule(YamlReader& reader, const YAML::Node& node, std::s
   }
   bool ok = name.has_value();
 
-  auto layer_text = reader.choice(node, "layer", Need::required, what,
-                                  {"link", "control-plane", "forwarding", "transport", "workload",
-                                   "telemetry"});
+  auto layer_text =
+      reader.choice(node, "layer", Need::required, what,
+                    {"link", "control-plane", "forwarding", "transport", "workload", "telemetry"});
   if (layer_text) rule.layer = *parse_layer(*layer_text);
   ok = ok && layer_text;
 
-  auto op_text = reader.choice(node, "operator", Need::required, what,
-                               {"no-change", "equal", "in", "range", "delta", "increase", "count",
-                                "exists", "absent"});
+  auto op_text = reader.choice(
+      node, "operator", Need::required, what,
+      {"no-change", "equal", "in", "range", "delta", "increase", "count", "exists", "absent"});
   if (op_text) rule.op = *parse_operator(*op_text);
   ok = ok && op_text;
 
@@ -194,14 +234,17 @@ std::optional<Rule> read_rule(YamlReader& reader, const YAML::Node& node, std::s
   switch (rule.op) {
     case Operator::equal: {
       auto value = reader.child(node, "value", Need::required, what);
-      if (value && value->IsScalar()) rule.value = value->Scalar();
-      else if (value) reader.error(*value, "'value' in " + what + " must be a single value");
+      if (value && value->IsScalar())
+        rule.value = value->Scalar();
+      else if (value)
+        reader.error(*value, "'value' in " + what + " must be a single value");
       ok = ok && value && value->IsScalar();
       break;
     }
     case Operator::in: {
       auto values = reader.string_list(node, "values", Need::required, what);
-      if (values && values->empty()) reader.error(node["values"], "'values' in " + what + " is empty");
+      if (values && values->empty())
+        reader.error(node["values"], "'values' in " + what + " is empty");
       if (values) rule.values = *values;
       ok = ok && values && !values->empty();
       break;
@@ -233,8 +276,8 @@ std::optional<Rule> read_rule(YamlReader& reader, const YAML::Node& node, std::s
       }
       break;
     case Operator::count: {
-      auto comparison = reader.choice(node, "compare", Need::required, what,
-                                      {"==", "!=", "<", "<=", ">", ">="});
+      auto comparison =
+          reader.choice(node, "compare", Need::required, what, {"==", "!=", "<", "<=", ">", ">="});
       if (comparison) {
         for (auto c : {Comparison::eq, Comparison::ne, Comparison::lt, Comparison::le,
                        Comparison::gt, Comparison::ge})
@@ -253,8 +296,8 @@ std::optional<Rule> read_rule(YamlReader& reader, const YAML::Node& node, std::s
     bool supported = rule.op == Operator::no_change || rule.op == Operator::count ||
                      rule.op == Operator::exists || rule.op == Operator::absent;
     if (!supported) {
-      reader.error(node["operator"], "operator '" + std::string(to_string(rule.op)) +
-                                         "' cannot check a route table",
+      reader.error(node["operator"],
+                   "operator '" + std::string(to_string(rule.op)) + "' cannot check a route table",
                    "route tables take no-change, count, exists or absent");
       ok = false;
     }
@@ -289,8 +332,10 @@ Result<RuleSet> load_rule_set(std::string_view yaml_text, const std::string& fil
         auto pattern = PathPattern::parse(item.Scalar(), &problem);
         if (pattern && (pattern->size() < 2 || pattern->segments()[0].text != "devices"))
           problem = "ignored path '" + item.Scalar() + "' must start with devices.<device>";
-        if (!pattern || !problem.empty()) reader.error(item, problem);
-        else set.ignore.push_back(*pattern);
+        if (!pattern || !problem.empty())
+          reader.error(item, problem);
+        else
+          set.ignore.push_back(*pattern);
       }
     }
 

@@ -35,11 +35,11 @@ struct Rule {
   PathPattern path;
   Operator op = Operator::no_change;
 
-  std::string value;                // equal: the expected post value (YAML scalar text)
-  std::vector<std::string> values;  // in: the allowed post values
-  std::optional<long double> min;   // range: lower bound; increase: least growth (default 0)
-  std::optional<long double> max;   // range: upper bound; increase/delta: largest change
-  bool percent = false;             // delta: max is a percentage of the pre value
+  std::string value;                       // equal: the expected post value (YAML scalar text)
+  std::vector<std::string> values;         // in: the allowed post values
+  std::optional<long double> min;          // range: lower bound; increase: least growth (default 0)
+  std::optional<long double> max;          // range: upper bound; increase/delta: largest change
+  bool percent = false;                    // delta: max is a percentage of the pre value
   Comparison comparison = Comparison::eq;  // count
   long long count = 0;                     // count: compared against the number of elements
 

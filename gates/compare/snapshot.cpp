@@ -88,8 +88,10 @@ class SnapshotSax {
       return true;
     }
     json& parent = *stack_.back();
-    if (parent.is_object()) parent[keys_.back()] = std::move(v);
-    else parent.push_back(std::move(v));
+    if (parent.is_object())
+      parent[keys_.back()] = std::move(v);
+    else
+      parent.push_back(std::move(v));
     return true;
   }
   bool open(json container) {
@@ -129,11 +131,16 @@ class SnapshotSax {
     device_ = keys_[1];
     family_ = keys_[3];
     Family family;
-    if (family_ == "ipv4") family = Family::ipv4;
-    else if (family_ == "ipv6") family = Family::ipv6;
-    else return fail("devices." + device_ + ".routes." + family_ + ": unknown address family (ipv4 or ipv6)");
+    if (family_ == "ipv4")
+      family = Family::ipv4;
+    else if (family_ == "ipv6")
+      family = Family::ipv6;
+    else
+      return fail("devices." + device_ + ".routes." + family_ +
+                  ": unknown address family (ipv4 or ipv6)");
     auto& tables = route_tables[device_];
-    if (tables.count(family_)) return fail("devices." + device_ + ".routes." + family_ + " is listed twice");
+    if (tables.count(family_))
+      return fail("devices." + device_ + ".routes." + family_ + " is listed twice");
     route_table_ = &tables.emplace(family_, RouteTable(family)).first->second;
     route_index_ = 0;
     depth_ = 0;
@@ -227,7 +234,8 @@ class SnapshotSax {
   bool route_unsigned(json::number_unsigned_t v) {
     if (skip_ > 0) return true;
     if (depth_ == 1 && route_key_ == "metric") {
-      if (v > 0xffffffffu) return fail(where() + ": metric " + std::to_string(v) + " is out of range");
+      if (v > 0xffffffffu)
+        return fail(where() + ": metric " + std::to_string(v) + " is out of range");
       metric_ = static_cast<std::uint32_t>(v);
       return true;
     }
@@ -269,7 +277,8 @@ Result<DeviceSnapshot> build_device(const std::string& file, const std::string& 
         return invalid(file, "devices." + name + ".identity must be an object");
       device.identity = std::move(value);
     } else if (key == "sources") {
-      if (!value.is_object()) return invalid(file, "devices." + name + ".sources must be an object");
+      if (!value.is_object())
+        return invalid(file, "devices." + name + ".sources must be an object");
       for (auto& [category, source] : value.items()) {
         std::string at = "devices." + name + ".sources." + category;
         if (!source.is_object() || !source.contains("status") || !source["status"].is_string())

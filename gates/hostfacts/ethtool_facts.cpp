@@ -14,9 +14,9 @@ namespace {
 // Port-level counters that matter for lossless RoCE: drops for lack of buffer, pause frames
 // outside PFC, ECN marks seen by the Ethernet side, and physical errors.
 constexpr std::array<std::string_view, 11> kPortCounters = {
-    "rx_discards_phy",     "tx_discards_phy",   "rx_out_of_buffer",      "rx_pause_ctrl_phy",
-    "tx_pause_ctrl_phy",   "rx_ecn_mark",       "rx_buffer_passed_thres_phy", "rx_crc_errors_phy",
-    "rx_symbol_err_phy",   "link_down_events_phy", "rx_corrected_bits_phy"};
+    "rx_discards_phy",   "tx_discards_phy",      "rx_out_of_buffer",           "rx_pause_ctrl_phy",
+    "tx_pause_ctrl_phy", "rx_ecn_mark",          "rx_buffer_passed_thres_phy", "rx_crc_errors_phy",
+    "rx_symbol_err_phy", "link_down_events_phy", "rx_corrected_bits_phy"};
 
 }  // namespace
 
@@ -59,7 +59,8 @@ Facts parse_ethtool_congestion(std::string_view text) {
   }
   if (!header) return unparsable("ethtool -S: no 'NIC statistics:' header");
   if (!has_pfc_pause) {
-    return unsupported("ethtool -S: no per-priority pause counters (rx_prio<N>_pause); not mlx5 naming");
+    return unsupported(
+        "ethtool -S: no per-priority pause counters (rx_prio<N>_pause); not mlx5 naming");
   }
   json facts = {{"priorities", std::move(priorities)}, {"port", std::move(port)}};
   if (!global_pause.empty()) facts["global_pause"] = std::move(global_pause);
@@ -75,10 +76,14 @@ Facts parse_ethtool_driver_info(std::string_view text) {
     if (colon == std::string_view::npos) continue;
     auto key = trim(line.substr(0, colon));
     std::string value(trim(line.substr(colon + 1)));
-    if (key == "driver") nic["driver"] = value;
-    else if (key == "version") nic["driver_version"] = value;
-    else if (key == "firmware-version") nic["firmware"] = value;
-    else if (key == "bus-info") nic["bus_info"] = value;
+    if (key == "driver")
+      nic["driver"] = value;
+    else if (key == "version")
+      nic["driver_version"] = value;
+    else if (key == "firmware-version")
+      nic["firmware"] = value;
+    else if (key == "bus-info")
+      nic["bus_info"] = value;
   }
   if (!nic.contains("driver")) return unparsable("ethtool -i: no 'driver:' line");
   return nic;

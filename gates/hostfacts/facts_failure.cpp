@@ -8,9 +8,12 @@ namespace fabgate::hostfacts {
 
 const char* to_string(FactsFailureKind kind) {
   switch (kind) {
-    case FactsFailureKind::unavailable: return "unavailable";
-    case FactsFailureKind::unparsable: return "unparsable";
-    case FactsFailureKind::unsupported: return "unsupported";
+    case FactsFailureKind::unavailable:
+      return "unavailable";
+    case FactsFailureKind::unparsable:
+      return "unparsable";
+    case FactsFailureKind::unsupported:
+      return "unsupported";
   }
   return "unparsable";
 }

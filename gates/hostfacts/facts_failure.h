@@ -29,9 +29,15 @@ const char* to_string(FactsFailureKind kind);
 
 using Facts = Expected<nlohmann::json, FactsFailure>;
 
-inline FactsFailure unavailable(std::string reason) { return {FactsFailureKind::unavailable, std::move(reason)}; }
-inline FactsFailure unparsable(std::string reason) { return {FactsFailureKind::unparsable, std::move(reason)}; }
-inline FactsFailure unsupported(std::string reason) { return {FactsFailureKind::unsupported, std::move(reason)}; }
+inline FactsFailure unavailable(std::string reason) {
+  return {FactsFailureKind::unavailable, std::move(reason)};
+}
+inline FactsFailure unparsable(std::string reason) {
+  return {FactsFailureKind::unparsable, std::move(reason)};
+}
+inline FactsFailure unsupported(std::string reason) {
+  return {FactsFailureKind::unsupported, std::move(reason)};
+}
 
 // Parses a decimal counter ("12345", surrounding blanks allowed); nullopt for anything else.
 std::optional<std::uint64_t> parse_counter(std::string_view text);

@@ -44,7 +44,8 @@ constexpr std::array<Field, 19> kFields = {{
 }};
 
 const Field* find_field(std::string_view query) {
-  if (query == "clocks_event_reasons.active") query = "clocks_throttle_reasons.active";  // r535+ spelling
+  if (query == "clocks_event_reasons.active")
+    query = "clocks_throttle_reasons.active";  // r535+ spelling
   for (const auto& field : kFields) {
     if (field.query == query) return &field;
   }
@@ -54,7 +55,8 @@ const Field* find_field(std::string_view query) {
 // "memory.used [MiB]" -> "memory.used": units in the header even with nounits on some drivers.
 std::string header_name(std::string_view cell) {
   cell = trim(cell);
-  if (auto bracket = cell.find(" ["); bracket != std::string_view::npos) cell = cell.substr(0, bracket);
+  if (auto bracket = cell.find(" ["); bracket != std::string_view::npos)
+    cell = cell.substr(0, bracket);
   return std::string(cell);
 }
 
@@ -63,7 +65,8 @@ std::vector<std::string> split_csv(std::string_view line) {
   std::size_t start = 0;
   while (true) {
     auto comma = line.find(',', start);
-    cells.emplace_back(trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
+    cells.emplace_back(
+        trim(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start)));
     if (comma == std::string_view::npos) return cells;
     start = comma + 1;
   }
@@ -71,21 +74,24 @@ std::vector<std::string> split_csv(std::string_view line) {
 
 bool is_not_available(std::string_view cell) {
   std::string lower(cell);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower == "[n/a]" || lower == "n/a" || lower == "[not supported]" || lower == "not supported" ||
-         lower == "[unknown error]";
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return lower == "[n/a]" || lower == "n/a" || lower == "[not supported]" ||
+         lower == "not supported" || lower == "[unknown error]";
 }
 
 std::optional<json> convert(const Field& field, const std::string& cell) {
   if (is_not_available(cell)) return json(nullptr);
   switch (field.type) {
-    case FieldType::text: return json(cell);
+    case FieldType::text:
+      return json(cell);
     case FieldType::integer:
       if (auto value = parse_counter(cell)) return json(*value);
       return std::nullopt;
     case FieldType::yes_no: {
       std::string lower(cell);
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       if (lower == "yes") return json(true);
       if (lower == "no") return json(false);
       return std::nullopt;
@@ -145,9 +151,12 @@ Facts parse_nvidia_smi_csv(std::string_view text) {
   for (std::size_t i = 0; i < headers.size(); ++i) {
     auto name = header_name(headers[i]);
     fields.push_back(find_field(name));
-    if (name == "pci.bus_id" || (name == "index" && key_column < 0)) key_column = static_cast<int>(i);
+    if (name == "pci.bus_id" || (name == "index" && key_column < 0))
+      key_column = static_cast<int>(i);
   }
-  if (key_column < 0) return unparsable("nvidia-smi CSV: header has neither pci.bus_id nor index (add the header line)");
+  if (key_column < 0)
+    return unparsable(
+        "nvidia-smi CSV: header has neither pci.bus_id nor index (add the header line)");
   if (lines.size() < 2) return unavailable("nvidia-smi listed no GPUs");
 
   json gpus = json::object();
@@ -155,16 +164,17 @@ Facts parse_nvidia_smi_csv(std::string_view text) {
   for (std::size_t row = 1; row < lines.size(); ++row) {
     auto cells = split_csv(lines[row]);
     if (cells.size() != headers.size()) {
-      return unparsable("nvidia-smi CSV line " + std::to_string(row + 1) + ": " + std::to_string(cells.size()) +
-                        " fields, header has " + std::to_string(headers.size()));
+      return unparsable("nvidia-smi CSV line " + std::to_string(row + 1) + ": " +
+                        std::to_string(cells.size()) + " fields, header has " +
+                        std::to_string(headers.size()));
     }
     json gpu = json::object();
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (fields[i] == nullptr) continue;  // a field this parser does not interpret
       auto value = convert(*fields[i], cells[i]);
       if (!value) {
-        return unparsable("nvidia-smi CSV line " + std::to_string(row + 1) + ": " + std::string(fields[i]->query) +
-                          " = '" + cells[i] + "' is not a " +
+        return unparsable("nvidia-smi CSV line " + std::to_string(row + 1) + ": " +
+                          std::string(fields[i]->query) + " = '" + cells[i] + "' is not a " +
                           (fields[i]->type == FieldType::integer ? "number" : "valid value"));
       }
       gpu[std::string(fields[i]->fact)] = std::move(*value);
@@ -172,7 +182,8 @@ Facts parse_nvidia_smi_csv(std::string_view text) {
     if (gpu.contains("driver_version") && gpu["driver_version"].is_string()) {
       auto version = gpu["driver_version"].get<std::string>();
       if (!driver_version.empty() && version != driver_version) {
-        return unparsable("nvidia-smi: GPUs report different driver versions (" + driver_version + ", " + version + ")");
+        return unparsable("nvidia-smi: GPUs report different driver versions (" + driver_version +
+                          ", " + version + ")");
       }
       driver_version = version;
       gpu.erase("driver_version");  // one driver per host; kept at category level
@@ -210,7 +221,8 @@ Facts parse_xid_events(std::string_view kernel_log) {
     auto key = std::to_string(*code);
     by_code[key] = by_code.value(key, 0) + 1;
     if (events.size() < kMaxEvents) {
-      std::string detail = comma == std::string_view::npos ? "" : std::string(trim(rest.substr(comma + 1)));
+      std::string detail =
+          comma == std::string_view::npos ? "" : std::string(trim(rest.substr(comma + 1)));
       events.push_back({{"pci", pci}, {"xid", *code}, {"detail", detail}});
     }
   }

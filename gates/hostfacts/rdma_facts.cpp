@@ -26,7 +26,8 @@ std::optional<std::string> read_text(const fs::path& file) {
 // sysfs writes "4: ACTIVE" and "5: LinkUp"; the name is what rules compare.
 std::string state_name(const std::string& text) {
   auto colon = text.find(':');
-  return colon == std::string::npos ? text : std::string(trim(std::string_view(text).substr(colon + 1)));
+  return colon == std::string::npos ? text
+                                    : std::string(trim(std::string_view(text).substr(colon + 1)));
 }
 
 std::vector<fs::path> sorted_children(const fs::path& directory) {
@@ -40,7 +41,8 @@ std::vector<fs::path> sorted_children(const fs::path& directory) {
 }
 
 bool is_unset_gid(const std::string& gid) {
-  return gid.empty() || std::all_of(gid.begin(), gid.end(), [](char c) { return c == '0' || c == ':'; });
+  return gid.empty() ||
+         std::all_of(gid.begin(), gid.end(), [](char c) { return c == '0' || c == ':'; });
 }
 
 void read_counters(const fs::path& directory, json& port, const char* key) {
@@ -66,10 +68,12 @@ json read_gids(const fs::path& port_directory) {
     if (!gid || is_unset_gid(*gid)) continue;
     auto index = file.filename().string();
     json entry = {{"gid", *gid}};
-    if (auto type = read_text(port_directory / "gid_attrs" / "types" / index); type && !type->empty()) {
+    if (auto type = read_text(port_directory / "gid_attrs" / "types" / index);
+        type && !type->empty()) {
       entry["type"] = *type;
     }
-    if (auto netdev = read_text(port_directory / "gid_attrs" / "ndevs" / index); netdev && !netdev->empty()) {
+    if (auto netdev = read_text(port_directory / "gid_attrs" / "ndevs" / index);
+        netdev && !netdev->empty()) {
       entry["netdev"] = *netdev;
     }
     gids[index] = std::move(entry);
@@ -96,7 +100,8 @@ Expected<json, FactsFailure> read_port(const fs::path& directory, const std::str
 }  // namespace
 
 Facts read_rdma_sysfs(const fs::path& root) {
-  if (!fs::is_directory(root)) return unavailable(root.string() + " does not exist: no RDMA device (or no driver)");
+  if (!fs::is_directory(root))
+    return unavailable(root.string() + " does not exist: no RDMA device (or no driver)");
   json devices = json::object();
   for (const auto& device_directory : sorted_children(root)) {
     auto name = device_directory.filename().string();
@@ -110,7 +115,8 @@ Facts read_rdma_sysfs(const fs::path& root) {
       if (!port) return std::move(port).error();
       ports[port_directory.filename().string()] = std::move(port).value();
     }
-    if (ports.empty()) return unparsable(name + ": no ports under " + (device_directory / "ports").string());
+    if (ports.empty())
+      return unparsable(name + ": no ports under " + (device_directory / "ports").string());
     device["ports"] = std::move(ports);
     devices[name] = std::move(device);
   }
@@ -133,7 +139,8 @@ Facts parse_rdma_link_json(std::string_view text) {
     }
     auto ifname = entry["ifname"].get<std::string>();  // "mlx5_0/1"
     auto slash = ifname.rfind('/');
-    if (slash == std::string::npos) return unparsable("rdma -j link: ifname '" + ifname + "' is not DEVICE/PORT");
+    if (slash == std::string::npos)
+      return unparsable("rdma -j link: ifname '" + ifname + "' is not DEVICE/PORT");
     json port = json::object();
     for (const char* key : {"state", "physical_state", "netdev"}) {
       if (entry.contains(key) && entry[key].is_string()) port[key] = entry[key];
@@ -151,7 +158,8 @@ Facts parse_ibv_devinfo(std::string_view text) {
   for (const auto& raw_line : split_lines(text)) {
     auto line = trim(raw_line);
     if (line.empty()) continue;
-    if (starts_with(line, "No IB devices found")) return unavailable("ibv_devinfo: No IB devices found");
+    if (starts_with(line, "No IB devices found"))
+      return unavailable("ibv_devinfo: No IB devices found");
     auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     auto key = std::string(trim(line.substr(0, colon)));
@@ -176,7 +184,9 @@ Facts parse_ibv_devinfo(std::string_view text) {
     if (key == "active_mtu" || key == "max_mtu") {
       // "4096 (5)": bytes, then the ibv_mtu enum value.
       auto number = parse_counter(value.substr(0, value.find(' ')));
-      if (!number) return unparsable("ibv_devinfo: " + device + " port " + port + ": bad " + key + " '" + value + "'");
+      if (!number)
+        return unparsable("ibv_devinfo: " + device + " port " + port + ": bad " + key + " '" +
+                          value + "'");
       facts[key] = *number;
     } else if (key == "state") {
       facts["state"] = value.substr(0, value.find(' '));  // "PORT_ACTIVE (4)"

@@ -69,7 +69,8 @@ std::string yaml_to_json_text(const YAML::Node& node) {
 // `grep -q x f`, the opposite test. Commands must say what they mean.
 // yaml-cpp gives quoted scalars the same "!" tag, so the source character decides.
 bool starts_with_tag(const std::string& text, const YAML::Mark& mark) {
-  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return false;
+  if (mark.is_null() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size())
+    return false;
   return text[static_cast<std::size_t>(mark.pos)] == '!';
 }
 
@@ -77,8 +78,9 @@ void check_command_tag(YamlReader& reader, const std::string& source, const YAML
                        std::string_view key) {
   const YAML::Node value = map[std::string(key)];
   if (value.IsDefined() && value.IsScalar() && starts_with_tag(source, value.Mark())) {
-    reader.error(value, "'" + std::string(key) + "' starts with a YAML tag ('" + value.Tag() +
-                            "'), which YAML removes from the command",
+    reader.error(value,
+                 "'" + std::string(key) + "' starts with a YAML tag ('" + value.Tag() +
+                     "'), which YAML removes from the command",
                  "quote the command: " + std::string(key) + ": \"! ...\"");
   }
 }
@@ -133,8 +135,7 @@ class Loader {
                     const Inventory& inventory, std::string_view what);
   std::vector<Step> steps(YamlReader& reader, const YAML::Node& list, std::string_view what,
                           const std::vector<std::string>& targets, const Inventory& inventory);
-  std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list,
-                            const Inventory& inventory);
+  std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list, const Inventory& inventory);
 
   std::map<std::string, std::string> policy_texts_;
   std::string source_;  // text of the file parsed last (a change while its steps are read)
@@ -160,8 +161,8 @@ Settings Loader::load_settings() {
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
-      reader.error((*root)["version"], "unsupported fabgate.yaml version " +
-                                           std::to_string(*version),
+      reader.error((*root)["version"],
+                   "unsupported fabgate.yaml version " + std::to_string(*version),
                    "this fabgate understands version 1");
   }
   if (auto v = reader.string(*root, "inventory", Need::optional, "fabgate.yaml"))
@@ -281,10 +282,8 @@ Inventory Loader::load_inventory(const Settings& settings) {
                    "use letters, digits, '.', '_' and '-'");
     }
     if (!reader.expect_map(node, what)) continue;
-    reader.check_keys(node,
-                      {"platform", "role", "ssh", "gnmi", "credentials", "data_addresses",
-                       "labels"},
-                      what);
+    reader.check_keys(
+        node, {"platform", "role", "ssh", "gnmi", "credentials", "data_addresses", "labels"}, what);
     Device device;
     device.name = name;
     device.where = reader.at(it->first);
@@ -309,10 +308,9 @@ Inventory Loader::load_inventory(const Settings& settings) {
     }
     if (auto gnmi = reader.child(node, "gnmi", Need::optional, what)) {
       if (reader.expect_map(*gnmi, what + " gnmi")) {
-        reader.check_keys(*gnmi,
-                          {"host", "port", "tls", "ca_file", "cert_file", "key_file",
-                           "credentials_env"},
-                          what + " gnmi");
+        reader.check_keys(
+            *gnmi, {"host", "port", "tls", "ca_file", "cert_file", "key_file", "credentials_env"},
+            what + " gnmi");
         GnmiEndpoint endpoint;
         if (auto v = reader.string(*gnmi, "host", Need::required, what + " gnmi"))
           endpoint.host = *v;
@@ -347,8 +345,8 @@ Inventory Loader::load_inventory(const Settings& settings) {
       }
     }
     if (!read || !change) {
-      reader.error(it->first, what + " has no " + std::string(!read ? "read" : "change") +
-                                  " credential",
+      reader.error(it->first,
+                   what + " has no " + std::string(!read ? "read" : "change") + " credential",
                    "define credentials.read and credentials.change at the top of the inventory "
                    "or on the device");
     } else {
@@ -407,8 +405,8 @@ bool Loader::check_device(YamlReader& reader, const YAML::Node& where, const std
   for (const auto& device : inventory.devices) names.push_back(device.name);
   std::string hint = "add it to the inventory or fix the name";
   if (auto s = nearest_word(name, names)) hint = "did you mean '" + *s + "'?";
-  reader.error(where, std::string(what) + " names device '" + name +
-                          "', which is not in the inventory",
+  reader.error(where,
+               std::string(what) + " names device '" + name + "', which is not in the inventory",
                hint);
   return false;
 }
@@ -457,8 +455,8 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
       step.device = *device;
       if (check_device(reader, node["device"], *device, inventory, label) &&
           std::find(targets.begin(), targets.end(), *device) == targets.end()) {
-        reader.error(node["device"], label + " acts on '" + *device +
-                                         "', which is not a target of this change",
+        reader.error(node["device"],
+                     label + " acts on '" + *device + "', which is not a target of this change",
                      "add it to targets so bounds and waves cover it");
       }
     }
@@ -467,8 +465,9 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
     bool has_run = node["run"].IsDefined();
     bool has_gnmi = node["gnmi"].IsDefined();
     if (has_run == has_gnmi) {
-      reader.error(node, label + " must have exactly one of 'run' (a command over SSH) or "
-                                 "'gnmi' (a list of Set operations)");
+      reader.error(node, label +
+                             " must have exactly one of 'run' (a command over SSH) or "
+                             "'gnmi' (a list of Set operations)");
     } else if (has_run) {
       check_command_tag(reader, source_, node, "run");
       if (auto v = reader.string(node, "run", Need::required, label)) step.run = *v;
@@ -521,12 +520,12 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     if (auto v = reader.string(node, "name", Need::required, label)) {
       probe.name = *v;
       label = "probe '" + *v + "'";
-      if (!names.insert(*v).second)
-        reader.error(node["name"], "duplicate probe name '" + *v + "'");
+      if (!names.insert(*v).second) reader.error(node["name"], "duplicate probe name '" + *v + "'");
     }
     if (auto v = reader.string(node, "layer", Need::optional, label)) {
       if (std::find(std::begin(kLayers), std::end(kLayers), *v) == std::end(kLayers)) {
-        std::string hint = "layers: link, control-plane, forwarding, transport, workload, telemetry";
+        std::string hint =
+            "layers: link, control-plane, forwarding, transport, workload, telemetry";
         if (auto s = nearest_word(*v, kLayers)) hint = "did you mean '" + *s + "'? " + hint;
         reader.error(node["layer"], label + " has unknown layer '" + *v + "'", hint);
       } else {
@@ -564,8 +563,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
   YamlReader reader(display(path), diagnostics_);
   if (!reader.expect_map(*root, "change")) return std::nullopt;
   reader.check_keys(*root,
-                    {"id", "title", "description", "targets", "window", "bounds",
-                     "confirm_timeout", "steps", "rollback", "acceptance", "compare"},
+                    {"id", "title", "description", "targets", "window", "bounds", "confirm_timeout",
+                     "steps", "rollback", "acceptance", "compare"},
                     "change");
   Change change;
   change.file = path;
@@ -638,9 +637,9 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
                 continue;
               }
               if (wave_of.count(name)) {
-                reader.error(member, "'" + name + "' is in wave " +
-                                         std::to_string(wave_of[name]) + " and wave " +
-                                         std::to_string(wave_index),
+                reader.error(member,
+                             "'" + name + "' is in wave " + std::to_string(wave_of[name]) +
+                                 " and wave " + std::to_string(wave_index),
                              "each target belongs to exactly one wave");
                 continue;
               }
@@ -700,10 +699,11 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
           }
           if (auto v = reader.string(*during, "target", Need::required, "acceptance.during"))
             watch.target = *v;
-          if (auto v = reader.integer(*during, "flows", Need::optional, "acceptance.during", 1, 256))
+          if (auto v =
+                  reader.integer(*during, "flows", Need::optional, "acceptance.during", 1, 256))
             watch.flows = static_cast<int>(*v);
-          if (auto v = reader.duration(*during, "max_disruption", Need::required,
-                                       "acceptance.during"))
+          if (auto v =
+                  reader.duration(*during, "max_disruption", Need::required, "acceptance.during"))
             watch.max_disruption = *v;
           change.acceptance.during = watch;
         }
@@ -737,7 +737,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
               expected.device = *v;
               // A change on one device legitimately changes its neighbours (a drained
               // spine's peers lose their sessions), so any inventory device may be named.
-              if (*v != "*") check_device(reader, node["device"], *v, inventory, "expected difference");
+              if (*v != "*")
+                check_device(reader, node["device"], *v, inventory, "expected difference");
             }
             if (auto v = reader.string(node, "path", Need::required, "expected difference")) {
               expected.path = *v;
@@ -746,8 +747,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
                              "write 'bgp.peers.*.state', not 'devices.X.bgp...'");
             }
             if (node["values"].IsDefined()) {
-              if (auto v = reader.string_list(node, "values", Need::optional,
-                                              "expected difference", true))
+              if (auto v = reader.string_list(node, "values", Need::optional, "expected difference",
+                                              true))
                 expected.values = *v;
             }
             if (auto v = reader.boolean(node, "absent", Need::optional, "expected difference"))
@@ -776,8 +777,9 @@ std::vector<Change> Loader::load_changes(const Settings& settings, const Invento
       auto [it, inserted] = file_of_id.emplace(change->id, path);
       if (!inserted) {
         diagnostics_.error(change->where, "duplicate change id '" + change->id + "'",
-                           "also used by " + display(it->second) + "; ids name evidence folders "
-                           "and must be unique");
+                           "also used by " + display(it->second) +
+                               "; ids name evidence folders "
+                               "and must be unique");
       }
     }
     changes.push_back(std::move(*change));
@@ -808,8 +810,8 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
   repository.policy_texts = loader.take_policy_texts();
   for (const auto& name : repository.settings.rule_sets) {
     if (!rule_set_names.count(name))
-      outcome.diagnostics.error(repository.settings.where, "unknown rule set '" + name +
-                                                               "' in compare.rule_sets");
+      outcome.diagnostics.error(repository.settings.where,
+                                "unknown rule set '" + name + "' in compare.rule_sets");
   }
   repository.changes =
       loader.load_changes(repository.settings, repository.inventory, rule_set_names);

@@ -65,11 +65,11 @@ struct SshEndpoint {
 struct GnmiEndpoint {
   std::string host;
   int port = 9339;
-  bool tls = true;             // plaintext only when the inventory says so explicitly
-  std::string ca_file;         // TLS trust anchor
-  std::string cert_file;       // optional client certificate
-  std::string key_file;        // its key
-  std::string credentials_env; // env var prefix holding username/password, outside the repo
+  bool tls = true;              // plaintext only when the inventory says so explicitly
+  std::string ca_file;          // TLS trust anchor
+  std::string cert_file;        // optional client certificate
+  std::string key_file;         // its key
+  std::string credentials_env;  // env var prefix holding username/password, outside the repo
 };
 
 struct Device {
@@ -78,8 +78,8 @@ struct Device {
   std::string role;      // spine, leaf, host, gpu-host, ...
   SshEndpoint ssh;
   std::optional<GnmiEndpoint> gnmi;
-  Credential read;    // snapshots and probes
-  Credential change;  // steps and rollback
+  Credential read;                          // snapshots and probes
+  Credential change;                        // steps and rollback
   std::vector<std::string> data_addresses;  // data-plane addresses probes send to
   std::map<std::string, std::string> labels;
   SourceLocation where;
@@ -154,10 +154,10 @@ struct Acceptance {
 // A difference the change is expected to make: elements matching `path` on `device` are
 // checked against `values` instead of no-change.
 struct ExpectedDifference {
-  std::string device;  // device name or "*"
-  std::string path;    // relative to the device: bgp.peers.*.state
+  std::string device;               // device name or "*"
+  std::string path;                 // relative to the device: bgp.peers.*.state
   std::vector<std::string> values;  // allowed post values; empty: any post value
-  bool absent = false;  // the element is expected to disappear
+  bool absent = false;              // the element is expected to disappear
   SourceLocation where;
 };
 

@@ -16,7 +16,9 @@ namespace {
 
 constexpr const char* kManifest = "manifest.json";
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 Status fsync_path(const std::filesystem::path& path, int flags) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC);
@@ -43,8 +45,7 @@ std::vector<std::string> files_in(const std::filesystem::path& dir) {
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec))
-      out.push_back(it->path().lexically_relative(dir).generic_string());
+    if (it->is_regular_file(ec)) out.push_back(it->path().lexically_relative(dir).generic_string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -55,11 +56,13 @@ std::vector<std::string> files_in(const std::filesystem::path& dir) {
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return Error::internal("evidence: create " + path.parent_path().string() + ": " + ec.message());
+  if (ec)
+    return Error::internal("evidence: create " + path.parent_path().string() + ": " + ec.message());
   auto temporary = path;
   temporary += ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0) return Error::internal("evidence: create " + temporary.string() + ": " + errno_text());
+  if (fd < 0)
+    return Error::internal("evidence: create " + temporary.string() + ": " + errno_text());
   const char* data = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -104,8 +107,9 @@ Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::create(const std::filesy
     return Error::internal("evidence: " + dir.string() + " already exists");
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    return Error::invalid_input("evidence: cannot create " + dir.string() + ": " + ec.message(),
-                                {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
+    return Error::invalid_input(
+        "evidence: cannot create " + dir.string() + ": " + ec.message(),
+        {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
   return std::unique_ptr<EvidenceBundle>(
       new EvidenceBundle(std::filesystem::absolute(dir), run_id, std::move(redactor)));
 }
@@ -115,12 +119,14 @@ Status EvidenceBundle::write(const std::string& relative, std::string_view conte
 }
 
 Status EvidenceBundle::write_json(const std::string& relative, const nlohmann::json& document) {
-  return write(relative, document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return write(relative,
+               document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void EvidenceBundle::append_line(const std::string& relative, const nlohmann::json& record) {
   std::string line =
-      redactor_.redact(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
+      redactor_.redact(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+      "\n";
   std::lock_guard<std::mutex> lock(mutex_);
   auto path = dir_ / relative;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
@@ -157,7 +163,8 @@ Status EvidenceBundle::finish(nlohmann::json manifest) {
   manifest["files"] = files;
   manifest["bundle_sha256"] = bundle_digest(files);
   return write_file_atomically(
-      dir_ / kManifest, manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      dir_ / kManifest,
+      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
@@ -179,8 +186,10 @@ Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
       continue;
     }
     auto digest = sha256_file_hex(dir / it.key());
-    if (!digest) check.missing.push_back(it.key());
-    else if (*digest != it.value().get<std::string>()) check.modified.push_back(it.key());
+    if (!digest)
+      check.missing.push_back(it.key());
+    else if (*digest != it.value().get<std::string>())
+      check.modified.push_back(it.key());
   }
   for (const auto& file : files_in(dir)) {
     if (file != kManifest && !files.contains(file)) check.extra.push_back(file);

@@ -26,11 +26,16 @@ std::vector<const intent::Step*> steps_for(const std::vector<intent::Step>& step
 
 std::string_view to_string(StepState state) {
   switch (state) {
-    case StepState::not_started: return "not-started";
-    case StepState::not_sent: return "not-sent";
-    case StepState::succeeded: return "succeeded";
-    case StepState::failed: return "failed";
-    case StepState::timed_out: return "timed-out";
+    case StepState::not_started:
+      return "not-started";
+    case StepState::not_sent:
+      return "not-sent";
+    case StepState::succeeded:
+      return "succeeded";
+    case StepState::failed:
+      return "failed";
+    case StepState::timed_out:
+      return "timed-out";
   }
   return "unknown";
 }
@@ -48,8 +53,8 @@ nlohmann::json to_json(const StepRun& run) {
           {"may_have_applied", run.may_have_applied()}};
 }
 
-Executor::Executor(Remote& remote, const intent::Inventory& inventory,
-                   const intent::Change& change, EvidenceBundle* evidence, int parallelism)
+Executor::Executor(Remote& remote, const intent::Inventory& inventory, const intent::Change& change,
+                   EvidenceBundle* evidence, int parallelism)
     : remote_(remote),
       inventory_(inventory),
       change_(change),
@@ -89,7 +94,8 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
         while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
         auto newline = err.rfind('\n');
         if (newline != std::string::npos) err = err.substr(newline + 1);
-        run.reason = "exit " + std::to_string(result->exit_status) + (err.empty() ? "" : ": " + err);
+        run.reason =
+            "exit " + std::to_string(result->exit_status) + (err.empty() ? "" : ": " + err);
       }
     } else {
       const auto& failure = result.error();
@@ -97,9 +103,10 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
         case ssh::SshFailure::Kind::timeout:
         case ssh::SshFailure::Kind::output_too_large:
           run.state = StepState::timed_out;
-          run.reason = (failure.kind == ssh::SshFailure::Kind::timeout
-                            ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
-                            : failure.message);
+          run.reason =
+              (failure.kind == ssh::SshFailure::Kind::timeout
+                   ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
+                   : failure.message);
           break;
         case ssh::SshFailure::Kind::rejected:
           // The link broke or the server refused the exec: whether the command ran is unknown.
@@ -140,7 +147,8 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
           std::lock_guard<std::mutex> lock(mutex);
           if (wave_failed) return;  // another device of this wave failed: stop before sending more
         }
-        auto left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+        auto left =
+            std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
         if (left <= Duration::zero()) {
           std::lock_guard<std::mutex> lock(mutex);
           wave_failed = true;
@@ -157,9 +165,8 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
         }
         StepRun run = run_step(*step, index, "step", limit, cause);
         std::lock_guard<std::mutex> lock(mutex);
-        if (run.may_have_applied() &&
-            std::find(execution.touched.begin(), execution.touched.end(), name) ==
-                execution.touched.end())
+        if (run.may_have_applied() && std::find(execution.touched.begin(), execution.touched.end(),
+                                                name) == execution.touched.end())
           execution.touched.push_back(name);
         bool ok = run.state == StepState::succeeded;
         if (!ok && !execution.failure)

@@ -14,23 +14,23 @@ namespace fabgate::pipeline {
 class EvidenceBundle;
 
 enum class StepState {
-  not_started,   // never sent
-  not_sent,      // the connection failed before the command was sent: nothing was applied
-  succeeded,     // exit 0
-  failed,        // non-zero exit: may have partly applied
-  timed_out,     // stopped at its deadline: may have applied
+  not_started,  // never sent
+  not_sent,     // the connection failed before the command was sent: nothing was applied
+  succeeded,    // exit 0
+  failed,       // non-zero exit: may have partly applied
+  timed_out,    // stopped at its deadline: may have applied
 };
 std::string_view to_string(StepState state);
 
 // One step or rollback step as it ran.
 struct StepRun {
   std::string device;
-  int index = 0;          // 1-based position in the device's list
-  std::string phase;      // "step" or "rollback"
+  int index = 0;      // 1-based position in the device's list
+  std::string phase;  // "step" or "rollback"
   std::string command;
   StepState state = StepState::not_started;
   int exit_status = -1;
-  std::string reason;     // one line for anything but success
+  std::string reason;  // one line for anything but success
   TimePoint started;
   Duration duration{0};
 
@@ -43,9 +43,9 @@ struct StepRun {
 nlohmann::json to_json(const StepRun& run);
 
 struct Execution {
-  std::vector<StepRun> runs;                // in the order they started
-  std::vector<std::string> touched;         // devices that may have changed, first touch first
-  std::optional<std::string> failure;       // the first thing that went wrong, one line
+  std::vector<StepRun> runs;           // in the order they started
+  std::vector<std::string> touched;    // devices that may have changed, first touch first
+  std::optional<std::string> failure;  // the first thing that went wrong, one line
   int waves_completed = 0;
 };
 
@@ -73,8 +73,8 @@ class Executor {
   RollbackResult rollback(const std::vector<std::string>& touched);
 
  private:
-  StepRun run_step(const intent::Step& step, int index, const std::string& phase,
-                   Duration timeout, const std::string& timeout_cause);
+  StepRun run_step(const intent::Step& step, int index, const std::string& phase, Duration timeout,
+                   const std::string& timeout_cause);
 
   Remote& remote_;
   const intent::Inventory& inventory_;

@@ -44,8 +44,8 @@ Result<std::vector<compare::RuleSet>> rule_sets_for(const intent::IntentReposito
       if (set->name == name) found = std::move(set.value());
     }
     if (!found && name == "fabric-default") {
-      auto set = compare::load_rule_set(compare::default_rule_set_text(),
-                                        compare::kDefaultRuleSetName);
+      auto set =
+          compare::load_rule_set(compare::default_rule_set_text(), compare::kDefaultRuleSetName);
       if (!set.ok()) return std::move(set).error();
       found = std::move(set.value());
     }
@@ -64,16 +64,20 @@ Result<compare::ExceptionRegister> exceptions_for(const intent::IntentRepository
 std::string check_line(const compare::CheckResult& result) {
   return "[" + std::string(compare::to_string(result.layer)) + "] " + result.path + ": " +
          result.pre.value_or("(absent)") + " -> " + result.post.value_or("(absent)") + ": " +
-         result.reason + (result.exception_id.empty() ? "" : " (waived by " + result.exception_id + ")");
+         result.reason +
+         (result.exception_id.empty() ? "" : " (waived by " + result.exception_id + ")");
 }
 
 }  // namespace
 
 std::string_view to_string(Mode mode) {
   switch (mode) {
-    case Mode::plan: return "plan";
-    case Mode::apply: return "apply";
-    case Mode::rehearse: return "rehearse";
+    case Mode::plan:
+      return "plan";
+    case Mode::apply:
+      return "apply";
+    case Mode::rehearse:
+      return "rehearse";
   }
   return "apply";
 }
@@ -94,7 +98,8 @@ GateRecord& Pipeline::gate(const std::string& name, const std::function<void(Gat
   record.name = name;
   record.started = now_utc();
   auto start = Clock::now();
-  with_.evidence.append_journal({{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
+  with_.evidence.append_journal(
+      {{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
   body(record);
   record.duration = since(start);
   with_.evidence.append_journal({{"event", "gate-end"},
@@ -127,8 +132,8 @@ bool Pipeline::stopped() const {
 
 void Pipeline::note_first_failure(const GateRecord& record) {
   if (!outcome_.first_disproven.empty() || !blocks(record.verdict)) return;
-  outcome_.first_disproven = record.name + ": " +
-                             (record.details.empty() ? record.summary : record.details.front());
+  outcome_.first_disproven =
+      record.name + ": " + (record.details.empty() ? record.summary : record.details.front());
 }
 
 // ---- the gates ------------------------------------------------------------------------------
@@ -186,16 +191,16 @@ void Pipeline::check_rollback_plan(GateRecord& record) {
   for (const auto& step : change_.steps) stepped.insert(step.device);
   for (const auto& step : change_.rollback) undone.insert(step.device);
   for (const auto& device : stepped)
-    if (!undone.count(device)) record.details.push_back(device + " has steps but no rollback steps");
+    if (!undone.count(device))
+      record.details.push_back(device + " has steps but no rollback steps");
   for (const auto* list : {&change_.steps, &change_.rollback})
     for (const auto& step : *list)
       if (step.run.empty())
         record.details.push_back(step.device + ": gNMI steps are not executable by this build");
   record.verdict = record.details.empty() ? Verdict::pass : Verdict::fail;
-  record.summary = record.details.empty()
-                       ? count_of(change_.rollback.size(), "rollback step") + " for " +
-                             count_of(stepped.size(), "device")
-                       : "the change cannot be undone as written";
+  record.summary = record.details.empty() ? count_of(change_.rollback.size(), "rollback step") +
+                                                " for " + count_of(stepped.size(), "device")
+                                          : "the change cannot be undone as written";
 }
 
 void Pipeline::check_approval(GateRecord& record) {
@@ -234,8 +239,8 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
   auto written = with_.evidence.write_json("probes/" + phase + ".json", document);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
   record.summary = outcomes.empty() ? "no probes declared"
-                                    : std::to_string(passed) + "/" + std::to_string(outcomes.size()) +
-                                          " probes passed";
+                                    : std::to_string(passed) + "/" +
+                                          std::to_string(outcomes.size()) + " probes passed";
   if (outcomes.empty() && phase != "restored") {
     // A change without probes proves nothing about the service; refuse rather than pass.
     record.verdict = Verdict::no_evidence;
@@ -252,8 +257,11 @@ void Pipeline::execute(GateRecord& record) {
   outcome_.change_started = !execution_.runs.empty();
   std::size_t ok = 0;
   for (const auto& run : execution_.runs) {
-    if (run.state == StepState::succeeded) ++ok;
-    else record.details.push_back(run.device + " step " + std::to_string(run.index) + ": " + run.reason);
+    if (run.state == StepState::succeeded)
+      ++ok;
+    else
+      record.details.push_back(run.device + " step " + std::to_string(run.index) + ": " +
+                               run.reason);
   }
   if (execution_.failure && record.details.empty()) record.details.push_back(*execution_.failure);
   record.verdict = execution_.failure ? Verdict::fail : Verdict::pass;
@@ -279,11 +287,13 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   auto exceptions = exceptions_for(repository_);
   auto pre = compare::parse_snapshot(
       pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/pre.json");
-  auto after = compare::parse_snapshot(
-      post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/" + label + ".json");
-  for (const auto* problem : {rule_sets.ok() ? nullptr : &rule_sets.error(),
-                              exceptions.ok() ? nullptr : &exceptions.error(),
-                              pre.ok() ? nullptr : &pre.error(), after.ok() ? nullptr : &after.error()}) {
+  auto after =
+      compare::parse_snapshot(post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                              "snapshots/" + label + ".json");
+  for (const auto* problem :
+       {rule_sets.ok() ? nullptr : &rule_sets.error(),
+        exceptions.ok() ? nullptr : &exceptions.error(), pre.ok() ? nullptr : &pre.error(),
+        after.ok() ? nullptr : &after.error()}) {
     if (!problem) continue;
     record.verdict = Verdict::no_evidence;
     record.details.push_back(problem->message);
@@ -309,10 +319,12 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   std::map<std::string, std::string> layers;
   for (const auto& result : report.results) {
     auto& layer = layers[std::string(compare::to_string(result.layer))];
-    bool bad = result.verdict == compare::Verdict::fail || result.verdict == compare::Verdict::no_evidence;
+    bool bad =
+        result.verdict == compare::Verdict::fail || result.verdict == compare::Verdict::no_evidence;
     if (layer.empty() || (bad && layer != "fail"))
-      layer = result.verdict == compare::Verdict::waived ? "pass"
-                                                         : std::string(compare::to_string(result.verdict));
+      layer = result.verdict == compare::Verdict::waived
+                  ? "pass"
+                  : std::string(compare::to_string(result.verdict));
     if (bad) record.details.push_back(check_line(result));
   }
   for (const auto& [layer, verdict] : layers) outcome_.layers[label + "-compare"][layer] = verdict;
@@ -322,7 +334,7 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
     auto it = std::find(record.details.begin(), record.details.end(), headline);
     if (it != record.details.end()) std::rotate(record.details.begin(), it, it + 1);
   }
-  record.verdict = report.accepted() ? Verdict::pass
+  record.verdict = report.accepted()   ? Verdict::pass
                    : report.failed > 0 ? Verdict::fail
                                        : Verdict::no_evidence;
   record.summary = compare::summary_line(report);
@@ -362,7 +374,8 @@ void Pipeline::roll_back(GateRecord& record) {
   outcome_.rollback_steps = rollback_.runs;
   for (const auto& run : rollback_.runs)
     if (run.state != StepState::succeeded)
-      record.details.push_back(run.device + " rollback step " + std::to_string(run.index) + ": " + run.reason);
+      record.details.push_back(run.device + " rollback step " + std::to_string(run.index) + ": " +
+                               run.reason);
   for (const auto& device : rollback_.failed_devices)
     if (std::none_of(rollback_.runs.begin(), rollback_.runs.end(),
                      [&](const StepRun& r) { return r.device == device; }))
@@ -370,9 +383,10 @@ void Pipeline::roll_back(GateRecord& record) {
   record.verdict = rollback_.complete() ? Verdict::pass : Verdict::fail;
   record.summary = execution_.touched.empty()
                        ? "no device was changed; nothing to roll back"
-                       : "rolled back " + join(std::vector<std::string>(execution_.touched.rbegin(),
-                                                                         execution_.touched.rend()),
-                                               ", ") +
+                       : "rolled back " +
+                             join(std::vector<std::string>(execution_.touched.rbegin(),
+                                                           execution_.touched.rend()),
+                                  ", ") +
                              (rollback_.complete() ? "" : " (INCOMPLETE)");
 }
 
@@ -431,7 +445,8 @@ RunOutcome Pipeline::run() {
   // 10. snapshot(post) and 11. compare: everything not declared as expected must hold. They
   //     run even when an earlier gate failed, to capture the fault before rolling back: the
   //     report then says which layers held while which failed (BGP up, flows dropped).
-  auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) { take_snapshot(r, "post", post_); });
+  auto& post_snapshot =
+      gate("snapshot-post", [&](GateRecord& r) { take_snapshot(r, "post", post_); });
   if (!blocks(post_snapshot.verdict))
     gate("compare", [&](GateRecord& r) { compare(r, post_, "post", true); });
   else
@@ -471,14 +486,16 @@ RunOutcome Pipeline::run() {
                          record.name == "compare-restored" || record.name == "restored-probes";
     if (recovery_gate && (blocks(record.verdict) || record.verdict == Verdict::skipped)) {
       restored = false;
-      for (const auto& detail : record.details) still_different.push_back(record.name + ": " + detail);
+      for (const auto& detail : record.details)
+        still_different.push_back(record.name + ": " + detail);
     }
   }
   if (restored) outcome_.detection_to_restore = since(*failure_detected_);
   outcome_.exit_code = restored ? ExitCode::rolled_back : ExitCode::not_restored;
   outcome_.device_state =
       restored ? "rolled back; baseline verified at every layer"
-               : "NOT RESTORED: " + (still_different.empty() ? std::string("see report") : still_different.front());
+               : "NOT RESTORED: " + (still_different.empty() ? std::string("see report")
+                                                             : still_different.front());
   write_outputs(outcome_);
   return outcome_;
 }
@@ -496,21 +513,25 @@ void Pipeline::diagnose() {
   std::string link = verdict_of("post-compare", "link");
   if ((forwarding_failed || transport_failed) && control == "pass") {
     outcome_.diagnosis.push_back(
-        std::string("control plane held while ") + (forwarding_failed ? "forwarding" : "transport") +
-        " failed: every BGP session stayed as it was" + (link == "pass" ? " and every link stayed up" : "") +
+        std::string("control plane held while ") +
+        (forwarding_failed ? "forwarding" : "transport") +
+        " failed: every BGP session stayed as it was" +
+        (link == "pass" ? " and every link stayed up" : "") +
         ", yet traffic was lost. A dashboard of sessions and links would have shown green.");
   }
   if (verdict_of("restored-compare", "control-plane") == "pass" &&
       verdict_of("restored", "forwarding") == "fail")
     outcome_.diagnosis.push_back(
-        "after rollback the sessions are back but forwarding is not: the baseline is NOT restored.");
+        "after rollback the sessions are back but forwarding is not: the baseline is NOT "
+        "restored.");
 }
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
   diagnose();
   ReportContext context{repository_, change_, options_.mode, options_.operator_name,
                         with_.evidence.run_id()};
-  nlohmann::json execution = {{"steps", nlohmann::json::array()}, {"rollback", nlohmann::json::array()}};
+  nlohmann::json execution = {{"steps", nlohmann::json::array()},
+                              {"rollback", nlohmann::json::array()}};
   for (const auto& run : outcome.steps) execution["steps"].push_back(to_json(run));
   for (const auto& run : outcome.rollback_steps) execution["rollback"].push_back(to_json(run));
   (void)with_.evidence.write_json("execution.json", execution);

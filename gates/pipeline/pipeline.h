@@ -50,15 +50,15 @@ class GateObserver {
 struct RunOutcome {
   ExitCode exit_code = ExitCode::internal_error;
   std::vector<GateRecord> gates;
-  std::string first_disproven;   // the first failing check, one line; empty when none failed
-  bool change_started = false;   // at least one step was sent
-  std::string device_state;      // one line: what state the devices were left in
+  std::string first_disproven;  // the first failing check, one line; empty when none failed
+  bool change_started = false;  // at least one step was sent
+  std::string device_state;     // one line: what state the devices were left in
   std::vector<ProbeOutcome> probes;
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
-  std::optional<Duration> detection_to_restore;  // failure detected -> restore verified
+  std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
-  std::vector<std::string> diagnosis;  // what the layers mean together, in words
+  std::vector<std::string> diagnosis;                // what the layers mean together, in words
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the

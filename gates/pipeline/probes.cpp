@@ -85,8 +85,8 @@ Responder start_responder(Remote& remote, const ProbeContext& context, const std
   Responder responder;
   responder.device = owner_of(context.inventory, address);
   if (!responder.device) {
-    responder.failure = "no device in the inventory owns " + address +
-                        ", so no responder can be started there";
+    responder.failure =
+        "no device in the inventory owns " + address + ", so no responder can be started there";
     return responder;
   }
   std::string command = shell_quote(context.settings.binary) + " flows --respond --listen " +
@@ -95,11 +95,12 @@ Responder start_responder(Remote& remote, const ProbeContext& context, const std
   auto result = remote.run(*responder.device, ssh::CredentialRole::read,
                            detached_start(command, "listening"), Duration{10'000}, "probe");
   if (!result.ok()) {
-    responder.failure = "responder on " + responder.device->name + ": " +
-                        describe_failure(*responder.device, "fabgate-probe flows --respond", result.error());
+    responder.failure =
+        "responder on " + responder.device->name + ": " +
+        describe_failure(*responder.device, "fabgate-probe flows --respond", result.error());
   } else if (result->exit_status != 0) {
-    responder.failure = "responder on " + responder.device->name + " did not start: " +
-                        last_line(result->stderr_text);
+    responder.failure = "responder on " + responder.device->name +
+                        " did not start: " + last_line(result->stderr_text);
   } else {
     responder.pid = std::string(trim(result->stdout_text));
   }
@@ -132,8 +133,8 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
                         " --count " + std::to_string(probe.flows) + " --proto udp --timeout " +
                         seconds_arg(budget);
-  auto result = remote.run(host, ssh::CredentialRole::read, command, probe.timeout + kTransportMargin,
-                           "probe");
+  auto result = remote.run(host, ssh::CredentialRole::read, command,
+                           probe.timeout + kTransportMargin, "probe");
   stop_responder(remote, responder);
   if (!result.ok()) {
     outcome.reason = describe_failure(host, command, result.error());
@@ -169,7 +170,8 @@ void run_rdma(Remote& remote, const ProbeContext& context, const intent::Probe& 
   auto result = remote.run(host, ssh::CredentialRole::read, "sleep 0.5; " + connect,
                            probe.timeout + kTransportMargin, "probe");
   if (!pid.empty())
-    (void)remote.run(*listener, ssh::CredentialRole::read, stop_command(pid), Duration{10'000}, "probe");
+    (void)remote.run(*listener, ssh::CredentialRole::read, stop_command(pid), Duration{10'000},
+                     "probe");
   if (!result.ok()) {
     outcome.reason = describe_failure(host, connect, result.error());
     return;
@@ -264,16 +266,15 @@ std::optional<ProbeOutcome> WatchSession::start(Duration max_duration) {
   }
   responder_device_ = responder.device;
   responder_pid_ = responder.pid;
-  std::string command = shell_quote(context_.settings.binary) + " watch --to " + shell_quote(address) +
-                        " --port " + std::to_string(context_.settings.port) + " --count " +
-                        std::to_string(watch_.flows) + " --interval 100ms --max-duration " +
-                        seconds_arg(max_duration) + " --max-interruption " +
-                        std::to_string(watch_.max_disruption.count()) + "ms";
-  auto result = remote_.run(
-      *host_, ssh::CredentialRole::read,
-      "f=$(mktemp /tmp/fabgate-watch.XXXXXX) || exit 1; setsid " + command +
-          " </dev/null >\"$f\" 2>/dev/null & echo \"$! $f\"",
-      Duration{10'000}, "probe");
+  std::string command =
+      shell_quote(context_.settings.binary) + " watch --to " + shell_quote(address) + " --port " +
+      std::to_string(context_.settings.port) + " --count " + std::to_string(watch_.flows) +
+      " --interval 100ms --max-duration " + seconds_arg(max_duration) + " --max-interruption " +
+      std::to_string(watch_.max_disruption.count()) + "ms";
+  auto result = remote_.run(*host_, ssh::CredentialRole::read,
+                            "f=$(mktemp /tmp/fabgate-watch.XXXXXX) || exit 1; setsid " + command +
+                                " </dev/null >\"$f\" 2>/dev/null & echo \"$! $f\"",
+                            Duration{10'000}, "probe");
   if (!result.ok() || result->exit_status != 0) {
     stop_responder(remote_, {responder_device_, responder_pid_, ""});
     failed.reason = result.ok() ? "watch did not start: " + last_line(result->stderr_text)
@@ -298,10 +299,10 @@ ProbeOutcome WatchSession::stop() {
   outcome.phase = "during";
   outcome.started = started_;
   running_ = false;
-  std::string collect = "kill -TERM " + watch_pid_ + " 2>/dev/null; i=0; while kill -0 " +
-                        watch_pid_ + " 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; " +
-                        "cat " + shell_quote(watch_output_file_) + "; rm -f " +
-                        shell_quote(watch_output_file_);
+  std::string collect =
+      "kill -TERM " + watch_pid_ + " 2>/dev/null; i=0; while kill -0 " + watch_pid_ +
+      " 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; " + "cat " +
+      shell_quote(watch_output_file_) + "; rm -f " + shell_quote(watch_output_file_);
   auto result = remote_.run(*host_, ssh::CredentialRole::read, collect, Duration{15'000}, "probe");
   stop_responder(remote_, {responder_device_, responder_pid_, ""});
   if (!result.ok()) {
@@ -312,8 +313,8 @@ ProbeOutcome WatchSession::stop() {
     if (outcome.detail.contains("longest_interruption_ms")) {
       outcome.reason = "longest interruption " +
                        std::to_string(outcome.detail.value("longest_interruption_ms", 0)) +
-                       " ms (allowed " + std::to_string(watch_.max_disruption.count()) + " ms): " +
-                       outcome.reason;
+                       " ms (allowed " + std::to_string(watch_.max_disruption.count()) +
+                       " ms): " + outcome.reason;
     }
   }
   outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - started_);

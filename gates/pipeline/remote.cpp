@@ -73,7 +73,8 @@ RemoteResult RecordingRemote::run(const intent::Device& device, ssh::CredentialR
 
 std::string describe_failure(const intent::Device& device, const std::string& command,
                              const ssh::SshFailure& failure) {
-  std::string text = device.name + ": " + command + ": " + std::string(ssh::to_string(failure.kind));
+  std::string text =
+      device.name + ": " + command + ": " + std::string(ssh::to_string(failure.kind));
   if (!failure.message.empty()) text += ": " + failure.message;
   return text;
 }

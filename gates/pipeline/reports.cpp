@@ -27,22 +27,32 @@ nlohmann::json steps_json(const std::vector<intent::Step>& steps) {
 
 std::string verdict_word(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "**FAIL**";
-    case Verdict::no_evidence: return "**NO EVIDENCE**";
-    case Verdict::skipped: return "skipped";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "**FAIL**";
+    case Verdict::no_evidence:
+      return "**NO EVIDENCE**";
+    case Verdict::skipped:
+      return "skipped";
   }
   return "?";
 }
 
 std::string exit_meaning(ExitCode code) {
   switch (code) {
-    case ExitCode::accepted: return "accepted";
-    case ExitCode::internal_error: return "internal error";
-    case ExitCode::invalid_input: return "invalid input";
-    case ExitCode::refused: return "refused before any change; nothing was touched";
-    case ExitCode::rolled_back: return "change failed and was rolled back; baseline verified";
-    case ExitCode::not_restored: return "ROLLBACK FAILED OR BASELINE NOT VERIFIED: a human must act now";
+    case ExitCode::accepted:
+      return "accepted";
+    case ExitCode::internal_error:
+      return "internal error";
+    case ExitCode::invalid_input:
+      return "invalid input";
+    case ExitCode::refused:
+      return "refused before any change; nothing was touched";
+    case ExitCode::rolled_back:
+      return "change failed and was rolled back; baseline verified";
+    case ExitCode::not_restored:
+      return "ROLLBACK FAILED OR BASELINE NOT VERIFIED: a human must act now";
   }
   return "";
 }
@@ -75,15 +85,27 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters; command output can contain them.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += '?';
+        else
+          out += c;
     }
   }
   return out;
@@ -123,13 +145,15 @@ nlohmann::json change_to_json(const intent::Change& change) {
       {"acceptance", {{"settle_ms", change.acceptance.settle.count()}, {"probes", probes}}},
       {"compare", {{"rule_sets", change.compare.rule_sets}, {"expected", expected}}}};
   if (change.window)
-    out["window"] = {{"start", format_utc(change.window->start)}, {"end", format_utc(change.window->end)}};
+    out["window"] = {{"start", format_utc(change.window->start)},
+                     {"end", format_utc(change.window->end)}};
   if (change.confirm_timeout) out["confirm_timeout_ms"] = change.confirm_timeout->count();
   if (change.acceptance.during)
-    out["acceptance"]["during"] = {{"host", change.acceptance.during->host},
-                                   {"target", change.acceptance.during->target},
-                                   {"flows", change.acceptance.during->flows},
-                                   {"max_disruption_ms", change.acceptance.during->max_disruption.count()}};
+    out["acceptance"]["during"] = {
+        {"host", change.acceptance.during->host},
+        {"target", change.acceptance.during->target},
+        {"flows", change.acceptance.during->flows},
+        {"max_disruption_ms", change.acceptance.during->max_disruption.count()}};
   return out;
 }
 
@@ -159,7 +183,8 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
      << (outcome.first_disproven.empty() ? "none" : md_cell(outcome.first_disproven)) << "\n";
   for (const auto& line : outcome.diagnosis) md << "- Diagnosis: " << md_cell(line) << "\n";
   if (outcome.detection_to_restore)
-    md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore) << "\n";
+    md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore)
+       << "\n";
   md << "- Change: " << md_cell(change.title) << " (`" << change.file << "`)\n";
   md << "- Intent commit: `" << context.repository.commit.id << "` by "
      << context.repository.commit.author_name << " <" << context.repository.commit.author_email
@@ -203,7 +228,8 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   }
 
   if (!outcome.probes.empty()) {
-    md << "## Probes\n\n| phase | probe | layer | host | verdict | reason |\n|---|---|---|---|---|---|\n";
+    md << "## Probes\n\n| phase | probe | layer | host | verdict | reason "
+          "|\n|---|---|---|---|---|---|\n";
     for (const auto& probe : outcome.probes)
       md << "| " << probe.phase << " | " << probe.name << " | " << probe.layer << " | "
          << probe.host << " | " << to_string(probe.verdict) << " | " << md_cell(probe.reason)
@@ -248,7 +274,8 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
   for (std::size_t i = 0; i < waves.size(); ++i)
     md << "- wave " << i + 1 << ": " << join(waves[i], ", ") << "\n";
   if (change.window)
-    md << "- window " << format_utc(change.window->start) << " .. " << format_utc(change.window->end) << "\n";
+    md << "- window " << format_utc(change.window->start) << " .. "
+       << format_utc(change.window->end) << "\n";
   md << "\n## Acceptance\n\n- settle " << format_duration(change.acceptance.settle) << "\n";
   for (const auto& probe : change.acceptance.probes)
     md << "- probe `" << probe.name << "` (" << probe.layer << ") on " << probe.host << "\n";
@@ -256,7 +283,9 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
   if (change.compare.expected.empty()) md << "None: every compared element must hold.\n";
   for (const auto& item : change.compare.expected)
     md << "- " << item.device << ": `" << item.path << "` -> "
-       << (item.absent ? "absent" : item.values.empty() ? "any value" : join(item.values, " | "))
+       << (item.absent           ? "absent"
+           : item.values.empty() ? "any value"
+                                 : join(item.values, " | "))
        << "\n";
   md << "\n## Baseline\n\n| gate | verdict | summary |\n|---|---|---|\n";
   for (const auto& gate : outcome.gates)
@@ -292,10 +321,11 @@ std::string render_junit(const ReportContext& context, const RunOutcome& outcome
   for (const auto& probe : outcome.probes) failures += blocks(probe.verdict);
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures << "\">\n";
-  xml << "  <testsuite name=\"" << xml_escape(std::string(to_string(context.mode)) + "." + context.change.id)
-      << "\" tests=\"" << tests << "\" failures=\"" << failures << "\" skipped=\"" << skipped
+  xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures
       << "\">\n";
+  xml << "  <testsuite name=\""
+      << xml_escape(std::string(to_string(context.mode)) + "." + context.change.id) << "\" tests=\""
+      << tests << "\" failures=\"" << failures << "\" skipped=\"" << skipped << "\">\n";
   for (const auto& gate : outcome.gates) {
     xml << "    <testcase classname=\"gates\" name=\"" << xml_escape(gate.name) << "\" time=\""
         << gate.duration.count() / 1000.0 << "\">\n";
@@ -331,14 +361,17 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
                      {"duration_ms", gate.duration.count()}});
   nlohmann::json manifest = {
       {"format", "fabgate.evidence/1"},
-      {"tool", {{"name", "fabgate"}, {"version", tool_version()}, {"build_commit", build_commit()}}},
+      {"tool",
+       {{"name", "fabgate"}, {"version", tool_version()}, {"build_commit", build_commit()}}},
       {"mode", std::string(to_string(context.mode))},
       {"run_id", context.run_id},
       {"operator", context.operator_name},
       {"intent_commit", context.repository.commit.id},
       {"intent_root", context.repository.root},
       {"change", {{"id", context.change.id}, {"file", context.change.file}}},
-      {"digests", {{"change", change_digest(context.change)}, {"policies", policies_digest(context.repository)}}},
+      {"digests",
+       {{"change", change_digest(context.change)},
+        {"policies", policies_digest(context.repository)}}},
       {"approvals", nlohmann::json::array()},
       {"gates", gates},
       {"exit_code", to_int(outcome.exit_code)},

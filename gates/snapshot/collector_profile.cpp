@@ -17,7 +17,8 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
   const YAML::Node& document = root.value();
   if (reader.expect_map(document, "collector profile")) {
     reader.check_keys(document, {"platform", "sources"}, "collector profile");
-    profile.platform = reader.string(document, "platform", Need::required, "collector profile").value_or("");
+    profile.platform =
+        reader.string(document, "platform", Need::required, "collector profile").value_or("");
     auto sources = reader.child(document, "sources", Need::required, "collector profile");
     if (sources && reader.expect_sequence(*sources, "sources")) {
       std::vector<std::string> categories;

@@ -4,8 +4,10 @@ namespace fabgate::snapshot {
 
 nlohmann::json source_entry(const CommandRecord& record) {
   nlohmann::json entry = {{"command", record.command}};
-  if (record.exit_status) entry["exit_status"] = *record.exit_status;
-  else entry["exit_status"] = nullptr;
+  if (record.exit_status)
+    entry["exit_status"] = *record.exit_status;
+  else
+    entry["exit_status"] = nullptr;
   if (record.sent) {
     entry["started_at"] = format_utc(record.started_at);
     entry["duration_ms"] = record.duration.count();

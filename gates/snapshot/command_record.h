@@ -19,7 +19,7 @@ struct CommandRecord {
   ssh::CredentialRole role = ssh::CredentialRole::read;
   std::string category;  // the snapshot source it served
   std::string command;
-  bool sent = false;     // false: not sent (the session could not be opened)
+  bool sent = false;  // false: not sent (the session could not be opened)
   TimePoint started_at;
   Duration duration{0};
   std::optional<int> exit_status;  // set when the command ran to completion

@@ -48,7 +48,8 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
   auto shell = cache.shell(device, ssh::CredentialRole::read);
   snapshot.reachable = shell.ok();
   const std::string connect_problem =
-      shell ? std::string() : std::string(ssh::to_string(shell.error().kind)) + ": " + shell.error().message;
+      shell ? std::string()
+            : std::string(ssh::to_string(shell.error().kind)) + ": " + shell.error().message;
 
   for (const auto& source : profile.sources) {
     json facts = json::object();
@@ -68,7 +69,8 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
         auto result = shell.value()->run(command.run, source.timeout);
         if (!result) {
           record.started_at = now_utc();
-          record.failure = std::string(ssh::to_string(result.error().kind)) + ": " + result.error().message;
+          record.failure =
+              std::string(ssh::to_string(result.error().kind)) + ": " + result.error().message;
           if (reason.empty()) reason = command.run + ": " + result.error().message;
         } else {
           record.started_at = result->started_at;
@@ -85,7 +87,8 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
             auto parsed = normalizer ? normalize(*normalizer, result->stdout_text, into)
                                      : Expected<Ok, std::string>(std::string("no normalizer"));
             record.parse = parsed ? "ok" : "error: " + parsed.error();
-            if (!parsed && reason.empty()) reason = command.run + ": unparsable output: " + parsed.error();
+            if (!parsed && reason.empty())
+              reason = command.run + ": unparsable output: " + parsed.error();
           }
           record.stdout_text = std::move(result->stdout_text);
           record.stderr_text = std::move(result->stderr_text);

@@ -129,10 +129,14 @@ Expected<Ok, std::string> parse_ethtool_drivers(std::string_view output, json& i
     if (current.empty() || colon == std::string::npos) continue;
     std::string key(trim(std::string_view(line).substr(0, colon)));
     std::string value(trim(std::string_view(line).substr(colon + 1)));
-    if (key == "driver") nics[current]["driver"] = value;
-    else if (key == "version") nics[current]["driver_version"] = value;
-    else if (key == "firmware-version") nics[current]["firmware"] = value;
-    else if (key == "bus-info") nics[current]["bus"] = value;
+    if (key == "driver")
+      nics[current]["driver"] = value;
+    else if (key == "version")
+      nics[current]["driver_version"] = value;
+    else if (key == "firmware-version")
+      nics[current]["firmware"] = value;
+    else if (key == "bus-info")
+      nics[current]["bus"] = value;
   }
   if (!saw_section) return std::string("no '== INTERFACE' sections in ethtool output");
   identity["nics"] = std::move(nics);

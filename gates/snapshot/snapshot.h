@@ -17,7 +17,7 @@ struct SnapshotTarget {
 };
 
 struct Snapshot {
-  nlohmann::json document;  // fabgate.snapshot/1
+  nlohmann::json document;              // fabgate.snapshot/1
   std::vector<DeviceSnapshot> devices;  // in target order, with their command records
 
   bool complete() const;  // every source of every device is ok

@@ -24,8 +24,10 @@ CommandOutput run_shell(const std::string& command_line) {
 std::string shell_quoted(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }

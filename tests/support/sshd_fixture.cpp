@@ -88,7 +88,9 @@ std::optional<std::string> SshdFixture::unavailable() {
   return std::nullopt;
 }
 
-const std::string& SshdFixture::last_error() { return error_text(); }
+const std::string& SshdFixture::last_error() {
+  return error_text();
+}
 
 std::unique_ptr<SshdFixture> SshdFixture::start(Options options) {
   error_text().clear();
@@ -129,10 +131,17 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
       error = "cannot hand " + home() + " to the test user";
       return false;
     }
-    launcher = {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
-                "mount --bind \"$0\" /etc/passwd && exec \"$@\"", dir_.file("passwd")};
+    launcher = {"/usr/bin/unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                "mount --bind \"$0\" /etc/passwd && exec \"$@\"",
+                dir_.file("passwd")};
   }
-  for (const char* key : {"host_ed25519", "other_host_ed25519", "user_ed25519", "stranger_ed25519"}) {
+  for (const char* key :
+       {"host_ed25519", "other_host_ed25519", "user_ed25519", "stranger_ed25519"}) {
     if (!generate_key(dir_.file(key), error)) return false;
   }
   write_file(dir_.file("authorized_keys"), public_key(user_key()) + "\n", 0644);
@@ -148,18 +157,30 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
     }
     const std::string config =
         "ListenAddress 127.0.0.1\n"
-        "Port " + std::to_string(port_) + "\n"
-        "HostKey " + dir_.file("host_ed25519") + "\n"
-        "PidFile " + dir_.file("sshd.pid") + "\n"
-        "AuthorizedKeysFile " + dir_.file("authorized_keys") + "\n"
+        "Port " +
+        std::to_string(port_) +
+        "\n"
+        "HostKey " +
+        dir_.file("host_ed25519") +
+        "\n"
+        "PidFile " +
+        dir_.file("sshd.pid") +
+        "\n"
+        "AuthorizedKeysFile " +
+        dir_.file("authorized_keys") +
+        "\n"
         "StrictModes no\n"
         "UsePAM no\n"
         "PermitRootLogin prohibit-password\n"
         "PasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\n"
         "PubkeyAuthentication yes\n"
-        "MaxStartups " + std::to_string(options.max_startups) + "\n"
-        "MaxSessions " + std::to_string(options.max_sessions) + "\n"
+        "MaxStartups " +
+        std::to_string(options.max_startups) +
+        "\n"
+        "MaxSessions " +
+        std::to_string(options.max_sessions) +
+        "\n"
         "LogLevel VERBOSE\n";
     write_file(dir_.file("sshd_config"), config, 0600);
     const std::string host_name = "[127.0.0.1]:" + std::to_string(port_);
@@ -167,21 +188,28 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
     write_file(changed_known_hosts(),
                host_name + " " + public_key(dir_.file("other_host_ed25519")) + "\n", 0600);
     write_file(ssh_config(),
-               "Host " + alias() + "\n"
-               "  HostName 127.0.0.1\n"
-               "  Port " + std::to_string(port_) + "\n"
-               "  User " + user_ + "\n"
-               "  IdentityFile " + user_key() + "\n",
+               "Host " + alias() +
+                   "\n"
+                   "  HostName 127.0.0.1\n"
+                   "  Port " +
+                   std::to_string(port_) +
+                   "\n"
+                   "  User " +
+                   user_ +
+                   "\n"
+                   "  IdentityFile " +
+                   user_key() + "\n",
                0600);
 
     std::vector<std::string> command = launcher;
-    for (const std::string& arg : {std::string(kSshd), std::string("-D"), std::string("-f"),
-                                   dir_.file("sshd_config"), std::string("-E"), dir_.file("sshd.log")}) {
+    for (const std::string& arg :
+         {std::string(kSshd), std::string("-D"), std::string("-f"), dir_.file("sshd_config"),
+          std::string("-E"), dir_.file("sshd.log")}) {
       command.push_back(arg);
     }
     server_ = ChildProcess(command);
     for (int wait = 0; wait < 250; ++wait) {  // up to 5 s
-      if (!server_.running()) break;           // e.g. the port was taken meanwhile: retry
+      if (!server_.running()) break;          // e.g. the port was taken meanwhile: retry
       if (accepts_connections(port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

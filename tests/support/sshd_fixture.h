@@ -56,7 +56,7 @@ class SshdFixture {
   std::string home() const { return dir_.file("home"); }
   std::string file(const std::string& name) const { return dir_.file(name); }
 
-  std::string user_key() const { return dir_.file("user_ed25519"); }        // authorized
+  std::string user_key() const { return dir_.file("user_ed25519"); }          // authorized
   std::string stranger_key() const { return dir_.file("stranger_ed25519"); }  // not authorized
   std::string known_hosts() const { return dir_.file("known_hosts"); }        // the real key
   std::string changed_known_hosts() const { return dir_.file("known_hosts_changed"); }

@@ -15,7 +15,8 @@ TempDir::TempDir(const std::string& prefix) {
   std::string pattern = "/tmp/" + prefix + "-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
+  if (::mkdtemp(buffer.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed for " + pattern);
   path_ = buffer.data();
 }
 
@@ -41,6 +42,8 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-bool file_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool file_exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
 
 }  // namespace fabgate::testing

@@ -42,18 +42,21 @@ std::optional<std::uint64_t> read_number(const fs::path& path, int base = 10) {
 
 // The kernel's operstate words (RFC 2863) as OpenConfig's oper-status enum.
 std::string oper_status(const std::string& operstate) {
-  static const std::map<std::string, std::string> names = {
-      {"up", "UP"},           {"down", "DOWN"},       {"unknown", "UNKNOWN"},
-      {"dormant", "DORMANT"}, {"testing", "TESTING"}, {"notpresent", "NOT_PRESENT"},
-      {"lowerlayerdown", "LOWER_LAYER_DOWN"}};
+  static const std::map<std::string, std::string> names = {{"up", "UP"},
+                                                           {"down", "DOWN"},
+                                                           {"unknown", "UNKNOWN"},
+                                                           {"dormant", "DORMANT"},
+                                                           {"testing", "TESTING"},
+                                                           {"notpresent", "NOT_PRESENT"},
+                                                           {"lowerlayerdown", "LOWER_LAYER_DOWN"}};
   auto found = names.find(operstate);
   return found == names.end() ? "UNKNOWN" : found->second;
 }
 
 // An interface name from a request names a directory under sysfs; nothing else may.
 bool plausible_interface_name(const std::string& name) {
-  return !name.empty() && name.size() < 16 && name.find('/') == std::string::npos &&
-         name != "." && name != "..";
+  return !name.empty() && name.size() < 16 && name.find('/') == std::string::npos && name != "." &&
+         name != "..";
 }
 
 std::string frr_state(const std::string& frr) {
@@ -65,10 +68,11 @@ std::string frr_state(const std::string& frr) {
 }
 
 std::string afi_safi_name(const std::string& frr) {
-  static const std::map<std::string, std::string> names = {
-      {"ipv4Unicast", "IPV4_UNICAST"}, {"ipv6Unicast", "IPV6_UNICAST"},
-      {"l2VpnEvpn", "L2VPN_EVPN"},     {"ipv4Multicast", "IPV4_MULTICAST"},
-      {"ipv6Multicast", "IPV6_MULTICAST"}};
+  static const std::map<std::string, std::string> names = {{"ipv4Unicast", "IPV4_UNICAST"},
+                                                           {"ipv6Unicast", "IPV6_UNICAST"},
+                                                           {"l2VpnEvpn", "L2VPN_EVPN"},
+                                                           {"ipv4Multicast", "IPV4_MULTICAST"},
+                                                           {"ipv6Multicast", "IPV6_MULTICAST"}};
   auto found = names.find(frr);
   return found == names.end() ? frr : found->second;
 }
@@ -104,7 +108,8 @@ std::string LinuxNode::software_version() {
     std::istringstream words(outcome.out);
     std::string product;
     std::string version;
-    if (words >> product >> version && product == "FRRouting") parts.push_back(product + " " + version);
+    if (words >> product >> version && product == "FRRouting")
+      parts.push_back(product + " " + version);
   }
   return join(parts, "; ");
 }
@@ -129,9 +134,10 @@ NodeResult<InterfaceState> LinuxNode::interface(const std::string& name) {
   state.oper_status = oper_status(*operstate);
   state.ifindex = static_cast<int>(read_number(dir / "ifindex").value_or(0));
   static const std::pair<const char*, const char*> counter_files[] = {
-      {"rx_bytes", "in-octets"},   {"rx_packets", "in-pkts"},   {"rx_errors", "in-errors"},
-      {"rx_dropped", "in-discards"}, {"multicast", "in-multicast-pkts"},
-      {"tx_bytes", "out-octets"},  {"tx_packets", "out-pkts"},  {"tx_errors", "out-errors"},
+      {"rx_bytes", "in-octets"},          {"rx_packets", "in-pkts"},
+      {"rx_errors", "in-errors"},         {"rx_dropped", "in-discards"},
+      {"multicast", "in-multicast-pkts"}, {"tx_bytes", "out-octets"},
+      {"tx_packets", "out-pkts"},         {"tx_errors", "out-errors"},
       {"tx_dropped", "out-discards"}};
   for (const auto& [file, counter] : counter_files) {
     if (auto value = read_number(dir / "statistics" / file)) state.counters[counter] = *value;
@@ -206,8 +212,7 @@ NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
   return out;
 }
 
-NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface,
-                                      std::vector<std::string> what) {
+NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface, std::vector<std::string> what) {
   auto current = this->interface(interface);
   if (!current) return current.error();
   std::vector<std::string> argv = {options_.ip, "link", "set", "dev", interface};
@@ -216,7 +221,8 @@ NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface,
   if (outcome.succeeded()) return Ok{};
   NodeFailure::Kind kind = outcome.started && !outcome.timed_out ? NodeFailure::Kind::rejected
                                                                  : NodeFailure::Kind::unavailable;
-  return NodeFailure{kind, join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
+  return NodeFailure{kind,
+                     join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
 }
 
 NodeResult<Ok> LinuxNode::set_mtu(const std::string& interface, int mtu) {

@@ -9,10 +9,11 @@
 namespace fabgate::gnmi::target {
 
 struct LinuxNodeOptions {
-  std::string hostname;                      // empty: gethostname()
+  std::string hostname;                        // empty: gethostname()
   std::vector<std::string> vtysh = {"vtysh"};  // argv prefix; "-c CMD" is appended
-  std::string ip = "ip";                     // iproute2, for Set
-  std::string sysfs_net = "/sys/class/net";  // the namespace's interfaces (ip netns exec remounts /sys)
+  std::string ip = "ip";                       // iproute2, for Set
+  std::string sysfs_net =
+      "/sys/class/net";  // the namespace's interfaces (ip netns exec remounts /sys)
   Duration command_timeout{5'000};
 };
 

@@ -20,8 +20,8 @@ struct InterfaceState {
   std::string name;
   int ifindex = 0;
   int mtu = 0;
-  bool admin_up = false;      // IFF_UP
-  std::string oper_status;    // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
+  bool admin_up = false;    // IFF_UP
+  std::string oper_status;  // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
   std::map<std::string, std::uint64_t> counters;  // OpenConfig counter names
 };
 

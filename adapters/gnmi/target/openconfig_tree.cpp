@@ -9,17 +9,16 @@ using nlohmann::json;
 json interface_node(const InterfaceState& state) {
   json counters = json::object();
   for (const auto& [name, value] : state.counters) counters[name] = value;
-  return json{
-      {"name", state.name},
-      {"config", {{"name", state.name}, {"mtu", state.mtu}, {"enabled", state.admin_up}}},
-      {"state",
-       {{"name", state.name},
-        {"mtu", state.mtu},
-        {"enabled", state.admin_up},
-        {"ifindex", state.ifindex},
-        {"admin-status", state.admin_up ? "UP" : "DOWN"},
-        {"oper-status", state.oper_status},
-        {"counters", counters}}}};
+  return json{{"name", state.name},
+              {"config", {{"name", state.name}, {"mtu", state.mtu}, {"enabled", state.admin_up}}},
+              {"state",
+               {{"name", state.name},
+                {"mtu", state.mtu},
+                {"enabled", state.admin_up},
+                {"ifindex", state.ifindex},
+                {"admin-status", state.admin_up ? "UP" : "DOWN"},
+                {"oper-status", state.oper_status},
+                {"counters", counters}}}};
 }
 
 json neighbor_node(const BgpNeighborState& neighbor) {
@@ -30,8 +29,9 @@ json neighbor_node(const BgpNeighborState& neighbor) {
   if (neighbor.last_established_ns) state["last-established"] = *neighbor.last_established_ns;
   json afi_safis = json::array();
   for (const auto& [name, received] : neighbor.prefixes_received) {
-    afi_safis.push_back({{"afi-safi-name", name},
-                         {"state", {{"afi-safi-name", name}, {"prefixes", {{"received", received}}}}}});
+    afi_safis.push_back(
+        {{"afi-safi-name", name},
+         {"state", {{"afi-safi-name", name}, {"prefixes", {{"received", received}}}}}});
   }
   return json{{"neighbor-address", neighbor.address},
               {"config", {{"neighbor-address", neighbor.address}, {"peer-as", neighbor.peer_as}}},
@@ -40,8 +40,8 @@ json neighbor_node(const BgpNeighborState& neighbor) {
 }
 
 NodeResult<Ok> add_system(Node& node, json& tree) {
-  tree["system"] = {{"state",
-                     {{"hostname", node.hostname()}, {"software-version", node.software_version()}}}};
+  tree["system"] = {
+      {"state", {{"hostname", node.hostname()}, {"software-version", node.software_version()}}}};
   return Ok{};
 }
 
@@ -59,12 +59,12 @@ NodeResult<Ok> add_bgp(Node& node, json& tree) {
   if (!neighbors) return neighbors.error();
   json list = json::array();
   for (const auto& neighbor : *neighbors) list.push_back(neighbor_node(neighbor));
-  json protocol = {{"identifier", "BGP"},
-                   {"name", "bgp"},
-                   {"bgp", {{"neighbors", {{"neighbor", list}}}}}};
+  json protocol = {
+      {"identifier", "BGP"}, {"name", "bgp"}, {"bgp", {{"neighbors", {{"neighbor", list}}}}}};
   tree["network-instances"] = {
       {"network-instance",
-       json::array({{{"name", "default"}, {"protocols", {{"protocol", json::array({protocol})}}}}})}};
+       json::array(
+           {{{"name", "default"}, {"protocols", {{"protocol", json::array({protocol})}}}}})}};
   return Ok{};
 }
 
@@ -73,7 +73,8 @@ json ietf_numbers(const json& value, bool is_uint64) {
   if (value.is_object()) {
     json out = json::object();
     for (const auto& [name, member] : value.items()) {
-      out[name] = ietf_numbers(member, is_uint64 || name == "counters" || name == "last-established");
+      out[name] =
+          ietf_numbers(member, is_uint64 || name == "counters" || name == "last-established");
     }
     return out;
   }

@@ -12,12 +12,12 @@
 namespace fabgate::gnmi::target {
 
 struct CommandOutcome {
-  bool started = false;     // false: the program could not be run (see `error`)
-  bool timed_out = false;   // killed after the time limit
-  int exit_status = -1;     // when it exited normally
+  bool started = false;    // false: the program could not be run (see `error`)
+  bool timed_out = false;  // killed after the time limit
+  int exit_status = -1;    // when it exited normally
   std::string out;
   std::string err;
-  std::string error;        // why it did not start
+  std::string error;  // why it did not start
 
   bool succeeded() const { return started && !timed_out && exit_status == 0; }
   // "exit 1: Error: mtu less than device minimum." / "timed out after 5s" / "not found".

@@ -37,9 +37,12 @@ GnmiPath without_module_prefixes(GnmiPath path) {
 
 Status from_node_failure(const NodeFailure& failure) {
   switch (failure.kind) {
-    case NodeFailure::Kind::not_found: return {StatusCode::NOT_FOUND, failure.message};
-    case NodeFailure::Kind::rejected: return {StatusCode::INVALID_ARGUMENT, failure.message};
-    case NodeFailure::Kind::unavailable: return {StatusCode::INTERNAL, failure.message};
+    case NodeFailure::Kind::not_found:
+      return {StatusCode::NOT_FOUND, failure.message};
+    case NodeFailure::Kind::rejected:
+      return {StatusCode::INVALID_ARGUMENT, failure.message};
+    case NodeFailure::Kind::unavailable:
+      return {StatusCode::INTERNAL, failure.message};
   }
   return {StatusCode::INTERNAL, failure.message};
 }
@@ -47,10 +50,14 @@ Status from_node_failure(const NodeFailure& failure) {
 Status from_set_failure(const SetFailure& failure) {
   switch (failure.kind) {
     case SetFailure::Kind::invalid:
-    case SetFailure::Kind::rejected: return {StatusCode::INVALID_ARGUMENT, failure.message};
-    case SetFailure::Kind::not_found: return {StatusCode::NOT_FOUND, failure.message};
-    case SetFailure::Kind::unimplemented: return {StatusCode::UNIMPLEMENTED, failure.message};
-    case SetFailure::Kind::undo_failed: return {StatusCode::INTERNAL, failure.message};
+    case SetFailure::Kind::rejected:
+      return {StatusCode::INVALID_ARGUMENT, failure.message};
+    case SetFailure::Kind::not_found:
+      return {StatusCode::NOT_FOUND, failure.message};
+    case SetFailure::Kind::unimplemented:
+      return {StatusCode::UNIMPLEMENTED, failure.message};
+    case SetFailure::Kind::undo_failed:
+      return {StatusCode::INTERNAL, failure.message};
   }
   return {StatusCode::INTERNAL, failure.message};
 }
@@ -83,9 +90,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     std::shared_lock lock(node_mutex_);
     GnmiPath prefix = from_proto(request->prefix());
     for (const auto& requested : request->path()) {
-      Status status = resolve(join_paths(prefix, from_proto(requested)),
-                              request->encoding() == ::gnmi::JSON_IETF,
-                              *response->add_notification());
+      Status status =
+          resolve(join_paths(prefix, from_proto(requested)),
+                  request->encoding() == ::gnmi::JSON_IETF, *response->add_notification());
       if (!status.ok()) return status;
     }
     return Status::OK;
@@ -101,19 +108,22 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     std::vector<SetChange> changes;
     for (const auto& deleted : request->delete_()) {
       changes.push_back({SetChange::Kind::remove,
-                         without_module_prefixes(join_paths(prefix, from_proto(deleted))), {}});
+                         without_module_prefixes(join_paths(prefix, from_proto(deleted))),
+                         {}});
     }
     auto add_updates = [&](const auto& updates, SetChange::Kind kind) -> Status {
       for (const auto& update : updates) {
         GnmiPath path = without_module_prefixes(join_paths(prefix, from_proto(update.path())));
         auto text = typed_value_to_json(update.val());
-        if (!text) return {StatusCode::INVALID_ARGUMENT, path.to_string() + ": " + text.error().reason};
+        if (!text)
+          return {StatusCode::INVALID_ARGUMENT, path.to_string() + ": " + text.error().reason};
         changes.push_back(
             {kind, path, strip_module_prefixes(nlohmann::json::parse(*text, nullptr, false))});
       }
       return Status::OK;
     };
-    if (Status bad = add_updates(request->replace(), SetChange::Kind::replace); !bad.ok()) return bad;
+    if (Status bad = add_updates(request->replace(), SetChange::Kind::replace); !bad.ok())
+      return bad;
     if (Status bad = add_updates(request->update(), SetChange::Kind::update); !bad.ok()) return bad;
 
     std::unique_lock lock(node_mutex_);
@@ -137,7 +147,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     ::gnmi::SubscribeRequest request;
     if (!stream->Read(&request)) return Status::OK;
     if (!request.has_subscribe()) {
-      return {StatusCode::INVALID_ARGUMENT, "the first SubscribeRequest must be a subscription list"};
+      return {StatusCode::INVALID_ARGUMENT,
+              "the first SubscribeRequest must be a subscription list"};
     }
     const ::gnmi::SubscriptionList list = request.subscribe();  // a copy: `request` is reused
     if (list.mode() == ::gnmi::SubscriptionList::STREAM) {
@@ -178,7 +189,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   static Status check_encoding(int encoding) {
     if (encoding == ::gnmi::JSON || encoding == ::gnmi::JSON_IETF) return Status::OK;
     std::string name = ::gnmi::Encoding_Name(static_cast<::gnmi::Encoding>(encoding));
-    return {StatusCode::UNIMPLEMENTED, "encoding " + (name.empty() ? std::to_string(encoding) : name) +
+    return {StatusCode::UNIMPLEMENTED, "encoding " +
+                                           (name.empty() ? std::to_string(encoding) : name) +
                                            " is not supported; use JSON or JSON_IETF"};
   }
 
@@ -189,22 +201,25 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     if (!tree) return from_node_failure(tree.error());
     auto matches = find_in_tree(*tree, path);
     if (!matches) {
-      return {StatusCode::NOT_FOUND, "path " + requested.to_string() + " not found: " + matches.error()};
+      return {StatusCode::NOT_FOUND,
+              "path " + requested.to_string() + " not found: " + matches.error()};
     }
     notification.set_timestamp(now_ns());
     for (const auto& match : *matches) {
       ::gnmi::Update* update = notification.add_update();
       *update->mutable_path() = to_proto(match.path);
       std::string value = encode_value(match, json_ietf);
-      if (json_ietf) update->mutable_val()->set_json_ietf_val(value);
-      else update->mutable_val()->set_json_val(value);
+      if (json_ietf)
+        update->mutable_val()->set_json_ietf_val(value);
+      else
+        update->mutable_val()->set_json_val(value);
     }
     return Status::OK;
   }
 
-  Status send_snapshot(const ::gnmi::SubscriptionList& list,
-                       grpc::ServerReaderWriter<::gnmi::SubscribeResponse,
-                                                ::gnmi::SubscribeRequest>& stream) {
+  Status send_snapshot(
+      const ::gnmi::SubscriptionList& list,
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
     GnmiPath prefix = from_proto(list.prefix());
     std::vector<::gnmi::SubscribeResponse> responses;
     {
@@ -292,8 +307,10 @@ int run_target(const TargetOptions& options) {
   if (!server || bound_port == 0) return fail("cannot listen on " + options.listen);
 
   bool unix_socket = options.listen.rfind("unix:", 0) == 0;
-  if (unix_socket) std::printf("%s\n", options.listen.substr(5).c_str());
-  else std::printf("%d\n", bound_port);
+  if (unix_socket)
+    std::printf("%s\n", options.listen.substr(5).c_str());
+  else
+    std::printf("%d\n", bound_port);
   std::fflush(stdout);
 
   std::thread stopper([&] {

@@ -17,10 +17,10 @@ struct TargetOptions {
   bool insecure_plaintext = false;  // must be asked for explicitly
   std::string tls_cert_file;
   std::string tls_key_file;
-  std::string tls_client_ca_file;   // set: clients must present a certificate it signed
+  std::string tls_client_ca_file;           // set: clients must present a certificate it signed
   std::optional<GnmiLogin> expected_login;  // set: every RPC must carry these credentials
   LinuxNodeOptions node;
-  Duration debug_delay{0};          // tests only: each RPC waits this long before answering
+  Duration debug_delay{0};  // tests only: each RPC waits this long before answering
 };
 
 // Serves until SIGINT or SIGTERM. The first line on stdout is the bound TCP port, or the

@@ -33,7 +33,8 @@ const json& unwrap(const json& value, const char* leaf) {
 Expected<int, SetFailure> mtu_value(const GnmiPath& path, const json& raw) {
   const json& value = unwrap(raw, "mtu");
   std::int64_t mtu = -1;
-  if (value.is_number_integer()) mtu = value.get<std::int64_t>();
+  if (value.is_number_integer())
+    mtu = value.get<std::int64_t>();
   else if (value.is_string()) {
     try {
       std::size_t used = 0;
@@ -101,7 +102,8 @@ Expected<std::vector<LeafAction>, SetFailure> plan_change(const SetChange& chang
     return actions;
   }
   if (!change.value.is_object()) {
-    return invalid(change.path, "a config container needs a JSON object, got " + change.value.dump());
+    return invalid(change.path,
+                   "a config container needs a JSON object, got " + change.value.dump());
   }
   for (const auto& [member, value] : change.value.items()) {
     if (member == "name") {
@@ -117,7 +119,8 @@ Expected<std::vector<LeafAction>, SetFailure> plan_change(const SetChange& chang
       if (!enabled) return enabled.error();
       actions.push_back(enabled_action(*enabled));
     } else {
-      return invalid(change.path, "leaf '" + member + "' is not settable; settable leaves: mtu, enabled");
+      return invalid(change.path,
+                     "leaf '" + member + "' is not settable; settable leaves: mtu, enabled");
     }
   }
   // replace: leaves left out take their defaults; OpenConfig's enabled defaults to true,
@@ -177,8 +180,8 @@ Expected<std::vector<AppliedChange>, SetFailure> apply_set(Node& node,
       return SetFailure{SetFailure::Kind::undo_failed,
                         message + "; undoing earlier changes FAILED, node left changed" + all};
     }
-    std::string undone_note = undo.empty() ? "" : "; " + std::to_string(undo.size()) +
-                                                      " earlier change(s) undone";
+    std::string undone_note =
+        undo.empty() ? "" : "; " + std::to_string(undo.size()) + " earlier change(s) undone";
     SetFailure::Kind kind = result.error().kind == NodeFailure::Kind::not_found
                                 ? SetFailure::Kind::not_found
                                 : SetFailure::Kind::rejected;

@@ -117,7 +117,8 @@ TEST(FlowProbeLoopback, NoResponderIsNoEvidence) {
   for (auto protocol : {Protocol::udp, Protocol::tcp}) {
     auto report = run_flow_probe(options_for(closed_port, protocol, 4));
     ASSERT_TRUE(report);
-    EXPECT_EQ(report->verdict, Verdict::no_evidence) << to_string(protocol) << ": " << report->reason;
+    EXPECT_EQ(report->verdict, Verdict::no_evidence)
+        << to_string(protocol) << ": " << report->reason;
     EXPECT_EQ(report->flows[0].error, FlowError::refused);
   }
 }

@@ -7,7 +7,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TimePoint at(int ms) { return TimePoint(milliseconds(1'800'000'000'000LL + ms)); }
+TimePoint at(int ms) {
+  return TimePoint(milliseconds(1'800'000'000'000LL + ms));
+}
 
 std::vector<Sample> samples_every_100ms(const std::string& pattern) {
   std::vector<Sample> samples;

@@ -8,8 +8,12 @@ namespace {
 
 using std::chrono::milliseconds;
 
-FlowResult completed() { return FlowResult{1000, true, 5, 5, 0.0, LatencySummary{1, 1, 1}}; }
-FlowResult failed(FlowError error) { return FlowResult{1001, false, 5, 0, 1.0, std::nullopt, error}; }
+FlowResult completed() {
+  return FlowResult{1000, true, 5, 5, 0.0, LatencySummary{1, 1, 1}};
+}
+FlowResult failed(FlowError error) {
+  return FlowResult{1001, false, 5, 0, 1.0, std::nullopt, error};
+}
 
 TEST(FlowVerdict, EveryFlowCompletedPasses) {
   // Given all flows completed, then the probe passes.
@@ -54,7 +58,8 @@ TEST(FlowOptions, OutOfRangeOptionsAreAllReported) {
 TEST(WatchVerdict, InterruptionLongerThanAllowedFails) {
   // Given one flow interrupted for 400 ms and a 200 ms allowance, then the watch fails; with a
   // 500 ms allowance it passes.
-  WatchFlowResult flow{1000, 50, 46, 0, {Interruption{milliseconds(400), TimePoint{}, false, 4}, 1}};
+  WatchFlowResult flow{
+      1000, 50, 46, 0, {Interruption{milliseconds(400), TimePoint{}, false, 4}, 1}};
   std::string reason;
   EXPECT_EQ(judge({flow}, milliseconds(200), reason), Verdict::fail);
   EXPECT_EQ(judge({flow}, milliseconds(500), reason), Verdict::pass);

@@ -58,9 +58,9 @@ TEST(CommitTree, WorkTreeDifferencesNameEditedDeletedAndUncommittedFiles) {
       tree->work_tree_differences({"fabgate.yaml", "inventory.yaml", "changes", "policies"});
   std::vector<std::string> seen;
   for (const auto& d : differences) seen.push_back(d.path + ":" + to_string(d.kind));
-  EXPECT_EQ(seen, (std::vector<std::string>{"changes/b.yaml:deleted",
-                                            "changes/c.yaml:not committed",
-                                            "inventory.yaml:modified"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"changes/b.yaml:deleted", "changes/c.yaml:not committed",
+                                      "inventory.yaml:modified"}));
 }
 
 TEST(CommitTree, CleanWorkTreeHasNoDifferences) {

@@ -138,9 +138,9 @@ bool NetnsGuard::ip(const std::vector<std::string>& args) const {
 }
 
 std::string NetnsGuard::sysfs(const std::string& interface, const std::string& file) const {
-  auto outcome = run_command(
-      {"ip", "netns", "exec", name_, "cat", "/sys/class/net/" + interface + "/" + file},
-      Duration(10'000));
+  auto outcome =
+      run_command({"ip", "netns", "exec", name_, "cat", "/sys/class/net/" + interface + "/" + file},
+                  Duration(10'000));
   return std::string(trim(outcome.out));
 }
 
@@ -163,16 +163,26 @@ std::optional<TestCertificates> make_certificates(const TempDir& dir, std::strin
   dir.write("server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
   std::vector<std::string> request = {"req"};
   request.insert(request.end(), ec_key.begin(), ec_key.end());
-  request.insert(request.end(), {"-keyout", dir.file("server.key"), "-out",
-                                 dir.file("server.csr"), "-subj", "/CN=localhost"});
+  request.insert(request.end(), {"-keyout", dir.file("server.key"), "-out", dir.file("server.csr"),
+                                 "-subj", "/CN=localhost"});
   std::vector<std::string> client_request = {"req"};
   client_request.insert(client_request.end(), ec_key.begin(), ec_key.end());
   client_request.insert(client_request.end(), {"-keyout", dir.file("client.key"), "-out",
                                                dir.file("client.csr"), "-subj", "/CN=fabgate"});
   auto sign = [&](const std::string& name, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"x509", "-req", "-in", dir.file(name + ".csr"), "-CA",
-                                     dir.file("ca.pem"), "-CAkey", dir.file("ca.key"),
-                                     "-CAcreateserial", "-out", dir.file(name + ".pem"), "-days", "2"};
+    std::vector<std::string> args = {"x509",
+                                     "-req",
+                                     "-in",
+                                     dir.file(name + ".csr"),
+                                     "-CA",
+                                     dir.file("ca.pem"),
+                                     "-CAkey",
+                                     dir.file("ca.key"),
+                                     "-CAcreateserial",
+                                     "-out",
+                                     dir.file(name + ".pem"),
+                                     "-days",
+                                     "2"};
     args.insert(args.end(), extra.begin(), extra.end());
     return openssl(args);
   };
@@ -180,17 +190,20 @@ std::optional<TestCertificates> make_certificates(const TempDir& dir, std::strin
             sign("server", {"-extfile", dir.file("server.ext")}) && openssl(client_request) &&
             sign("client", {});
   if (!ok) return std::nullopt;
-  return TestCertificates{dir.file("ca.pem"),       dir.file("server.pem"),
-                          dir.file("server.key"),   dir.file("other-ca.pem"),
-                          dir.file("client.pem"),   dir.file("client.key")};
+  return TestCertificates{dir.file("ca.pem"),       dir.file("server.pem"), dir.file("server.key"),
+                          dir.file("other-ca.pem"), dir.file("client.pem"), dir.file("client.key")};
 }
 
-bool running_as_root() { return ::geteuid() == 0; }
+bool running_as_root() {
+  return ::geteuid() == 0;
+}
 
 bool program_available(const std::string& name) {
   return run_command({"sh", "-c", "command -v " + shell_quote(name)}, Duration(5'000)).succeeded();
 }
 
-std::string gnmid_path() { return std::string(FABGATE_BINARY_DIR) + "/cmd/fabgate-gnmid/fabgate-gnmid"; }
+std::string gnmid_path() {
+  return std::string(FABGATE_BINARY_DIR) + "/cmd/fabgate-gnmid/fabgate-gnmid";
+}
 
 }  // namespace fabgate::gnmi::testing

@@ -73,7 +73,7 @@ struct TestCertificates {
   std::string ca;
   std::string cert;
   std::string key;
-  std::string other_ca;  // a CA that did not sign the server certificate
+  std::string other_ca;     // a CA that did not sign the server certificate
   std::string client_cert;  // a client certificate the CA signed, and its key
   std::string client_key;
 };

@@ -58,7 +58,7 @@ struct TargetSetup {
   std::vector<std::string> extra_args;
   std::vector<std::string> env;
   bool fake_vtysh = true;
-  std::string netns;  // run inside this namespace, listening on a unix socket
+  std::string netns;         // run inside this namespace, listening on a unix socket
   GnmiClientOptions client;  // address filled in
 };
 
@@ -141,15 +141,18 @@ TEST(Gnmid, GetServesSystemInterfacesConfigAndBgp) {
   EXPECT_NE(system["software-version"].get<std::string>().find("; FRRouting 9.1.0"),
             std::string::npos);
 
-  json lo_state = only_value(client.get({"/interfaces/interface[name=lo]/state"}, Encoding::json, kDeadline));
+  json lo_state =
+      only_value(client.get({"/interfaces/interface[name=lo]/state"}, Encoding::json, kDeadline));
   EXPECT_EQ(lo_state["mtu"], 65536);
   EXPECT_EQ(lo_state["admin-status"], "UP");
   EXPECT_TRUE(lo_state["counters"]["in-pkts"].is_number_unsigned());
 
-  json lo_config = only_value(client.get({"/interfaces/interface[name=lo]/config"}, Encoding::json, kDeadline));
+  json lo_config =
+      only_value(client.get({"/interfaces/interface[name=lo]/config"}, Encoding::json, kDeadline));
   EXPECT_EQ(lo_config, (json{{"name", "lo"}, {"mtu", 65536}, {"enabled", true}}));
 
-  auto leaf = client.get({"openconfig:/interfaces/interface[name=lo]/state/mtu"}, Encoding::json, kDeadline);
+  auto leaf = client.get({"openconfig:/interfaces/interface[name=lo]/state/mtu"}, Encoding::json,
+                         kDeadline);
   ASSERT_TRUE(leaf) << leaf.error().message;
   EXPECT_EQ((*leaf)[0].updates[0].path.to_string(),
             "openconfig:/interfaces/interface[name=lo]/state/mtu");
@@ -167,8 +170,8 @@ TEST(Gnmid, SnapshotFactsFromAGnmiCollector) {
   // identity, loopback with integer counters, and both BGP peers with FRR's state names.
   auto target = start_plaintext();
   ASSERT_TRUE(target);
-  auto notifications = target->client->get(
-      {kSystemStatePath, kInterfacesPath, kBgpNeighborsPath}, Encoding::json_ietf, kDeadline);
+  auto notifications = target->client->get({kSystemStatePath, kInterfacesPath, kBgpNeighborsPath},
+                                           Encoding::json_ietf, kDeadline);
   ASSERT_TRUE(notifications) << notifications.error().message;
   auto facts = snapshot_facts(*notifications, now_utc());
   ASSERT_TRUE(facts) << facts.error();
@@ -202,20 +205,26 @@ TEST(Gnmid, UnknownPathsAreRejectedWithClearErrors) {
                                   Encoding::json, kDeadline);
   ASSERT_FALSE(leaf);
   EXPECT_EQ(leaf.error().kind, GnmiFailure::Kind::rejected);
-  EXPECT_NE(leaf.error().message.find("no 'no-such-leaf' under /interfaces/interface[name=lo]/state"),
-            std::string::npos) << leaf.error().message;
+  EXPECT_NE(
+      leaf.error().message.find("no 'no-such-leaf' under /interfaces/interface[name=lo]/state"),
+      std::string::npos)
+      << leaf.error().message;
 
-  auto entry = target->client->get({"/interfaces/interface[name=nope0]/state"}, Encoding::json, kDeadline);
+  auto entry =
+      target->client->get({"/interfaces/interface[name=nope0]/state"}, Encoding::json, kDeadline);
   ASSERT_FALSE(entry);
   EXPECT_EQ(entry.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(entry.error().message.find("no entry interface[name=nope0] under /interfaces"),
-            std::string::npos) << entry.error().message;
+            std::string::npos)
+      << entry.error().message;
 
-  auto malformed = target->client->get({"/interfaces/interface[name=lo"}, Encoding::json, kDeadline);
+  auto malformed =
+      target->client->get({"/interfaces/interface[name=lo"}, Encoding::json, kDeadline);
   ASSERT_FALSE(malformed);
   EXPECT_EQ(malformed.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(malformed.error().message.find("at character 22: '[' opens a key that is never closed"),
-            std::string::npos) << malformed.error().message;
+            std::string::npos)
+      << malformed.error().message;
 }
 
 TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
@@ -230,7 +239,8 @@ TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
   ASSERT_FALSE(bgp);
   EXPECT_EQ(bgp.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(bgp.error().message.find("/network-instances is not served: FRR is not available"),
-            std::string::npos) << bgp.error().message;
+            std::string::npos)
+      << bgp.error().message;
 }
 
 TEST(Gnmid, SubscribeOnceAndPollDeliverSnapshots) {
@@ -238,15 +248,16 @@ TEST(Gnmid, SubscribeOnceAndPollDeliverSnapshots) {
   // then the first next() is the initial snapshot and each later one a fresh poll.
   auto target = start_plaintext();
   ASSERT_TRUE(target);
-  auto once = target->client->subscribe_once({"/interfaces/interface[name=lo]/state/mtu",
-                                              "/system/state/hostname"},
-                                             Encoding::json, kDeadline);
+  auto once = target->client->subscribe_once(
+      {"/interfaces/interface[name=lo]/state/mtu", "/system/state/hostname"}, Encoding::json,
+      kDeadline);
   ASSERT_TRUE(once) << once.error().message;
   ASSERT_EQ(once->size(), 2u);
   EXPECT_EQ((*once)[0].updates[0].json, "65536");
   EXPECT_EQ((*once)[1].updates[0].json, "\"gnmi-test-node\"");
 
-  auto session = target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, kDeadline);
+  auto session =
+      target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, kDeadline);
   ASSERT_TRUE(session) << session.error().message;
   for (int round = 0; round < 3; ++round) {
     auto snapshot = (*session)->next();
@@ -292,14 +303,16 @@ TEST(Gnmid, NothingListeningIsUnreachable) {
   auto result = (*client)->capabilities(kDeadline);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, GnmiFailure::Kind::unreachable) << result.error().message;
-  EXPECT_EQ(result.error().message.rfind("gnmi: ghost (" + options.address + "): Capabilities: ", 0), 0u)
+  EXPECT_EQ(
+      result.error().message.rfind("gnmi: ghost (" + options.address + "): Capabilities: ", 0), 0u)
       << result.error().message;
 }
 
 TEST(Gnmid, WrongCredentialsAreAuthFailures) {
   // Given a target that requires a username and password, then a wrong password is `auth`
   // and the right one is served.
-  std::vector<std::string> env = {"FGT_GNMI_TEST_USERNAME=fabgate", "FGT_GNMI_TEST_PASSWORD=s3cret"};
+  std::vector<std::string> env = {"FGT_GNMI_TEST_USERNAME=fabgate",
+                                  "FGT_GNMI_TEST_PASSWORD=s3cret"};
   auto wrong = start_plaintext({"--credentials-env", "FGT_GNMI_TEST"}, true, env,
                                GnmiLogin{"fabgate", "guess"});
   ASSERT_TRUE(wrong);
@@ -369,7 +382,8 @@ TEST(Gnmid, ClientCertificatesWhenTheTargetRequiresThem) {
   auto certs = testing::make_certificates(certs_dir, failure);
   ASSERT_TRUE(certs) << failure;
   TargetSetup setup;
-  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key, "--tls-client-ca", certs->ca};
+  setup.extra_args = {"--tls-cert", certs->cert,       "--tls-key",
+                      certs->key,   "--tls-client-ca", certs->ca};
   setup.client.ca_file = certs->ca;
   setup.client.cert_file = certs->client_cert;
   setup.client.key_file = certs->client_key;
@@ -437,14 +451,15 @@ TEST_F(GnmidInNamespace, SetChangesMtuAndAdminStateOfARealInterface) {
   // Given a veth interface in the test's namespace, then a Set of config/mtu and
   // config/enabled changes the kernel's values, a Get shows them, and a second Set (the
   // rollback a change would run) restores them.
-  auto applied = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
-                      {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/enabled", "false"}});
+  auto applied = set(
+      {{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+       {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/enabled", "false"}});
   ASSERT_TRUE(applied) << applied.error().message;
   EXPECT_EQ(applied->applied.size(), 2u);
   EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1400");
   EXPECT_EQ(netns_->sysfs("fgt0", "operstate"), "down");
-  json state = only_value(target_->client->get({"/interfaces/interface[name=fgt0]/state"},
-                                               Encoding::json, kDeadline));
+  json state = only_value(
+      target_->client->get({"/interfaces/interface[name=fgt0]/state"}, Encoding::json, kDeadline));
   EXPECT_EQ(state["mtu"], 1400);
   EXPECT_EQ(state["admin-status"], "DOWN");
   EXPECT_EQ(state["enabled"], false);
@@ -460,11 +475,13 @@ TEST_F(GnmidInNamespace, FailedSetUndoesTheChangesItAlreadyMade) {
   // Given a Set whose first update succeeds and whose second one the kernel refuses (MTU below
   // the device minimum), then the RPC is rejected naming the failing update and the first
   // interface is back at its old MTU: all or nothing.
-  auto result = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
-                     {SetOperation::Kind::update, "/interfaces/interface[name=fgt1]/config/mtu", "60"}});
+  auto result =
+      set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+           {SetOperation::Kind::update, "/interfaces/interface[name=fgt1]/config/mtu", "60"}});
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, GnmiFailure::Kind::rejected) << result.error().message;
-  EXPECT_NE(result.error().message.find("interface[name=fgt1]/config/mtu mtu=60"), std::string::npos)
+  EXPECT_NE(result.error().message.find("interface[name=fgt1]/config/mtu mtu=60"),
+            std::string::npos)
       << result.error().message;
   EXPECT_NE(result.error().message.find("1 earlier change(s) undone"), std::string::npos)
       << result.error().message;
@@ -476,22 +493,25 @@ TEST_F(GnmidInNamespace, SetOfMissingInterfaceOrUnsettablePathChangesNothing) {
   // Given a Set naming an interface that does not exist after a valid update, then it fails
   // as rejected (NOT_FOUND) and the valid update is undone; a read-only path or a delete is
   // refused before anything is touched.
-  auto missing = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
-                      {SetOperation::Kind::update, "/interfaces/interface[name=nope9]/config/enabled", "false"}});
+  auto missing = set(
+      {{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+       {SetOperation::Kind::update, "/interfaces/interface[name=nope9]/config/enabled", "false"}});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(missing.error().message.find("no interface 'nope9'"), std::string::npos)
       << missing.error().message;
   EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
 
-  auto read_only = set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
-                        {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/state/mtu", "1400"}});
+  auto read_only =
+      set({{SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/config/mtu", "1400"},
+           {SetOperation::Kind::update, "/interfaces/interface[name=fgt0]/state/mtu", "1400"}});
   ASSERT_FALSE(read_only);
   EXPECT_EQ(read_only.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(read_only.error().message.find("not settable"), std::string::npos);
   EXPECT_EQ(netns_->sysfs("fgt0", "mtu"), "1500");
 
-  auto removal = set({{SetOperation::Kind::remove, "/interfaces/interface[name=fgt0]/config/mtu", ""}});
+  auto removal =
+      set({{SetOperation::Kind::remove, "/interfaces/interface[name=fgt0]/config/mtu", ""}});
   ASSERT_FALSE(removal);
   EXPECT_EQ(removal.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(removal.error().message.find("delete is not supported"), std::string::npos);

@@ -89,8 +89,9 @@ TEST(GnmiPath, ErrorsNameTheCharacterAndTheReason) {
   EXPECT_EQ(parse_error("oc:interfaces"),
             "invalid gNMI path 'oc:interfaces': at character 4: expected '/' after the origin "
             "'oc:'");
-  EXPECT_EQ(parse_error(""), "invalid gNMI path '': at character 1: empty path; a path starts "
-                             "with '/'");
+  EXPECT_EQ(parse_error(""),
+            "invalid gNMI path '': at character 1: empty path; a path starts "
+            "with '/'");
   EXPECT_EQ(parse_error("/a/"),
             "invalid gNMI path '/a/': at character 4: empty element name (two '/' in a row or "
             "a trailing '/')");
@@ -98,8 +99,8 @@ TEST(GnmiPath, ErrorsNameTheCharacterAndTheReason) {
 
 TEST(GnmiPath, JoinKeepsThePrefixOrigin) {
   // Given a prefix and a relative path, then joining appends elements and keeps the origin.
-  auto joined = join_paths(*parse_path("openconfig:/interfaces"),
-                           *parse_path("/interface[name=e1]/state"));
+  auto joined =
+      join_paths(*parse_path("openconfig:/interfaces"), *parse_path("/interface[name=e1]/state"));
   EXPECT_EQ(joined.to_string(), "openconfig:/interfaces/interface[name=e1]/state");
 }
 

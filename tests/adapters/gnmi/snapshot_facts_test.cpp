@@ -9,49 +9,73 @@ namespace {
 
 using nlohmann::json;
 
-GnmiUpdate update(const char* path, json value) { return {*parse_path(path), value.dump()}; }
+GnmiUpdate update(const char* path, json value) {
+  return {*parse_path(path), value.dump()};
+}
 
 TEST(GnmiSnapshotFacts, MapsInterfacesSystemAndBgpToSnapshotCategories) {
   // Given a Get of system, interface and BGP neighbor state as JSON_IETF (counters as strings,
   // module-qualified names), then the snapshot categories carry the same names and types the
   // SSH collectors write: lower-case status words, integer counters, FRR's session state.
   GnmiNotification notification;
-  notification.updates.push_back(update(
-      "/system/state", {{"openconfig-system:hostname", "leaf1"},
-                        {"software-version", "Debian GNU/Linux 12 (bookworm); Linux 6.1.0-18-amd64; "
-                                             "FRRouting 8.4.4"}}));
-  notification.updates.push_back(update(
-      "/interfaces/interface[name=eth1]/state",
-      {{"name", "eth1"}, {"mtu", 9000}, {"admin-status", "UP"}, {"oper-status", "DOWN"},
-       {"counters", {{"in-pkts", "10"}, {"out-pkts", "12"}, {"in-octets", "1000"},
-                     {"out-octets", "1200"}, {"in-errors", "0"}, {"out-errors", "0"},
-                     {"in-discards", "1"}, {"out-discards", "2"}}}}));
-  notification.updates.push_back(update(
-      "/network-instances/network-instance[name=default]/protocols/"
-      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=10.0.1.0]",
-      {{"neighbor-address", "10.0.1.0"},
-       {"state", {{"peer-as", 65000}, {"session-state", "ESTABLISHED"},
-                  {"last-established", "1000000000000"}}},
-       {"afi-safis", {{"afi-safi", json::array({{{"afi-safi-name", "IPV4_UNICAST"},
-                                                  {"state", {{"prefixes", {{"received", 4}}}}}}})}}}}));
+  notification.updates.push_back(
+      update("/system/state", {{"openconfig-system:hostname", "leaf1"},
+                               {"software-version",
+                                "Debian GNU/Linux 12 (bookworm); Linux 6.1.0-18-amd64; "
+                                "FRRouting 8.4.4"}}));
+  notification.updates.push_back(
+      update("/interfaces/interface[name=eth1]/state", {{"name", "eth1"},
+                                                        {"mtu", 9000},
+                                                        {"admin-status", "UP"},
+                                                        {"oper-status", "DOWN"},
+                                                        {"counters",
+                                                         {{"in-pkts", "10"},
+                                                          {"out-pkts", "12"},
+                                                          {"in-octets", "1000"},
+                                                          {"out-octets", "1200"},
+                                                          {"in-errors", "0"},
+                                                          {"out-errors", "0"},
+                                                          {"in-discards", "1"},
+                                                          {"out-discards", "2"}}}}));
+  notification.updates.push_back(
+      update("/network-instances/network-instance[name=default]/protocols/"
+             "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=10.0.1.0]",
+             {{"neighbor-address", "10.0.1.0"},
+              {"state",
+               {{"peer-as", 65000},
+                {"session-state", "ESTABLISHED"},
+                {"last-established", "1000000000000"}}},
+              {"afi-safis",
+               {{"afi-safi", json::array({{{"afi-safi-name", "IPV4_UNICAST"},
+                                           {"state", {{"prefixes", {{"received", 4}}}}}}})}}}}));
   TimePoint now{std::chrono::milliseconds(1'000'000 + 5'000)};
 
   auto facts = snapshot_facts({notification}, now);
 
   ASSERT_TRUE(facts) << facts.error();
   ASSERT_TRUE(facts->identity);
-  EXPECT_EQ(*facts->identity, (json{{"hostname", "leaf1"}, {"os", "Debian GNU/Linux 12 (bookworm)"},
-                                    {"kernel", "6.1.0-18-amd64"}, {"frr_version", "8.4.4"}}));
+  EXPECT_EQ(*facts->identity, (json{{"hostname", "leaf1"},
+                                    {"os", "Debian GNU/Linux 12 (bookworm)"},
+                                    {"kernel", "6.1.0-18-amd64"},
+                                    {"frr_version", "8.4.4"}}));
   ASSERT_TRUE(facts->interfaces);
-  EXPECT_EQ((*facts->interfaces)["eth1"],
-            (json{{"oper", "down"}, {"admin", "up"}, {"mtu", 9000},
-                  {"counters", {{"rx_packets", 10}, {"tx_packets", 12}, {"rx_bytes", 1000},
-                                {"tx_bytes", 1200}, {"rx_errors", 0}, {"tx_errors", 0},
-                                {"rx_dropped", 1}, {"tx_dropped", 2}}}}));
+  EXPECT_EQ((*facts->interfaces)["eth1"], (json{{"oper", "down"},
+                                                {"admin", "up"},
+                                                {"mtu", 9000},
+                                                {"counters",
+                                                 {{"rx_packets", 10},
+                                                  {"tx_packets", 12},
+                                                  {"rx_bytes", 1000},
+                                                  {"tx_bytes", 1200},
+                                                  {"rx_errors", 0},
+                                                  {"tx_errors", 0},
+                                                  {"rx_dropped", 1},
+                                                  {"tx_dropped", 2}}}}));
   ASSERT_TRUE(facts->bgp);
-  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"],
-            (json{{"state", "Established"}, {"remote_as", 65000}, {"prefixes_received", 4},
-                  {"uptime_ms", 5000}}));
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"], (json{{"state", "Established"},
+                                                      {"remote_as", 65000},
+                                                      {"prefixes_received", 4},
+                                                      {"uptime_ms", 5000}}));
 }
 
 TEST(GnmiSnapshotFacts, CategoriesNotAskedForStayAbsent) {
@@ -70,8 +94,8 @@ TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {
   // Given a counter that is not a number, then the mapping fails with the path, so the
   // collector records no-evidence instead of a zero.
   GnmiNotification notification;
-  notification.updates.push_back(update("/interfaces/interface[name=e1]/state",
-                                        {{"counters", {{"in-pkts", "lots"}}}}));
+  notification.updates.push_back(
+      update("/interfaces/interface[name=e1]/state", {{"counters", {{"in-pkts", "lots"}}}}));
   auto facts = snapshot_facts({notification}, TimePoint{});
   ASSERT_FALSE(facts);
   EXPECT_EQ(facts.error(),

@@ -21,8 +21,10 @@ TEST(CompletionError, RetryExceededIsNamedWithNumberAndHexSyndrome) {
 
 TEST(CompletionError, FlushAndRemoteAccessErrorsHaveTheirOwnNames) {
   // Given the flush status (5) and a remote access error (10), then each gets its distinct name.
-  EXPECT_EQ(describe_completion(0, 1, 1, IBV_WC_WR_FLUSH_ERR, 0).status_name, "Work Request Flushed Error");
-  EXPECT_EQ(describe_completion(0, 1, 1, IBV_WC_REM_ACCESS_ERR, 0x88).status_name, "remote access error");
+  EXPECT_EQ(describe_completion(0, 1, 1, IBV_WC_WR_FLUSH_ERR, 0).status_name,
+            "Work Request Flushed Error");
+  EXPECT_EQ(describe_completion(0, 1, 1, IBV_WC_REM_ACCESS_ERR, 0x88).status_name,
+            "remote access error");
   EXPECT_EQ(hex(0), "0x0");
 }
 

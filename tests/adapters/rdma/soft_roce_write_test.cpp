@@ -4,10 +4,10 @@
 // listener binds to (default 127.0.0.1, which needs rxe on lo).
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -29,8 +29,8 @@ class BackgroundListener {
   explicit BackgroundListener(const std::string& address) {
     pid_ = fork();
     if (pid_ == 0) {
-      execl(kProbe.c_str(), kProbe.c_str(), "rdma-write", "--listen", "--bind", address.c_str(), "--cm-port",
-            "18599", "--listen-timeout", "20s", static_cast<char*>(nullptr));
+      execl(kProbe.c_str(), kProbe.c_str(), "rdma-write", "--listen", "--bind", address.c_str(),
+            "--cm-port", "18599", "--listen-timeout", "20s", static_cast<char*>(nullptr));
       _exit(127);
     }
   }
@@ -49,14 +49,16 @@ TEST(SoftRoceWrite, ClientWritesToListenerAndReportsBandwidthAndLatency) {
   // Given an active RDMA port and a listener on it, then a 200-write client run passes with a
   // bandwidth figure and latency percentiles.
   auto scan = scan_devices();
-  if (auto reason = no_usable_port_reason(scan, "", 0)) GTEST_SKIP() << "needs an active RDMA port: " << *reason;
+  if (auto reason = no_usable_port_reason(scan, "", 0))
+    GTEST_SKIP() << "needs an active RDMA port: " << *reason;
   const char* configured = std::getenv("FABGATE_RDMA_TEST_ADDRESS");
   std::string address = configured != nullptr ? configured : "127.0.0.1";
   BackgroundListener listener(address);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
 
-  std::string command = shell_quote(kProbe) + " rdma-write --connect " + shell_quote(address) +
-                        " --cm-port 18599 --iterations 200 --outstanding 8 --signal-every 4 2>/dev/null";
+  std::string command =
+      shell_quote(kProbe) + " rdma-write --connect " + shell_quote(address) +
+      " --cm-port 18599 --iterations 200 --outstanding 8 --signal-every 4 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;

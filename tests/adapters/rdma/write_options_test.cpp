@@ -14,8 +14,9 @@ RdmaWriteOptions client() {
 }
 
 bool mentions(const std::vector<std::string>& problems, const std::string& text) {
-  return std::any_of(problems.begin(), problems.end(),
-                     [&](const std::string& problem) { return problem.find(text) != std::string::npos; });
+  return std::any_of(problems.begin(), problems.end(), [&](const std::string& problem) {
+    return problem.find(text) != std::string::npos;
+  });
 }
 
 TEST(WriteOptions, DefaultsMakeAnIterationBoundedClientRun) {
@@ -66,7 +67,8 @@ TEST(WriteOptions, SignalIntervalMustFitTheOutstandingWindow) {
   auto options = client();
   options.outstanding = 8;
   options.signal_every = 9;
-  EXPECT_TRUE(mentions(validate_write_options(options).error(), "--signal-every 9 exceeds --outstanding 8"));
+  EXPECT_TRUE(mentions(validate_write_options(options).error(),
+                       "--signal-every 9 exceeds --outstanding 8"));
   options.signal_every = 8;
   EXPECT_TRUE(validate_write_options(options).ok());
   options.signal_every = 0;

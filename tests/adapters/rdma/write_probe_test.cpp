@@ -14,8 +14,12 @@ WritePlan client_plan() {
   return plan.value();
 }
 
-DeviceScan no_devices() { return DeviceScan{}; }
-DeviceScan list_failed() { return DeviceScan{0, {}, "ibv_get_device_list: Function not implemented"}; }
+DeviceScan no_devices() {
+  return DeviceScan{};
+}
+DeviceScan list_failed() {
+  return DeviceScan{0, {}, "ibv_get_device_list: Function not implemented"};
+}
 DeviceScan port_down() {
   DeviceScan scan;
   scan.device_count = 1;
@@ -28,9 +32,12 @@ TEST(NoUsablePort, NamesWhatIsMissing) {
   // reason says which, so the operator knows what to fix.
   EXPECT_EQ(*no_usable_port_reason(no_devices(), "", 0),
             "no RDMA device on this host (ibv_get_device_list found none)");
-  EXPECT_NE(no_usable_port_reason(list_failed(), "", 0)->find("Function not implemented"), std::string::npos);
-  EXPECT_EQ(*no_usable_port_reason(port_down(), "", 0), "no RDMA port is active: mlx5_0 port 1 PORT_DOWN");
-  EXPECT_EQ(*no_usable_port_reason(port_down(), "mlx5_1", 0), "RDMA device mlx5_1 not found on this host");
+  EXPECT_NE(no_usable_port_reason(list_failed(), "", 0)->find("Function not implemented"),
+            std::string::npos);
+  EXPECT_EQ(*no_usable_port_reason(port_down(), "", 0),
+            "no RDMA port is active: mlx5_0 port 1 PORT_DOWN");
+  EXPECT_EQ(*no_usable_port_reason(port_down(), "mlx5_1", 0),
+            "RDMA device mlx5_1 not found on this host");
   EXPECT_EQ(*no_usable_port_reason(port_down(), "mlx5_0", 2), "RDMA device mlx5_0 has no port 2");
 }
 
@@ -71,7 +78,8 @@ TEST(RdmaWriteResultJson, FailureCarriesNamedErrorsAndSeparateReconnectFacts) {
   result.bandwidth_gbps = 42.5;
   record_error(result, describe_completion(0, 0x99, 41, 12, 0x81));
   result.flushed = 15;
-  result.reconnect = ReconnectOutcome{true, false, "QP 0: state ERR", true, "fresh QP wrote 100 x 65536 bytes"};
+  result.reconnect =
+      ReconnectOutcome{true, false, "QP 0: state ERR", true, "fresh QP wrote 100 x 65536 bytes"};
   auto json = to_json(result);
   EXPECT_EQ(json["verdict"], "fail");
   ASSERT_EQ(json["errors"].size(), 1u);

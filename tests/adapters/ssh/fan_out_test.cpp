@@ -19,7 +19,8 @@ TEST(FanOut, NeverRunsMoreItemsAtOnceThanTheLimitAndRunsEveryItemOnce) {
   for_each_bounded(runs.size(), 8, [&](std::size_t index) {
     int now = ++running;
     int seen = peak.load();
-    while (now > seen && !peak.compare_exchange_weak(seen, now)) {}
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ++runs[index];
     --running;

@@ -170,7 +170,8 @@ TEST(LibsshShellDeadline, StopsACommandAtItsDeadlineAndTheRemoteProcessIsGone) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run sshd with an unprivileged test login";
   auto sshd = SshdFixture::start({.unprivileged_login = true});
   ASSERT_TRUE(sshd) << SshdFixture::last_error();
-  auto connected = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
+  auto connected =
+      LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
   ASSERT_TRUE(connected) << connected.error().message << "\n" << sshd->log();
   auto& shell = connected.value();
   const std::string pid_file = sshd->home() + "/sleeper.pid";
@@ -188,7 +189,8 @@ TEST(LibsshShellDeadline, StopsACommandAtItsDeadlineAndTheRemoteProcessIsGone) {
     gone = !testing::process_alive(pid);
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_TRUE(gone) << "remote process " << pid << " still runs after the deadline\n" << sshd->log();
+  EXPECT_TRUE(gone) << "remote process " << pid << " still runs after the deadline\n"
+                    << sshd->log();
 
   auto next = shell->run("echo still-here", Duration{10'000});
   ASSERT_TRUE(next) << next.error().message;

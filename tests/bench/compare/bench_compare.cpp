@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <numeric>
@@ -93,7 +93,8 @@ void write_family(std::FILE* pre, std::FILE* post, bool ipv6, std::uint32_t coun
     write_route(pre, ipv6, index, 0, first_pre);
     first_pre = false;
     if (fate[index] == Fate::removed) continue;
-    write_route(post, ipv6, index, fate[index] == Fate::changed ? 1 + int(index % 2) : 0, first_post);
+    write_route(post, ipv6, index, fate[index] == Fate::changed ? 1 + int(index % 2) : 0,
+                first_post);
     first_post = false;
   }
   for (std::uint32_t i = 0; i < added; ++i) write_route(post, ipv6, count + i, 0, first_post);
@@ -108,13 +109,14 @@ int generate(const std::string& dir) {
   }
   std::string taken_at = format_utc(now_utc());
   for (std::FILE* out : {pre.get(), post.get()})
-    std::fprintf(out,
-                 "{\"format\": \"fabgate.snapshot/1\", \"taken_at\": \"%s\", \"intent_commit\": \"\",\n"
-                 " \"devices\": {\"spine1\": {\n"
-                 "  \"identity\": {\"hostname\": \"spine1\", \"platform\": \"frr\", \"serial\": \"S1\"},\n"
-                 "  \"sources\": {\"routes\": {\"status\": \"ok\"}},\n"
-                 "  \"routes\": {\"ipv4\": [",
-                 taken_at.c_str());
+    std::fprintf(
+        out,
+        "{\"format\": \"fabgate.snapshot/1\", \"taken_at\": \"%s\", \"intent_commit\": \"\",\n"
+        " \"devices\": {\"spine1\": {\n"
+        "  \"identity\": {\"hostname\": \"spine1\", \"platform\": \"frr\", \"serial\": \"S1\"},\n"
+        "  \"sources\": {\"routes\": {\"status\": \"ok\"}},\n"
+        "  \"routes\": {\"ipv4\": [",
+        taken_at.c_str());
   std::mt19937_64 random(kSeed);
   Truth truth;
   write_family(pre.get(), post.get(), false, kIpv4Routes, random, truth);
@@ -126,10 +128,11 @@ int generate(const std::string& dir) {
   std::fprintf(truth_file.get(), "{\"added\": %llu, \"removed\": %llu, \"changed\": %llu}\n",
                (unsigned long long)truth.added, (unsigned long long)truth.removed,
                (unsigned long long)truth.changed);
-  std::printf("generated %s/pre.json and post.json: %u IPv4 + %u IPv6 routes; truth: %llu added, "
-              "%llu removed, %llu changed\n",
-              dir.c_str(), kIpv4Routes, kIpv6Routes, (unsigned long long)truth.added,
-              (unsigned long long)truth.removed, (unsigned long long)truth.changed);
+  std::printf(
+      "generated %s/pre.json and post.json: %u IPv4 + %u IPv6 routes; truth: %llu added, "
+      "%llu removed, %llu changed\n",
+      dir.c_str(), kIpv4Routes, kIpv6Routes, (unsigned long long)truth.added,
+      (unsigned long long)truth.removed, (unsigned long long)truth.changed);
   return 0;
 }
 
@@ -157,7 +160,8 @@ int compare_files(const std::string& dir) {
   auto post = load_snapshot_file(dir + "/post.json");
   auto pre = pre_future.get();
   if (!pre || !post) {
-    std::fprintf(stderr, "bench_compare: %s\n", (!pre ? pre.error() : post.error()).message.c_str());
+    std::fprintf(stderr, "bench_compare: %s\n",
+                 (!pre ? pre.error() : post.error()).message.c_str());
     return 2;
   }
   double load_s = seconds_since(start);
@@ -178,16 +182,18 @@ int compare_files(const std::string& dir) {
     removed += diff.removed;
     changed += diff.changed;
   }
-  bool exact = added == truth["added"] && removed == truth["removed"] && changed == truth["changed"];
+  bool exact =
+      added == truth["added"] && removed == truth["removed"] && changed == truth["changed"];
   std::printf("routes: %llu added, %llu removed, %llu changed (truth %s) -> %s\n",
               (unsigned long long)added, (unsigned long long)removed, (unsigned long long)changed,
               truth.dump().c_str(), exact ? "exact" : "MISMATCH");
   for (const auto& result : report.results)
-    std::printf("  %s %s: %s\n", std::string(to_string(result.verdict)).c_str(), result.path.c_str(),
-                result.reason.c_str());
-  std::printf("load (two files in parallel): %.3f s\ncompare: %.3f s\nload + compare: %.3f s\n"
-              "peak RSS: %ld MiB\n",
-              load_s, compare_s, total_s, peak_rss_mib());
+    std::printf("  %s %s: %s\n", std::string(to_string(result.verdict)).c_str(),
+                result.path.c_str(), result.reason.c_str());
+  std::printf(
+      "load (two files in parallel): %.3f s\ncompare: %.3f s\nload + compare: %.3f s\n"
+      "peak RSS: %ld MiB\n",
+      load_s, compare_s, total_s, peak_rss_mib());
   return exact ? 0 : 1;
 }
 

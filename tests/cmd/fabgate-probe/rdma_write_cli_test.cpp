@@ -2,8 +2,8 @@
 // path end to end (stdout JSON + exit code), as fabgate sees them over SSH.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -49,16 +49,20 @@ Outcome probe(const std::vector<std::string>& arguments) {
   return outcome;
 }
 
-bool host_has_active_rdma_port() { return !rdma::no_usable_port_reason(rdma::scan_devices(), "", 0).has_value(); }
+bool host_has_active_rdma_port() {
+  return !rdma::no_usable_port_reason(rdma::scan_devices(), "", 0).has_value();
+}
 
 TEST(RdmaWriteCli, InvalidOptionsExitTwoAndNameEveryProblem) {
   // Given contradictory and out-of-range flags, then the probe exits 2, prints nothing on
   // stdout and lists each problem on stderr.
-  auto outcome = probe({"rdma-write", "--listen", "--connect", "10.0.0.2", "--size", "0", "--outstanding", "4",
-                        "--signal-every", "8", "--iterations", "5", "--duration", "2s"});
+  auto outcome =
+      probe({"rdma-write", "--listen", "--connect", "10.0.0.2", "--size", "0", "--outstanding", "4",
+             "--signal-every", "8", "--iterations", "5", "--duration", "2s"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_TRUE(outcome.out.empty());
-  EXPECT_NE(outcome.err.find("exactly one of --listen or --connect"), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("exactly one of --listen or --connect"), std::string::npos)
+      << outcome.err;
   EXPECT_NE(outcome.err.find("--size 0"), std::string::npos);
   EXPECT_NE(outcome.err.find("--signal-every 8 exceeds --outstanding 4"), std::string::npos);
   EXPECT_NE(outcome.err.find("not both"), std::string::npos);
@@ -75,8 +79,9 @@ TEST(RdmaWriteCli, HelpListsTheOptions) {
   // Given --help, then the probe exits 0 and documents the flags fabgate relies on.
   auto outcome = probe({"rdma-write", "--help"});
   EXPECT_EQ(outcome.exit_code, 0);
-  for (const char* flag : {"--listen", "--connect", "--size", "--outstanding", "--signal-every", "--iterations",
-                           "--duration", "--qps", "--device", "--gid-index", "--reconnect", "--completion-timeout"}) {
+  for (const char* flag :
+       {"--listen", "--connect", "--size", "--outstanding", "--signal-every", "--iterations",
+        "--duration", "--qps", "--device", "--gid-index", "--reconnect", "--completion-timeout"}) {
     EXPECT_NE(outcome.out.find(flag), std::string::npos) << flag;
   }
 }
@@ -84,9 +89,11 @@ TEST(RdmaWriteCli, HelpListsTheOptions) {
 TEST(RdmaWriteCli, NoRdmaDeviceIsNoEvidenceWithExitFour) {
   // Given a host without an active RDMA port, then both roles print one JSON document with
   // verdict no-evidence and the reason, and exit 4 (distinct from fail, 3).
-  if (host_has_active_rdma_port()) GTEST_SKIP() << "this host has an active RDMA port; the no-device path cannot run";
+  if (host_has_active_rdma_port())
+    GTEST_SKIP() << "this host has an active RDMA port; the no-device path cannot run";
   for (const std::vector<std::string>& arguments :
-       {std::vector<std::string>{"rdma-write", "--connect", "127.0.0.1", "--iterations", "10", "--reconnect"},
+       {std::vector<std::string>{"rdma-write", "--connect", "127.0.0.1", "--iterations", "10",
+                                 "--reconnect"},
         std::vector<std::string>{"rdma-write", "--listen", "--listen-timeout", "1s"}}) {
     auto outcome = probe(arguments);
     EXPECT_EQ(outcome.exit_code, 4) << outcome.out << outcome.err;
@@ -104,11 +111,32 @@ TEST(RdmaWriteCli, NoDeviceJsonHasTheDocumentedShape) {
   // Given the no-device run, then every documented top-level key is present, so fabgate can
   // read the document without guessing.
   if (host_has_active_rdma_port()) GTEST_SKIP() << "this host has an active RDMA port";
-  auto json = nlohmann::json::parse(probe({"rdma-write", "--connect", "127.0.0.1", "--qps", "2"}).out);
-  for (const char* key : {"probe", "role", "verdict", "reason", "peer", "device", "port", "gid_index", "gid", "qps",
-                          "message_size", "outstanding", "signal_every", "iterations", "duration_ms",
-                          "writes_completed", "bytes_written", "bandwidth_gbps", "latency_us", "errors",
-                          "errors_not_listed", "flushed", "drained", "timings"}) {
+  auto json =
+      nlohmann::json::parse(probe({"rdma-write", "--connect", "127.0.0.1", "--qps", "2"}).out);
+  for (const char* key : {"probe",
+                          "role",
+                          "verdict",
+                          "reason",
+                          "peer",
+                          "device",
+                          "port",
+                          "gid_index",
+                          "gid",
+                          "qps",
+                          "message_size",
+                          "outstanding",
+                          "signal_every",
+                          "iterations",
+                          "duration_ms",
+                          "writes_completed",
+                          "bytes_written",
+                          "bandwidth_gbps",
+                          "latency_us",
+                          "errors",
+                          "errors_not_listed",
+                          "flushed",
+                          "drained",
+                          "timings"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json["role"], "connect");

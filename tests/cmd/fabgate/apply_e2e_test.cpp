@@ -20,8 +20,8 @@ namespace {
 
 using testing::CommandOutput;
 using testing::GitRepo;
-using testing::SshdFixture;
 using testing::shell_quoted;
+using testing::SshdFixture;
 
 const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 
@@ -50,9 +50,9 @@ class ApplyEndToEnd : public ::testing::Test {
   void commit_intent(std::string change_yaml, const std::string& settings_extra = "") {
     change_yaml = std::regex_replace(change_yaml, std::regex("\\{home\\}"), sshd_->home());
     repo_.write(".gitignore", "evidence-out/\n");
-    repo_.write("fabgate.yaml", "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " +
-                                    sshd_->known_hosts() + "\n  connect_timeout: 5s\n" +
-                                    settings_extra);
+    repo_.write("fabgate.yaml",
+                "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " + sshd_->known_hosts() +
+                    "\n  connect_timeout: 5s\n" + settings_extra);
     std::string device_block;
     for (const char* name : {"d1", "d2"})
       device_block += std::string("  ") + name +
@@ -87,7 +87,8 @@ class ApplyEndToEnd : public ::testing::Test {
     std::vector<std::filesystem::path> found;
     std::filesystem::path root = evidence_ + "/c";
     if (std::filesystem::exists(root))
-      for (const auto& entry : std::filesystem::directory_iterator(root)) found.push_back(entry.path());
+      for (const auto& entry : std::filesystem::directory_iterator(root))
+        found.push_back(entry.path());
     EXPECT_EQ(found.size(), 1u);
     return found.empty() ? std::filesystem::path() : found.front();
   }
@@ -115,14 +116,17 @@ class ApplyEndToEnd : public ::testing::Test {
 
 // A change that appends to d1's configuration and can be undone from a backup; the probe
 // proves the "service" works as long as the configuration holds no 'broken' line.
-std::string change(const std::string& step, const std::string& rollback = "cp {home}/d1.bak {home}/d1.conf",
+std::string change(const std::string& step,
+                   const std::string& rollback = "cp {home}/d1.bak {home}/d1.conf",
                    const std::string& probe = "! grep -q broken {home}/d1.conf",
                    const std::string& bounds = "max_targets: 1, step_timeout: 10s, deadline: 1m") {
   return "id: c\ntitle: test change\ntargets: [d1]\nbounds: {" + bounds +
          "}\nsteps:\n  - device: d1\n    run: cp {home}/d1.conf {home}/d1.bak && " + step +
          "\nrollback:\n  - device: d1\n    run: " + rollback +
-         "\nacceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n      host: d2\n"
-         "      run: \"" + probe + "\"\n      timeout: 10s\n";
+         "\nacceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n      host: "
+         "d2\n"
+         "      run: \"" +
+         probe + "\"\n      timeout: 10s\n";
 }
 
 TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
@@ -143,7 +147,8 @@ TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
   std::string line;
   while (std::getline(in, line)) {
     auto record = nlohmann::json::parse(line);
-    EXPECT_EQ(record["role"], record["purpose"] == "step" || record["purpose"] == "rollback" ? "change" : "read")
+    EXPECT_EQ(record["role"],
+              record["purpose"] == "step" || record["purpose"] == "rollback" ? "change" : "read")
         << line;
   }
 }
@@ -180,8 +185,8 @@ TEST_F(ApplyEndToEnd, RollbackThatCannotRestoreExitsFiveAndSaysWhatIsStillWrong)
 TEST_F(ApplyEndToEnd, StepPastItsTimeoutIsStoppedAndRolledBack) {
   // Given a step that hangs, then it is stopped at its 1 s timeout (not after the 30 s sleep),
   // rolled back and verified.
-  commit_intent(change("echo broken >> {home}/d1.conf && sleep 30", "cp {home}/d1.bak {home}/d1.conf",
-                       "! grep -q broken {home}/d1.conf",
+  commit_intent(change("echo broken >> {home}/d1.conf && sleep 30",
+                       "cp {home}/d1.bak {home}/d1.conf", "! grep -q broken {home}/d1.conf",
                        "max_targets: 1, step_timeout: 1s, deadline: 1m"));
   auto started = std::chrono::steady_clock::now();
   auto out = fabgate("apply c");
@@ -195,11 +200,12 @@ TEST_F(ApplyEndToEnd, StepPastItsTimeoutIsStoppedAndRolledBack) {
 TEST_F(ApplyEndToEnd, DeadlineStopsTheChangeBeforeTheNextStep) {
   // Given three 1 s steps and a 1500 ms deadline, then the run stops at the deadline, never
   // sends the third step, and rolls back.
-  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf && sleep 1", "cp {home}/d1.bak {home}/d1.conf",
-                            "! grep -q broken {home}/d1.conf",
+  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf && sleep 1",
+                            "cp {home}/d1.bak {home}/d1.conf", "! grep -q broken {home}/d1.conf",
                             "max_targets: 1, step_timeout: 1500ms, deadline: 1500ms");
   yaml = std::regex_replace(yaml, std::regex("\nrollback:"),
-                            "\n  - {device: d1, run: sleep 1}\n  - {device: d1, run: echo third >> {home}/d1.conf}\nrollback:");
+                            "\n  - {device: d1, run: sleep 1}\n  - {device: d1, run: echo third >> "
+                            "{home}/d1.conf}\nrollback:");
   commit_intent(yaml);
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 4) << out.output;
@@ -341,7 +347,8 @@ TEST_F(ApplyEndToEnd, TamperedEvidenceIsDetected) {
 // Minimal XML well-formedness: balanced tags, proper nesting, attributes quoted.
 bool well_formed_xml(const std::string& xml, std::string& why) {
   std::vector<std::string> stack;
-  std::regex tag("<(/?)([A-Za-z_][\\w.-]*)((?:\\s+[\\w:.-]+=\"[^\"<]*\")*)\\s*(/?)>|<\\?xml[^>]*\\?>");
+  std::regex tag(
+      "<(/?)([A-Za-z_][\\w.-]*)((?:\\s+[\\w:.-]+=\"[^\"<]*\")*)\\s*(/?)>|<\\?xml[^>]*\\?>");
   auto begin = std::sregex_iterator(xml.begin(), xml.end(), tag);
   std::size_t consumed = 0, tags = 0;
   for (auto it = begin; it != std::sregex_iterator(); ++it) {

@@ -66,7 +66,8 @@ TEST(FabgateCli, ValidateOneChangeByIdAndRejectUnknownOnes) {
 TEST(FabgateCli, BrokenFileGetsAnErrorPointingAtTheLine) {
   // Given a committed change with a typo on line 10, then validate exits 2 and names 10:3.
   ExampleRepo example;
-  example.repo.run("sed -i 's/step_timeout: 30s/step_timout: 30s/' net/intent/changes/drain-spine1.yaml");
+  example.repo.run(
+      "sed -i 's/step_timeout: 30s/step_timout: 30s/' net/intent/changes/drain-spine1.yaml");
   example.repo.commit_all("typo");
   auto out = example.fabgate("validate --repo net/intent");
   EXPECT_EQ(out.exit_code, 2);
@@ -97,16 +98,17 @@ TEST(FabgateCli, BadRefIsInvalidInputWithTheRefNamed) {
 
 TEST(FabgateCli, NotAGitRepositoryIsInvalidInput) {
   testing::TempDir plain;
-  auto out = run_shell("cd " + shell_quoted(plain.path()) + " && " +
-                       shell_quoted(kFabgate) + " validate");
+  auto out =
+      run_shell("cd " + shell_quoted(plain.path()) + " && " + shell_quoted(kFabgate) + " validate");
   EXPECT_EQ(out.exit_code, 2);
   EXPECT_NE(out.output.find("not inside a git repository"), std::string::npos) << out.output;
 }
 
 TEST(FabgateCli, JsonOutputIsOneDocumentWithEveryProblem) {
   ExampleRepo example;
-  example.repo.run("sed -i 's/deadline: 5m/deadline: 5min/; s/platform: linux/platform: linx/' "
-                   "net/intent/changes/drain-spine1.yaml net/intent/inventory.yaml");
+  example.repo.run(
+      "sed -i 's/deadline: 5m/deadline: 5min/; s/platform: linux/platform: linx/' "
+      "net/intent/changes/drain-spine1.yaml net/intent/inventory.yaml");
   example.repo.commit_all("two problems");
   auto out = example.fabgate("validate --repo net/intent --json 2>/dev/null");
   EXPECT_EQ(out.exit_code, 2);

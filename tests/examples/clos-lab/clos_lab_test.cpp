@@ -55,19 +55,24 @@ std::string quote(const std::string& text) {
   return quoted + "'";
 }
 
-Outcome lab(const std::string& arguments) { return shell(kEnv + kLab + " " + arguments); }
+Outcome lab(const std::string& arguments) {
+  return shell(kEnv + kLab + " " + arguments);
+}
 
 json parse(const Outcome& outcome) {
   auto parsed = json::parse(outcome.out, nullptr, false);
   return parsed.is_discarded() ? json() : parsed;
 }
 
-std::string in_ns(const std::string& node) { return "ip netns exec " + kPrefix + node + " "; }
+std::string in_ns(const std::string& node) {
+  return "ip netns exec " + kPrefix + node + " ";
+}
 
 // SSH from the management namespace, strict host-key checking against the lab's known_hosts.
 Outcome ssh(const std::string& address, const std::string& key, const std::string& command,
             const std::string& known_hosts = kLabDir + "/known_hosts") {
-  return shell(in_ns("mgmt") + "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 " +
+  return shell(in_ns("mgmt") +
+               "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 " +
                "-o UserKnownHostsFile=" + known_hosts + " -i " + kLabDir + "/keys/" + key +
                " root@" + address + " " + quote(command));
 }
@@ -86,10 +91,12 @@ json probe_with_paths() {
   auto report = parse(lab("paths --min-packets 20 -- sh -c " +
                           quote(in_ns("host1") + kProbe +
                                 " flows --to 10.1.2.11 --port 7000 --count 16 --proto udp"
-                                " --packets 20 --spacing 2ms --timeout 4s > " + out)));
+                                " --packets 20 --spacing 2ms --timeout 4s > " +
+                                out)));
   std::ifstream file(out);
   auto probe_report = json::parse(file, nullptr, false);
-  report["probe_verdict"] = probe_report.is_discarded() ? json("unparsable") : probe_report["verdict"];
+  report["probe_verdict"] =
+      probe_report.is_discarded() ? json("unparsable") : probe_report["verdict"];
   return report;
 }
 
@@ -152,7 +159,8 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
 
   auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(lab("up").exit_code, 0) << "lab up failed; see stderr above";
-  auto up_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  auto up_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   RecordProperty("lab_up_seconds", std::to_string(up_seconds));
   std::printf("lab up (BGP converged, ECMP installed): %.1f s\n", up_seconds);
 
@@ -182,7 +190,9 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
 
   ASSERT_EQ(shell(in_ns("host3") + kProbe + " flows --respond --listen 10.1.2.11 --port 7000" +
                   " --duration 150s --pid-file " + kLabDir + "/responder.pid 2>" + kLabDir +
-                  "/responder.log >/dev/null &").exit_code, 0);
+                  "/responder.log >/dev/null &")
+                .exit_code,
+            0);
   ASSERT_TRUE(eventually(5s, [] {
     std::ifstream log(kLabDir + "/responder.log");
     std::string line;
@@ -219,8 +229,10 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     for (int attempt = 0; attempt < 4; ++attempt) {
       single_passed += probe("host1", 1, "udp", "2s")["verdict"] == "pass" ? 1 : 0;
     }
-    std::printf("silent drop: 16-flow probe completed %d/16 flows (fail); "
-                "single-flow probes passed %d of 4 times\n", completed, single_passed);
+    std::printf(
+        "silent drop: 16-flow probe completed %d/16 flows (fail); "
+        "single-flow probes passed %d of 4 times\n",
+        completed, single_passed);
     RecordProperty("silent_drop_flows_completed_of_16", completed);
     RecordProperty("silent_drop_single_flow_passes_of_4", single_passed);
     EXPECT_EQ(established_sessions(parse(lab("status --json"))), 8) << "BGP must stay up";
@@ -234,9 +246,11 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     // A continuous watch across the drain measures what the flows saw (started before the
     // change, stopped after acceptance, as fabgate runs it).
     const std::string watch_out = kLabDir + "/watch.json";
-    auto watch_pid = shell(in_ns("host1") + kProbe + " watch --to 10.1.2.11 --port 7000 --count 16" +
-                           " --interval 50ms --max-duration 60s --max-interruption 1s > " +
-                           watch_out + " 2>/dev/null & echo $!").out;
+    auto watch_pid =
+        shell(in_ns("host1") + kProbe + " watch --to 10.1.2.11 --port 7000 --count 16" +
+              " --interval 50ms --max-duration 60s --max-interruption 1s > " + watch_out +
+              " 2>/dev/null & echo $!")
+            .out;
     std::this_thread::sleep_for(300ms);
     ASSERT_EQ(ssh("10.255.0.11", "change", drain["apply"][0]).exit_code, 0);
     EXPECT_TRUE(eventually(10s, [] { return leaf1_next_hops_to_leaf2_hosts() == 1; }));
@@ -253,7 +267,8 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     EXPECT_EQ(watch["verdict"], "pass") << watch.dump();
     std::printf("drain spine1: longest interruption seen by 16 watched flows: %lld ms\n",
                 watch["longest_interruption_ms"].get<long long>());
-    RecordProperty("drain_longest_interruption_ms", std::to_string(watch["longest_interruption_ms"].get<long long>()));
+    RecordProperty("drain_longest_interruption_ms",
+                   std::to_string(watch["longest_interruption_ms"].get<long long>()));
     auto paths = probe_with_paths();
     EXPECT_EQ(paths["probe_verdict"], "pass") << paths.dump();
     EXPECT_FALSE(spine_carried(paths, "spine1")) << paths.dump();

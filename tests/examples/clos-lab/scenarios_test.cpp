@@ -34,7 +34,9 @@ const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
 const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix + " ";
 
-CommandOutput lab(const std::string& arguments) { return run_shell(kEnv + kLab + " " + arguments); }
+CommandOutput lab(const std::string& arguments) {
+  return run_shell(kEnv + kLab + " " + arguments);
+}
 
 std::optional<std::string> unavailable() {
   if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
@@ -131,7 +133,8 @@ TEST_F(LabScenarios, BadPrefixFilterIsRolledBackAndTheBaselineVerified) {
   EXPECT_EQ(out.exit_code, 4) << out.output;
   auto bundle = evidence_of(out);
   auto manifest = read_json(bundle / "manifest.json");
-  EXPECT_NE(manifest["first_disproven"].get<std::string>().find("host1-to-host3"), std::string::npos)
+  EXPECT_NE(manifest["first_disproven"].get<std::string>().find("host1-to-host3"),
+            std::string::npos)
       << manifest["first_disproven"];
   EXPECT_EQ(control_plane(read_json(bundle / "snapshots/restored.json")),
             control_plane(read_json(bundle / "snapshots/pre.json")));
@@ -160,19 +163,26 @@ TEST_F(LabScenarios, SilentDropIsCaughtByManyFlowsAndRolledBack) {
 TEST_F(LabScenarios, OneFlowCanMissTheSilentDropManyFlowsCannot) {
   // Given the silent drop applied by hand, then single-flow probes do not reliably see it
   // (each one hashes onto one spine), while one 16-flow probe always does.
-  auto mechanisms = json::parse(lab("status --json").output)["mechanisms"]["silent_drop_spine1_to_leaf2"];
+  auto mechanisms =
+      json::parse(lab("status --json").output)["mechanisms"]["silent_drop_spine1_to_leaf2"];
   std::string apply = mechanisms["apply"][0], rollback = mechanisms["rollback"][0];
   ASSERT_EQ(lab("exec spine1 sh -c " + shell_quoted(apply)).exit_code, 0);
   std::string host3 = "ip netns exec " + kPrefix + "host3 ";
   std::string host1 = "ip netns exec " + kPrefix + "host1 ";
-  run_shell(host3 + "sh -c " + shell_quoted(kProbe + " flows --respond --listen 10.1.2.11 --port 7001 --duration 60s >/dev/null 2>&1 &"));
+  run_shell(
+      host3 + "sh -c " +
+      shell_quoted(
+          kProbe +
+          " flows --respond --listen 10.1.2.11 --port 7001 --duration 60s >/dev/null 2>&1 &"));
   run_shell("sleep 0.5");
   int single_passed = 0;
   for (int i = 0; i < 12; ++i) {
-    auto one = run_shell(host1 + kProbe + " flows --to 10.1.2.11 --port 7001 --count 1 --proto udp --timeout 3s");
+    auto one = run_shell(host1 + kProbe +
+                         " flows --to 10.1.2.11 --port 7001 --count 1 --proto udp --timeout 3s");
     single_passed += one.exit_code == 0;
   }
-  auto many = run_shell(host1 + kProbe + " flows --to 10.1.2.11 --port 7001 --count 16 --proto udp --timeout 4s");
+  auto many = run_shell(host1 + kProbe +
+                        " flows --to 10.1.2.11 --port 7001 --count 16 --proto udp --timeout 4s");
   run_shell(host3 + "pkill -f 'flows --respond --listen 10.1.2.11 --port 7001'");
   lab("exec spine1 sh -c " + shell_quoted(rollback));
   EXPECT_EQ(many.exit_code, 3) << many.output;  // fail: some of the 16 flows were dropped

@@ -2,8 +2,8 @@
 // what CI depends on: exit codes and output.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -63,15 +63,29 @@ Outcome fabgate(const std::string& arguments) {
 }
 
 std::string snapshot(const char* peer_state, int mtu = 9000) {
-  json device = {
-      {"identity", {{"hostname", "leaf1"}, {"platform", "frr"}, {"serial", "SN1"}}},
-      {"sources", {{"interfaces", {{"status", "ok"}}}, {"bgp", {{"status", "ok"}}}, {"routes", {{"status", "ok"}}}}},
-      {"interfaces", {{"eth1", {{"oper", "up"}, {"admin", "up"}, {"mtu", mtu},
-                                {"counters", {{"rx_packets", std::rand()}, {"rx_errors", 0}}}}}}},
-      {"bgp", {{"peers", {{"10.0.1.0", {{"state", peer_state}, {"remote_as", 65000},
-                                        {"prefixes_received", 4}, {"uptime_ms", std::rand()}}}}}}},
-      {"routes", {{"ipv4", json::array({{{"prefix", "10.0.2.0/24"}, {"protocol", "bgp"},
-                                         {"metric", 20}, {"nexthops", {"10.0.1.0"}}}})}}}};
+  json device = {{"identity", {{"hostname", "leaf1"}, {"platform", "frr"}, {"serial", "SN1"}}},
+                 {"sources",
+                  {{"interfaces", {{"status", "ok"}}},
+                   {"bgp", {{"status", "ok"}}},
+                   {"routes", {{"status", "ok"}}}}},
+                 {"interfaces",
+                  {{"eth1",
+                    {{"oper", "up"},
+                     {"admin", "up"},
+                     {"mtu", mtu},
+                     {"counters", {{"rx_packets", std::rand()}, {"rx_errors", 0}}}}}}},
+                 {"bgp",
+                  {{"peers",
+                    {{"10.0.1.0",
+                      {{"state", peer_state},
+                       {"remote_as", 65000},
+                       {"prefixes_received", 4},
+                       {"uptime_ms", std::rand()}}}}}}},
+                 {"routes",
+                  {{"ipv4", json::array({{{"prefix", "10.0.2.0/24"},
+                                          {"protocol", "bgp"},
+                                          {"metric", 20},
+                                          {"nexthops", {"10.0.1.0"}}}})}}}};
   json doc = {{"format", "fabgate.snapshot/1"},
               {"taken_at", format_utc(now_utc())},
               {"devices", {{"leaf1", device}}}};
@@ -120,10 +134,12 @@ TEST(DiffCli, ExpectedChangeAndExceptionTurnTheVerdictToPass) {
   auto change = dir.write("drain.yaml",
                           "id: drain\ncompare:\n  expected:\n    - device: leaf1\n"
                           "      path: bgp.peers.*.state\n      values: [Idle]\n");
-  auto exceptions = dir.write("exceptions.yaml",
-                              "exceptions:\n  - id: EXC-9\n    scope: {device: leaf1, rule: interface-mtu}\n"
-                              "    reason: lab NIC\n    owner: me\n    expiry: 2099-01-01T00:00:00Z\n");
-  auto outcome = fabgate("diff " + pre + " " + post + " --change " + change + " --exceptions " + exceptions);
+  auto exceptions =
+      dir.write("exceptions.yaml",
+                "exceptions:\n  - id: EXC-9\n    scope: {device: leaf1, rule: interface-mtu}\n"
+                "    reason: lab NIC\n    owner: me\n    expiry: 2099-01-01T00:00:00Z\n");
+  auto outcome =
+      fabgate("diff " + pre + " " + post + " --change " + change + " --exceptions " + exceptions);
   EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_NE(outcome.output.find("waived  interface-mtu"), std::string::npos) << outcome.output;
   EXPECT_NE(outcome.output.find("[exception EXC-9]"), std::string::npos);
@@ -139,9 +155,10 @@ TEST(DiffCli, InvalidInputExitsTwoNamingTheFile) {
   EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
   EXPECT_NE(outcome.output.find("broken.json"), std::string::npos) << outcome.output;
 
-  auto rules = dir.write("rules.yaml", "name: x\nrules:\n  - name: a\n    layer: link\n"
-                                       "    path: devices.*.interfaces.*.mtu\n    operator: no-change\n"
-                                       "    vale: 3\n");
+  auto rules = dir.write("rules.yaml",
+                         "name: x\nrules:\n  - name: a\n    layer: link\n"
+                         "    path: devices.*.interfaces.*.mtu\n    operator: no-change\n"
+                         "    vale: 3\n");
   auto bad_rules = fabgate("diff " + good + " " + good + " --rules " + rules);
   EXPECT_EQ(bad_rules.exit_code, 2) << bad_rules.output;
   EXPECT_NE(bad_rules.output.find("rules.yaml:7:5: error: unknown key 'vale'"), std::string::npos)
@@ -156,8 +173,12 @@ TEST(DiffCli, RepeatedRulesBeforeThePositionalsTakeOneFileEach) {
   // still read as PRE and POST (one result per rule set).
   TempDir dir;
   auto snap = dir.write("s.json", snapshot("Established"));
-  auto a = dir.write("a.yaml", "name: a\nrules:\n  - {name: oper, layer: link, path: devices.*.interfaces.*.oper, operator: no-change}\n");
-  auto b = dir.write("b.yaml", "name: b\nrules:\n  - {name: mtu, layer: link, path: devices.*.interfaces.*.mtu, operator: equal, value: 9000}\n");
+  auto a = dir.write("a.yaml",
+                     "name: a\nrules:\n  - {name: oper, layer: link, path: "
+                     "devices.*.interfaces.*.oper, operator: no-change}\n");
+  auto b = dir.write("b.yaml",
+                     "name: b\nrules:\n  - {name: mtu, layer: link, path: "
+                     "devices.*.interfaces.*.mtu, operator: equal, value: 9000}\n");
   auto outcome = fabgate("--json diff --rules " + a + " --rules " + b + " " + snap + " " + snap);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   json doc = json::parse(outcome.output, nullptr, false);

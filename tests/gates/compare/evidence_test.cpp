@@ -16,7 +16,9 @@ json two_peers(bool second = true) {
   return {{"bgp", {{"peers", peers}}}};
 }
 
-RuleSet state_rule() { return rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n"); }
+RuleSet state_rule() {
+  return rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n");
+}
 
 TEST(NoEvidence, ElementMissingInPostOrPre) {
   // Given peer p2 only in pre, then it is no-evidence (missing in post); given it only in
@@ -36,10 +38,13 @@ TEST(NoEvidence, SourceMarkedNoEvidenceCarriesItsReason) {
   // Given the post bgp source failed (category absent), then every pre element is no-evidence
   // with the collector's reason; given it failed on both sides, then one no-evidence result.
   json failed = leaf(json::object());
-  failed["sources"] = {{"bgp", {{"status", "no-evidence"}, {"reason", "vtysh: timed out after 10 s"}}}};
-  auto report = run(document({{"leaf1", leaf(two_peers())}}), document({{"leaf1", failed}}), state_rule());
+  failed["sources"] = {
+      {"bgp", {{"status", "no-evidence"}, {"reason", "vtysh: timed out after 10 s"}}}};
+  auto report =
+      run(document({{"leaf1", leaf(two_peers())}}), document({{"leaf1", failed}}), state_rule());
   ASSERT_EQ(verdicts(report), "no-evidence no-evidence");
-  EXPECT_EQ(report.results[0].reason, "post: source bgp has no evidence: vtysh: timed out after 10 s");
+  EXPECT_EQ(report.results[0].reason,
+            "post: source bgp has no evidence: vtysh: timed out after 10 s");
   auto neither = run(document({{"leaf1", failed}}), document({{"leaf1", failed}}), state_rule());
   ASSERT_EQ(verdicts(neither), "no-evidence");
   EXPECT_EQ(neither.results[0].path, "devices.leaf1.bgp.peers.*.state");
@@ -82,7 +87,8 @@ TEST(NoEvidence, UncollectedCategoryIsSkippedUnlessTheRuleNamesTheDevice) {
   auto host = leaf({{"interfaces", json::object()}});
   auto pre = document({{"host1", host}, {"leaf1", leaf(two_peers())}});
   EXPECT_EQ(verdicts(run(pre, pre, state_rule())), "pass pass");
-  auto named = run(pre, pre, rule("    path: devices.host1.bgp.peers.*.state\n    operator: no-change\n"));
+  auto named =
+      run(pre, pre, rule("    path: devices.host1.bgp.peers.*.state\n    operator: no-change\n"));
   ASSERT_EQ(verdicts(named), "no-evidence");
 }
 
@@ -99,8 +105,12 @@ TEST(NoEvidence, FieldAbsentOnBothSidesIsNotApplicableUnderWildcardsOnly) {
   // Given a switch without gpu_driver in either snapshot, then a wildcard-device rule skips
   // it, while a rule naming leaf1's gpu_driver literally reports no-evidence.
   auto doc = document({{"leaf1", leaf({{"interfaces", json::object()}})}});
-  EXPECT_EQ(verdicts(run(doc, doc, rule("    path: devices.*.identity.gpu_driver\n    operator: no-change\n"))), "");
-  auto named = run(doc, doc, rule("    path: devices.leaf1.identity.gpu_driver\n    operator: no-change\n"));
+  EXPECT_EQ(
+      verdicts(run(doc, doc,
+                   rule("    path: devices.*.identity.gpu_driver\n    operator: no-change\n"))),
+      "");
+  auto named =
+      run(doc, doc, rule("    path: devices.leaf1.identity.gpu_driver\n    operator: no-change\n"));
   ASSERT_EQ(verdicts(named), "no-evidence");
   EXPECT_EQ(named.results[0].reason, "missing in the pre and post snapshots");
 }

@@ -10,13 +10,15 @@ namespace {
 using nlohmann::json;
 using namespace testing;
 
-json device(const char* state) { return leaf({{"bgp", {{"peers", {{"p1", {{"state", state}}}}}}}}); }
+json device(const char* state) {
+  return leaf({{"bgp", {{"peers", {{"p1", {{"state", state}}}}}}}});
+}
 
 ExceptionRegister register_with(const std::string& scope, const std::string& expiry) {
-  auto reg = load_exception_register("exceptions:\n  - id: EXC-7\n    scope: " + scope +
-                                         "\n    reason: known flap\n    owner: netops\n    expiry: " +
-                                         expiry + "\n",
-                                     "exceptions.yaml");
+  auto reg = load_exception_register(
+      "exceptions:\n  - id: EXC-7\n    scope: " + scope +
+          "\n    reason: known flap\n    owner: netops\n    expiry: " + expiry + "\n",
+      "exceptions.yaml");
   EXPECT_TRUE(reg);
   return reg ? std::move(reg).value() : ExceptionRegister{};
 }
@@ -60,9 +62,10 @@ TEST(Exceptions, ExpiredExceptionWaivesNothingAndIsReported) {
 TEST(Exceptions, NoEvidenceCanBeWaivedToo) {
   // Given a stale post snapshot and an exception for the rule, then no-evidence is waived.
   auto reg = register_with("{device: leaf1, rule: r}", "2099-01-01T00:00:00Z");
-  auto report = run(document({{"leaf1", device("Established")}}),
-                    document({{"leaf1", device("Established")}}, now_utc() - std::chrono::hours(2)),
-                    rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n"), {}, reg);
+  auto report =
+      run(document({{"leaf1", device("Established")}}),
+          document({{"leaf1", device("Established")}}, now_utc() - std::chrono::hours(2)),
+          rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n"), {}, reg);
   ASSERT_EQ(verdicts(report), "waived");
   EXPECT_EQ(report.results[0].waived_verdict, Verdict::no_evidence);
 }

@@ -17,8 +17,8 @@ namespace fabgate::compare::testing {
 // sources are all ok; taken now unless `taken_at` is given.
 inline nlohmann::json leaf(nlohmann::json facts, const std::string& serial = "SN1") {
   nlohmann::json device = std::move(facts);
-  device["identity"] = {{"hostname", "leaf1"}, {"platform", "frr"}, {"serial", serial},
-                        {"frr_version", "8.4.4"}};
+  device["identity"] = {
+      {"hostname", "leaf1"}, {"platform", "frr"}, {"serial", serial}, {"frr_version", "8.4.4"}};
   if (!device.contains("sources")) {
     nlohmann::json sources = nlohmann::json::object();
     for (auto& [key, value] : device.items())
@@ -60,8 +60,8 @@ inline RuleSet rule(const std::string& body) {
 inline Report run(const nlohmann::json& pre, const nlohmann::json& post, const RuleSet& set,
                   std::vector<intent::ExpectedDifference> expected = {},
                   const ExceptionRegister& exceptions = {}, CompareOptions options = {}) {
-  return compare_snapshots(snapshot(pre, "pre.json"), snapshot(post, "post.json"), {set},
-                           expected, exceptions, options);
+  return compare_snapshots(snapshot(pre, "pre.json"), snapshot(post, "post.json"), {set}, expected,
+                           exceptions, options);
 }
 
 inline std::string verdicts(const Report& report) {

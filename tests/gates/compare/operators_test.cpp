@@ -11,19 +11,23 @@ using nlohmann::json;
 using namespace testing;
 
 json peers(json state, json prefixes = 4) {
-  return leaf({{"bgp", {{"peers", {{"10.0.1.0", {{"state", state}, {"prefixes_received", prefixes}}}}}}}});
+  return leaf(
+      {{"bgp", {{"peers", {{"10.0.1.0", {{"state", state}, {"prefixes_received", prefixes}}}}}}}});
 }
 json iface(json mtu, json rx_errors = 0) {
-  return leaf({{"interfaces",
-                {{"eth1", {{"oper", "up"}, {"mtu", mtu}, {"counters", {{"rx_errors", rx_errors}}}}}}}});
+  return leaf(
+      {{"interfaces",
+        {{"eth1", {{"oper", "up"}, {"mtu", mtu}, {"counters", {{"rx_errors", rx_errors}}}}}}}});
 }
 
 TEST(Operators, NoChangePassesWhenEqualAndFailsWithBothValues) {
   // Given a peer going Established -> Idle, then no-change fails and shows pre and post.
   auto set = rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n");
-  auto same = run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Established")}}), set);
+  auto same = run(document({{"leaf1", peers("Established")}}),
+                  document({{"leaf1", peers("Established")}}), set);
   EXPECT_EQ(verdicts(same), "pass");
-  auto report = run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Idle")}}), set);
+  auto report =
+      run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Idle")}}), set);
   ASSERT_EQ(verdicts(report), "fail");
   const auto& result = report.results[0];
   EXPECT_EQ(result.path, "devices.leaf1.bgp.peers.\"10.0.1.0\".state");
@@ -36,24 +40,32 @@ TEST(Operators, NoChangePassesWhenEqualAndFailsWithBothValues) {
 
 TEST(Operators, EqualComparesNumbersByValueAndStringsByText) {
   // Given mtu 9000 and a rule equal 9000 (and another 1500), then the first passes only.
-  auto pass = run(document({{"leaf1", iface(1500)}}), document({{"leaf1", iface(9000)}}),
-                  rule("    path: devices.*.interfaces.*.mtu\n    operator: equal\n    value: 9000\n"));
+  auto pass =
+      run(document({{"leaf1", iface(1500)}}), document({{"leaf1", iface(9000)}}),
+          rule("    path: devices.*.interfaces.*.mtu\n    operator: equal\n    value: 9000\n"));
   EXPECT_EQ(verdicts(pass), "pass");
-  auto fail = run(document({{"leaf1", iface(9000)}}), document({{"leaf1", iface(9000)}}),
-                  rule("    path: devices.*.interfaces.*.mtu\n    operator: equal\n    value: 1500\n"));
+  auto fail =
+      run(document({{"leaf1", iface(9000)}}), document({{"leaf1", iface(9000)}}),
+          rule("    path: devices.*.interfaces.*.mtu\n    operator: equal\n    value: 1500\n"));
   EXPECT_EQ(verdicts(fail), "fail");
 }
 
 TEST(Operators, InAcceptsOnlyListedValues) {
   // Given allowed states [Established], then Idle fails and Established passes.
-  auto set = rule("    path: devices.*.bgp.peers.*.state\n    operator: in\n    values: [Established]\n");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Idle")}}), document({{"leaf1", peers("Established")}}), set)), "pass");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Idle")}}), set)), "fail");
+  auto set =
+      rule("    path: devices.*.bgp.peers.*.state\n    operator: in\n    values: [Established]\n");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Idle")}}),
+                         document({{"leaf1", peers("Established")}}), set)),
+            "pass");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Established")}}),
+                         document({{"leaf1", peers("Idle")}}), set)),
+            "fail");
 }
 
 TEST(Operators, RangeChecksBoundsInclusiveAndRejectsNonNumbers) {
   // Given range [1500, 9216], then 9216 passes, 9217 fails, a string fails.
-  auto set = rule("    path: devices.*.interfaces.*.mtu\n    operator: range\n    min: 1500\n    max: 9216\n");
+  auto set = rule(
+      "    path: devices.*.interfaces.*.mtu\n    operator: range\n    min: 1500\n    max: 9216\n");
   auto pre = document({{"leaf1", iface(9000)}});
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9216)}}), set)), "pass");
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9217)}}), set)), "fail");
@@ -62,13 +74,15 @@ TEST(Operators, RangeChecksBoundsInclusiveAndRejectsNonNumbers) {
 
 TEST(Operators, DeltaAbsoluteAndPercent) {
   // Given 100 prefixes before, then +10 is within 10% but +11 is not; absolute 5 fails +6.
-  auto percent = rule("    path: devices.*.bgp.peers.*.prefixes_received\n    operator: delta\n    max: 10%\n");
+  auto percent = rule(
+      "    path: devices.*.bgp.peers.*.prefixes_received\n    operator: delta\n    max: 10%\n");
   auto pre = document({{"leaf1", peers("Established", 100)}});
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", peers("Established", 110)}}), percent)), "pass");
   auto over = run(pre, document({{"leaf1", peers("Established", 89)}}), percent);
   EXPECT_EQ(verdicts(over), "fail");
   EXPECT_NE(over.results[0].reason.find("-11"), std::string::npos) << over.results[0].reason;
-  auto absolute = rule("    path: devices.*.bgp.peers.*.prefixes_received\n    operator: delta\n    max: 5\n");
+  auto absolute =
+      rule("    path: devices.*.bgp.peers.*.prefixes_received\n    operator: delta\n    max: 5\n");
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", peers("Established", 105)}}), absolute)), "pass");
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", peers("Established", 106)}}), absolute)), "fail");
 }
@@ -76,7 +90,8 @@ TEST(Operators, DeltaAbsoluteAndPercent) {
 TEST(Operators, IncreaseBoundsCounterGrowthAndCatchesResets) {
   // Given rx_errors bounded to +5, then +5 passes, +6 fails, and a counter going backwards
   // fails as a reset.
-  auto set = rule("    path: devices.*.interfaces.*.counters.rx_errors\n    operator: increase\n    max: 5\n");
+  auto set = rule(
+      "    path: devices.*.interfaces.*.counters.rx_errors\n    operator: increase\n    max: 5\n");
   auto pre = document({{"leaf1", iface(9000, 10)}});
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9000, 15)}}), set)), "pass");
   EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9000, 16)}}), set)), "fail");
@@ -87,13 +102,18 @@ TEST(Operators, IncreaseBoundsCounterGrowthAndCatchesResets) {
 
 TEST(Operators, CountComparesTheNumberOfMatchedElementsPerDevice) {
   // Given one peer after the change and a rule count >= 2, then one fail for the device.
-  auto set = rule("    path: devices.*.bgp.peers.*\n    operator: count\n    compare: \">=\"\n    value: 2\n");
-  auto report = run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Established")}}), set);
+  auto set = rule(
+      "    path: devices.*.bgp.peers.*\n    operator: count\n    compare: \">=\"\n    value: 2\n");
+  auto report = run(document({{"leaf1", peers("Established")}}),
+                    document({{"leaf1", peers("Established")}}), set);
   ASSERT_EQ(verdicts(report), "fail");
   EXPECT_EQ(*report.results[0].post, "1");
   EXPECT_EQ(report.results[0].path, "devices.leaf1.bgp.peers.*");
-  auto one = rule("    path: devices.*.bgp.peers.*\n    operator: count\n    compare: \"==\"\n    value: 1\n");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Established")}}), document({{"leaf1", peers("Established")}}), one)), "pass");
+  auto one = rule(
+      "    path: devices.*.bgp.peers.*\n    operator: count\n    compare: \"==\"\n    value: 1\n");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", peers("Established")}}),
+                         document({{"leaf1", peers("Established")}}), one)),
+            "pass");
 }
 
 TEST(Operators, ExistsAndAbsentLookOnlyAtThePostSnapshot) {
@@ -102,10 +122,14 @@ TEST(Operators, ExistsAndAbsentLookOnlyAtThePostSnapshot) {
   auto without = leaf({{"evpn", {{"vnis", json::object()}}}});
   auto exists = rule("    path: devices.*.evpn.vnis.*\n    operator: exists\n");
   auto absent = rule("    path: devices.*.evpn.vnis.*\n    operator: absent\n");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", without}}), exists)), "fail");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", without}}), absent)), "pass");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", with}}), absent)), "fail");
-  EXPECT_EQ(verdicts(run(document({{"leaf1", without}}), document({{"leaf1", without}}), exists)), "fail");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", without}}), exists)),
+            "fail");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", without}}), absent)),
+            "pass");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", with}}), document({{"leaf1", with}}), absent)),
+            "fail");
+  EXPECT_EQ(verdicts(run(document({{"leaf1", without}}), document({{"leaf1", without}}), exists)),
+            "fail");
 }
 
 TEST(Operators, RouteTableNoChangeReportsAddedRemovedChanged) {
@@ -114,8 +138,12 @@ TEST(Operators, RouteTableNoChangeReportsAddedRemovedChanged) {
   auto route = [](const char* prefix, json hops) {
     return json{{"prefix", prefix}, {"protocol", "bgp"}, {"metric", 20}, {"nexthops", hops}};
   };
-  auto pre = document({{"leaf1", leaf({{"routes", {{"ipv4", {route("10.0.1.0/24", {"a"}), route("10.0.2.0/24", {"a"})}}}}})}});
-  auto post = document({{"leaf1", leaf({{"routes", {{"ipv4", {route("10.0.1.0/24", {"a", "b"})}}}}})}});
+  auto pre = document(
+      {{"leaf1",
+        leaf({{"routes",
+               {{"ipv4", {route("10.0.1.0/24", {"a"}), route("10.0.2.0/24", {"a"})}}}}})}});
+  auto post =
+      document({{"leaf1", leaf({{"routes", {{"ipv4", {route("10.0.1.0/24", {"a", "b"})}}}}})}});
   auto report = run(pre, post, rules(R"(name: t
 rules:
   - {name: routes, layer: forwarding, path: devices.*.routes.*, operator: no-change}
@@ -138,14 +166,16 @@ TEST(Wildcards, MapKeysListIndicesAndSeveralWildcards) {
                   {{"eth1", {{"addresses", {"10.0.0.1/31", "10.0.0.3/31"}}}},
                    {"eth2", {{"addresses", {"10.0.1.1/31", last}}}}}}});
   };
-  auto report = run(document({{"leaf1", make("10.0.1.3/31")}}), document({{"leaf1", make("10.0.1.5/31")}}),
-                    rule("    path: devices.*.interfaces.*.addresses.*\n    operator: no-change\n"));
+  auto report =
+      run(document({{"leaf1", make("10.0.1.3/31")}}), document({{"leaf1", make("10.0.1.5/31")}}),
+          rule("    path: devices.*.interfaces.*.addresses.*\n    operator: no-change\n"));
   ASSERT_EQ(verdicts(report), "pass pass pass fail");
   EXPECT_EQ(report.results[3].path, "devices.leaf1.interfaces.eth2.addresses.1");
 
-  auto glob = run(document({{"leaf1", make("x")}, {"spine1", make("x")}}),
-                  document({{"leaf1", make("x")}, {"spine1", make("x")}}),
-                  rule("    path: devices.leaf*.interfaces.eth2.addresses.0\n    operator: no-change\n"));
+  auto glob =
+      run(document({{"leaf1", make("x")}, {"spine1", make("x")}}),
+          document({{"leaf1", make("x")}, {"spine1", make("x")}}),
+          rule("    path: devices.leaf*.interfaces.eth2.addresses.0\n    operator: no-change\n"));
   ASSERT_EQ(glob.results.size(), 1u);
   EXPECT_EQ(glob.results[0].device, "leaf1");
 }
@@ -154,7 +184,8 @@ TEST(Volatile, IgnoredFieldsSkipWildcardRulesButNotRulesThatNameThem) {
   // Given counters.* no-change with rx_packets ignored, then only rx_errors is compared; a rule
   // naming counters.rx_packets still checks it; the ignore list counts what it kept out.
   auto make = [](int packets) {
-    return leaf({{"interfaces", {{"eth1", {{"counters", {{"rx_packets", packets}, {"rx_errors", 0}}}}}}}});
+    return leaf(
+        {{"interfaces", {{"eth1", {{"counters", {{"rx_packets", packets}, {"rx_errors", 0}}}}}}}});
   };
   auto set = rules(R"(name: t
 ignore: [devices.*.interfaces.*.counters.rx_packets]

@@ -28,7 +28,8 @@ rules:
 TEST(Report, FirstDisprovenHypothesisIsTheFirstFailureInCollectionOrder) {
   // Given eth1 down on leaf2 and the BGP session over it gone, then the first disproven
   // hypothesis is the link rule on leaf2, not the BGP failure collected after it.
-  auto pre = document({{"leaf1", device("up", "Established")}, {"leaf2", device("up", "Established")}});
+  auto pre =
+      document({{"leaf1", device("up", "Established")}, {"leaf2", device("up", "Established")}});
   auto post = document({{"leaf1", device("up", "Established")}, {"leaf2", device("down", "Idle")}});
   auto report = run(pre, post, layered());
   ASSERT_TRUE(report.first_disproven);
@@ -50,7 +51,8 @@ TEST(Report, HumanOutputGroupsByLayerAndDeviceFailuresFirst) {
   auto post = document({{"leaf1", device("down", "Established")}});
   auto lines = render_human(run(pre, post, layered()));
   std::string text = join(lines, "\n");
-  auto link = text.find("\nlink\n  leaf1\n    fail  oper  devices.leaf1.interfaces.eth1.oper  \"up\" -> \"down\"");
+  auto link = text.find(
+      "\nlink\n  leaf1\n    fail  oper  devices.leaf1.interfaces.eth1.oper  \"up\" -> \"down\"");
   EXPECT_NE(link, std::string::npos) << text;
   EXPECT_LT(link, text.find("    pass  1 check"));
   EXPECT_LT(text.find("\nlink\n"), text.find("\ncontrol-plane\n"));

@@ -11,7 +11,9 @@
 namespace fabgate::compare {
 namespace {
 
-std::string all_problems(const Error& error) { return join(error.details, "\n"); }
+std::string all_problems(const Error& error) {
+  return join(error.details, "\n");
+}
 
 TEST(RuleSet, ParsesEveryOperatorWithItsArguments) {
   // Given one rule per operator, then each carries its arguments.

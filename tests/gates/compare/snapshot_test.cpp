@@ -16,8 +16,10 @@ TEST(Snapshot, RoutesBecomeTypedTablesAndOtherFactsStayATree) {
   // routes land in RouteTables, facts keep the rest and the source reason is kept.
   json device = leaf({{"interfaces", {{"eth1", {{"oper", "up"}}}}},
                       {"routes",
-                       {{"ipv4", json::array({{{"prefix", "10.0.0.0/24"}, {"protocol", "bgp"},
-                                               {"metric", 20}, {"nexthops", {"10.0.1.0"}},
+                       {{"ipv4", json::array({{{"prefix", "10.0.0.0/24"},
+                                               {"protocol", "bgp"},
+                                               {"metric", 20},
+                                               {"nexthops", {"10.0.1.0"}},
                                                {"extra", {{"ignored", true}}}}})},
                         {"ipv6", json::array()}}}});
   device["sources"]["bgp"] = {{"status", "no-evidence"}, {"reason", "vtysh: exit 127"}};
@@ -48,9 +50,10 @@ TEST(Snapshot, MalformedDocumentsAreInvalidInputNamingFileAndElement) {
   ASSERT_FALSE(tag);
   EXPECT_NE(tag.error().message.find("format"), std::string::npos);
 
-  json bad_route = document(
-      {{"leaf1", leaf({{"routes", {{"ipv4", json::array({{{"prefix", "10.0.0.0/24"}},
-                                                         {{"prefix", "300.0.0.0/24"}}})}}}})}});
+  json bad_route =
+      document({{"leaf1", leaf({{"routes",
+                                 {{"ipv4", json::array({{{"prefix", "10.0.0.0/24"}},
+                                                        {{"prefix", "300.0.0.0/24"}}})}}}})}});
   auto route = parse_snapshot(bad_route.dump(), "routes.json");
   ASSERT_FALSE(route);
   EXPECT_NE(route.error().message.find("devices.leaf1.routes.ipv4[1]"), std::string::npos)

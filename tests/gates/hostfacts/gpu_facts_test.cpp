@@ -25,7 +25,8 @@ TEST(NvidiaSmiCsv, HealthFieldsPerGpuKeyedByBusId) {
   EXPECT_EQ(sick["remapped_rows_uncorrectable"], 1);
   EXPECT_EQ(sick["remapped_rows_pending"], true);
   EXPECT_EQ(sick["throttle_reasons"]["mask"], 0x44);
-  EXPECT_EQ(sick["throttle_reasons"]["active"], nlohmann::json::array({"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_EQ(sick["throttle_reasons"]["active"],
+            nlohmann::json::array({"sw_power_cap", "hw_thermal_slowdown"}));
 }
 
 TEST(NvidiaSmiCsv, NotAvailableIsNullNeverZero) {
@@ -50,7 +51,8 @@ TEST(NvidiaSmiCsv, NewerFieldSpellingAndUnitsInHeaderAreRead) {
 TEST(NvidiaSmiCsv, FailuresAreTyped) {
   // Given nvidia-smi's driver failure, no header, a ragged row or a non-number temperature,
   // then each is a typed failure naming the problem.
-  EXPECT_EQ(parse_nvidia_smi_csv(read_sample("nvidia_smi_failed.txt")).error().kind, FactsFailureKind::unavailable);
+  EXPECT_EQ(parse_nvidia_smi_csv(read_sample("nvidia_smi_failed.txt")).error().kind,
+            FactsFailureKind::unavailable);
   EXPECT_EQ(parse_nvidia_smi_csv("").error().kind, FactsFailureKind::unavailable);
   EXPECT_EQ(parse_nvidia_smi_csv("0, 550.54.15, 34\n").error().kind, FactsFailureKind::unparsable);
   auto ragged = parse_nvidia_smi_csv("index, temperature.gpu\n0, 34, 9\n");
@@ -68,7 +70,8 @@ TEST(XidEvents, CountedByCodeWithTheirGpu) {
   EXPECT_EQ(facts.value()["by_code"]["13"], 2);
   EXPECT_EQ(facts.value()["by_code"]["79"], 1);
   EXPECT_EQ(facts.value()["events"][2]["pci"], "0000:18:00");
-  EXPECT_EQ(facts.value()["events"][2]["detail"], "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  EXPECT_EQ(facts.value()["events"][2]["detail"],
+            "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
 }
 
 TEST(XidEvents, CleanLogIsZeroButUnreadableLogIsNoEvidence) {

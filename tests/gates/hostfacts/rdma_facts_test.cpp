@@ -105,7 +105,8 @@ TEST(RdmaLink, EmptyOrBrokenOutputIsAFailure) {
   // Given no ports, text that is not JSON (the tool's error on a kernel without RDMA netlink),
   // or an entry without ifname, then each is a typed failure.
   EXPECT_EQ(parse_rdma_link_json("[]").error().kind, FactsFailureKind::unavailable);
-  EXPECT_EQ(parse_rdma_link_json("Failed to open NETLINK_RDMA socket").error().kind, FactsFailureKind::unparsable);
+  EXPECT_EQ(parse_rdma_link_json("Failed to open NETLINK_RDMA socket").error().kind,
+            FactsFailureKind::unparsable);
   EXPECT_EQ(parse_rdma_link_json(R"([{"port":1}])").error().kind, FactsFailureKind::unparsable);
 }
 

@@ -214,8 +214,8 @@ TEST(LoadIntent, DuplicateChangeIdsNameBothFiles) {
 
 TEST(LoadIntent, DuplicateDeviceNamesAreReported) {
   auto tree = valid_tree();
-  tree.files["inventory.yaml"] = std::string(kInventory) +
-                                 "  leaf1:  {platform: frr, role: leaf, ssh: {host: 192.0.2.99}}\n";
+  tree.files["inventory.yaml"] =
+      std::string(kInventory) + "  leaf1:  {platform: frr, role: leaf, ssh: {host: 192.0.2.99}}\n";
   auto duplicate_outcome = load(tree);
   const auto* duplicate = find(duplicate_outcome, "duplicate key 'leaf1'");
   ASSERT_TRUE(duplicate);
@@ -248,22 +248,25 @@ TEST(LoadIntent, GnmiStepNeedsAGnmiEndpoint) {
   tree.files["changes/drain.yaml"] =
       "id: drain\ntitle: t\ntargets: [spine1]\n"
       "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
-      "steps:\n  - device: spine1\n    gnmi:\n      - {op: update, path: \"/interfaces/interface[name=eth1]/config/mtu\", value: 9000}\n"
+      "steps:\n  - device: spine1\n    gnmi:\n      - {op: update, path: "
+      "\"/interfaces/interface[name=eth1]/config/mtu\", value: 9000}\n"
       "rollback:\n  - {device: spine1, run: y}\n";
   EXPECT_TRUE(find(load(tree), "has no gnmi endpoint"));
 }
 
 TEST(LoadIntent, GnmiSetValuesBecomeJson) {
   auto tree = valid_tree();
-  tree.files["inventory.yaml"] = std::string(kInventory).replace(
-      std::string(kInventory).find("ssh: {host: 192.0.2.1}}"), 23,
-      "ssh: {host: 192.0.2.1}, gnmi: {host: 192.0.2.1, tls: false}}");
+  tree.files["inventory.yaml"] =
+      std::string(kInventory)
+          .replace(std::string(kInventory).find("ssh: {host: 192.0.2.1}}"), 23,
+                   "ssh: {host: 192.0.2.1}, gnmi: {host: 192.0.2.1, tls: false}}");
   tree.files["changes/drain.yaml"] =
       "id: drain\ntitle: t\ntargets: [spine1]\n"
       "bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}\n"
       "steps:\n  - device: spine1\n    gnmi:\n"
       "      - {op: update, path: \"/interfaces/interface[name=eth1]/config/mtu\", value: 9000}\n"
-      "      - {op: update, path: \"/interfaces/interface[name=eth1]/config/description\", value: up}\n"
+      "      - {op: update, path: \"/interfaces/interface[name=eth1]/config/description\", value: "
+      "up}\n"
       "rollback:\n  - device: spine1\n    gnmi:\n"
       "      - {op: delete, path: \"/interfaces/interface[name=eth1]/config/description\"}\n";
   auto outcome = load(tree);

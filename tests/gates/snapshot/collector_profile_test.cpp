@@ -14,13 +14,16 @@ TEST(CollectorProfile, ShippedProfilesAreEmbeddedAndValid) {
   ASSERT_EQ(profiles->count("frr"), 1u);
   std::vector<std::string> categories;
   for (const auto& source : profiles->at("frr").sources) categories.push_back(source.category);
-  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd", "evpn"}));
+  EXPECT_EQ(categories,
+            (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd", "evpn"}));
 }
 
 TEST(CollectorProfile, AnOverrideReplacesTheShippedProfileOfItsPlatform) {
   // Given an intent repository's own linux profile, then it replaces the shipped one.
-  auto profiles = load_profiles({{"linux", "platform: linux\nsources:\n  - category: interfaces\n"
-                                            "    commands:\n      - {run: ip -j -s link, parse: ip-link}\n"}});
+  auto profiles =
+      load_profiles({{"linux",
+                      "platform: linux\nsources:\n  - category: interfaces\n"
+                      "    commands:\n      - {run: ip -j -s link, parse: ip-link}\n"}});
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->at("linux").sources.size(), 1u);
   EXPECT_EQ(profiles->at("linux").sources[0].timeout, Duration{10'000});

@@ -14,7 +14,8 @@ namespace {
 using nlohmann::json;
 
 std::string sample(const std::string& name) {
-  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" + name);
+  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" +
+                            name);
 }
 
 TEST(LinuxNormalizers, InterfacesCarryStateMtuCountersAndAddresses) {
@@ -41,7 +42,8 @@ TEST(LinuxNormalizers, RoutesHaveExplicitPrefixesProtocolsAndNexthopSets) {
   ASSERT_TRUE(parse_ip_route_v6(sample("ip-route-v6.json"), routes));
   const auto& v4 = routes.at("ipv4");
   auto find = [](const json& table, const std::string& prefix) {
-    for (const auto& route : table) if (route.at("prefix") == prefix) return route;
+    for (const auto& route : table)
+      if (route.at("prefix") == prefix) return route;
     return json();
   };
   EXPECT_EQ(find(v4, "0.0.0.0/0").at("nexthops"), (json{"10.0.1.0"}));

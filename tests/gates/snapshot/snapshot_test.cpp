@@ -15,7 +15,8 @@ using ssh::CommandResult;
 using ssh::SshFailure;
 
 std::string sample(const std::string& name) {
-  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" + name);
+  return testing::read_file(std::string(FABGATE_SOURCE_DIR) + "/tests/gates/snapshot/testdata/" +
+                            name);
 }
 
 // Answers commands from a table of captured outputs; unknown commands exit 127 like a shell.
@@ -40,7 +41,8 @@ class CannedConnector final : public ssh::ShellConnector {
  public:
   Expected<std::unique_ptr<ssh::RemoteShell>, SshFailure> connect(const ssh::SshDevice& device,
                                                                   ssh::CredentialRole) override {
-    if (device.host == "down") return SshFailure{SshFailure::Kind::unreachable, "connection refused"};
+    if (device.host == "down")
+      return SshFailure{SshFailure::Kind::unreachable, "connection refused"};
     auto ok = [](std::string out) {
       CommandResult result;
       result.exit_status = 0;
@@ -56,7 +58,8 @@ class CannedConnector final : public ssh::ShellConnector {
         {"ip -j addr show", ok(sample("ip-addr.json"))},
         {"ip -j route show table main", ok(sample("ip-route-v4.json"))},
         {"ip -j -6 route show table main", ok(sample("ip-route-v6.json"))},
-        {"vtysh -c 'show bgp summary json'", SshFailure{SshFailure::Kind::timeout, "timed out after 10 s"}},
+        {"vtysh -c 'show bgp summary json'",
+         SshFailure{SshFailure::Kind::timeout, "timed out after 10 s"}},
         {"vtysh -c 'show evpn vni json'", ok("% Unknown command: show evpn vni json\n")},
     };
     // ethtool's loop and `show bfd peers json` are left out: they answer exit 127.
@@ -85,9 +88,11 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
   EXPECT_EQ(sources.at("routes").at("status"), "ok");
   EXPECT_EQ(sources.at("bgp").at("status"), "no-evidence");
-  EXPECT_EQ(sources.at("bgp").at("reason"), "vtysh -c 'show bgp summary json': timed out after 10 s");
+  EXPECT_EQ(sources.at("bgp").at("reason"),
+            "vtysh -c 'show bgp summary json': timed out after 10 s");
   EXPECT_NE(sources.at("bfd").at("reason").get<std::string>().find("exit 127"), std::string::npos);
-  EXPECT_NE(sources.at("evpn").at("reason").get<std::string>().find("unparsable"), std::string::npos);
+  EXPECT_NE(sources.at("evpn").at("reason").get<std::string>().find("unparsable"),
+            std::string::npos);
   EXPECT_FALSE(device.contains("bgp"));
   EXPECT_FALSE(device.contains("bfd"));
   EXPECT_FALSE(device.contains("evpn"));
@@ -135,10 +140,12 @@ TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
   ssh::LibsshConnector connector(sshd->options());
   ssh::ConnectionCache cache(connector);
   std::vector<SnapshotTarget> targets;
-  for (const char* name : {"host1", "host2", "host3"}) targets.push_back({sshd->device(name), &profile("linux")});
+  for (const char* name : {"host1", "host2", "host3"})
+    targets.push_back({sshd->device(name), &profile("linux")});
   auto snapshot = take_snapshot(targets, cache, 2, "");
   for (const auto& device : snapshot.devices) {
-    for (const auto& missing : device.missing) ADD_FAILURE() << device.device << ": " << missing.reason;
+    for (const auto& missing : device.missing)
+      ADD_FAILURE() << device.device << ": " << missing.reason;
     EXPECT_EQ(device.collected.size(), 3u);
     EXPECT_EQ(device.document.at("interfaces").at("lo").at("oper"), "unknown");
     EXPECT_FALSE(device.document.at("routes").at("ipv4").empty());
