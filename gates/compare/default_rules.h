@@ -9,4 +9,9 @@ namespace fabgate::compare {
 std::string_view default_rule_set_text();
 inline constexpr const char* kDefaultRuleSetName = "policies/compare/fabric-default.yaml";
 
+// policies/compare/rdma-default.yaml: RDMA port, PFC/ECN, GPU and Xid checks for rdma-host
+// devices (docs/rdma.md), applied when fabgate.yaml or a change names it.
+std::string_view rdma_rule_set_text();
+inline constexpr const char* kRdmaRuleSetName = "policies/compare/rdma-default.yaml";
+
 }  // namespace fabgate::compare

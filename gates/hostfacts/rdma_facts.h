@@ -20,6 +20,13 @@ namespace fabgate::hostfacts {
 // left out and named under the port's "unreadable_counters".
 Facts read_rdma_sysfs(const std::filesystem::path& root);
 
+// The same category from a dump of the tree taken on a remote host: the output of
+// `cd /sys/class/infiniband && grep -rsH . FILES...`, one "mlx5_0/ports/1/state:4: ACTIVE" line
+// per non-empty file line (paths may also be absolute under /sys/class/infiniband/). Files
+// absent from the dump read as missing; counters that failed to read are therefore left out
+// rather than named. Empty dump -> unavailable; a line that is not PATH:VALUE -> unparsable.
+Facts read_rdma_sysfs_dump(std::string_view dump);
+
 // `rdma -j link`: [{"ifindex":0,"port":1,"ifname":"mlx5_0/1","state":"ACTIVE",
 // "physical_state":"LINK_UP","netdev":"eth1","netdev_index":4}, ...]
 // -> {"mlx5_0": {"1": {"state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "eth1"}}}.

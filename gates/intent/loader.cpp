@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::string_view kLayers[] = {"link",      "control-plane", "forwarding",
                                         "transport", "workload",      "telemetry"};
-constexpr std::string_view kPlatforms[] = {"frr", "linux", "sonic"};
+constexpr std::string_view kPlatforms[] = {"frr", "linux", "rdma-host", "sonic"};
 
 bool is_valid_identifier(const std::string& text) {
   static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]*");
@@ -290,7 +290,7 @@ Inventory Loader::load_inventory(const Settings& settings) {
     if (auto v = reader.string(node, "platform", Need::required, what)) {
       device.platform = *v;
       if (std::find(std::begin(kPlatforms), std::end(kPlatforms), *v) == std::end(kPlatforms)) {
-        std::string hint = "known platforms: frr, linux, sonic";
+        std::string hint = "known platforms: frr, linux, rdma-host, sonic";
         if (auto s = nearest_word(*v, kPlatforms)) hint = "did you mean '" + *s + "'? " + hint;
         reader.error(node["platform"], "unknown platform '" + *v + "' for " + what, hint);
       }
@@ -805,7 +805,7 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
   }
   repository.settings = loader.load_settings();
   repository.inventory = loader.load_inventory(repository.settings);
-  std::set<std::string> rule_set_names = {"fabric-default"};
+  std::set<std::string> rule_set_names = {"fabric-default", "rdma-default"};
   repository.policy_files = loader.policy_files(repository.settings, rule_set_names);
   repository.policy_texts = loader.take_policy_texts();
   for (const auto& name : repository.settings.rule_sets) {

@@ -6,12 +6,13 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 12> kNormalizers = {{
+constexpr std::array<Normalizer, 19> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
     {"ethtool-drivers", "identity", parse_ethtool_drivers},
     {"frr-version", "identity", parse_frr_version},
+    {"nvidia-smi-driver", "identity", parse_nvidia_smi_driver},
     {"ip-link", "interfaces", parse_ip_link},
     {"ip-addr", "interfaces", parse_ip_addr},
     {"ip-route-v4", "routes", parse_ip_route_v4},
@@ -19,6 +20,12 @@ constexpr std::array<Normalizer, 12> kNormalizers = {{
     {"bgp-summary", "bgp", parse_bgp_summary},
     {"bfd-peers", "bfd", parse_bfd_peers},
     {"evpn-vni", "evpn", parse_evpn_vni},
+    {"rdma-sysfs", "rdma", parse_rdma_sysfs},
+    {"rdma-link", "rdma", parse_rdma_link},
+    {"ibv-devinfo", "rdma", parse_ibv_devinfo},
+    {"ethtool-stats", "congestion", parse_ethtool_stats},
+    {"nvidia-smi", "gpu", parse_nvidia_smi},
+    {"xid", "xid", parse_xid},
 }};
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace fabgate::snapshot {
 // nothing: malformed output is an error string that makes the source no-evidence.
 struct Normalizer {
   std::string_view name;    // as written in collector profiles: "ip-link"
-  std::string_view target;  // "identity", "interfaces", "routes", "bgp", "bfd", "evpn"
+  std::string_view target;  // "identity" or a category: "interfaces", "bgp", "rdma", "gpu", ...
   Expected<Ok, std::string> (*parse)(std::string_view output, nlohmann::json& into);
 };
 
@@ -41,5 +41,14 @@ Expected<Ok, std::string> parse_frr_version(std::string_view output, nlohmann::j
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, nlohmann::json& bgp);
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, nlohmann::json& bfd);
 Expected<Ok, std::string> parse_evpn_vni(std::string_view output, nlohmann::json& evpn);
+// RoCE/GPU hosts (fabgate_hostfacts parsers; layout in docs/rdma.md):
+Expected<Ok, std::string> parse_rdma_sysfs(std::string_view output, nlohmann::json& rdma);
+Expected<Ok, std::string> parse_rdma_link(std::string_view output, nlohmann::json& rdma);
+Expected<Ok, std::string> parse_ibv_devinfo(std::string_view output, nlohmann::json& rdma);
+Expected<Ok, std::string> parse_ethtool_stats(std::string_view output, nlohmann::json& congestion);
+Expected<Ok, std::string> parse_nvidia_smi(std::string_view output, nlohmann::json& gpu);
+Expected<Ok, std::string> parse_nvidia_smi_driver(std::string_view output,
+                                                  nlohmann::json& identity);
+Expected<Ok, std::string> parse_xid(std::string_view output, nlohmann::json& xid);
 
 }  // namespace fabgate::snapshot

@@ -107,7 +107,7 @@ TEST(FabgateCli, NotAGitRepositoryIsInvalidInput) {
 TEST(FabgateCli, JsonOutputIsOneDocumentWithEveryProblem) {
   ExampleRepo example;
   example.repo.run(
-      "sed -i 's/deadline: 5m/deadline: 5min/; s/platform: linux/platform: linx/' "
+      "sed -i 's/deadline: 5m/deadline: 5min/; s/platform: rdma-host/platform: rdma-hst/' "
       "net/intent/changes/drain-spine1.yaml net/intent/inventory.yaml");
   example.repo.commit_all("two problems");
   auto out = example.fabgate("validate --repo net/intent --json 2>/dev/null");

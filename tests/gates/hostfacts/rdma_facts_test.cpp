@@ -133,5 +133,44 @@ TEST(RdmaCategory, SourcesMergeIntoTheSysfsPorts) {
   EXPECT_FALSE(category["devices"].contains("mlx5_1"));
 }
 
+TEST(RdmaSysfsDump, AbsolutePathsAndMultiplePortsAreRead) {
+  // Given a dump with absolute paths, two ports and a GID value holding colons, then each
+  // port is read, the value keeps everything after the first colon, and a counter that is
+  // not a number is named as unreadable.
+  const char* dump =
+      "/sys/class/infiniband/mlx5_0/fw_ver:28.39.1002\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/phys_state:5: LinkUp\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/link_layer:Ethernet\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/gids/0:fe80:0000:0000:0000:ba3f:d2ff:fe12:3456\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence:9\n"
+      "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/lifespan:ten\n"
+      "/sys/class/infiniband/mlx5_0/ports/2/state:1: DOWN\n"
+      "/sys/class/infiniband/mlx5_0/ports/2/phys_state:3: Disabled\n"
+      "/sys/class/infiniband/mlx5_0/ports/2/link_layer:Ethernet\n";
+  auto facts = read_rdma_sysfs_dump(dump);
+  ASSERT_TRUE(facts.ok()) << facts.error().reason;
+  const auto& ports = facts.value()["devices"]["mlx5_0"]["ports"];
+  EXPECT_EQ(ports["1"]["state"], "ACTIVE");
+  EXPECT_EQ(ports["1"]["gids"]["0"]["gid"], "fe80:0000:0000:0000:ba3f:d2ff:fe12:3456");
+  EXPECT_EQ(ports["1"]["hw_counters"]["out_of_sequence"], 9);
+  EXPECT_EQ(ports["1"]["unreadable_counters"], nlohmann::json{"hw_counters/lifespan"});
+  EXPECT_EQ(ports["2"]["phys_state"], "Disabled");
+}
+
+TEST(RdmaSysfsDump, EmptyOrForeignTextIsAFailure) {
+  // Given an empty dump, a line that is not PATH:VALUE, or a port without its state, then the
+  // result is a typed failure naming the problem.
+  auto empty = read_rdma_sysfs_dump("\n");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().kind, FactsFailureKind::unavailable);
+  auto foreign = read_rdma_sysfs_dump("grep: warning\n");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.error().kind, FactsFailureKind::unparsable);
+  auto stateless = read_rdma_sysfs_dump("mlx5_0/ports/1/link_layer:Ethernet\n");
+  ASSERT_FALSE(stateless.ok());
+  EXPECT_EQ(stateless.error().reason, "mlx5_0 port 1: cannot read state");
+}
+
 }  // namespace
 }  // namespace fabgate::hostfacts

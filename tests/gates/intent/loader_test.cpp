@@ -295,6 +295,23 @@ TEST(LoadIntent, UnknownRuleSetAndAbsoluteExpectedPathAreRefused) {
   EXPECT_TRUE(find(outcome, "expected path must be relative to the device"));
 }
 
+TEST(LoadIntent, RdmaHostPlatformAndRdmaDefaultRuleSetAreAccepted) {
+  // Given a RoCE/GPU host on platform rdma-host and fabgate.yaml naming the shipped
+  // rdma-default rule set, then the repository loads without problems.
+  auto tree = valid_tree();
+  tree.files["fabgate.yaml"] =
+      "version: 1\ncompare:\n  rule_sets: [fabric-default, rdma-default]\n";
+  tree.files["inventory.yaml"] = std::string(kInventory) +
+                                 "  gpu1:   {platform: rdma-host, role: host, "
+                                 "ssh: {host: 192.0.2.31}}\n";
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  ASSERT_TRUE(outcome.repository);
+  EXPECT_EQ(outcome.repository->inventory.find("gpu1")->platform, "rdma-host");
+  EXPECT_EQ(outcome.repository->settings.rule_sets,
+            (std::vector<std::string>{"fabric-default", "rdma-default"}));
+}
+
 TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
   auto tree = valid_tree();
   tree.files["changes/drain.yaml"] = std::string(kChange) + "";
