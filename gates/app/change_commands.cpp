@@ -11,6 +11,7 @@
 #include "adapters/ssh/connection_cache.h"
 #include "gates/app/intent_loading.h"
 #include "gates/pipeline/collector_snapshotter.h"
+#include "gates/pipeline/gnmi_steps.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/reports.h"
 
@@ -106,6 +107,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   ssh::ConnectionCache connections(connector);
   pipeline::SshRemote ssh_remote(connections);
   pipeline::RecordingRemote remote(ssh_remote, bundle);
+  pipeline::GrpcGnmiSteps grpc_gnmi;
+  pipeline::RecordingGnmiSteps gnmi_steps(grpc_gnmi, bundle);
   pipeline::CollectorSnapshotter snapshotter(std::move(profiles.value()), connections, &bundle,
                                              parallelism);
   ConsoleObserver observer(console);
@@ -135,8 +138,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
     console.line(
         console.bold("fabgate " + std::string(pipeline::to_string(mode)) + " " + change->id) +
         " at " + loaded->commit.id.substr(0, 12) + " (" + change->title + ")");
-  pipeline::Pipeline pipeline(repository, *change, {remote, snapshotter, bundle, observer},
-                              pipeline_options);
+  pipeline::Pipeline pipeline(
+      repository, *change, {remote, snapshotter, bundle, observer, &gnmi_steps}, pipeline_options);
   auto outcome = pipeline.run();
   connections.close_all();
 

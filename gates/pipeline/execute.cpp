@@ -5,6 +5,7 @@
 
 #include "adapters/ssh/fan_out.h"
 #include "gates/pipeline/evidence.h"
+#include "gates/pipeline/gnmi_steps.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -54,12 +55,13 @@ nlohmann::json to_json(const StepRun& run) {
 }
 
 Executor::Executor(Remote& remote, const intent::Inventory& inventory, const intent::Change& change,
-                   EvidenceBundle* evidence, int parallelism)
+                   EvidenceBundle* evidence, int parallelism, GnmiSteps* gnmi)
     : remote_(remote),
       inventory_(inventory),
       change_(change),
       evidence_(evidence),
-      parallelism_(std::max(1, parallelism)) {}
+      parallelism_(std::max(1, parallelism)),
+      gnmi_(gnmi) {}
 
 StepRun Executor::run_step(const intent::Step& step, int index, const std::string& phase,
                            Duration timeout, const std::string& timeout_cause) {
@@ -67,57 +69,25 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
   run.device = step.device;
   run.index = index;
   run.phase = phase;
-  run.command = step.run;
+  run.command = step.run.empty() ? describe_gnmi_set(step.gnmi_set) : step.run;
   run.started = now_utc();
   if (evidence_)
     evidence_->append_journal({{"event", phase + "-start"},
                                {"device", step.device},
                                {"index", index},
-                               {"command", step.run},
+                               {"command", run.command},
                                {"at", format_utc(run.started)}});
   const intent::Device* device = inventory_.find(step.device);
   if (!device) {
     run.state = StepState::not_sent;
     run.reason = "device '" + step.device + "' is not in the inventory";
-  } else if (step.run.empty()) {
+  } else if (!step.run.empty()) {
+    run_ssh_step(*device, step, timeout, timeout_cause, run);
+  } else if (!gnmi_) {
     run.state = StepState::not_sent;
-    run.reason = "gNMI steps are not executable by this build";
+    run.reason = "gNMI steps are not executable without a gNMI client";
   } else {
-    auto result = remote_.run(*device, ssh::CredentialRole::change, step.run, timeout, phase);
-    if (result.ok()) {
-      run.exit_status = result->exit_status;
-      if (result->exit_status == 0) {
-        run.state = StepState::succeeded;
-      } else {
-        run.state = StepState::failed;
-        auto err = result->stderr_text.empty() ? result->stdout_text : result->stderr_text;
-        while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-        auto newline = err.rfind('\n');
-        if (newline != std::string::npos) err = err.substr(newline + 1);
-        run.reason =
-            "exit " + std::to_string(result->exit_status) + (err.empty() ? "" : ": " + err);
-      }
-    } else {
-      const auto& failure = result.error();
-      switch (failure.kind) {
-        case ssh::SshFailure::Kind::timeout:
-        case ssh::SshFailure::Kind::output_too_large:
-          run.state = StepState::timed_out;
-          run.reason =
-              (failure.kind == ssh::SshFailure::Kind::timeout
-                   ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
-                   : failure.message);
-          break;
-        case ssh::SshFailure::Kind::rejected:
-          // The link broke or the server refused the exec: whether the command ran is unknown.
-          run.state = StepState::timed_out;
-          run.reason = describe_failure(*device, step.run, failure);
-          break;
-        default:
-          run.state = StepState::not_sent;
-          run.reason = describe_failure(*device, step.run, failure);
-      }
-    }
+    run_gnmi_step(*device, step, timeout, timeout_cause, run);
   }
   run.duration = std::chrono::duration_cast<Duration>(now_utc() - run.started);
   if (evidence_)
@@ -128,6 +98,79 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
                                {"exit_status", run.exit_status},
                                {"at", format_utc(now_utc())}});
   return run;
+}
+
+void Executor::run_ssh_step(const intent::Device& device, const intent::Step& step,
+                            Duration timeout, const std::string& timeout_cause, StepRun& run) {
+  auto result = remote_.run(device, ssh::CredentialRole::change, step.run, timeout, run.phase);
+  if (result.ok()) {
+    run.exit_status = result->exit_status;
+    if (result->exit_status == 0) {
+      run.state = StepState::succeeded;
+    } else {
+      run.state = StepState::failed;
+      auto err = result->stderr_text.empty() ? result->stdout_text : result->stderr_text;
+      while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+      auto newline = err.rfind('\n');
+      if (newline != std::string::npos) err = err.substr(newline + 1);
+      run.reason = "exit " + std::to_string(result->exit_status) + (err.empty() ? "" : ": " + err);
+    }
+    return;
+  }
+  const auto& failure = result.error();
+  switch (failure.kind) {
+    case ssh::SshFailure::Kind::timeout:
+    case ssh::SshFailure::Kind::output_too_large:
+      run.state = StepState::timed_out;
+      run.reason = (failure.kind == ssh::SshFailure::Kind::timeout
+                        ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
+                        : failure.message);
+      break;
+    case ssh::SshFailure::Kind::rejected:
+      // The link broke or the server refused the exec: whether the command ran is unknown.
+      run.state = StepState::timed_out;
+      run.reason = describe_failure(device, step.run, failure);
+      break;
+    default:
+      run.state = StepState::not_sent;
+      run.reason = describe_failure(device, step.run, failure);
+  }
+}
+
+void Executor::run_gnmi_step(const intent::Device& device, const intent::Step& step,
+                             Duration timeout, const std::string& timeout_cause, StepRun& run) {
+  auto result = gnmi_->apply(device, step.gnmi_set, timeout, run.phase);
+  if (result.ok()) {
+    run.state = StepState::succeeded;
+    run.exit_status = 0;  // no exit status in gNMI; 0 keeps reports uniform with SSH steps
+    return;
+  }
+  const auto& failure = result.error();
+  switch (failure.kind) {
+    case gnmi::GnmiFailure::Kind::unreachable:
+    case gnmi::GnmiFailure::Kind::tls:
+    case gnmi::GnmiFailure::Kind::auth:
+      // No channel, no handshake or no login: the Set never reached the target's config.
+      run.state = StepState::not_sent;
+      run.reason = failure.message;
+      break;
+    case gnmi::GnmiFailure::Kind::rejected:
+      // A refused Set applied nothing (gNMI Set is atomic), but "failed" keeps the device in
+      // the rollback set: undoing a change that did not happen costs less than trusting a
+      // target's atomicity we never verified.
+      run.state = StepState::failed;
+      run.reason = "rejected: " + failure.message;
+      break;
+    case gnmi::GnmiFailure::Kind::timeout:
+      run.state = StepState::timed_out;
+      run.reason = "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")";
+      break;
+    case gnmi::GnmiFailure::Kind::internal:
+      // The reply was lost or unreadable: whether the target applied the Set is unknown.
+      run.state = StepState::timed_out;
+      run.reason = failure.message;
+      break;
+  }
 }
 
 Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {

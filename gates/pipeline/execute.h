@@ -12,6 +12,7 @@
 namespace fabgate::pipeline {
 
 class EvidenceBundle;
+class GnmiSteps;
 
 enum class StepState {
   not_started,  // never sent
@@ -59,11 +60,13 @@ struct RollbackResult {
 // `parallelism`), each device's steps in order with the change credential, each step within
 // min(step timeout, time left to the deadline). A failing wave stops the run after the wave's
 // devices finish their current step. Every step is journaled before it is sent and after it
-// returns, so a crash leaves a record of what may have been applied.
+// returns, so a crash leaves a record of what may have been applied. Steps with `run` go over
+// SSH through `remote`; steps with `gnmi_set` go to `gnmi` as one Set each. Without a `gnmi`
+// (null), gNMI steps are not sent (the rollback-plan gate refuses such changes beforehand).
 class Executor {
  public:
   Executor(Remote& remote, const intent::Inventory& inventory, const intent::Change& change,
-           EvidenceBundle* evidence, int parallelism);
+           EvidenceBundle* evidence, int parallelism, GnmiSteps* gnmi = nullptr);
 
   Execution apply(std::chrono::steady_clock::time_point deadline);
 
@@ -75,12 +78,17 @@ class Executor {
  private:
   StepRun run_step(const intent::Step& step, int index, const std::string& phase, Duration timeout,
                    const std::string& timeout_cause);
+  void run_ssh_step(const intent::Device& device, const intent::Step& step, Duration timeout,
+                    const std::string& timeout_cause, StepRun& run);
+  void run_gnmi_step(const intent::Device& device, const intent::Step& step, Duration timeout,
+                     const std::string& timeout_cause, StepRun& run);
 
   Remote& remote_;
   const intent::Inventory& inventory_;
   const intent::Change& change_;
   EvidenceBundle* evidence_;
   int parallelism_;
+  GnmiSteps* gnmi_;
 };
 
 }  // namespace fabgate::pipeline

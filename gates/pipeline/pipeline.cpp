@@ -27,7 +27,7 @@ std::string count_of(std::size_t n, const std::string& noun) {
 }
 
 // Rule sets named by fabgate.yaml and the change, read from the commit's policies/compare/;
-// "fabric-default" falls back to the copy compiled into fabgate.
+// "fabric-default" and "rdma-default" fall back to the copies compiled into fabgate.
 Result<std::vector<compare::RuleSet>> rule_sets_for(const intent::IntentRepository& repository,
                                                     const intent::Change& change) {
   std::vector<std::string> names = repository.settings.rule_sets;
@@ -43,9 +43,11 @@ Result<std::vector<compare::RuleSet>> rule_sets_for(const intent::IntentReposito
       if (!set.ok()) return std::move(set).error();
       if (set->name == name) found = std::move(set.value());
     }
-    if (!found && name == "fabric-default") {
-      auto set =
-          compare::load_rule_set(compare::default_rule_set_text(), compare::kDefaultRuleSetName);
+    if (!found && (name == "fabric-default" || name == "rdma-default")) {
+      auto set = name == "fabric-default" ? compare::load_rule_set(compare::default_rule_set_text(),
+                                                                   compare::kDefaultRuleSetName)
+                                          : compare::load_rule_set(compare::rdma_rule_set_text(),
+                                                                   compare::kRdmaRuleSetName);
       if (!set.ok()) return std::move(set).error();
       found = std::move(set.value());
     }
@@ -193,10 +195,12 @@ void Pipeline::check_rollback_plan(GateRecord& record) {
   for (const auto& device : stepped)
     if (!undone.count(device))
       record.details.push_back(device + " has steps but no rollback steps");
-  for (const auto* list : {&change_.steps, &change_.rollback})
-    for (const auto& step : *list)
-      if (step.run.empty())
-        record.details.push_back(step.device + ": gNMI steps are not executable by this build");
+  if (!with_.gnmi)
+    for (const auto* list : {&change_.steps, &change_.rollback})
+      for (const auto& step : *list)
+        if (step.run.empty())
+          record.details.push_back(step.device +
+                                   ": gNMI steps are not executable without a gNMI client");
   record.verdict = record.details.empty() ? Verdict::pass : Verdict::fail;
   record.summary = record.details.empty() ? count_of(change_.rollback.size(), "rollback step") +
                                                 " for " + count_of(stepped.size(), "device")
@@ -250,7 +254,7 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
 
 void Pipeline::execute(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
-                    options_.parallelism);
+                    options_.parallelism, with_.gnmi);
   auto deadline = started_ + change_.bounds.deadline;
   execution_ = executor.apply(deadline);
   outcome_.steps = execution_.runs;
@@ -369,7 +373,7 @@ void Pipeline::stop_watch(GateRecord& record) {
 
 void Pipeline::roll_back(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
-                    options_.parallelism);
+                    options_.parallelism, with_.gnmi);
   rollback_ = executor.rollback(execution_.touched);
   outcome_.rollback_steps = rollback_.runs;
   for (const auto& run : rollback_.runs)
@@ -513,10 +517,10 @@ void Pipeline::diagnose() {
   std::string link = verdict_of("post-compare", "link");
   if ((forwarding_failed || transport_failed) && control == "pass") {
     outcome_.diagnosis.push_back(
-        std::string("control plane held while ") +
-        (forwarding_failed ? "forwarding" : "transport") +
-        " failed: every BGP session stayed as it was" +
-        (link == "pass" ? " and every link stayed up" : "") +
+        std::string("control plane held while ") + (forwarding_failed ? "forwarding" : "transport") +
+        " failed: every BGP session check held (no session or prefix count changed beyond what "
+        "the change declared)" +
+        (link == "pass" ? " and so did every link check" : "") +
         ", yet traffic was lost. A dashboard of sessions and links would have shown green.");
   }
   if (verdict_of("restored-compare", "control-plane") == "pass" &&

@@ -70,6 +70,7 @@ class Pipeline {
     Snapshotter& snapshotter;
     EvidenceBundle& evidence;
     GateObserver& observer;
+    GnmiSteps* gnmi = nullptr;  // sends gNMI steps; null: changes with gNMI steps are refused
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
