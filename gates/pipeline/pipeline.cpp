@@ -517,7 +517,8 @@ void Pipeline::diagnose() {
   std::string link = verdict_of("post-compare", "link");
   if ((forwarding_failed || transport_failed) && control == "pass") {
     outcome_.diagnosis.push_back(
-        std::string("control plane held while ") + (forwarding_failed ? "forwarding" : "transport") +
+        std::string("control plane held while ") +
+        (forwarding_failed ? "forwarding" : "transport") +
         " failed: every BGP session check held (no session or prefix count changed beyond what "
         "the change declared)" +
         (link == "pass" ? " and so did every link check" : "") +
