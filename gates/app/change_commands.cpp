@@ -10,6 +10,7 @@
 #include "adapters/core/text.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/app/intent_loading.h"
+#include "gates/app/policy_check.h"
 #include "gates/pipeline/collector_snapshotter.h"
 #include "gates/pipeline/gnmi_steps.h"
 #include "gates/pipeline/pipeline.h"
@@ -71,6 +72,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   auto committed = require_committed(loaded.value());
   if (!committed.ok()) return std::move(committed).error();
   const auto& repository = *loaded->outcome.repository;
+  if (auto problems = policy_problems(repository); !problems.empty())
+    return Error::invalid_input("policies at " + loaded->commit.id.substr(0, 12) + " are invalid",
+                                problems);
   const intent::Change* change = repository.find_change(options.change);
   if (!change) {
     std::vector<std::string> ids;

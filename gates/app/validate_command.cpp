@@ -5,6 +5,7 @@
 
 #include "adapters/core/text.h"
 #include "gates/app/intent_loading.h"
+#include "gates/app/policy_check.h"
 
 namespace fabgate::app {
 namespace {
@@ -86,13 +87,16 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
             "apply would refuse it");
     }
   }
-  const bool valid = problems.empty();
+  std::vector<std::string> policy_lines;
+  if (outcome.repository) policy_lines = policy_problems(*outcome.repository);
+  const bool valid = problems.empty() && policy_lines.empty();
 
   if (console.json_mode()) {
     nlohmann::json document = {{"valid", valid},
                                {"commit", commit_json(loaded->commit)},
                                {"intent_root", loaded->intent_root},
                                {"problems", problems_json(problems)},
+                               {"policy_problems", policy_lines},
                                {"uncommitted", loaded->uncommitted}};
     if (outcome.repository) {
       const auto& repository = *outcome.repository;
@@ -111,10 +115,12 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
                  " (validated the commit; plan and apply will refuse until it is committed)");
 
   if (!valid) {
+    auto lines = problems.lines();
+    lines.insert(lines.end(), policy_lines.begin(), policy_lines.end());
     return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " has " +
-                                    std::to_string(problems.size()) + " problem" +
-                                    (problems.size() == 1 ? "" : "s"),
-                                problems.lines());
+                                    std::to_string(lines.size()) + " problem" +
+                                    (lines.size() == 1 ? "" : "s"),
+                                lines);
   }
   if (!console.json_mode()) {
     const auto& repository = *outcome.repository;

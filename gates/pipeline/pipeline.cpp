@@ -225,10 +225,31 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
   nlohmann::json document = nlohmann::json::array();
   std::size_t passed = 0;
   record.verdict = Verdict::pass;
-  for (const auto& outcome : outcomes) {
+  // A probe that failed or had no evidence may be waived by the exceptions register, with a
+  // scope naming the host and `rule: probe:<name>` (e.g. no RDMA device on a host in RMA). The
+  // waiver is listed wherever the probe is.
+  auto exceptions = exceptions_for(repository_);
+  std::size_t waived = 0;
+  for (auto& outcome : outcomes) {
+    if (outcome.verdict != Verdict::pass && exceptions.ok()) {
+      for (const auto& entry : exceptions->entries) {
+        if (entry.expired(now_utc()) || !entry.covers(outcome.host, "probe:" + outcome.name, {}))
+          continue;
+        outcome.waived_by = entry.id;
+        record.details.push_back("[" + outcome.layer + "] " + outcome.name + " on " + outcome.host +
+                                 ": " + std::string(to_string(outcome.verdict)) + " WAIVED by " +
+                                 entry.id + " (" + entry.owner + ", until " +
+                                 format_utc(entry.expiry) + "): " + outcome.reason);
+        if (std::find(outcome_.exceptions_used.begin(), outcome_.exceptions_used.end(),
+                      entry.id) == outcome_.exceptions_used.end())
+          outcome_.exceptions_used.push_back(entry.id);
+        break;
+      }
+    }
     document.push_back(to_json(outcome));
-    if (outcome.verdict == Verdict::pass) {
+    if (outcome.verdict == Verdict::pass || !outcome.waived_by.empty()) {
       ++passed;
+      waived += !outcome.waived_by.empty();
     } else {
       if (record.verdict != Verdict::fail) record.verdict = outcome.verdict;
       record.details.push_back("[" + outcome.layer + "] " + outcome.name + " on " + outcome.host +
@@ -236,15 +257,17 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
                                outcome.reason);
     }
     auto& layer = outcome_.layers[phase][outcome.layer];
-    if (layer.is_null() || outcome.verdict != Verdict::pass)
-      if (layer.is_null() || layer != "fail") layer = std::string(to_string(outcome.verdict));
+    bool counts_as_pass = outcome.verdict == Verdict::pass || !outcome.waived_by.empty();
+    if (layer.is_null() || (!counts_as_pass && layer != "fail"))
+      layer = counts_as_pass ? "pass" : std::string(to_string(outcome.verdict));
     outcome_.probes.push_back(outcome);
   }
   auto written = with_.evidence.write_json("probes/" + phase + ".json", document);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
   record.summary = outcomes.empty() ? "no probes declared"
                                     : std::to_string(passed) + "/" +
-                                          std::to_string(outcomes.size()) + " probes passed";
+                                          std::to_string(outcomes.size()) + " probes passed" +
+                                          (waived ? " (" + std::to_string(waived) + " waived)" : "");
   if (outcomes.empty() && phase != "restored") {
     // A change without probes proves nothing about the service; refuse rather than pass.
     record.verdict = Verdict::no_evidence;

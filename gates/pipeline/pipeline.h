@@ -59,6 +59,7 @@ struct RunOutcome {
   std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
+  std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the

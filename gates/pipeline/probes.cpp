@@ -202,7 +202,8 @@ nlohmann::json to_json(const ProbeOutcome& outcome) {
           {"started_at", format_utc(outcome.started)},
           {"duration_ms", outcome.duration.count()},
           {"output", outcome.output},
-          {"detail", outcome.detail}};
+          {"detail", outcome.detail},
+          {"waived_by", outcome.waived_by}};
 }
 
 std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context,

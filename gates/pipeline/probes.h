@@ -24,6 +24,7 @@ struct ProbeOutcome {
   int exit_status = -1;
   std::string output;     // raw output, for evidence
   nlohmann::json detail;  // the built-in probe's JSON document (per-flow results...)
+  std::string waived_by;  // exception id when a fail/no-evidence was waived by the register
   TimePoint started;
   Duration duration{0};
 };

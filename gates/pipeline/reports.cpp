@@ -182,6 +182,9 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   md << "- First disproven hypothesis: "
      << (outcome.first_disproven.empty() ? "none" : md_cell(outcome.first_disproven)) << "\n";
   for (const auto& line : outcome.diagnosis) md << "- Diagnosis: " << md_cell(line) << "\n";
+  if (!outcome.exceptions_used.empty())
+    md << "- Exceptions used (waived checks are listed under Findings): "
+       << join(outcome.exceptions_used, ", ") << "\n";
   if (outcome.detection_to_restore)
     md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore)
        << "\n";
@@ -232,8 +235,9 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
           "|\n|---|---|---|---|---|---|\n";
     for (const auto& probe : outcome.probes)
       md << "| " << probe.phase << " | " << probe.name << " | " << probe.layer << " | "
-         << probe.host << " | " << to_string(probe.verdict) << " | " << md_cell(probe.reason)
-         << " |\n";
+         << probe.host << " | " << to_string(probe.verdict)
+         << (probe.waived_by.empty() ? "" : " (waived by " + probe.waived_by + ")") << " | "
+         << md_cell(probe.reason) << " |\n";
     md << "\n";
   }
   if (!outcome.steps.empty()) {
@@ -318,7 +322,7 @@ std::string render_junit(const ReportContext& context, const RunOutcome& outcome
     failures += blocks(gate.verdict);
     skipped += gate.verdict == Verdict::skipped;
   }
-  for (const auto& probe : outcome.probes) failures += blocks(probe.verdict);
+  for (const auto& probe : outcome.probes) failures += blocks(probe.verdict) && probe.waived_by.empty();
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures
@@ -342,7 +346,7 @@ std::string render_junit(const ReportContext& context, const RunOutcome& outcome
     xml << "    <testcase classname=\"probes." << xml_escape(probe.phase) << "\" name=\""
         << xml_escape(probe.name + " [" + probe.layer + "]") << "\" time=\""
         << probe.duration.count() / 1000.0 << "\">\n";
-    if (blocks(probe.verdict))
+    if (blocks(probe.verdict) && probe.waived_by.empty())
       xml << "      <failure type=\"" << to_string(probe.verdict) << "\" message=\""
           << xml_escape(probe.reason) << "\"/>\n";
     xml << "    </testcase>\n";
@@ -379,7 +383,7 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"first_disproven", outcome.first_disproven},
       {"device_state", outcome.device_state},
       {"diagnosis", outcome.diagnosis},
-      {"exceptions_used", nlohmann::json::array()},
+      {"exceptions_used", outcome.exceptions_used},
       {"finished_at", format_utc(now_utc())}};
   if (outcome.detection_to_restore)
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();

@@ -260,6 +260,51 @@ TEST_F(ApplyEndToEnd, ProbeWithoutEvidenceNeverPasses) {
   EXPECT_EQ(config("d1"), "mtu 9000\n");
 }
 
+TEST_F(ApplyEndToEnd, ExceptionWaivesANoEvidenceProbeAndIsListedEverywhere) {
+  // Given a probe that cannot run on d2 (think: no RDMA device while its NIC is in RMA) and an
+  // unexpired exception for it, then apply is accepted, and the waiver shows in the manifest,
+  // the report and the terminal. An expired exception waives nothing.
+  auto register_with = [&](const std::string& expiry) {
+    repo_.write("policies/exceptions.yaml",
+                "exceptions:\n  - id: EXC-7\n    scope: {device: d2, rule: \"probe:config-healthy\"}\n"
+                "    reason: NIC in RMA\n    owner: oncall@example.net\n    expiry: " +
+                    expiry + "\n");
+    repo_.commit_all("exception until " + expiry);
+  };
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
+                       "/nonexistent/rdma-check"));
+  register_with("2099-01-01T00:00:00Z");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("1 waived"), std::string::npos) << out.output;
+  auto m = manifest();
+  EXPECT_EQ(m["exceptions_used"], nlohmann::json::array({"EXC-7"}));
+  auto report = testing::read_file((bundle() / "report.md").string());
+  EXPECT_NE(report.find("WAIVED by EXC-7 (oncall@example.net"), std::string::npos) << report;
+
+  std::filesystem::remove_all(evidence_);
+  write_config("d1", "mtu 9000\n");
+  register_with("2020-01-01T00:00:00Z");
+  auto expired = fabgate("apply c");
+  EXPECT_EQ(expired.exit_code, 3) << expired.output;
+}
+
+TEST_F(ApplyEndToEnd, InvalidPolicyFilesAreInvalidInput) {
+  // Given an exceptions register with a misspelt key, then validate and apply both exit 2
+  // naming the file and line, and nothing is touched.
+  commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
+  repo_.write("policies/exceptions.yaml",
+              "exceptions:\n  - id: EXC-1\n    scope: {device: d1, rule: x}\n    reason: r\n"
+              "    owner: o\n    expires: 2099-01-01T00:00:00Z\n");
+  repo_.commit_all("bad register");
+  for (const char* command : {"validate", "apply c"}) {
+    auto out = fabgate(command);
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+    EXPECT_NE(out.output.find("policies/exceptions.yaml:6:5"), std::string::npos) << out.output;
+  }
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
 TEST_F(ApplyEndToEnd, UnreachableDeviceIsNoEvidenceNotHealth) {
   // Given a device whose host key in known_hosts is wrong, then the baseline snapshot has no
   // evidence for it and the change is refused; no command reaches the device.

@@ -1,0 +1,38 @@
+#include "gates/app/policy_check.h"
+
+#include "gates/compare/exception_register.h"
+#include "gates/compare/rule_set.h"
+
+namespace fabgate::app {
+namespace {
+
+void collect(const Error& error, const std::string& display, std::vector<std::string>& out) {
+  if (error.details.empty()) {
+    out.push_back(display + ": error: " + error.message);
+    return;
+  }
+  for (const auto& detail : error.details) out.push_back(detail);
+}
+
+}  // namespace
+
+std::vector<std::string> policy_problems(const intent::IntentRepository& repository) {
+  std::vector<std::string> problems;
+  const std::string& policies = repository.settings.policies_dir;
+  auto shown = [&](const std::string& path) {
+    return repository.root.empty() ? path : repository.root + "/" + path;
+  };
+  for (const auto& [path, text] : repository.policy_texts) {
+    bool yaml = path.size() > 5 && path.compare(path.size() - 5, 5, ".yaml") == 0;
+    if (yaml && path.rfind(policies + "/compare/", 0) == 0) {
+      auto set = compare::load_rule_set(text, shown(path));
+      if (!set.ok()) collect(set.error(), shown(path), problems);
+    } else if (path == policies + "/exceptions.yaml") {
+      auto exceptions = compare::load_exception_register(text, shown(path));
+      if (!exceptions.ok()) collect(exceptions.error(), shown(path), problems);
+    }
+  }
+  return problems;
+}
+
+}  // namespace fabgate::app
