@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adapters/core/build_info.h"
+#include "adapters/core/redact.h"
 #include "cmd/fabgate/change.h"
 #include "cmd/fabgate/diff.h"
 #include "cmd/fabgate/snapshot.h"
@@ -34,8 +35,10 @@ namespace {
 int report(const Result<ExitCode>& outcome) {
   if (outcome.ok()) return to_int(outcome.value());
   const Error& error = outcome.error();
-  std::fprintf(stderr, "fabgate: error: %s\n", error.message.c_str());
-  for (const auto& detail : error.details) std::fprintf(stderr, "  %s\n", detail.c_str());
+  const Redactor redactor;  // errors quote device output and commands, which can hold secrets
+  std::fprintf(stderr, "fabgate: error: %s\n", redactor.redact(error.message).c_str());
+  for (const auto& detail : error.details)
+    std::fprintf(stderr, "  %s\n", redactor.redact(detail).c_str());
   return to_int(error.exit_code);
 }
 

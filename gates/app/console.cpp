@@ -17,19 +17,22 @@ Console Console::standard(bool json_mode) {
   return Console(stdout, stderr, json_mode);
 }
 
-void Console::line(std::string_view text) {
+void Console::line(std::string_view raw) {
+  std::string text = redactor_.redact(raw);
   std::FILE* stream = json_mode_ ? err_ : out_;
   std::fwrite(text.data(), 1, text.size(), stream);
   std::fputc('\n', stream);
   std::fflush(stream);
 }
 
-void Console::warn(std::string_view text) {
+void Console::warn(std::string_view raw) {
+  std::string text = redactor_.redact(raw);
   std::fprintf(err_, "fabgate: warning: %.*s\n", static_cast<int>(text.size()), text.data());
   std::fflush(err_);
 }
 
-void Console::json(std::string_view document) {
+void Console::json(std::string_view raw) {
+  std::string document = redactor_.redact(raw);
   std::fwrite(document.data(), 1, document.size(), out_);
   std::fputc('\n', out_);
   std::fflush(out_);

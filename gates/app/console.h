@@ -4,10 +4,14 @@
 #include <string>
 #include <string_view>
 
+#include "adapters/core/redact.h"
+
 namespace fabgate::app {
 
-// Where commands write for people. Colour only on a terminal and never when NO_COLOR is set;
-// in --json mode human lines go to stderr so stdout stays one JSON document.
+// Where commands write for people. Everything printed passes through a Redactor: device output
+// and error text can carry secrets, and terminals end up in CI logs. Colour only on a terminal and
+// never when NO_COLOR is set; in --json mode human lines go to stderr so stdout stays one JSON
+// document.
 class Console {
  public:
   Console(std::FILE* out, std::FILE* err, bool json_mode);
@@ -28,6 +32,7 @@ class Console {
  private:
   std::string paint(const char* code, std::string_view text) const;
 
+  Redactor redactor_;
   std::FILE* out_;
   std::FILE* err_;
   bool json_mode_;

@@ -164,7 +164,8 @@ Status EvidenceBundle::finish(nlohmann::json manifest) {
   manifest["bundle_sha256"] = bundle_digest(files);
   return write_file_atomically(
       dir_ / kManifest,
-      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      redactor_.redact(manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          "\n");
 }
 
 Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {

@@ -240,8 +240,8 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
                                  ": " + std::string(to_string(outcome.verdict)) + " WAIVED by " +
                                  entry.id + " (" + entry.owner + ", until " +
                                  format_utc(entry.expiry) + "): " + outcome.reason);
-        if (std::find(outcome_.exceptions_used.begin(), outcome_.exceptions_used.end(),
-                      entry.id) == outcome_.exceptions_used.end())
+        if (std::find(outcome_.exceptions_used.begin(), outcome_.exceptions_used.end(), entry.id) ==
+            outcome_.exceptions_used.end())
           outcome_.exceptions_used.push_back(entry.id);
         break;
       }
@@ -264,10 +264,11 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
   }
   auto written = with_.evidence.write_json("probes/" + phase + ".json", document);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
-  record.summary = outcomes.empty() ? "no probes declared"
-                                    : std::to_string(passed) + "/" +
-                                          std::to_string(outcomes.size()) + " probes passed" +
-                                          (waived ? " (" + std::to_string(waived) + " waived)" : "");
+  record.summary = outcomes.empty()
+                       ? "no probes declared"
+                       : std::to_string(passed) + "/" + std::to_string(outcomes.size()) +
+                             " probes passed" +
+                             (waived ? " (" + std::to_string(waived) + " waived)" : "");
   if (outcomes.empty() && phase != "restored") {
     // A change without probes proves nothing about the service; refuse rather than pass.
     record.verdict = Verdict::no_evidence;

@@ -322,7 +322,8 @@ std::string render_junit(const ReportContext& context, const RunOutcome& outcome
     failures += blocks(gate.verdict);
     skipped += gate.verdict == Verdict::skipped;
   }
-  for (const auto& probe : outcome.probes) failures += blocks(probe.verdict) && probe.waived_by.empty();
+  for (const auto& probe : outcome.probes)
+    failures += blocks(probe.verdict) && probe.waived_by.empty();
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures

@@ -265,10 +265,11 @@ TEST_F(ApplyEndToEnd, ExceptionWaivesANoEvidenceProbeAndIsListedEverywhere) {
   // unexpired exception for it, then apply is accepted, and the waiver shows in the manifest,
   // the report and the terminal. An expired exception waives nothing.
   auto register_with = [&](const std::string& expiry) {
-    repo_.write("policies/exceptions.yaml",
-                "exceptions:\n  - id: EXC-7\n    scope: {device: d2, rule: \"probe:config-healthy\"}\n"
-                "    reason: NIC in RMA\n    owner: oncall@example.net\n    expiry: " +
-                    expiry + "\n");
+    repo_.write(
+        "policies/exceptions.yaml",
+        "exceptions:\n  - id: EXC-7\n    scope: {device: d2, rule: \"probe:config-healthy\"}\n"
+        "    reason: NIC in RMA\n    owner: oncall@example.net\n    expiry: " +
+            expiry + "\n");
     repo_.commit_all("exception until " + expiry);
   };
   commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
@@ -303,6 +304,27 @@ TEST_F(ApplyEndToEnd, InvalidPolicyFilesAreInvalidInput) {
     EXPECT_NE(out.output.find("policies/exceptions.yaml:6:5"), std::string::npos) << out.output;
   }
   EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApplyEndToEnd, SecretsInStepsOutputAndErrorsNeverReachEvidenceOrTerminal) {
+  // Given a step that carries a BGP neighbor password, a probe whose output and error carry a
+  // secret and a bearer token, then no canary appears anywhere in the evidence bundle or on the
+  // terminal.
+  commit_intent(change("echo 'neighbor 10.0.0.1 password CanaryPw1' >> {home}/d1.conf",
+                       "cp {home}/d1.bak {home}/d1.conf",
+                       "echo 'secret 5 CanaryS2'; echo 'Authorization: Bearer CanaryTok3' >&2; "
+                       "! grep -q password {home}/d1.conf"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  for (const char* canary : {"CanaryPw1", "CanaryS2", "CanaryTok3"}) {
+    EXPECT_EQ(out.output.find(canary), std::string::npos) << canary << " on the terminal";
+    auto hits = testing::run_shell("grep -rl " + std::string(canary) + " " +
+                                   shell_quoted(bundle().string()));
+    EXPECT_EQ(hits.output, "") << canary << " in " << hits.output;
+  }
+  // The commands were recorded, with the secrets replaced rather than dropped.
+  auto commands = testing::read_file((bundle() / "commands.jsonl").string());
+  EXPECT_NE(commands.find("password <redacted>"), std::string::npos);
 }
 
 TEST_F(ApplyEndToEnd, UnreachableDeviceIsNoEvidenceNotHealth) {
