@@ -18,6 +18,17 @@ Status make_nonblocking(rdma_event_channel* channel) {
   return Ok{};
 }
 
+std::string errno_text(const char* call) {
+  return std::string(call) + ": " + std::strerror(errno);
+}
+
+Expected<EventChannel, std::string> open_event_channel() {
+  EventChannel channel(rdma_create_event_channel());
+  if (!channel) return errno_text("rdma_create_event_channel") + " (is rdma_ucm loaded?)";
+  if (auto status = make_nonblocking(channel.get()); !status) return status.error().message;
+  return channel;
+}
+
 Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel,
                                                Clock::time_point deadline) {
   while (true) {

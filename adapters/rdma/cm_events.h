@@ -24,6 +24,11 @@ struct CmWaitFailure {
 // rdma_get_cm_event blocks forever by default; the probe must never hang, so the channel is
 // switched to non-blocking and every wait is a poll() bounded by `deadline`.
 Status make_nonblocking(rdma_event_channel* channel);
+// "ibv_reg_mr: Cannot allocate memory": a failed verbs/rdma_cm call and the errno it left.
+std::string errno_text(const char* call);
+// A new rdma_cm event channel, already non-blocking. Failing here means the host cannot do
+// RDMA connection management at all (rdma_ucm not loaded), which is no evidence, not a fault.
+Expected<EventChannel, std::string> open_event_channel();
 Expected<CmEvent, CmWaitFailure> next_cm_event(rdma_event_channel* channel,
                                                Clock::time_point deadline);
 Expected<CmEvent, CmWaitFailure> await_cm_event(rdma_event_channel* channel,

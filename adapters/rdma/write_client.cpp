@@ -55,10 +55,6 @@ struct ClientResources {
   std::vector<QueuePairRun> qps;
 };
 
-std::string errno_text(const char* call) {
-  return std::string(call) + ": " + std::strerror(errno);
-}
-
 std::string gid_text(const ibv_gid& gid) {
   char text[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, gid.raw, text, sizeof text);
@@ -465,17 +461,13 @@ RdmaWriteResult run_write_client(const WritePlan& plan, ReconnectOutcome* existi
   }
 
   ClientResources resources;
-  resources.channel.reset(rdma_create_event_channel());
-  if (!resources.channel) {
+  auto channel = open_event_channel();
+  if (!channel) {
     result.verdict = Verdict::no_evidence;
-    result.reason = errno_text("rdma_create_event_channel") + " (is rdma_ucm loaded?)";
+    result.reason = channel.error();
     return result;
   }
-  if (auto status = make_nonblocking(resources.channel.get()); !status) {
-    result.verdict = Verdict::no_evidence;
-    result.reason = status.error().message;
-    return result;
-  }
+  resources.channel = std::move(channel).value();
 
   auto phase_start = Clock::now();
   for (int index = 0; index < plan.qps; ++index) {

@@ -29,10 +29,6 @@ struct ListenerResources {
   std::vector<AcceptedConnection> connections;
 };
 
-std::string errno_text(const char* call) {
-  return std::string(call) + ": " + std::strerror(errno);
-}
-
 void reject(rdma_cm_id* id, const std::string& why, std::vector<std::string>& problems) {
   problems.push_back("rejected a connection: " + why);
   rdma_reject(id, nullptr, 0);
@@ -119,17 +115,13 @@ RdmaWriteResult run_write_listener(const WritePlan& plan) {
     return result;
   }
   ListenerResources resources;
-  resources.channel.reset(rdma_create_event_channel());
-  if (!resources.channel) {
+  auto channel = open_event_channel();
+  if (!channel) {
     result.verdict = Verdict::no_evidence;
-    result.reason = errno_text("rdma_create_event_channel") + " (is rdma_ucm loaded?)";
+    result.reason = channel.error();
     return result;
   }
-  if (auto status = make_nonblocking(resources.channel.get()); !status) {
-    result.verdict = Verdict::no_evidence;
-    result.reason = status.error().message;
-    return result;
-  }
+  resources.channel = std::move(channel).value();
   rdma_cm_id* listen_id = nullptr;
   if (rdma_create_id(resources.channel.get(), &listen_id, nullptr, RDMA_PS_TCP) != 0) {
     result.verdict = Verdict::no_evidence;
