@@ -23,6 +23,8 @@ class Console {
   void line(std::string_view text);      // human output
   void warn(std::string_view text);      // "fabgate: warning: ..." on stderr
   void json(std::string_view document);  // the one JSON document (stdout)
+  // A configured secret value (fabgate.yaml `secrets.env`), redacted from everything printed.
+  void add_secret(std::string value) { redactor_.add_secret(std::move(value)); }
 
   std::string green(std::string_view text) const { return paint("32", text); }
   std::string red(std::string_view text) const { return paint("31", text); }

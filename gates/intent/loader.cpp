@@ -1,6 +1,7 @@
 #include "gates/intent/loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <set>
 
@@ -157,7 +158,7 @@ Settings Loader::load_settings() {
   if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
-                     "snapshot", "compare", "probes"},
+                     "snapshot", "compare", "probes", "secrets"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -214,6 +215,23 @@ Settings Loader::load_settings() {
       reader.check_keys(*snapshot, {"max_age"}, "snapshot");
       if (auto v = reader.duration(*snapshot, "max_age", Need::optional, "snapshot"))
         settings.snapshot_max_age = *v;
+    }
+  }
+  if (auto secrets = reader.child(*root, "secrets", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*secrets, "secrets")) {
+      reader.check_keys(*secrets, {"env"}, "secrets");
+      if (auto names = reader.string_list(*secrets, "env", Need::optional, "secrets")) {
+        for (std::size_t i = 0; i < names->size(); ++i) {
+          const auto& name = (*names)[i];
+          bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+          for (char c : name)
+            valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+          if (!valid)
+            reader.error((*secrets)["env"][i], "'" + name + "' is not an environment variable name",
+                         "letters, digits and '_', not starting with a digit");
+        }
+        settings.secret_env = *names;
+      }
     }
   }
   if (auto compare = reader.child(*root, "compare", Need::optional, "fabgate.yaml")) {

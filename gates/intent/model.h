@@ -45,6 +45,10 @@ struct Settings {
   ProbeSettings probes;
   Duration snapshot_max_age{600'000};  // a snapshot older than this is stale (no-evidence)
   std::vector<std::string> rule_sets = {"fabric-default"};  // applied to every change
+  // Names of environment variables whose values are secrets (API tokens, BGP passwords the
+  // steps use...): their values are redacted from evidence, logs and the terminal. The values
+  // themselves never live in the intent repository.
+  std::vector<std::string> secret_env;
   SourceLocation where;
 };
 

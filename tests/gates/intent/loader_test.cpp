@@ -312,6 +312,23 @@ TEST(LoadIntent, RdmaHostPlatformAndRdmaDefaultRuleSetAreAccepted) {
             (std::vector<std::string>{"fabric-default", "rdma-default"}));
 }
 
+TEST(LoadIntent, SecretEnvironmentVariablesAreReadAndBadNamesPointAtTheLine) {
+  // Given fabgate.yaml naming two secret variables, one of them not a variable name, then the
+  // good one is kept and the bad one is reported at its line and column.
+  auto tree = valid_tree();
+  tree.files["fabgate.yaml"] = "version: 1\nsecrets:\n  env: [BGP_MD5_KEY, 9-bad]\n";
+  auto outcome = load(tree);
+  const auto* problem = find(outcome, "'9-bad' is not an environment variable name");
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->where.line, 3);
+  EXPECT_EQ(problem->where.column, 22);
+
+  tree.files["fabgate.yaml"] = "version: 1\nsecrets:\n  env: [BGP_MD5_KEY]\n";
+  auto good = load(tree);
+  ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
+  EXPECT_EQ(good.repository->settings.secret_env, std::vector<std::string>{"BGP_MD5_KEY"});
+}
+
 TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
   auto tree = valid_tree();
   tree.files["changes/drain.yaml"] = std::string(kChange) + "";
