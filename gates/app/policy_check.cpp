@@ -1,5 +1,6 @@
 #include "gates/app/policy_check.h"
 
+#include "gates/compat/matrix.h"
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
 
@@ -30,6 +31,8 @@ std::vector<std::string> policy_problems(const intent::IntentRepository& reposit
     } else if (path == policies + "/exceptions.yaml") {
       auto exceptions = compare::load_exception_register(text, shown(path));
       if (!exceptions.ok()) collect(exceptions.error(), shown(path), problems);
+    } else if (path == policies + "/compat.yaml") {
+      auto matrix = compat::load_matrix(text, shown(path));
     }
   }
   return problems;

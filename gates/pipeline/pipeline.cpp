@@ -11,6 +11,8 @@
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
 #include "gates/compare/snapshot.h"
+#include "gates/compat/check.h"
+#include "gates/compat/matrix.h"
 #include "gates/pipeline/reports.h"
 
 namespace fabgate::pipeline {
@@ -170,22 +172,86 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
 }
 
 void Pipeline::check_compat(GateRecord& record) {
-  // Until the compatibility matrix exists, compat proves that identity was collected for every
-  // target: a version gate without identity would be a pass without evidence.
-  record.verdict = Verdict::pass;
-  for (const auto& target : change_.targets) {
-    const auto& devices = pre_.contains("devices") ? pre_["devices"] : nlohmann::json::object();
-    bool has_identity = devices.contains(target) && devices[target].contains("identity") &&
-                        devices[target]["identity"].is_object() &&
-                        !devices[target]["identity"].empty();
-    if (!has_identity) {
+  // Judges the identity the pre-change snapshot collected for every target against the
+  // compatibility matrix committed at <policies>/compat.yaml (docs/compat.md). A target without
+  // identity is no-evidence with or without a matrix: a version gate without identity would be
+  // a pass without evidence.
+  const std::string matrix_path = repository_.settings.policies_dir + "/compat.yaml";
+  std::optional<compat::Matrix> matrix;
+  if (auto text = repository_.policy_texts.find(matrix_path);
+      text != repository_.policy_texts.end()) {
+    auto loaded = compat::load_matrix(text->second, matrix_path);
+    if (!loaded.ok()) {
+      // validate, plan and apply reject a bad matrix before the pipeline (exit 2); should one
+      // get here anyway, nothing was proven.
       record.verdict = Verdict::no_evidence;
+      record.summary = loaded.error().message;
+      record.details = loaded.error().details;
+      return;
+    }
+    matrix = std::move(loaded.value());
+  }
+  static const nlohmann::json kNoDevices = nlohmann::json::object();
+  const auto& devices = pre_.contains("devices") ? pre_.at("devices") : kNoDevices;
+  std::size_t without_identity = 0, checked_targets = 0, outside = 0, unproven = 0;
+  std::map<std::string, std::vector<std::string>> unlisted;  // platform -> targets
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& target : change_.targets) {
+    auto entry = devices.find(target);
+    bool has_identity = entry != devices.end() && entry->contains("identity") &&
+                        entry->at("identity").is_object() && !entry->at("identity").empty();
+    if (!has_identity) {
+      ++without_identity;
       record.details.push_back(target + ": no identity collected (hostname, OS, versions)");
+      continue;
+    }
+    if (!matrix) continue;
+    const intent::Device* device = repository_.inventory.find(target);
+    std::string platform = device ? device->platform : std::string();
+    if (!matrix->find(platform)) {
+      unlisted[platform].push_back(target);
+      continue;
+    }
+    ++checked_targets;
+    for (const auto& finding :
+         compat::check_identity(*matrix, target, platform, entry->at("identity"))) {
+      outside += finding.verdict == compat::FindingVerdict::fail;
+      unproven += finding.verdict == compat::FindingVerdict::no_evidence;
+      if (finding.verdict != compat::FindingVerdict::pass)
+        record.details.push_back(finding.to_line());
+      findings.push_back(compat::to_json(finding));
     }
   }
-  record.summary = record.verdict == Verdict::pass
-                       ? "identity collected for " + count_of(change_.targets.size(), "target")
-                       : "identity missing on " + count_of(record.details.size(), "target");
+  record.verdict = outside ? Verdict::fail
+                           : (unproven || without_identity ? Verdict::no_evidence : Verdict::pass);
+  if (!matrix) {
+    record.summary = without_identity
+                         ? "identity missing on " + count_of(without_identity, "target")
+                         : "identity collected for " + count_of(change_.targets.size(), "target");
+    record.summary += "; no compatibility matrix (" + matrix_path + "), so no version was checked";
+    return;
+  }
+  std::vector<std::string> parts;
+  if (outside) parts.push_back(count_of(outside, "version") + " outside " + matrix_path);
+  if (unproven) parts.push_back(count_of(unproven, "required version") + " without evidence");
+  if (without_identity)
+    parts.push_back("identity missing on " + count_of(without_identity, "target"));
+  if (parts.empty())
+    parts.push_back(count_of(findings.size(), "version") + " on " +
+                    count_of(checked_targets, "target") + " within " + matrix_path);
+  // A platform the matrix does not list has nothing required of it; the summary says so, so
+  // that a pass is not read as a checked version.
+  nlohmann::json unlisted_json = nlohmann::json::object();
+  for (const auto& [platform, targets] : unlisted) {
+    parts.push_back("platform " + (platform.empty() ? std::string("(none)") : platform) +
+                    " is not in " + matrix_path + ", nothing required of " + join(targets, ", "));
+    unlisted_json[platform] = targets;
+  }
+  record.summary = join(parts, "; ");
+  auto written = with_.evidence.write_json(
+      "compat.json",
+      {{"matrix", matrix_path}, {"findings", findings}, {"unlisted_platforms", unlisted_json}});
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
 }
 
 void Pipeline::check_rollback_plan(GateRecord& record) {
