@@ -7,6 +7,7 @@
 #include "adapters/core/text.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/app/intent_loading.h"
+#include "gates/pipeline/collector_snapshotter.h"
 #include "gates/snapshot/snapshot.h"
 
 namespace fabgate::app {
@@ -76,8 +77,13 @@ void print_table(Console& out, const snapshot::Snapshot& taken) {
   }
   for (const auto& device : taken.devices) {
     if (!device.reachable && !device.missing.empty()) {
-      // One cause for every category: say it once.
-      out.line("snapshot: " + device.device + ": " + device.missing.front().reason);
+      // One cause per transport (SSH, gNMI) for every category it served: say each once.
+      std::vector<std::string> said;
+      for (const auto& item : device.missing) {
+        if (std::find(said.begin(), said.end(), item.reason) != said.end()) continue;
+        said.push_back(item.reason);
+        out.line("snapshot: " + device.device + ": " + item.reason);
+      }
       continue;
     }
     for (const auto& item : device.missing) {
@@ -136,7 +142,9 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
   snapshot::Snapshot taken;
   {
     ssh::ConnectionCache cache(connector);
-    taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id);
+    // gNMI sources ask the same endpoints, with the same clients, as a gated run does.
+    pipeline::EndpointGnmiFetcher gnmi(selected.value());
+    taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id, &gnmi);
   }  // every session is closed here
 
   auto accepted = connector.accepted_host_keys();

@@ -1,10 +1,43 @@
 #include "gates/pipeline/collector_snapshotter.h"
 
+#include "adapters/core/text.h"
+#include "gates/pipeline/gnmi_steps.h"
 #include "gates/pipeline/remote.h"
 #include "gates/snapshot/command_record.h"
 #include "gates/snapshot/snapshot.h"
 
 namespace fabgate::pipeline {
+
+EndpointGnmiFetcher::EndpointGnmiFetcher(const std::vector<const intent::Device*>& devices) {
+  for (const auto* device : devices) devices_[device->name] = device;
+}
+
+gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get(
+    const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+    Duration deadline) {
+  // Failures before the RPC name the Get the way the client's own failures do.
+  const std::string operation = "gnmi: " + device + ": Get " + join(paths, " ") + ": ";
+  auto found = devices_.find(device);
+  if (found == devices_.end())
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             operation + device + " is not among the devices being collected"};
+  if (!found->second->gnmi)
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             operation + device + " has no gnmi endpoint in the inventory"};
+  auto options = client_options_for(*found->second);
+  if (!options.ok()) {
+    auto failure = options.error();
+    failure.message = operation + failure.message;
+    return failure;
+  }
+  auto client = gnmi::connect(options.value());
+  if (!client.ok()) {
+    auto failure = client.error();
+    failure.message = operation + failure.message;
+    return failure;
+  }
+  return client.value()->get(paths, encoding, deadline);
+}
 
 TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*>& devices,
                                          const std::string& intent_commit) {
@@ -19,16 +52,25 @@ TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*
     }
     targets.push_back({to_ssh_device(*device), &profile->second});
   }
-  auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit);
+  EndpointGnmiFetcher endpoints(devices);
+  auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
+                                          gnmi_ ? gnmi_ : &endpoints);
   for (const auto& device : snapshot.devices) {
     for (const auto& missing : device.missing)
       taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);
-    if (evidence_)
+    if (evidence_) {
       for (const auto& record : device.records) {
         auto entry = snapshot::evidence_entry(record);
         entry["purpose"] = "snapshot";
         evidence_->append_command(entry);
       }
+      // The raw Get replies, so a gNMI-collected category can be checked like a command's output.
+      for (const auto& record : device.gnmi_records) {
+        auto entry = snapshot::evidence_entry(record);
+        entry["purpose"] = "snapshot";
+        evidence_->append_command(entry);
+      }
+    }
   }
   taken.document = std::move(snapshot.document);
   return taken;

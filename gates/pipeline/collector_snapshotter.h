@@ -1,23 +1,46 @@
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "adapters/ssh/connection_cache.h"
 #include "gates/pipeline/evidence.h"
 #include "gates/pipeline/snapshots.h"
 #include "gates/snapshot/collector_profile.h"
+#include "gates/snapshot/gnmi_source.h"
 
 namespace fabgate::pipeline {
 
+// The real GnmiFetcher: one Get per call to the device's inventory `gnmi` endpoint
+// (client_options_for(): address, TLS, login from the environment), on a fresh channel. A
+// device it was not built with, or one without an endpoint, is a `rejected` failure.
+class EndpointGnmiFetcher final : public snapshot::GnmiFetcher {
+ public:
+  explicit EndpointGnmiFetcher(const std::vector<const intent::Device*>& devices);
+  gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get(const std::string& device,
+                                                            const std::vector<std::string>& paths,
+                                                            gnmi::Encoding encoding,
+                                                            Duration deadline) override;
+
+ private:
+  std::map<std::string, const intent::Device*> devices_;
+};
+
 // The real Snapshotter: runs each device's platform collector profile (shipped, or the intent
-// repository's policies/collectors/<platform>.yaml at the commit) over the run's SSH sessions,
-// and records every command in the evidence's commands.jsonl.
+// repository's policies/collectors/<platform>.yaml at the commit) over the run's SSH sessions
+// and, for gNMI sources, through `gnmi` (nullptr: an EndpointGnmiFetcher over the devices
+// being collected), and records every command and Get in the evidence's commands.jsonl.
 class CollectorSnapshotter final : public Snapshotter {
  public:
   CollectorSnapshotter(snapshot::ProfileSet profiles, ssh::ConnectionCache& connections,
-                       EvidenceBundle* evidence, int parallelism)
+                       EvidenceBundle* evidence, int parallelism,
+                       snapshot::GnmiFetcher* gnmi = nullptr)
       : profiles_(std::move(profiles)),
         connections_(connections),
         evidence_(evidence),
-        parallelism_(parallelism) {}
+        parallelism_(parallelism),
+        gnmi_(gnmi) {}
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
                      const std::string& intent_commit) override;
@@ -27,6 +50,7 @@ class CollectorSnapshotter final : public Snapshotter {
   ssh::ConnectionCache& connections_;
   EvidenceBundle* evidence_;
   int parallelism_;
+  snapshot::GnmiFetcher* gnmi_;
 };
 
 // Collector profiles for an intent repository: shipped ones, overridden by

@@ -1,11 +1,63 @@
 #include "gates/snapshot/collector_profile.h"
 
+#include <algorithm>
+
 #include "adapters/core/diagnostics.h"
 #include "adapters/core/text.h"
 #include "adapters/core/yaml_reader.h"
+#include "adapters/gnmi/path.h"
 #include "gates/snapshot/normalizers.h"
 
 namespace fabgate::snapshot {
+
+namespace {
+
+// Reads `gnmi: {paths: [...], encoding: ...}` of one source. Paths are parsed here, with the
+// adapter's parser, so a typo is reported at its line and column when the profile is loaded,
+// not as a rejected Get in the middle of a change.
+void read_gnmi_source(YamlReader& reader, const YAML::Node& source_node, const std::string& what,
+                      CollectorSource& source) {
+  const auto& allowed = gnmi_categories();
+  if (!source.category.empty() &&
+      std::find(allowed.begin(), allowed.end(), source.category) == allowed.end()) {
+    reader.error(source_node["category"],
+                 "category '" + source.category + "' cannot be collected over gNMI",
+                 "gNMI sources fill " + join(allowed, ", ") + "; use commands for the others");
+  }
+  const YAML::Node node = source_node["gnmi"];
+  if (!reader.expect_map(node, "gnmi")) return;
+  reader.check_keys(node, {"paths", "encoding"}, "gnmi");
+  CollectorGnmiGet get;
+  if (auto encoding =
+          reader.choice(node, "encoding", Need::optional, "gnmi", {"json_ietf", "json"})) {
+    get.encoding = *encoding == "json" ? gnmi::Encoding::json : gnmi::Encoding::json_ietf;
+  }
+  auto paths = reader.child(node, "paths", Need::required, what + " gnmi");
+  if (paths && reader.expect_sequence(*paths, "paths")) {
+    if (paths->size() == 0) reader.error(*paths, what + " has no gNMI paths");
+    for (const auto& entry : *paths) {
+      if (!entry.IsScalar()) {
+        reader.error(entry, "a gNMI path must be a string");
+        continue;
+      }
+      const std::string text = entry.as<std::string>();
+      auto parsed = gnmi::parse_path(text);
+      if (!parsed) {
+        reader.error(entry, parsed.error().describe(text));
+        continue;
+      }
+      get.paths.push_back(text);
+    }
+  }
+  source.gnmi = std::move(get);
+}
+
+}  // namespace
+
+const std::vector<std::string>& gnmi_categories() {
+  static const std::vector<std::string> categories = {"identity", "interfaces", "bgp"};
+  return categories;
+}
 
 Result<CollectorProfile> parse_collector_profile(std::string_view text, const std::string& file) {
   auto root = parse_yaml(text, file);
@@ -24,7 +76,7 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
       std::vector<std::string> categories;
       for (const auto& node : *sources) {
         if (!reader.expect_map(node, "source")) continue;
-        reader.check_keys(node, {"category", "timeout", "commands"}, "source");
+        reader.check_keys(node, {"category", "timeout", "commands", "gnmi"}, "source");
         CollectorSource source;
         source.category = reader.string(node, "category", Need::required, "source").value_or("");
         if (auto timeout = reader.duration(node, "timeout", Need::optional, "source")) {
@@ -38,7 +90,21 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
         }
         categories.push_back(source.category);
         const std::string what = "source '" + source.category + "'";
-        auto commands = reader.child(node, "commands", Need::required, what);
+        const bool has_commands = node["commands"].IsDefined();
+        const bool has_gnmi = node["gnmi"].IsDefined();
+        if (has_commands && has_gnmi) {
+          reader.diagnostics().error(reader.key_at(node, "gnmi"),
+                                     what + " has both 'commands' and 'gnmi'",
+                                     "a source is collected one way: keep one of them");
+        } else if (!has_commands && !has_gnmi) {
+          reader.error(node, what + " needs 'commands' or 'gnmi'");
+        }
+        if (has_gnmi) {
+          read_gnmi_source(reader, node, what, source);
+          profile.sources.push_back(std::move(source));
+          continue;
+        }
+        auto commands = reader.child(node, "commands", Need::optional, what);
         if (commands && reader.expect_sequence(*commands, "commands")) {
           if (commands->size() == 0) reader.error(*commands, what + " has no commands");
           for (const auto& entry : *commands) {

@@ -1,27 +1,41 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "adapters/core/duration.h"
 #include "adapters/core/result.h"
+#include "adapters/gnmi/client.h"
 
 namespace fabgate::snapshot {
 
 // What to run on one platform (policies/collectors/<platform>.yaml). Each source fills one
-// category ("identity" or a fact category) from one or more commands, each with a normalizer.
+// category ("identity" or a fact category) from one or more commands, each with a normalizer,
+// or from one gNMI Get to the device's inventory `gnmi` endpoint.
 struct CollectorCommand {
   std::string run;    // the shell command, sent as written
   std::string parse;  // normalizer name (normalizers.h)
 };
 
+// A gNMI source: one Get of `paths` (validated with the adapter's parser), normalized by
+// gnmi::snapshot_facts(), which fills only identity, interfaces and bgp.
+struct CollectorGnmiGet {
+  std::vector<std::string> paths;
+  gnmi::Encoding encoding = gnmi::Encoding::json_ietf;
+};
+
 struct CollectorSource {
   std::string category;
-  Duration timeout{10'000};  // per command
-  std::vector<CollectorCommand> commands;
+  Duration timeout{10'000};                // per command, or the deadline of the gNMI Get
+  std::vector<CollectorCommand> commands;  // empty when `gnmi` is set
+  std::optional<CollectorGnmiGet> gnmi;
 };
+
+// The categories a gNMI source may fill: those gnmi::snapshot_facts() produces.
+const std::vector<std::string>& gnmi_categories();
 
 struct CollectorProfile {
   std::string platform;

@@ -1,5 +1,7 @@
 #include "gates/snapshot/device_collector.h"
 
+#include <algorithm>
+
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
 
@@ -37,7 +39,7 @@ std::string completed_command_problem(const ssh::CommandResult& result) {
 }  // namespace
 
 DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
-                              ssh::ConnectionCache& cache) {
+                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi) {
   DeviceSnapshot snapshot;
   snapshot.device = device.name;
   json identity = {{"platform", profile.platform}};
@@ -45,13 +47,41 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
   json& document = snapshot.document;
   document = json::object();
 
-  auto shell = cache.shell(device, ssh::CredentialRole::read);
-  snapshot.reachable = shell.ok();
+  // A device collected over gNMI only may have no SSH access for its read login at all.
+  const bool needs_ssh = std::any_of(profile.sources.begin(), profile.sources.end(),
+                                     [](const CollectorSource& source) { return !source.gnmi; });
+  auto shell = needs_ssh ? cache.shell(device, ssh::CredentialRole::read)
+                         : Expected<ssh::RemoteShell*, ssh::SshFailure>(ssh::SshFailure{
+                               ssh::SshFailure::Kind::rejected, "not opened: no SSH source"});
+  snapshot.reachable = !needs_ssh || shell.ok();
   const std::string connect_problem =
       shell ? std::string()
             : std::string(ssh::to_string(shell.error().kind)) + ": " + shell.error().message;
 
   for (const auto& source : profile.sources) {
+    if (source.gnmi) {
+      auto result = collect_gnmi_source(device.name, source, gnmi);
+      if (result.record.failure &&
+          result.record.failure->kind == gnmi::GnmiFailure::Kind::unreachable)
+        snapshot.reachable = false;
+      json status = {{"status", result.facts ? "ok" : "no-evidence"}};
+      if (!result.facts) status["reason"] = result.reason;
+      status["commands"] = source_entries(result.record);
+      sources[source.category] = std::move(status);
+      if (result.facts) {
+        snapshot.collected.push_back(source.category);
+        if (source.category == "identity") {
+          // The target's identity joins the platform and whatever other sources found.
+          for (auto& [key, value] : result.facts->items()) identity[key] = value;
+        } else {
+          document[source.category] = std::move(*result.facts);
+        }
+      } else {
+        snapshot.missing.push_back({source.category, result.reason});
+      }
+      snapshot.gnmi_records.push_back(std::move(result.record));
+      continue;
+    }
     json facts = json::object();
     json commands = json::array();
     std::string reason;

@@ -9,6 +9,7 @@
 #include "adapters/ssh/connection_cache.h"
 #include "gates/snapshot/collector_profile.h"
 #include "gates/snapshot/command_record.h"
+#include "gates/snapshot/gnmi_source.h"
 
 namespace fabgate::snapshot {
 
@@ -21,18 +22,21 @@ struct MissingSource {
 // What collecting one device produced.
 struct DeviceSnapshot {
   std::string device;
+  // The SSH session opened (when a source needs it) and no gNMI Get found nothing listening.
   bool reachable = false;
   nlohmann::json document;  // identity, sources and the fact categories that were collected
-  std::vector<std::string> collected;  // categories with status ok
-  std::vector<MissingSource> missing;  // categories with status no-evidence
-  std::vector<CommandRecord> records;  // every command, in the order it was (to be) sent
+  std::vector<std::string> collected;       // categories with status ok
+  std::vector<MissingSource> missing;       // categories with status no-evidence
+  std::vector<CommandRecord> records;       // every command, in the order it was (to be) sent
+  std::vector<GnmiGetRecord> gnmi_records;  // every gNMI Get, in profile order
 };
 
 // Runs `profile` on `device` with its read login, in order, through `cache` (one session,
 // one channel per command), and normalizes the outputs. A missing command, a non-zero exit, a
 // timeout, truncated or unparsable output makes that source no-evidence and its category
-// absent: never an empty healthy value.
+// absent: never an empty healthy value. gNMI sources go through `gnmi` (collect_gnmi_source);
+// a profile with gNMI sources only opens no SSH session.
 DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
-                              ssh::ConnectionCache& cache);
+                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi = nullptr);
 
 }  // namespace fabgate::snapshot

@@ -24,8 +24,10 @@ struct Snapshot {
 };
 
 // Collects every target through `cache`, at most `parallelism` devices at a time; a device's
-// commands run in order on its one session. The document follows docs/snapshot-format.md.
+// commands run in order on its one session, its gNMI sources through `gnmi` (nullptr: gNMI
+// sources are no-evidence). The document follows docs/snapshot-format.md.
 Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
-                       int parallelism, const std::string& intent_commit);
+                       int parallelism, const std::string& intent_commit,
+                       GnmiFetcher* gnmi = nullptr);
 
 }  // namespace fabgate::snapshot

@@ -3,7 +3,8 @@
 //   1. drain spine1          -> accepted (exit 0)
 //   2. bad prefix filter     -> rolled back and verified (exit 4)
 //   3. silent drop on spine1 -> rolled back and verified (exit 4); BGP held while flows died
-//   4. leaf1 MTU over gNMI   -> accepted (exit 0); the Set reached leaf1's interface
+//   4. leaf1 MTU over gNMI   -> accepted (exit 0); the Set reached leaf1's interface, and
+//      the snapshots read the switches' interfaces with a gNMI Get (the lab's collector)
 // plus, written by the test, an interface disable over gNMI that is rolled back over gNMI.
 // After each rolled-back change, routes and BGP state equal the pre-change snapshot. A probe
 // of the silent drop with one flow versus many shows why many are needed.
@@ -209,12 +210,15 @@ int mtu_on(const std::string& node, const std::string& interface) {
   }
 }
 
-std::vector<json> gnmi_commands(const std::filesystem::path& bundle) {
+// The gNMI records of a run's commands.jsonl: Sets of steps and rollbacks, or (with
+// `snapshot_gets`) the Gets the snapshots sent for gNMI collector sources.
+std::vector<json> gnmi_commands(const std::filesystem::path& bundle, bool snapshot_gets = false) {
   std::vector<json> out;
   std::ifstream in(bundle / "commands.jsonl");
   for (std::string line; std::getline(in, line);) {
     auto record = json::parse(line, nullptr, false);
-    if (record.is_object() && record.value("transport", "") == "gnmi") out.push_back(record);
+    if (!record.is_object() || record.value("transport", "") != "gnmi") continue;
+    if ((record.value("purpose", "") == "snapshot") == snapshot_gets) out.push_back(record);
   }
   return out;
 }
@@ -232,6 +236,26 @@ TEST_F(LabScenarios, Leaf1MtuChangeGoesThroughGnmiEndToEnd) {
   EXPECT_EQ(sets[0]["device"], "leaf1");
   EXPECT_EQ(sets[0]["purpose"], "step");
   EXPECT_FALSE(sets[0].contains("failure")) << sets[0].dump();
+  // The lab collects the switches' interfaces with a gNMI Get: the pre snapshot says so, and
+  // the post snapshot read the new MTU back over gNMI.
+  auto bundle = evidence_of(out);
+  auto pre = read_json(bundle / "snapshots/pre.json");
+  const json& source = pre["devices"]["leaf1"]["sources"]["interfaces"];
+  EXPECT_EQ(source["status"], "ok") << source.dump(2);
+  ASSERT_TRUE(source["commands"].is_array() && source["commands"].size() == 1u) << source.dump(2);
+  EXPECT_EQ(source["commands"][0]["path"], "/interfaces/interface[name=*]/state");
+  EXPECT_EQ(source["commands"][0]["transport"], "gnmi");
+  EXPECT_EQ(source["commands"][0]["status"], "ok");
+  EXPECT_EQ(pre["devices"]["leaf1"]["interfaces"]["to-host1"]["mtu"], 1500);
+  auto post = read_json(bundle / "snapshots/post.json");
+  EXPECT_EQ(post["devices"]["leaf1"]["interfaces"]["to-host1"]["mtu"], 9000);
+  std::vector<json> leaf1_gets;
+  for (auto& get : gnmi_commands(bundle, true))
+    if (get["device"] == "leaf1") leaf1_gets.push_back(get);
+  ASSERT_FALSE(leaf1_gets.empty()) << "no gNMI Get to leaf1 in commands.jsonl";
+  EXPECT_EQ(leaf1_gets[0]["rpc"], "get");
+  EXPECT_EQ(leaf1_gets[0]["status"], "ok") << leaf1_gets[0].dump();
+  EXPECT_NE(leaf1_gets[0]["reply"].dump().find("to-host1"), std::string::npos);
   // The change is meant to stay; restore the default for later scenarios.
   ASSERT_EQ(lab("exec leaf1 ip link set to-host1 mtu 1500").exit_code, 0);
 }

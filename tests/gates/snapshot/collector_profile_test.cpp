@@ -54,5 +54,78 @@ TEST(CollectorProfile, ListsEveryProblemWithFileLineAndColumn) {
   EXPECT_NE(details[2].find("no commands"), std::string::npos);
 }
 
+TEST(CollectorProfile, AGnmiSourceIsOneGetOfItsPaths) {
+  // Given a source written as gNMI paths (encoding left out, then given as json), then the
+  // profile keeps the paths as written, defaults to JSON_IETF, and the source has no commands.
+  const char* text =
+      "platform: switch\n"
+      "sources:\n"
+      "  - category: interfaces\n"
+      "    timeout: 3s\n"
+      "    gnmi:\n"
+      "      paths: [\"/interfaces/interface[name=*]/state\"]\n"
+      "  - category: identity\n"
+      "    gnmi: {paths: [/system/state], encoding: json}\n"
+      "  - category: routes\n"
+      "    commands:\n"
+      "      - {run: ip -j route show table main, parse: ip-route-v4}\n";
+  auto profile = parse_collector_profile(text, "policies/collectors/switch.yaml");
+  ASSERT_TRUE(profile) << profile.error().message << "\n"
+                       << (profile ? "" : profile.error().details.front());
+  ASSERT_EQ(profile->sources.size(), 3u);
+  const auto& interfaces = profile->sources[0];
+  ASSERT_TRUE(interfaces.gnmi);
+  EXPECT_TRUE(interfaces.commands.empty());
+  EXPECT_EQ(interfaces.gnmi->paths,
+            (std::vector<std::string>{"/interfaces/interface[name=*]/state"}));
+  EXPECT_EQ(interfaces.gnmi->encoding, gnmi::Encoding::json_ietf);
+  EXPECT_EQ(interfaces.timeout, Duration{3'000});
+  ASSERT_TRUE(profile->sources[1].gnmi);
+  EXPECT_EQ(profile->sources[1].gnmi->encoding, gnmi::Encoding::json);
+  EXPECT_FALSE(profile->sources[2].gnmi);
+}
+
+TEST(CollectorProfile, GnmiSourceProblemsAreReportedWithFileLineAndColumn) {
+  // Given a source with both commands and gNMI, an unparsable path, a category gNMI cannot
+  // fill, an unknown encoding and a source with neither, then each is reported at its place
+  // with what is allowed.
+  const char* text =
+      "platform: switch\n"
+      "sources:\n"
+      "  - category: interfaces\n"
+      "    commands:\n"
+      "      - {run: ip -j -s link show, parse: ip-link}\n"
+      "    gnmi: {paths: [/interfaces]}\n"
+      "  - category: bgp\n"
+      "    gnmi:\n"
+      "      paths:\n"
+      "        - /network-instances/network-instance[name=default\n"
+      "  - category: routes\n"
+      "    gnmi: {paths: [/routes]}\n"
+      "  - category: identity\n"
+      "    gnmi: {paths: [/system/state], encoding: proto}\n"
+      "  - category: evpn\n"
+      "    timeout: 5s\n";
+  auto profile = parse_collector_profile(text, "policies/collectors/switch.yaml");
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().exit_code, ExitCode::invalid_input);
+  const auto& details = profile.error().details;
+  std::string all;
+  for (const auto& line : details) all += line + "\n";
+  ASSERT_EQ(details.size(), 5u) << all;
+  EXPECT_NE(details[0].find("switch.yaml:6:5"), std::string::npos) << all;
+  EXPECT_NE(details[0].find("both 'commands' and 'gnmi'"), std::string::npos) << all;
+  EXPECT_NE(details[1].find("switch.yaml:10:11"), std::string::npos) << all;
+  EXPECT_NE(details[1].find("invalid gNMI path"), std::string::npos) << all;
+  EXPECT_NE(details[1].find("never closed"), std::string::npos) << all;
+  EXPECT_NE(details[2].find("switch.yaml:11:15"), std::string::npos) << all;
+  EXPECT_NE(details[2].find("'routes' cannot be collected over gNMI"), std::string::npos) << all;
+  EXPECT_NE(details[2].find("identity, interfaces, bgp"), std::string::npos) << all;
+  EXPECT_NE(details[3].find("switch.yaml:14:"), std::string::npos) << all;
+  EXPECT_NE(details[3].find("proto"), std::string::npos) << all;
+  EXPECT_NE(details[4].find("switch.yaml:15:"), std::string::npos) << all;
+  EXPECT_NE(details[4].find("needs 'commands' or 'gnmi'"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace fabgate::snapshot
