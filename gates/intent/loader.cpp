@@ -158,7 +158,7 @@ Settings Loader::load_settings() {
   if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
-                     "snapshot", "compare", "probes", "secrets"},
+                     "snapshot", "compare", "probes", "secrets", "safeguards"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -215,6 +215,21 @@ Settings Loader::load_settings() {
       reader.check_keys(*snapshot, {"max_age"}, "snapshot");
       if (auto v = reader.duration(*snapshot, "max_age", Need::optional, "snapshot"))
         settings.snapshot_max_age = *v;
+    }
+  }
+  if (auto safeguards = reader.child(*root, "safeguards", Need::optional, "fabgate.yaml")) {
+    if (reader.expect_map(*safeguards, "safeguards")) {
+      reader.check_keys(*safeguards, {"lock_dir", "timer_dir"}, "safeguards");
+      for (auto [key, into] : {std::pair{"lock_dir", &settings.safeguards.lock_dir},
+                               std::pair{"timer_dir", &settings.safeguards.timer_dir}}) {
+        auto value = reader.string(*safeguards, key, Need::optional, "safeguards");
+        if (!value) continue;
+        if (value->empty() || value->front() != '/')
+          reader.error((*safeguards)[key], std::string(key) + " must be an absolute path",
+                       "it is a folder on each device, e.g. /var/tmp/fabgate-locks");
+        else
+          *into = *value;
+      }
     }
   }
   if (auto secrets = reader.child(*root, "secrets", Need::optional, "fabgate.yaml")) {

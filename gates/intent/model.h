@@ -35,6 +35,12 @@ struct ProbeSettings {
   int port = 7447;
 };
 
+// Where the per-device locks and confirm-timer jobs live ON EACH DEVICE (docs/reliability.md).
+struct SafeguardSettings {
+  std::string lock_dir = "/var/tmp/fabgate-locks";
+  std::string timer_dir = "/var/tmp/fabgate-confirm";
+};
+
 struct Settings {
   std::string inventory = "inventory.yaml";
   std::string changes_dir = "changes";
@@ -43,6 +49,7 @@ struct Settings {
   SshSettings ssh;
   ApprovalPolicy approval;
   ProbeSettings probes;
+  SafeguardSettings safeguards;
   Duration snapshot_max_age{600'000};  // a snapshot older than this is stale (no-evidence)
   std::vector<std::string> rule_sets = {"fabric-default"};  // applied to every change
   // Names of environment variables whose values are secrets (API tokens, BGP passwords the

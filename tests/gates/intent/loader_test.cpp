@@ -329,6 +329,24 @@ TEST(LoadIntent, SecretEnvironmentVariablesAreReadAndBadNamesPointAtTheLine) {
   EXPECT_EQ(good.repository->settings.secret_env, std::vector<std::string>{"BGP_MD5_KEY"});
 }
 
+TEST(LoadIntent, SafeguardFoldersAreAbsolutePathsOnTheDevice) {
+  // Given a relative lock folder, then it is refused at its line; given absolute folders, then
+  // they replace the defaults.
+  auto tree = valid_tree();
+  tree.files["fabgate.yaml"] = "version: 1\nsafeguards:\n  lock_dir: locks\n";
+  auto outcome = load(tree);
+  const auto* problem = find(outcome, "lock_dir must be an absolute path");
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->where.line, 3);
+
+  tree.files["fabgate.yaml"] =
+      "version: 1\nsafeguards:\n  lock_dir: /run/fg/locks\n  timer_dir: /run/fg/timers\n";
+  auto good = load(tree);
+  ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
+  EXPECT_EQ(good.repository->settings.safeguards.lock_dir, "/run/fg/locks");
+  EXPECT_EQ(good.repository->settings.safeguards.timer_dir, "/run/fg/timers");
+}
+
 TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
   auto tree = valid_tree();
   tree.files["changes/drain.yaml"] = std::string(kChange) + "";
