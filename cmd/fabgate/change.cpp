@@ -19,6 +19,14 @@ std::shared_ptr<app::ChangeOptions> change_flags(CLI::App& command) {
   return options;
 }
 
+// apply and rehearse act on devices, so they take the approvals the policy asks for.
+void approval_flags(CLI::App& command, app::ChangeOptions& options) {
+  command.add_option("--approval", options.approvals,
+                     "Approval file from `fabgate approve`, or a folder of them (repeatable)");
+  command.add_flag("--take-over-locks", options.take_over_locks,
+                   "Take over device locks whose holder is dead (recorded in the evidence)");
+}
+
 }  // namespace
 
 Runner define_plan(CLI::App& command, const app::CommonOptions& common) {
@@ -30,8 +38,20 @@ Runner define_plan(CLI::App& command, const app::CommonOptions& common) {
 
 Runner define_apply(CLI::App& command, const app::CommonOptions& common) {
   auto options = change_flags(command);
+  approval_flags(command, *options);
+  command.add_option("--rehearsal", options->rehearsal,
+                     "rehearsal.json (or its bundle folder) of a passing `fabgate rehearse`, "
+                     "when approval.require_rehearsal is set");
   return [options, &common](app::Console& console) {
     return app::run_apply(common, *options, console);
+  };
+}
+
+Runner define_rehearse(CLI::App& command, const app::CommonOptions& common) {
+  auto options = change_flags(command);
+  approval_flags(command, *options);
+  return [options, &common](app::Console& console) {
+    return app::run_rehearse(common, *options, console);
   };
 }
 

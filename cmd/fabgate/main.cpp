@@ -10,8 +10,10 @@
 
 #include "adapters/core/build_info.h"
 #include "adapters/core/redact.h"
+#include "cmd/fabgate/approve.h"
 #include "cmd/fabgate/change.h"
 #include "cmd/fabgate/diff.h"
+#include "cmd/fabgate/recover.h"
 #include "cmd/fabgate/snapshot.h"
 #include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/validate.h"
@@ -22,7 +24,13 @@ namespace fabgate::cli {
 const std::vector<Subcommand> kSubcommands = {
     {"validate", "Validate the intent repository (and one change) at --ref", define_validate},
     {"plan", "Run the read-only gates for a change and write the review artifact", define_plan},
+    {"approve", "Sign a plan's digest (ssh-keygen -Y sign) and write an approval file",
+     define_approve},
     {"apply", "Run every gate; roll back and verify the baseline on failure", define_apply},
+    {"rehearse", "Apply, then force the rollback and verify the baseline; write rehearsal.json",
+     define_rehearse},
+    {"recover", "Roll back what a dead run may have applied, from its journal; verify the baseline",
+     define_recover},
     {"evidence", "Work with evidence bundles (verify)", define_evidence},
     {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails",
      define_diff},

@@ -1,65 +1,26 @@
 #include "gates/app/change_commands.h"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "adapters/core/text.h"
-#include "adapters/ssh/connection_cache.h"
+#include "gates/app/gate_printer.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/policy_check.h"
-#include "gates/pipeline/collector_snapshotter.h"
-#include "gates/pipeline/gnmi_steps.h"
+#include "gates/app/run_collaborators.h"
+#include "gates/approval/approval_judge.h"
 #include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/plan_digest.h"
 #include "gates/pipeline/reports.h"
 
 namespace fabgate::app {
 namespace {
 
-std::string default_operator() {
-  if (const char* user = std::getenv("USER"); user && *user) return user;
-  if (const passwd* entry = ::getpwuid(::getuid())) return entry->pw_name;
-  return "unknown";
-}
-
 std::filesystem::path resolve(const std::filesystem::path& base, const std::string& path) {
   std::filesystem::path expanded = expand_home(path);
   return expanded.is_absolute() ? expanded : base / expanded;
 }
-
-// Prints each gate as it ends: name, verdict, duration, summary; details of blocking gates.
-class ConsoleObserver final : public pipeline::GateObserver {
- public:
-  explicit ConsoleObserver(Console& console) : console_(console) {}
-  void gate_finished(const pipeline::GateRecord& record) override {
-    if (console_.json_mode()) return;
-    std::string verdict(pipeline::to_string(record.verdict));
-    std::string painted = record.verdict == pipeline::Verdict::pass ? console_.green(verdict)
-                          : pipeline::blocks(record.verdict)        ? console_.red(verdict)
-                                                                    : console_.yellow(verdict);
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-18s %7.2fs  ", record.name.c_str(),
-                  record.duration.count() / 1000.0);
-    console_.line(std::string(line) + painted + "  " + record.summary);
-    if (pipeline::blocks(record.verdict)) {
-      std::size_t shown = 0;
-      for (const auto& detail : record.details) {
-        if (++shown > 10) {
-          console_.line("      … " + std::to_string(record.details.size() - 10) +
-                        " more in the report");
-          break;
-        }
-        console_.line("      " + detail);
-      }
-    }
-  }
-
- private:
-  Console& console_;
-};
 
 Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& options,
                             pipeline::Mode mode, Console& console) {
@@ -89,42 +50,44 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   auto evidence_root = common.evidence_dir.empty()
                            ? resolve(loaded->intent_dir, repository.settings.evidence_dir)
                            : std::filesystem::path(common.evidence_dir);
-  auto evidence = pipeline::EvidenceBundle::create(evidence_root, change->id, now_utc(),
-                                                   pipeline::new_run_id(), Redactor{});
+  auto evidence =
+      pipeline::EvidenceBundle::create(evidence_root, change->id, now_utc(), pipeline::new_run_id(),
+                                       run_redactor(repository, console));
   if (!evidence.ok()) return std::move(evidence).error();
   auto& bundle = *evidence.value();
 
-  ssh::SshOptions ssh_options;
-  if (!repository.settings.ssh.known_hosts.empty())
-    ssh_options.known_hosts_file = resolve(loaded->intent_dir, repository.settings.ssh.known_hosts);
-  ssh_options.connect_timeout = repository.settings.ssh.connect_timeout;
-  ssh_options.unknown_host_keys = options.accept_new_host_keys
-                                      ? ssh::UnknownHostKeys::accept_and_record
-                                      : ssh::UnknownHostKeys::refuse;
   int parallelism =
       options.parallelism > 0 ? options.parallelism : repository.settings.ssh.parallelism;
-
-  auto profiles = pipeline::profiles_for(repository);
-  if (!profiles.ok()) return std::move(profiles).error();
-
-  ssh::LibsshConnector connector(ssh_options);
-  ssh::ConnectionCache connections(connector);
-  pipeline::SshRemote ssh_remote(connections);
-  pipeline::RecordingRemote remote(ssh_remote, bundle);
-  pipeline::GrpcGnmiSteps grpc_gnmi;
-  pipeline::RecordingGnmiSteps gnmi_steps(grpc_gnmi, bundle);
-  pipeline::CollectorSnapshotter snapshotter(std::move(profiles.value()), connections, &bundle,
-                                             parallelism);
-  ConsoleObserver observer(console);
+  const std::string operator_name =
+      options.operator_name.empty() ? default_operator() : options.operator_name;
+  auto collaborators = RunCollaborators::create(
+      {repository, *change, loaded->intent_dir, bundle,
+       options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
+                                    : ssh::UnknownHostKeys::refuse,
+       parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,
+       operator_name});
+  if (!collaborators.ok()) return std::move(collaborators).error();
+  auto& run = *collaborators.value();
+  GatePrinter observer(console);
 
   pipeline::PipelineOptions pipeline_options;
   pipeline_options.mode = mode;
-  pipeline_options.operator_name =
-      options.operator_name.empty() ? default_operator() : options.operator_name;
+  pipeline_options.operator_name = operator_name;
   pipeline_options.parallelism = parallelism;
+  // Journaled in run-start, so `fabgate recover` can rebuild this run after a crash.
+  auto normal = [](const std::filesystem::path& path) {
+    auto out = std::filesystem::absolute(path).lexically_normal();
+    return (out.has_filename() ? out : out.parent_path()).string();  // no trailing "/"
+  };
+  pipeline_options.origin = {normal(common.repo), common.ref, loaded->intent_root,
+                             normal(evidence_root)};
+  // Approvals are verified with ssh-keygen against allowed_signers at the intent commit.
+  approval::SshKeygen keygen;
+  approval::SignedApprovalJudge judge({options.approvals, options.rehearsal}, keygen);
+  pipeline_options.approval_judge = &judge;
   pipeline_options.annotate = [&](pipeline::EvidenceBundle& into, nlohmann::json& manifest) {
     nlohmann::json keys = nlohmann::json::array();
-    for (const auto& key : connector.accepted_host_keys()) {
+    for (const auto& key : run.connector().accepted_host_keys()) {
       keys.push_back({{"device", key.device},
                       {"host", key.host},
                       {"type", key.key_type},
@@ -142,10 +105,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
     console.line(
         console.bold("fabgate " + std::string(pipeline::to_string(mode)) + " " + change->id) +
         " at " + loaded->commit.id.substr(0, 12) + " (" + change->title + ")");
-  pipeline::Pipeline pipeline(
-      repository, *change, {remote, snapshotter, bundle, observer, &gnmi_steps}, pipeline_options);
+  pipeline::Pipeline pipeline(repository, *change, run.for_pipeline(observer), pipeline_options);
   auto outcome = pipeline.run();
-  connections.close_all();
+  run.close();
 
   pipeline::ReportContext context{repository, *change, mode, pipeline_options.operator_name,
                                   bundle.run_id()};
@@ -167,11 +129,17 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
       console.line("restored in:     " + format_duration(*outcome.detection_to_restore) +
                    " from failure detection to verified baseline");
     console.line("evidence:        " + bundle.dir().string());
+    console.line("plan digest:     " + pipeline::plan_digest(repository, *change));
+    if (mode == pipeline::Mode::plan)
+      console.line("approve with:    fabgate approve " + (bundle.dir() / "plan.json").string() +
+                   " --key <your ssh key>");
     std::string verdict = "exit " + std::to_string(to_int(outcome.exit_code));
     switch (outcome.exit_code) {
       case ExitCode::accepted:
-        console.line(console.green(verdict) +
-                     (mode == pipeline::Mode::plan ? ": plan ready" : ": accepted"));
+        console.line(console.green(verdict) + (mode == pipeline::Mode::plan ? ": plan ready"
+                                               : mode == pipeline::Mode::rehearse
+                                                   ? ": rehearsal passed (rehearsal.json)"
+                                                   : ": accepted"));
         break;
       case ExitCode::refused:
         console.line(console.red(verdict) + ": refused; nothing was touched");
@@ -196,6 +164,11 @@ Result<ExitCode> run_plan(const CommonOptions& common, const ChangeOptions& opti
 Result<ExitCode> run_apply(const CommonOptions& common, const ChangeOptions& options,
                            Console& console) {
   return run_change(common, options, pipeline::Mode::apply, console);
+}
+
+Result<ExitCode> run_rehearse(const CommonOptions& common, const ChangeOptions& options,
+                              Console& console) {
+  return run_change(common, options, pipeline::Mode::rehearse, console);
 }
 
 }  // namespace fabgate::app

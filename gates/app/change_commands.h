@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "adapters/core/result.h"
 #include "gates/app/console.h"
@@ -13,6 +14,13 @@ struct ChangeOptions {
   int parallelism = 0;  // devices contacted at once; 0: fabgate.yaml's ssh.parallelism
   bool accept_new_host_keys = false;  // trust-on-first-use, recorded in output and evidence
   std::string operator_name;          // default: $USER
+  // approval files, or folders of them (apply, rehearse)
+  std::vector<std::string> approvals;
+  // rehearsal.json or its bundle folder, for approval.require_rehearsal (apply)
+  std::string rehearsal;
+  // take over device locks whose holder died (apply, rehearse); a live holder is never
+  // taken over
+  bool take_over_locks = false;
 };
 
 // `fabgate plan CHANGE`: the read-only gates, review.md and plan.json. 0 ready, 3 refused.
@@ -22,5 +30,11 @@ Result<ExitCode> run_plan(const CommonOptions& common, const ChangeOptions& opti
 // and verified, 5 not restored.
 Result<ExitCode> run_apply(const CommonOptions& common, const ChangeOptions& options,
                            Console& console);
+// `fabgate rehearse CHANGE`: apply, then a forced rollback and restore verification, and
+// rehearsal.json in the evidence. 0 the change was accepted and its rollback verified
+// (rehearsal passed), 3 refused, 4 the change itself failed and was rolled back, 5 not
+// restored.
+Result<ExitCode> run_rehearse(const CommonOptions& common, const ChangeOptions& options,
+                              Console& console);
 
 }  // namespace fabgate::app

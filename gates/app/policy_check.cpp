@@ -1,8 +1,8 @@
 #include "gates/app/policy_check.h"
 
-#include "gates/compat/matrix.h"
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
+#include "gates/compat/matrix.h"
 
 namespace fabgate::app {
 namespace {
@@ -33,6 +33,7 @@ std::vector<std::string> policy_problems(const intent::IntentRepository& reposit
       if (!exceptions.ok()) collect(exceptions.error(), shown(path), problems);
     } else if (path == policies + "/compat.yaml") {
       auto matrix = compat::load_matrix(text, shown(path));
+      if (!matrix.ok()) collect(matrix.error(), shown(path), problems);
     }
   }
   return problems;

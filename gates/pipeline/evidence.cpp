@@ -15,6 +15,7 @@ namespace fabgate::pipeline {
 namespace {
 
 constexpr const char* kManifest = "manifest.json";
+constexpr const char* kJournal = "journal.jsonl";
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -93,8 +94,12 @@ std::string new_run_id() {
   return id;
 }
 
-EvidenceBundle::EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor)
-    : dir_(std::move(dir)), run_id_(std::move(run_id)), redactor_(std::move(redactor)) {}
+EvidenceBundle::EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor,
+                               std::unique_ptr<JournalWriter> journal)
+    : dir_(std::move(dir)),
+      run_id_(std::move(run_id)),
+      redactor_(std::move(redactor)),
+      journal_(std::move(journal)) {}
 
 Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::create(const std::filesystem::path& root,
                                                                const std::string& change_id,
@@ -110,8 +115,25 @@ Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::create(const std::filesy
     return Error::invalid_input(
         "evidence: cannot create " + dir.string() + ": " + ec.message(),
         {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
+  dir = std::filesystem::absolute(dir);
+  auto journal = JournalWriter::create(dir / kJournal, redactor);
+  if (!journal.ok()) return std::move(journal).error();
   return std::unique_ptr<EvidenceBundle>(
-      new EvidenceBundle(std::filesystem::absolute(dir), run_id, std::move(redactor)));
+      new EvidenceBundle(dir, run_id, std::move(redactor), std::move(journal.value())));
+}
+
+Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::reopen(const std::filesystem::path& dir,
+                                                               const std::string& run_id,
+                                                               Redactor redactor) {
+  auto absolute = std::filesystem::absolute(dir);
+  std::error_code ec;
+  if (std::filesystem::exists(absolute / kManifest, ec))
+    return Error::invalid_input("evidence: " + absolute.string() +
+                                " is sealed (manifest.json exists); nothing may be added");
+  auto journal = JournalWriter::resume(absolute / kJournal, redactor);
+  if (!journal.ok()) return std::move(journal).error();
+  return std::unique_ptr<EvidenceBundle>(
+      new EvidenceBundle(absolute, run_id, std::move(redactor), std::move(journal.value())));
 }
 
 Status EvidenceBundle::write(const std::string& relative, std::string_view content) {
@@ -149,7 +171,13 @@ void EvidenceBundle::append_command(const nlohmann::json& record) {
 }
 
 void EvidenceBundle::append_journal(const nlohmann::json& record) {
-  append_line("journal.jsonl", record);
+  (void)journal_->append(record);  // best effort by contract; see write_ahead
+}
+
+Status EvidenceBundle::write_ahead(const nlohmann::json& record) {
+  auto appended = journal_->append(record);
+  if (!appended.ok()) return std::move(appended).error();
+  return Ok{};
 }
 
 Status EvidenceBundle::finish(nlohmann::json manifest) {

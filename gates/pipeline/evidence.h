@@ -12,18 +12,26 @@
 #include "adapters/core/redact.h"
 #include "adapters/core/result.h"
 #include "adapters/core/time.h"
+#include "gates/pipeline/journal.h"
 
 namespace fabgate::pipeline {
 
 // One run's evidence folder: <root>/<change-id>/<utc-time>-<run-id>/ (DESIGN.md). Every file
 // goes through the redactor and is written atomically (temporary file, fsync, rename, fsync of
 // the folder), so a crash leaves either the old file or the new one, never half of one.
-// finish() writes manifest.json last, with the sha256 of every other file.
+// finish() writes manifest.json last, with the sha256 of every other file. journal.jsonl is the
+// run's write-ahead journal (journal.h): created empty with the bundle, appended record by record.
 class EvidenceBundle {
  public:
   static Result<std::unique_ptr<EvidenceBundle>> create(const std::filesystem::path& root,
                                                         const std::string& change_id,
                                                         TimePoint started,
+                                                        const std::string& run_id,
+                                                        Redactor redactor);
+  // Reopens the bundle of a run that died, for `fabgate recover`: its journal continues after
+  // the last intact record (a torn last record is cut off). A bundle that already has its
+  // manifest is sealed and is refused (invalid input).
+  static Result<std::unique_ptr<EvidenceBundle>> reopen(const std::filesystem::path& dir,
                                                         const std::string& run_id,
                                                         Redactor redactor);
 
@@ -36,20 +44,26 @@ class EvidenceBundle {
   Status write_json(const std::string& relative, const nlohmann::json& document);
   // Appends one JSON line to commands.jsonl / journal.jsonl; thread-safe, flushed and fsynced
   // before returning so the record survives a crash of the controller right after.
+  // append_journal is for records whose action goes ahead even if journaling fails (gates, a
+  // rollback: undoing a change matters more than recording it); write_ahead is for actions that
+  // must not start unless their record is durable (a step is never sent unjournaled).
   void append_command(const nlohmann::json& record);
   void append_journal(const nlohmann::json& record);
+  Status write_ahead(const nlohmann::json& record);
 
   // Adds "files": {path: sha256} for every file and "bundle_sha256" over that list, then writes
   // manifest.json. Nothing may be written after finish().
   Status finish(nlohmann::json manifest);
 
  private:
-  EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor);
+  EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor,
+                 std::unique_ptr<JournalWriter> journal);
   void append_line(const std::string& relative, const nlohmann::json& record);
 
   std::filesystem::path dir_;
   std::string run_id_;
   Redactor redactor_;
+  std::unique_ptr<JournalWriter> journal_;
   std::mutex mutex_;
 };
 

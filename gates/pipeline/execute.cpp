@@ -37,6 +37,8 @@ std::string_view to_string(StepState state) {
       return "failed";
     case StepState::timed_out:
       return "timed-out";
+    case StepState::in_flight:
+      return "in-flight";
   }
   return "unknown";
 }
@@ -71,14 +73,27 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
   run.phase = phase;
   run.command = step.run.empty() ? describe_gnmi_set(step.gnmi_set) : step.run;
   run.started = now_utc();
-  if (evidence_)
-    evidence_->append_journal({{"event", phase + "-start"},
-                               {"device", step.device},
-                               {"index", index},
-                               {"command", run.command},
-                               {"at", format_utc(run.started)}});
+  // Write-ahead: the record that a step may reach the device is durable before the step is
+  // sent, so `fabgate recover` knows to undo it. A step that cannot be journaled is not sent;
+  // a rollback step is sent anyway (undoing the change matters more than recording it).
+  std::optional<std::string> unjournaled;
+  if (evidence_) {
+    nlohmann::json start = {{"event", phase + "-start"},
+                            {"device", step.device},
+                            {"index", index},
+                            {"command", run.command},
+                            {"at", format_utc(run.started)}};
+    if (phase == "rollback") {
+      evidence_->append_journal(start);
+    } else if (auto journaled = evidence_->write_ahead(start); !journaled.ok()) {
+      unjournaled = journaled.error().message;
+    }
+  }
   const intent::Device* device = inventory_.find(step.device);
-  if (!device) {
+  if (unjournaled) {
+    run.state = StepState::not_sent;
+    run.reason = "not sent: its journal record could not be written (" + *unjournaled + ")";
+  } else if (!device) {
     run.state = StepState::not_sent;
     run.reason = "device '" + step.device + "' is not in the inventory";
   } else if (!step.run.empty()) {

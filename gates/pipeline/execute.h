@@ -20,6 +20,7 @@ enum class StepState {
   succeeded,    // exit 0
   failed,       // non-zero exit: may have partly applied
   timed_out,    // stopped at its deadline: may have applied
+  in_flight,    // journaled as started, never as ended: the controller died; may have applied
 };
 std::string_view to_string(StepState state);
 
@@ -38,7 +39,7 @@ struct StepRun {
   // A step that reached the device may have changed it, even when it failed or timed out.
   bool may_have_applied() const {
     return state == StepState::succeeded || state == StepState::failed ||
-           state == StepState::timed_out;
+           state == StepState::timed_out || state == StepState::in_flight;
   }
 };
 nlohmann::json to_json(const StepRun& run);

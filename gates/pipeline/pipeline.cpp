@@ -1,6 +1,7 @@
 #include "gates/pipeline/pipeline.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/plan_digest.h"
 #include "gates/pipeline/reports.h"
 
 namespace fabgate::pipeline {
@@ -274,16 +276,41 @@ void Pipeline::check_rollback_plan(GateRecord& record) {
 }
 
 void Pipeline::check_approval(GateRecord& record) {
-  int required = repository_.settings.approval.min_approvals;
-  if (required == 0) {
+  const auto& policy = repository_.settings.approval;
+  // plan only says what apply will need; approvals are proven when something is about to run.
+  if (options_.mode == Mode::plan) {
+    record.verdict = Verdict::pass;
+    record.summary =
+        policy.min_approvals == 0
+            ? "policy requires no approvals"
+            : "policy requires " +
+                  count_of(static_cast<std::size_t>(policy.min_approvals), "approval") +
+                  " of this plan's digest (needed before apply)";
+    if (policy.require_rehearsal) record.summary += "; a passing rehearsal is required";
+    record.details.push_back("plan digest: " + plan_digest(repository_, change_));
+    return;
+  }
+  if (options_.approval_judge) {
+    auto judgement = options_.approval_judge->judge(
+        repository_, change_, plan_digest(repository_, change_),
+        options_.mode == Mode::rehearse ? RehearsalCheck::not_applicable
+                                        : RehearsalCheck::per_policy);
+    record.verdict = judgement.verdict;
+    record.summary = std::move(judgement.summary);
+    record.details = std::move(judgement.details);
+    outcome_.approvals = std::move(judgement.approvals);
+    return;
+  }
+  bool needs_rehearsal = policy.require_rehearsal && options_.mode == Mode::apply;
+  if (policy.min_approvals == 0 && !needs_rehearsal) {
     record.verdict = Verdict::pass;
     record.summary = "policy requires no approvals";
     return;
   }
   record.verdict = Verdict::fail;
-  record.summary = "policy requires " + count_of(static_cast<std::size_t>(required), "approval") +
-                   "; none were given";
-  record.details.push_back("approvals required: " + std::to_string(required) + ", valid: 0");
+  record.summary = "policy requires approvals or a rehearsal, and nothing can prove them";
+  record.details.push_back("approvals required: " + std::to_string(policy.min_approvals) +
+                           ", valid: 0" + (needs_rehearsal ? "; rehearsal required: none" : ""));
 }
 
 void Pipeline::probe(GateRecord& record, const std::string& phase) {
@@ -464,7 +491,14 @@ void Pipeline::stop_watch(GateRecord& record) {
 void Pipeline::roll_back(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
                     options_.parallelism, with_.gnmi);
-  rollback_ = executor.rollback(execution_.touched);
+  std::vector<std::string> to_undo;
+  for (const auto& device : execution_.touched)
+    if (!reverted_by_timer_.count(device)) to_undo.push_back(device);
+  for (const auto& device : reverted_by_timer_)
+    record.details.push_back(device +
+                             ": already reverted by its confirm timer; not rolled back "
+                             "twice (the restore is still verified below)");
+  rollback_ = executor.rollback(to_undo);
   outcome_.rollback_steps = rollback_.runs;
   for (const auto& run : rollback_.runs)
     if (run.state != StepState::succeeded)
@@ -475,28 +509,46 @@ void Pipeline::roll_back(GateRecord& record) {
                      [&](const StepRun& r) { return r.device == device; }))
       record.details.push_back(device + ": no rollback steps declared");
   record.verdict = rollback_.complete() ? Verdict::pass : Verdict::fail;
-  record.summary = execution_.touched.empty()
-                       ? "no device was changed; nothing to roll back"
-                       : "rolled back " +
-                             join(std::vector<std::string>(execution_.touched.rbegin(),
-                                                           execution_.touched.rend()),
-                                  ", ") +
-                             (rollback_.complete() ? "" : " (INCOMPLETE)");
+  if (execution_.touched.empty()) {
+    record.summary = "no device was changed; nothing to roll back";
+    return;
+  }
+  std::vector<std::string> parts;
+  if (!to_undo.empty())
+    parts.push_back("rolled back " +
+                    join(std::vector<std::string>(to_undo.rbegin(), to_undo.rend()), ", ") +
+                    (rollback_.complete() ? "" : " (INCOMPLETE)"));
+  if (!reverted_by_timer_.empty())
+    parts.push_back(
+        join(std::vector<std::string>(reverted_by_timer_.begin(), reverted_by_timer_.end()), ", ") +
+        " already reverted by its confirm timer");
+  record.summary = join(parts, "; ");
 }
 
 // ---- the pipeline ---------------------------------------------------------------------------
 
 RunOutcome Pipeline::run() {
   started_ = Clock::now();
-  with_.evidence.append_journal({{"event", "run-start"},
-                                 {"mode", std::string(to_string(options_.mode))},
-                                 {"change", change_.id},
-                                 {"commit", repository_.commit.id},
-                                 {"at", format_utc(now_utc())}});
+  // Everything `fabgate recover` needs to rebuild this run if the controller dies.
+  RunStart start{options_.origin.repo,
+                 options_.origin.ref,
+                 repository_.commit.id,
+                 options_.origin.intent_root,
+                 change_.id,
+                 std::string(to_string(options_.mode)),
+                 options_.operator_name,
+                 options_.origin.evidence_root,
+                 with_.evidence.run_id(),
+                 options_.parallelism};
+  auto start_record = start.to_json();
+  start_record["at"] = format_utc(now_utc());
+  with_.evidence.append_journal(start_record);
 
   // Read-only gates: each must prove its point or the run stops before anything is touched.
   // 1. window: refuse outside the change's maintenance window.
   gate("window", [&](GateRecord& r) { check_window(r); });
+  // 1b. device-locks: no other run may touch these devices until this one is finished.
+  if (!stopped() && options_.mode != Mode::plan) lock_devices();
   // 2. snapshot(pre): the baseline, from every device in the inventory.
   if (!stopped()) gate("snapshot-pre", [&](GateRecord& r) { take_snapshot(r, "pre", pre_); });
   // 3. compat: the targets' identity is known (versions are checked against it).
@@ -504,17 +556,17 @@ RunOutcome Pipeline::run() {
   // 4. rollback-plan: every device that will change can be changed back.
   if (!stopped()) gate("rollback-plan", [&](GateRecord& r) { check_rollback_plan(r); });
   // 5. approval: the plan was approved as policy requires (plan only reports it).
-  if (!stopped()) {
-    auto& approval = gate("approval", [&](GateRecord& r) { check_approval(r); });
-    if (options_.mode == Mode::plan && blocks(approval.verdict)) {
-      approval.verdict = Verdict::pass;
-      approval.summary += " (needed before apply)";
-      outcome_.first_disproven.clear();
-    }
-  }
+  if (!stopped()) gate("approval", [&](GateRecord& r) { check_approval(r); });
   // 6. baseline-probes: the service works before the change; otherwise we would be blamed
   //    for, or hide, an existing fault.
   if (!stopped()) gate("baseline-probes", [&](GateRecord& r) { probe(r, "baseline"); });
+
+  // 6b. confirm-arm: like a confirmed commit, each target gets a device-side job that rolls it
+  //     back by itself unless this run confirms the change: a controller that dies or loses
+  //     the device cannot leave the change behind unverified.
+  if (!stopped() && options_.mode != Mode::plan && with_.safeguards && change_.confirm_timeout)
+    gate("confirm-arm",
+         [&](GateRecord& r) { with_.safeguards->arm_timers(r, with_.evidence.run_id()); });
 
   // 7. watch: a continuous probe that measures the disruption the change causes.
   if (!stopped() && options_.mode != Mode::plan && change_.acceptance.during)
@@ -547,6 +599,21 @@ RunOutcome Pipeline::run() {
     skip("compare", "the post-change snapshot lacks evidence, so nothing can be compared");
 
   bool forced = options_.mode == Mode::rehearse && !stopped();
+  // 12. confirm: the change is proven, so the device-side timers must not revert it. A timer
+  //     that cannot be disarmed will revert the device: then the change is not confirmed and
+  //     goes the rollback way.
+  if (!stopped() && !forced && with_.safeguards && with_.safeguards->has_armed_timers())
+    gate("confirm", [&](GateRecord& r) {
+      for (const auto& [device, state] : with_.safeguards->disarm_timers(r)) {
+        // Too late: the device already rolled itself back (or tried to), so the change is
+        // not in place there any more.
+        r.verdict = Verdict::fail;
+        r.details.push_back(device + ": the confirm timer fired (" + std::string(to_string(state)) +
+                            ") before the change was confirmed; confirm_timeout is too short "
+                            "for this change");
+        if (state == TimerState::fired_restored) reverted_by_timer_.insert(device);
+      }
+    });
   if (!stopped() && !forced) {
     outcome_.exit_code = ExitCode::accepted;
     outcome_.device_state = "changed as intended and verified";
@@ -560,13 +627,31 @@ RunOutcome Pipeline::run() {
   // Recovery: undo exactly what may have been applied, then prove the baseline came back at
   // every layer with the same evidence that admitted the change.
   if (!failure_detected_) failure_detected_ = Clock::now();  // a rehearsal's forced rollback
+  disarm_before_rollback();
+  bool restored = restore_and_verify();
+  // A rehearsal passes when the change was accepted and its forced rollback was proven: exit 0,
+  // the same code as an accepted apply, because that is what CI waits for.
+  if (forced && restored) {
+    outcome_.exit_code = ExitCode::accepted;
+    outcome_.device_state =
+        "rehearsed: the change was accepted, then rolled back; baseline verified at every layer";
+  }
+  write_outputs(outcome_);
+  return outcome_;
+}
+
+bool Pipeline::restore_and_verify() {
   // 12. rollback, then the same settle time the change had before its verification.
   gate("rollback", [&](GateRecord& r) { roll_back(r); });
   if (!execution_.touched.empty()) gate("settle-restored", [&](GateRecord& r) { settle(r); });
   // 13. snapshot(restored) and 14. compare restored vs pre, with no expected differences.
   auto& restored_snapshot =
       gate("snapshot-restored", [&](GateRecord& r) { take_snapshot(r, "restored", restored_); });
-  if (!blocks(restored_snapshot.verdict))
+  if (pre_.is_null())  // recover found no baseline in the bundle
+    skip("compare-restored",
+         "no baseline: snapshots/pre.json is missing or unreadable, so the restore cannot be "
+         "verified");
+  else if (!blocks(restored_snapshot.verdict))
     gate("compare-restored", [&](GateRecord& r) { compare(r, restored_, "restored", false); });
   else
     skip("compare-restored", "the restored snapshot lacks evidence, so nothing can be compared");
@@ -582,6 +667,7 @@ RunOutcome Pipeline::run() {
       restored = false;
       for (const auto& detail : record.details)
         still_different.push_back(record.name + ": " + detail);
+      if (record.details.empty()) still_different.push_back(record.name + ": " + record.summary);
     }
   }
   if (restored) outcome_.detection_to_restore = since(*failure_detected_);
@@ -590,8 +676,90 @@ RunOutcome Pipeline::run() {
       restored ? "rolled back; baseline verified at every layer"
                : "NOT RESTORED: " + (still_different.empty() ? std::string("see report")
                                                              : still_different.front());
+  return restored;
+}
+
+RunOutcome Pipeline::recover(const CrashedRun& crashed, const std::string& recovered_by) {
+  started_ = Clock::now();
+  failure_detected_ = started_;  // the crash is the failure; recover starts restoring at once
+  nlohmann::json torn = nullptr;
+  if (crashed.torn)
+    torn = {
+        {"line", crashed.torn->line}, {"bytes", crashed.torn->bytes}, {"why", crashed.torn->why}};
+  with_.evidence.append_journal({{"event", "recover-start"},
+                                 {"after_record", crashed.last_sequence},
+                                 {"last_event", crashed.last_event},
+                                 {"torn_record_discarded", torn},
+                                 {"devices", crashed.touched},
+                                 {"operator", recovered_by},
+                                 {"at", format_utc(now_utc())}});
+  outcome_.change_started = true;
+  outcome_.steps = crashed.steps;
+  outcome_.first_disproven = "controller: the run died after journal record " +
+                             std::to_string(crashed.last_sequence) + " (" + crashed.last_event +
+                             "); finished by fabgate recover";
+  execution_.touched = crashed.touched;
+  if (with_.safeguards) {
+    // The crashed run's locks are this run's (same run id); the timers it armed are found on
+    // the devices: one that already fired means the device reverted by itself.
+    lock_devices();
+    if (stopped()) {
+      outcome_.exit_code = ExitCode::not_restored;
+      outcome_.device_state =
+          "NOT RESTORED: another run holds a target's lock, so recover did not touch it";
+      write_outputs(outcome_);
+      return outcome_;
+    }
+    with_.safeguards->adopt_timers(with_.evidence.run_id(), change_.targets);
+    disarm_before_rollback();
+  }
+  // The baseline is the run's own pre-change snapshot, as written to the bundle before any step.
+  std::ifstream in(with_.evidence.dir() / "snapshots/pre.json");
+  if (in) {
+    auto pre = nlohmann::json::parse(in, nullptr, false);
+    if (!pre.is_discarded() && pre.is_object()) pre_ = std::move(pre);
+  }
+  restore_and_verify();
   write_outputs(outcome_);
   return outcome_;
+}
+
+void Pipeline::lock_devices() {
+  if (!with_.safeguards) return;
+  // The lease outlives the longest this run can take: the change's deadline, two settles
+  // (after the change and after a rollback), the confirm timer, and time for the restore
+  // verification. A holder past its lease is judged dead.
+  Duration lease = change_.bounds.deadline + 2 * change_.acceptance.settle +
+                   change_.confirm_timeout.value_or(Duration::zero()) + Duration{15 * 60'000};
+  gate("device-locks",
+       [&](GateRecord& r) { with_.safeguards->lock_targets(r, with_.evidence.run_id(), lease); });
+}
+
+void Pipeline::disarm_before_rollback() {
+  if (!with_.safeguards || !with_.safeguards->has_armed_timers()) return;
+  gate("confirm-disarm", [&](GateRecord& r) {
+    for (const auto& [device, state] : with_.safeguards->disarm_timers(r))
+      if (state == TimerState::fired_restored) reverted_by_timer_.insert(device);
+  });
+}
+
+void Pipeline::finish_safeguards(RunOutcome& outcome) {
+  if (!with_.safeguards) return;
+  if (outcome.exit_code == ExitCode::not_restored) {
+    if (with_.safeguards->holds_locks())
+      outcome.diagnosis.push_back(
+          "the targets stay locked by this run because they are NOT RESTORED; once a human has "
+          "repaired them, `fabgate recover` or a run with --take-over-locks takes the lock over");
+  } else {
+    if (with_.safeguards->has_armed_timers()) {
+      // A run refused after arming (the watch could not start) sent no step: a timer left
+      // armed would run the rollback on an untouched device.
+      GateRecord ignored;
+      with_.safeguards->disarm_timers(ignored);
+    }
+    with_.safeguards->release_locks();
+  }
+  (void)with_.evidence.write_json("safeguards.json", with_.safeguards->to_json());
 }
 
 // Says in words what the layers mean together, for the cases operators get burned by.
@@ -622,6 +790,7 @@ void Pipeline::diagnose() {
 }
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
+  finish_safeguards(outcome);
   diagnose();
   ReportContext context{repository_, change_, options_.mode, options_.operator_name,
                         with_.evidence.run_id()};
@@ -636,6 +805,8 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
     (void)with_.evidence.write("review.md", render_review_markdown(context, outcome));
     (void)with_.evidence.write_json("plan.json", render_plan_json(context, outcome));
   }
+  if (options_.mode == Mode::rehearse)
+    (void)with_.evidence.write_json("rehearsal.json", render_rehearsal_json(context, outcome));
   with_.evidence.append_journal({{"event", "run-end"},
                                  {"exit_code", to_int(outcome.exit_code)},
                                  {"at", format_utc(now_utc())}});

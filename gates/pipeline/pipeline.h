@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,12 @@
 
 #include "adapters/core/exit_code.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/approval_gate.h"
 #include "gates/pipeline/evidence.h"
 #include "gates/pipeline/execute.h"
 #include "gates/pipeline/probes.h"
 #include "gates/pipeline/remote.h"
+#include "gates/pipeline/safeguards.h"
 #include "gates/pipeline/snapshots.h"
 #include "gates/pipeline/verdict.h"
 
@@ -28,6 +31,15 @@ enum class Mode {
 };
 std::string_view to_string(Mode mode);
 
+// Where a run's intent and evidence come from. Journaled in the run-start record with the
+// commit, change, mode, operator and run id, so `fabgate recover` can rebuild the run.
+struct RunOrigin {
+  std::string repo;           // absolute --repo
+  std::string ref;            // --ref as given
+  std::string intent_root;    // the intent folder inside the work tree
+  std::string evidence_root;  // absolute evidence root
+};
+
 struct PipelineOptions {
   Mode mode = Mode::apply;
   std::string operator_name;
@@ -36,6 +48,10 @@ struct PipelineOptions {
   // Called just before the manifest is written, to add what only the caller knows (host keys
   // accepted on first use, approvals...).
   std::function<void(EvidenceBundle&, nlohmann::json& manifest)> annotate;
+  // Proves the approvals (and rehearsal) the policy asks for. Null: only a policy that needs
+  // no approval and no rehearsal passes the approval gate.
+  ApprovalJudge* approval_judge = nullptr;
+  RunOrigin origin;  // journaled in run-start for `fabgate recover`
 };
 
 // Live progress for people: the terminal shows each gate as it starts and ends.
@@ -60,6 +76,7 @@ struct RunOutcome {
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
+  std::vector<ApprovalRecord> approvals;     // every approval file given, counted or not
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -72,12 +89,19 @@ class Pipeline {
     EvidenceBundle& evidence;
     GateObserver& observer;
     GnmiSteps* gnmi = nullptr;  // sends gNMI steps; null: changes with gNMI steps are refused
+    // Device locks and confirm timers (apply, rehearse, recover). Null: neither is used, for
+    // unit tests of the gate logic with fakes.
+    Safeguards* safeguards = nullptr;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
            Collaborators collaborators, PipelineOptions options);
 
   RunOutcome run();
+  // Finishes a run that died (`fabgate recover`), in the same evidence bundle: rolls back every
+  // device the journal says may have changed (last touched first), then proves the baseline
+  // with the recovery gates of run() against the run's snapshots/pre.json. Exit 4 or 5.
+  RunOutcome recover(const CrashedRun& crashed, const std::string& recovered_by);
 
  private:
   // Runs one gate: times it, records it, tells the observer. `body` fills in the verdict.
@@ -102,6 +126,17 @@ class Pipeline {
   void note_first_failure(const GateRecord& record);
   void diagnose();
   void write_outputs(RunOutcome& outcome);
+  // The recovery gates (rollback, settle, restored snapshot, compare with pre, probes); sets
+  // exit code and device state; true when the baseline was proven.
+  bool restore_and_verify();
+  // The device-locks gate (not in plan): no two runs touch one device at once.
+  void lock_devices();
+  // Before the controller rolls back: disarm the confirm timers; a device that already
+  // reverted by its timer is not rolled back a second time.
+  void disarm_before_rollback();
+  // Releases the locks unless the devices were left NOT RESTORED: then they stay locked, so no
+  // other run piles a change onto a broken device before a human looks.
+  void finish_safeguards(RunOutcome& outcome);
 
   const intent::IntentRepository& repository_;
   const intent::Change& change_;
@@ -113,6 +148,7 @@ class Pipeline {
   nlohmann::json pre_, post_, restored_;
   Execution execution_;
   RollbackResult rollback_;
+  std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them
   ProbeContext probe_context_;
   std::unique_ptr<WatchSession> watch_;
   std::chrono::steady_clock::time_point started_;

@@ -322,4 +322,11 @@ ProbeOutcome WatchSession::stop() {
   return outcome;
 }
 
+nlohmann::json to_json(const intent::Probe& probe) {
+  return {{"name", probe.name},   {"layer", probe.layer},
+          {"host", probe.host},   {"kind", probe.kind},
+          {"run", probe.run},     {"target", probe.target},
+          {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
+}
+
 }  // namespace fabgate::pipeline

@@ -30,6 +30,8 @@ struct ProbeOutcome {
 };
 
 nlohmann::json to_json(const ProbeOutcome& outcome);
+// A declared probe as the plan digest and the review artifact show it.
+nlohmann::json to_json(const intent::Probe& probe);
 
 // Everything probes need besides the remote: where hosts are and how to run fabgate-probe.
 struct ProbeContext {

@@ -5,6 +5,8 @@
 #include "adapters/core/build_info.h"
 #include "adapters/core/sha256.h"
 #include "adapters/core/text.h"
+#include "gates/compare/exception_register.h"
+#include "gates/pipeline/plan_digest.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -115,15 +117,7 @@ nlohmann::json change_to_json(const intent::Change& change) {
   nlohmann::json waves = change.bounds.waves.empty() ? nlohmann::json::array({change.targets})
                                                      : nlohmann::json(change.bounds.waves);
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& probe : change.acceptance.probes)
-    probes.push_back({{"name", probe.name},
-                      {"layer", probe.layer},
-                      {"host", probe.host},
-                      {"kind", probe.kind},
-                      {"run", probe.run},
-                      {"target", probe.target},
-                      {"flows", probe.flows},
-                      {"timeout_ms", probe.timeout.count()}});
+  for (const auto& probe : change.acceptance.probes) probes.push_back(to_json(probe));
   nlohmann::json expected = nlohmann::json::array();
   for (const auto& item : change.compare.expected)
     expected.push_back({{"device", item.device},
@@ -189,6 +183,14 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore)
        << "\n";
   md << "- Change: " << md_cell(change.title) << " (`" << change.file << "`)\n";
+  md << "- Plan digest: `" << plan_digest(context.repository, context.change) << "`\n";
+  if (!outcome.approvals.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& approval : outcome.approvals)
+      lines.push_back((approval.approver.empty() ? approval.file : approval.approver) + " (" +
+                      approval.outcome + ")");
+    md << "- Approvals: " << md_cell(join(lines, ", ")) << "\n";
+  }
   md << "- Intent commit: `" << context.repository.commit.id << "` by "
      << context.repository.commit.author_name << " <" << context.repository.commit.author_email
      << ">\n";
@@ -258,44 +260,138 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
 
 std::string render_review_markdown(const ReportContext& context, const RunOutcome& outcome) {
   const auto& change = context.change;
+  const auto& repository = context.repository;
+  const std::string digest = plan_digest(repository, change);
+  auto gate_named = [&](const std::string& name) -> const GateRecord* {
+    for (const auto& gate : outcome.gates)
+      if (gate.name == name) return &gate;
+    return nullptr;
+  };
+  auto gate_section = [&](std::ostringstream& md, const std::string& name) {
+    const GateRecord* gate = gate_named(name);
+    if (!gate) {
+      md << "- " << name << ": did not run (an earlier gate stopped the plan)\n";
+      return;
+    }
+    md << "- " << name << ": " << verdict_word(gate->verdict) << " — " << md_cell(gate->summary)
+       << "\n";
+    std::size_t shown = 0;
+    for (const auto& detail : gate->details) {
+      if (++shown > 20) {
+        md << "  - … " << gate->details.size() - 20 << " more in report.md\n";
+        break;
+      }
+      md << "  - " << md_cell(detail) << "\n";
+    }
+  };
+  auto step_line = [](const intent::Step& step) {
+    std::string what;
+    if (!step.run.empty()) what = "`" + md_cell(step.run) + "`";
+    for (const auto& op : step.gnmi_set)
+      what += (what.empty() ? "" : "; ") + std::string("gNMI ") + op.op + " `" + md_cell(op.path) +
+              "`" + (op.value.empty() ? "" : " = `" + md_cell(op.value) + "`");
+    return "- **" + step.device + "**: " + what +
+           (step.description.empty() ? "" : " — " + md_cell(step.description)) +
+           (step.timeout ? " (timeout " + format_duration(*step.timeout) + ")" : "") + "\n";
+  };
+
   std::ostringstream md;
-  md << "# Review: " << change.id << " — " << change.title << "\n\n";
-  md << "Plan from intent commit `" << context.repository.commit.id << "` (" << change.file
-     << "). Plan status: exit " << to_int(outcome.exit_code) << " — "
-     << exit_meaning(outcome.exit_code) << ".\n\n";
-  md << "## What changes where\n\nTargets (" << change.targets.size() << ", max "
-     << change.bounds.max_targets << "): " << join(change.targets, ", ") << "\n\n";
-  for (const auto& step : change.steps)
-    md << "- **" << step.device << "**: `" << md_cell(step.run) << "`"
-       << (step.description.empty() ? "" : " — " + md_cell(step.description)) << "\n";
-  md << "\n## Rollback\n\n";
-  for (const auto& step : change.rollback)
-    md << "- **" << step.device << "**: `" << md_cell(step.run) << "`\n";
-  md << "\n## Bounds\n\n- step timeout " << format_duration(change.bounds.step_timeout)
-     << ", deadline " << format_duration(change.bounds.deadline) << "\n";
+  md << "# Review: " << change.id << " — " << md_cell(change.title) << "\n\n";
+  md << "- Plan digest: `" << digest << "`\n";
+  md << "- Intent commit: `" << repository.commit.id << "` by " << repository.commit.author_name
+     << " <" << repository.commit.author_email << "> (" << change.file << ")\n";
+  md << "- Plan status: exit " << to_int(outcome.exit_code) << " — "
+     << exit_meaning(outcome.exit_code) << "\n";
+  md << "- Approval policy: " << repository.settings.approval.min_approvals << " approval(s) from `"
+     << repository.settings.approval.allowed_signers
+     << "`; the commit author cannot approve; rehearsal "
+     << (repository.settings.approval.require_rehearsal ? "required" : "not required") << "\n\n";
+
+  md << "## What changes where\n\n";
+  for (const auto& step : change.steps) md << step_line(step);
+  md << "\n## Rollback\n\nRun on every device that may have been changed, last touched first:\n\n";
+  if (change.rollback.empty()) md << "- **none declared**\n";
+  for (const auto& step : change.rollback) md << step_line(step);
+
+  md << "\n## Blast radius\n\n";
+  md << "- Targets (" << change.targets.size() << ", at most " << change.bounds.max_targets
+     << " at once): " << join(change.targets, ", ") << "\n";
+  md << "- Devices in scope (snapshotted and compared before and after): "
+     << repository.inventory.devices.size() << "\n";
   auto waves = change.bounds.waves.empty() ? std::vector<std::vector<std::string>>{change.targets}
                                            : change.bounds.waves;
   for (std::size_t i = 0; i < waves.size(); ++i)
-    md << "- wave " << i + 1 << ": " << join(waves[i], ", ") << "\n";
+    md << "- Wave " << i + 1 << " (" << waves[i].size() << " device"
+       << (waves[i].size() == 1 ? "" : "s") << "): " << join(waves[i], ", ") << "\n";
+
+  md << "\n## Bounds\n\n- step timeout " << format_duration(change.bounds.step_timeout)
+     << ", deadline " << format_duration(change.bounds.deadline) << "\n";
   if (change.window)
     md << "- window " << format_utc(change.window->start) << " .. "
        << format_utc(change.window->end) << "\n";
-  md << "\n## Acceptance\n\n- settle " << format_duration(change.acceptance.settle) << "\n";
+  else
+    md << "- no maintenance window declared\n";
+  if (change.confirm_timeout)
+    md << "- confirm timeout " << format_duration(*change.confirm_timeout) << "\n";
+
+  md << "\n## Compatibility\n\n";
+  gate_section(md, "compat");
+  md << "\n## Baseline health\n\n";
+  gate_section(md, "window");
+  gate_section(md, "snapshot-pre");
+  gate_section(md, "rollback-plan");
+  gate_section(md, "baseline-probes");
+
+  md << "\n## Probes\n\nRun before the change (baseline), after it settles (acceptance) and after "
+        "a rollback; settle "
+     << format_duration(change.acceptance.settle) << ".\n\n";
   for (const auto& probe : change.acceptance.probes)
-    md << "- probe `" << probe.name << "` (" << probe.layer << ") on " << probe.host << "\n";
-  md << "\n## Expected differences\n\n";
-  if (change.compare.expected.empty()) md << "None: every compared element must hold.\n";
+    md << "- `" << probe.name << "` (" << probe.layer << ", " << probe.kind << ") on " << probe.host
+       << (probe.target.empty() ? "" : " to " + probe.target)
+       << (probe.run.empty() ? "" : ": `" + md_cell(probe.run) + "`") << "\n";
+  if (change.acceptance.during)
+    md << "- during the change: " << change.acceptance.during->flows << " flows from "
+       << change.acceptance.during->host << " to " << change.acceptance.during->target
+       << ", longest interruption at most "
+       << format_duration(change.acceptance.during->max_disruption) << "\n";
+
+  md << "\n## Rule sets and expected differences\n\n";
+  auto rule_sets = plan_digest_input(repository, change)["rule_sets"];
+  for (const auto& set : rule_sets)
+    md << "- rule set `" << set["name"].get<std::string>() << "` ("
+       << (set["source"].is_string() ? set["source"].get<std::string>() : "NOT FOUND") << ")\n";
+  if (change.compare.expected.empty())
+    md << "- expected differences: none; every compared element must hold\n";
   for (const auto& item : change.compare.expected)
-    md << "- " << item.device << ": `" << item.path << "` -> "
+    md << "- expected: " << item.device << ": `" << item.path << "` -> "
        << (item.absent           ? "absent"
            : item.values.empty() ? "any value"
                                  : join(item.values, " | "))
        << "\n";
-  md << "\n## Baseline\n\n| gate | verdict | summary |\n|---|---|---|\n";
-  for (const auto& gate : outcome.gates)
-    md << "| " << gate.name << " | " << verdict_word(gate.verdict) << " | " << md_cell(gate.summary)
-       << " |\n";
-  md << "\nChange digest: `" << change_digest(change) << "`\n";
+
+  md << "\n## Exceptions in force\n\n";
+  auto register_text =
+      repository.policy_texts.find(repository.settings.policies_dir + "/exceptions.yaml");
+  std::size_t in_force = 0;
+  if (register_text != repository.policy_texts.end()) {
+    auto entries = compare::load_exception_register(register_text->second, register_text->first);
+    if (entries.ok()) {
+      for (const auto& entry : entries->entries) {
+        if (entry.expired(now_utc())) continue;
+        ++in_force;
+        md << "- " << entry.id << ": device `" << entry.device << "`, rule `" << entry.rule << "`"
+           << (entry.path ? ", path `" + entry.path->text() + "`" : "") << " — "
+           << md_cell(entry.reason) << " (owner " << entry.owner << ", until "
+           << format_utc(entry.expiry) << ")\n";
+      }
+    }
+  }
+  if (in_force == 0) md << "None: nothing is waived.\n";
+
+  md << "\n## Approve\n\nThe digest covers the change, the resolved inventory, the rule sets, "
+        "every policy file and the intent commit; any edit needs a new approval.\n\n";
+  md << "    fabgate approve plan.json --key ~/.ssh/id_ed25519\n";
+  md << "    fabgate apply " << change.id << " --approval approvals/\n";
   return md.str();
 }
 
@@ -307,6 +403,8 @@ nlohmann::json render_plan_json(const ReportContext& context, const RunOutcome& 
                      {"summary", gate.summary},
                      {"details", gate.details}});
   return {{"format", "fabgate.plan/1"},
+          {"digest", plan_digest(context.repository, context.change)},
+          {"digest_input", plan_digest_input(context.repository, context.change)},
           {"intent_commit", context.repository.commit.id},
           {"change", change_to_json(context.change)},
           {"change_digest", change_digest(context.change)},
@@ -377,6 +475,7 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"digests",
        {{"change", change_digest(context.change)},
         {"policies", policies_digest(context.repository)}}},
+      {"plan_digest", plan_digest(context.repository, context.change)},
       {"approvals", nlohmann::json::array()},
       {"gates", gates},
       {"exit_code", to_int(outcome.exit_code)},
@@ -388,7 +487,30 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"finished_at", format_utc(now_utc())}};
   if (outcome.detection_to_restore)
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
+  for (const auto& approval : outcome.approvals)
+    manifest["approvals"].push_back(approval.to_json());
   return manifest;
+}
+
+nlohmann::json render_rehearsal_json(const ReportContext& context, const RunOutcome& outcome) {
+  nlohmann::json gates = nlohmann::json::array();
+  for (const auto& gate : outcome.gates)
+    gates.push_back({{"name", gate.name},
+                     {"verdict", std::string(to_string(gate.verdict))},
+                     {"summary", gate.summary}});
+  return {{"format", "fabgate.rehearsal/1"},
+          {"digest", plan_digest(context.repository, context.change)},
+          {"change", context.change.id},
+          {"commit", context.repository.commit.id},
+          {"run_id", context.run_id},
+          {"passed", context.mode == Mode::rehearse && outcome.exit_code == ExitCode::accepted},
+          {"exit", to_int(outcome.exit_code)},
+          {"device_state", outcome.device_state},
+          {"detection_to_restore_ms", outcome.detection_to_restore
+                                          ? nlohmann::json(outcome.detection_to_restore->count())
+                                          : nlohmann::json(nullptr)},
+          {"gates", gates},
+          {"finished_at", format_utc(now_utc())}};
 }
 
 nlohmann::json render_summary_json(const ReportContext& context, const RunOutcome& outcome,

@@ -31,6 +31,10 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
 // review.md: for a reviewer in a pull request (what changes where, rollback, bounds, baseline).
 std::string render_review_markdown(const ReportContext& context, const RunOutcome& outcome);
 nlohmann::json render_plan_json(const ReportContext& context, const RunOutcome& outcome);
+// rehearsal.json: the rehearsal record `apply` can be asked for (approval.require_rehearsal),
+// bound to the plan digest. `passed` only when the change was accepted and its forced rollback
+// was verified restored.
+nlohmann::json render_rehearsal_json(const ReportContext& context, const RunOutcome& outcome);
 // junit.xml: one testcase per gate and per probe; blocking verdicts are failures.
 std::string render_junit(const ReportContext& context, const RunOutcome& outcome);
 // manifest.json without its "files" map (EvidenceBundle::finish adds it).

@@ -12,122 +12,17 @@
 #include <fstream>
 #include <regex>
 
-#include "tests/support/git_repo.h"
-#include "tests/support/sshd_fixture.h"
+#include "tests/cmd/fabgate/e2e_fixture.h"
 
 namespace fabgate {
 namespace {
 
-using testing::CommandOutput;
-using testing::GitRepo;
+using testing::change;
 using testing::shell_quoted;
-using testing::SshdFixture;
 
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-
-class ApplyEndToEnd : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
-    sshd_ = SshdFixture::start();
-    ASSERT_TRUE(sshd_) << SshdFixture::last_error();
-    evidence_ = repo_.file("evidence-out");
-    for (const char* device : {"d1", "d2"}) write_config(device, "mtu 9000\n");
-  }
-
-  std::string config_path(const std::string& device) const {
-    return sshd_->home() + "/" + device + ".conf";
-  }
-  void write_config(const std::string& device, const std::string& content) {
-    testing::write_file(config_path(device), content);
-  }
-  std::string config(const std::string& device) const {
-    return testing::read_file(config_path(device));
-  }
-
-  // Commits an intent repository whose devices d1 and d2 are this sshd, with `change_yaml` as
-  // changes/c.yaml. `{home}` in the change text is the server's home folder.
-  void commit_intent(std::string change_yaml, const std::string& settings_extra = "") {
-    change_yaml = std::regex_replace(change_yaml, std::regex("\\{home\\}"), sshd_->home());
-    repo_.write(".gitignore", "evidence-out/\n");
-    repo_.write("fabgate.yaml",
-                "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " + sshd_->known_hosts() +
-                    "\n  connect_timeout: 5s\n" + settings_extra);
-    std::string device_block;
-    for (const char* name : {"d1", "d2"})
-      device_block += std::string("  ") + name +
-                      ":\n    platform: linux\n    role: leaf\n    ssh: {host: 127.0.0.1, port: " +
-                      std::to_string(sshd_->port()) + "}\n";
-    repo_.write("inventory.yaml", "credentials:\n  read: {user: " + sshd_->user() +
-                                      ", identity_file: " + sshd_->user_key() +
-                                      ", agent: false}\n  change: {user: " + sshd_->user() +
-                                      ", identity_file: " + change_key() +
-                                      ", agent: false}\ndevices:\n" + device_block);
-    repo_.write("changes/c.yaml", change_yaml);
-    repo_.commit_all("intent");
-  }
-
-  // A second authorized key for the change credential: reads and changes use different keys.
-  std::string change_key() {
-    std::string key = sshd_->dir() + "/change_ed25519";
-    if (!std::filesystem::exists(key)) {
-      testing::run_shell("ssh-keygen -q -t ed25519 -N '' -f " + shell_quoted(key) + " && cat " +
-                         shell_quoted(key + ".pub") + " >> " +
-                         shell_quoted(sshd_->file("authorized_keys")));
-    }
-    return key;
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_.run(shell_quoted(kFabgate) + " " + arguments + " 2>&1");
-  }
-
-  // The one evidence bundle written for change `c`.
-  std::filesystem::path bundle() {
-    std::vector<std::filesystem::path> found;
-    std::filesystem::path root = evidence_ + "/c";
-    if (std::filesystem::exists(root))
-      for (const auto& entry : std::filesystem::directory_iterator(root))
-        found.push_back(entry.path());
-    EXPECT_EQ(found.size(), 1u);
-    return found.empty() ? std::filesystem::path() : found.front();
-  }
-  nlohmann::json manifest() {
-    std::ifstream in(bundle() / "manifest.json");
-    return nlohmann::json::parse(in, nullptr, false);
-  }
-  // Commands of one purpose ("step", "rollback", "probe") sent to `device`, from commands.jsonl.
-  std::vector<std::string> commands(const std::string& purpose, const std::string& device) {
-    std::vector<std::string> out;
-    std::ifstream in(bundle() / "commands.jsonl");
-    std::string line;
-    while (std::getline(in, line)) {
-      auto record = nlohmann::json::parse(line, nullptr, false);
-      if (record.value("purpose", "") == purpose && record.value("device", "") == device)
-        out.push_back(record.value("command", ""));
-    }
-    return out;
-  }
-
-  std::unique_ptr<SshdFixture> sshd_;
-  GitRepo repo_;
-  std::string evidence_;
-};
-
-// A change that appends to d1's configuration and can be undone from a backup; the probe
-// proves the "service" works as long as the configuration holds no 'broken' line.
-std::string change(const std::string& step,
-                   const std::string& rollback = "cp {home}/d1.bak {home}/d1.conf",
-                   const std::string& probe = "! grep -q broken {home}/d1.conf",
-                   const std::string& bounds = "max_targets: 1, step_timeout: 10s, deadline: 1m") {
-  return "id: c\ntitle: test change\ntargets: [d1]\nbounds: {" + bounds +
-         "}\nsteps:\n  - device: d1\n    run: cp {home}/d1.conf {home}/d1.bak && " + step +
-         "\nrollback:\n  - device: d1\n    run: " + rollback +
-         "\nacceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n      host: "
-         "d2\n"
-         "      run: \"" +
-         probe + "\"\n      timeout: 10s\n";
-}
+// The harness (devices d1 and d2 on one real sshd, a real git intent repository, the evidence
+// folder) is shared with the approval tests: tests/cmd/fabgate/e2e_fixture.h.
+class ApplyEndToEnd : public testing::FabgateEndToEnd {};
 
 TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
   // Given a change that appends a harmless line, then apply exits 0, d1 holds the new line,
@@ -142,15 +37,20 @@ TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
   EXPECT_EQ(m["intent_commit"], repo_.head());
   auto verify = fabgate("evidence verify " + shell_quoted(bundle().string()));
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
-  // The step used the change key, the probes and snapshots the read key.
+  // What writes to the device (the step, the device lock) used the change key; the probes and
+  // snapshots the read key.
   std::ifstream in(bundle() / "commands.jsonl");
   std::string line;
+  bool locked = false;
   while (std::getline(in, line)) {
     auto record = nlohmann::json::parse(line);
-    EXPECT_EQ(record["role"],
-              record["purpose"] == "step" || record["purpose"] == "rollback" ? "change" : "read")
-        << line;
+    std::string purpose = record.value("purpose", "");
+    bool writes = purpose == "step" || purpose == "rollback" || purpose == "device-lock" ||
+                  purpose == "confirm-timer";
+    locked = locked || purpose == "device-lock";
+    EXPECT_EQ(record["role"], writes ? "change" : "read") << line;
   }
+  EXPECT_TRUE(locked) << "the target was changed without taking its lock";
 }
 
 TEST_F(ApplyEndToEnd, FailingAcceptanceIsRolledBackAndVerified) {

@@ -1,0 +1,212 @@
+#include "gates/app/recover_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include "adapters/core/build_info.h"
+#include "adapters/core/text.h"
+#include "gates/app/gate_printer.h"
+#include "gates/app/intent_loading.h"
+#include "gates/app/run_collaborators.h"
+#include "gates/pipeline/journal.h"
+#include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/reports.h"
+
+namespace fabgate::app {
+namespace {
+
+constexpr const char* kJournalFile = "journal.jsonl";
+
+pipeline::Mode mode_from(const std::string& text) {
+  if (text == "plan") return pipeline::Mode::plan;
+  if (text == "rehearse") return pipeline::Mode::rehearse;
+  return pipeline::Mode::apply;
+}
+
+// Tells the user, in words or as the one JSON document, and returns the exit code.
+ExitCode say(Console& console, ExitCode code, const std::string& dir, const std::string& message) {
+  if (console.json_mode()) {
+    console.json(nlohmann::json{
+        {"evidence", dir}, {"exit_code", to_int(code)}, {"recovered", false}, {"message", message}}
+                     .dump(2));
+  } else {
+    console.line(message);
+    console.line("evidence:        " + dir);
+    console.line("exit " + std::to_string(to_int(code)));
+  }
+  return code;
+}
+
+// Seals the bundle of a run that needs no rollback: the journal says why, a short report says it
+// in words, and the manifest makes the bundle verifiable.
+// `after_start` runs once recover-start is journaled (giving back a dead run's locks and
+// timers), so the journal tells in order what recover did.
+Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBundle& evidence,
+                      const std::string& operator_name, ExitCode code, const std::string& why,
+                      Console& console, const std::function<void()>& after_start = {}) {
+  const std::filesystem::path& dir = evidence.dir();
+  nlohmann::json torn = nullptr;
+  if (crashed.torn) torn = {{"line", crashed.torn->line}, {"why", crashed.torn->why}};
+  evidence.append_journal({{"event", "recover-start"},
+                           {"after_record", crashed.last_sequence},
+                           {"last_event", crashed.last_event},
+                           {"torn_record_discarded", torn},
+                           {"devices", nlohmann::json::array()},
+                           {"operator", operator_name},
+                           {"at", format_utc(now_utc())}});
+  if (after_start) after_start();
+  std::string report =
+      "# fabgate recover: " + crashed.start.change + "\n\n" + "- run: " + crashed.start.run_id +
+      " (" + crashed.start.mode + " by " + crashed.start.operator_name +
+      ")\n- intent commit: " + crashed.start.commit + "\n- recovered by: " + operator_name +
+      "\n- journal: the run stopped after record " + std::to_string(crashed.last_sequence) + " (" +
+      crashed.last_event + ")\n\n" + why + "\n\nexit " + std::to_string(to_int(code)) + "\n";
+  if (auto written = evidence.write("recover.md", report); !written.ok())
+    return std::move(written).error();
+  evidence.append_journal(
+      {{"event", "run-end"}, {"exit_code", to_int(code)}, {"at", format_utc(now_utc())}});
+  nlohmann::json manifest = {
+      {"tool",
+       {{"name", "fabgate"}, {"version", tool_version()}, {"build_commit", build_commit()}}},
+      {"mode", crashed.start.mode},
+      {"run_id", crashed.start.run_id},
+      {"change", crashed.start.change},
+      {"intent_commit", crashed.start.commit},
+      {"operator", crashed.start.operator_name},
+      {"exit_code", to_int(code)},
+      {"device_state", why},
+      {"recovery",
+       {{"by", operator_name},
+        {"after_record", crashed.last_sequence},
+        {"last_event", crashed.last_event},
+        {"run_ended_with", crashed.ended_with ? nlohmann::json(*crashed.ended_with) : nullptr}}}};
+  if (auto finished = evidence.finish(manifest); !finished.ok()) return std::move(finished).error();
+  return say(console, code, dir.string(), why);
+}
+
+}  // namespace
+
+Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& options,
+                             Console& console) {
+  const std::filesystem::path dir = std::filesystem::absolute(options.run_dir);
+  auto journal = pipeline::read_journal(dir / kJournalFile);
+  if (!journal.ok()) return std::move(journal).error();
+  if (journal->torn) console.warn(journal->torn->describe(kJournalFile));
+  auto crashed = pipeline::read_crashed_run(journal.value());
+  if (!crashed.ok()) return std::move(crashed).error();
+  const auto& start = crashed->start;
+  const std::string operator_name =
+      options.operator_name.empty() ? default_operator() : options.operator_name;
+
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "manifest.json", ec)) {
+    std::string ended =
+        crashed->ended_with ? "ended with exit " + std::to_string(*crashed->ended_with) : "ended";
+    return say(console, ExitCode::invalid_input, dir.string(),
+               "nothing to recover: run " + start.run_id + " " + ended +
+                   " and its evidence is sealed (manifest.json)");
+  }
+  if (crashed->ended_with) {
+    auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, Redactor{});
+    if (!bundle.ok()) return std::move(bundle).error();
+    return seal(crashed.value(), *bundle.value(), operator_name, ExitCode::invalid_input,
+                "nothing to recover: the run finished its work (run-end, exit " +
+                    std::to_string(*crashed->ended_with) +
+                    ") and died before writing its manifest; recover sealed the bundle",
+                console);
+  }
+
+  // Intent from the commit the run journaled, never from the work tree.
+  CommonOptions at_commit = common;
+  at_commit.repo = options.repo.value_or(start.repo);
+  at_commit.ref = start.commit;
+  auto loaded = read_intent(at_commit);
+  if (!loaded.ok()) return std::move(loaded).error();
+  if (!loaded->outcome.diagnostics.empty())
+    return Error::invalid_input("intent at " + start.commit.substr(0, 12) + " is invalid",
+                                loaded->outcome.diagnostics.lines());
+  if (loaded->commit.id != start.commit)
+    return Error::invalid_input("recover: " + at_commit.repo + " resolved " +
+                                start.commit.substr(0, 12) + " to " + loaded->commit.id);
+  const auto& repository = *loaded->outcome.repository;
+  const intent::Change* change = repository.find_change(start.change);
+  if (!change)
+    return Error::invalid_input("recover: no change '" + start.change + "' at commit " +
+                                start.commit.substr(0, 12) + " in " + at_commit.repo);
+
+  auto bundle =
+      pipeline::EvidenceBundle::reopen(dir, start.run_id, run_redactor(repository, console));
+  if (!bundle.ok()) return std::move(bundle).error();
+  auto& evidence = *bundle.value();
+
+  // The same collaborators as apply, except that host keys are always checked strictly: a run
+  // that accepted new keys on first use does not pass that trust on to its recovery.
+  auto collaborators = RunCollaborators::create(
+      {repository, *change, loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
+       start.parallelism,
+       options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name});
+  if (!collaborators.ok()) return std::move(collaborators).error();
+  auto& run = *collaborators.value();
+  GatePrinter observer(console);
+
+  if (crashed->touched.empty()) {
+    // Nothing was sent, but the run may have taken locks and armed timers: give them back, so
+    // no timer fires on an untouched device and the next run is not locked out.
+    auto sealed = seal(
+        crashed.value(), evidence, operator_name, ExitCode::refused,
+        "untouched: the run died before any step was sent (every step is journaled before it is "
+        "sent, and none was); nothing to roll back; its locks and confirm timers were given back",
+        console, [&] { run.release_untouched(start.run_id); });
+    run.close();
+    return sealed;
+  }
+
+  pipeline::PipelineOptions pipeline_options;
+  pipeline_options.mode = mode_from(start.mode);
+  pipeline_options.operator_name = start.operator_name;
+  pipeline_options.parallelism = start.parallelism;
+  pipeline_options.origin = {start.repo, start.ref, start.intent_root, start.evidence_root};
+  const auto& crashed_run = crashed.value();
+  pipeline_options.annotate = [&](pipeline::EvidenceBundle&, nlohmann::json& manifest) {
+    nlohmann::json torn = nullptr;
+    if (crashed_run.torn) torn = {{"line", crashed_run.torn->line}, {"why", crashed_run.torn->why}};
+    manifest["recovery"] = {{"by", operator_name},
+                            {"after_record", crashed_run.last_sequence},
+                            {"last_event", crashed_run.last_event},
+                            {"torn_record_discarded", torn},
+                            {"devices_rolled_back", crashed_run.touched},
+                            {"repo", at_commit.repo}};
+  };
+
+  if (!console.json_mode())
+    console.line(
+        console.bold("fabgate recover " + change->id) + " run " + start.run_id + " at " +
+        start.commit.substr(0, 12) + ": rolling back " +
+        join(std::vector<std::string>(crashed_run.touched.rbegin(), crashed_run.touched.rend()),
+             ", "));
+  pipeline::Pipeline pipeline(repository, *change, run.for_pipeline(observer), pipeline_options);
+  auto outcome = pipeline.recover(crashed_run, operator_name);
+  run.close();
+
+  pipeline::ReportContext context{repository, *change, pipeline_options.mode,
+                                  pipeline_options.operator_name, start.run_id};
+  if (console.json_mode()) {
+    auto summary = pipeline::render_summary_json(context, outcome, dir.string());
+    summary["recovered"] = outcome.exit_code == ExitCode::rolled_back;
+    console.json(summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    console.line("");
+    console.line("devices:         " + outcome.device_state);
+    console.line("evidence:        " + dir.string());
+    std::string verdict = "exit " + std::to_string(to_int(outcome.exit_code));
+    if (outcome.exit_code == ExitCode::rolled_back)
+      console.line(console.yellow(verdict) + ": recovered: rolled back, baseline verified");
+    else
+      console.line(console.red(verdict) + ": NOT RESTORED: a human must act now");
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace fabgate::app

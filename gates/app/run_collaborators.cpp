@@ -1,0 +1,78 @@
+#include "gates/app/run_collaborators.h"
+
+#include <algorithm>
+
+#include "adapters/core/text.h"
+#include "gates/app/console.h"
+#include "gates/app/secrets.h"
+
+namespace fabgate::app {
+namespace {
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& path) {
+  std::filesystem::path expanded = expand_home(path);
+  return expanded.is_absolute() ? expanded : base / expanded;
+}
+
+pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
+  pipeline::SafeguardOptions options;
+  options.locks.base_dir = setup.repository.settings.safeguards.lock_dir;
+  options.timers.base_dir = setup.repository.settings.safeguards.timer_dir;
+  options.timers.rollback_step_timeout = setup.change.bounds.step_timeout;
+  options.take_over = setup.take_over;
+  options.operator_name = setup.operator_name;
+  return options;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RunCollaborators>> RunCollaborators::create(const RunSetup& setup) {
+  const auto& settings = setup.repository.settings;
+  ssh::SshOptions ssh_options;
+  if (!settings.ssh.known_hosts.empty())
+    ssh_options.known_hosts_file = resolve(setup.intent_dir, settings.ssh.known_hosts);
+  ssh_options.connect_timeout = settings.ssh.connect_timeout;
+  ssh_options.unknown_host_keys = setup.unknown_host_keys;
+  auto profiles = pipeline::profiles_for(setup.repository);
+  if (!profiles.ok()) return std::move(profiles).error();
+  return std::unique_ptr<RunCollaborators>(
+      new RunCollaborators(setup, std::move(ssh_options), std::move(profiles.value())));
+}
+
+RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_options,
+                                   snapshot::ProfileSet profiles)
+    : evidence_(setup.evidence),
+      targets_(setup.change.targets),
+      connector_(std::move(ssh_options)),
+      connections_(connector_),
+      ssh_remote_(connections_),
+      remote_(ssh_remote_, setup.evidence),
+      gnmi_steps_(grpc_gnmi_, setup.evidence),
+      snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
+      safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
+                  safeguard_options(setup)) {}
+
+void RunCollaborators::release_untouched(const std::string& run_id) {
+  safeguards_.adopt_timers(run_id, targets_);
+  pipeline::GateRecord ignored;
+  safeguards_.disarm_timers(ignored);
+  safeguards_.adopt_locks(run_id, targets_);
+  safeguards_.release_locks();
+  (void)evidence_.write_json("safeguards.json", safeguards_.to_json());
+}
+
+pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateObserver& observer) {
+  return {remote_, snapshotter_, evidence_, observer, &gnmi_steps_, &safeguards_};
+}
+
+Redactor run_redactor(const intent::IntentRepository& repository, Console& console) {
+  auto secrets = configured_secrets(repository);
+  for (const auto& name : secrets.unset)
+    if (std::find(repository.settings.secret_env.begin(), repository.settings.secret_env.end(),
+                  name) != repository.settings.secret_env.end())
+      console.warn("secret " + name + " (fabgate.yaml secrets.env) is not set in the environment");
+  for (const auto& value : secrets.values) console.add_secret(value);
+  return Redactor(secrets.values);
+}
+
+}  // namespace fabgate::app

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "adapters/core/result.h"
+#include "adapters/ssh/connection_cache.h"
+#include "gates/intent/model.h"
+#include "gates/pipeline/collector_snapshotter.h"
+#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/gnmi_steps.h"
+#include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/remote.h"
+#include "gates/pipeline/safeguards.h"
+
+namespace fabgate::app {
+
+class Console;
+
+// What a run that may touch devices (apply, rehearse, recover) is built from.
+struct RunSetup {
+  const intent::IntentRepository& repository;
+  const intent::Change& change;
+  std::filesystem::path intent_dir;  // relative settings paths (known_hosts) resolve from here
+  pipeline::EvidenceBundle& evidence;
+  ssh::UnknownHostKeys unknown_host_keys = ssh::UnknownHostKeys::refuse;
+  int parallelism = 64;
+  pipeline::TakeOver take_over = pipeline::TakeOver::no;
+  std::string operator_name;
+};
+
+// The real collaborators of one run, all recording into its evidence bundle: SSH sessions
+// (one per device and role), the command remote, gNMI Set steps, the collector snapshotter,
+// and the device locks and confirm timers. One place, so apply and recover cannot drift apart
+// in how they reach devices.
+class RunCollaborators {
+ public:
+  static Result<std::unique_ptr<RunCollaborators>> create(const RunSetup& setup);
+
+  pipeline::Pipeline::Collaborators for_pipeline(pipeline::GateObserver& observer);
+  const ssh::LibsshConnector& connector() const { return connector_; }
+  void close() { connections_.close_all(); }
+  // For `recover` of a run that died before sending a step: disarms the timers and releases
+  // the locks that run may have left on its targets, and records that in safeguards.json.
+  void release_untouched(const std::string& run_id);
+
+ private:
+  RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_options,
+                   snapshot::ProfileSet profiles);
+
+  pipeline::EvidenceBundle& evidence_;
+  std::vector<std::string> targets_;
+  ssh::LibsshConnector connector_;
+  ssh::ConnectionCache connections_;
+  pipeline::SshRemote ssh_remote_;
+  pipeline::RecordingRemote remote_;
+  pipeline::GrpcGnmiSteps grpc_gnmi_;
+  pipeline::RecordingGnmiSteps gnmi_steps_;
+  pipeline::CollectorSnapshotter snapshotter_;
+  pipeline::Safeguards safeguards_;
+};
+
+// The redactor for a run's evidence and terminal: the common secret shapes plus the values of
+// the secrets fabgate.yaml names (`secrets.env`) and the gNMI passwords. Warns about named
+// secrets that are not set.
+Redactor run_redactor(const intent::IntentRepository& repository, Console& console);
+
+}  // namespace fabgate::app

@@ -1,0 +1,153 @@
+#include "gates/approval/signature_tool.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "adapters/core/text.h"
+#include "gates/approval/child_process.h"
+
+namespace fabgate::approval {
+namespace {
+
+// A private temporary folder (mode 0700) removed with its content when the object dies.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "fabgate-sign.XXXXXX").string();
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  bool ok() const { return !path_.empty(); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+bool write_text(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  return static_cast<bool>(out);
+}
+
+// Why ssh-keygen failed, in one line: its last non-empty stderr line says it best.
+std::string reason(const ChildResult& run) {
+  auto lines = split_lines(run.err);
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    if (!trim(*it).empty()) return std::string(trim(*it));
+  return "exit status " + std::to_string(run.exit_status);
+}
+
+}  // namespace
+
+SshKeygen::SshKeygen(Duration deadline, std::string program)
+    : deadline_(deadline), program_(std::move(program)) {}
+
+Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_file,
+                                                        std::string_view message, Prompt prompt) {
+  using Kind = SignatureFailure::Kind;
+  if (!std::filesystem::exists(key_file))
+    return SignatureFailure{Kind::key_unusable, "key " + key_file + " does not exist"};
+  ScratchDir scratch;
+  if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
+  // The statement goes in a file rather than on stdin: stdin is where ssh-keygen falls back to
+  // for a passphrase when there is no terminal.
+  const std::string statement = scratch.file("statement");
+  if (!write_text(statement, message))
+    return SignatureFailure{Kind::io, "cannot write " + statement};
+  ChildRequest request;
+  request.argv = {program_, "-q", "-Y", "sign", "-f", key_file, "-n", kSignatureNamespace,
+                  statement};
+  // Someone typing a passphrase gets longer than a machine.
+  request.deadline = prompt == Prompt::on_terminal ? Duration{120'000} : deadline_;
+  request.terminal = prompt == Prompt::on_terminal ? Terminal::inherited : Terminal::detached;
+  request.extra_env = {"SSH_ASKPASS_REQUIRE=never"};  // no graphical prompt either
+  auto run = run_child(request);
+  if (!run.ok())
+    return SignatureFailure{Kind::tool_missing,
+                            program_ + " could not run: " + run.error().message};
+  if (run->timed_out)
+    return SignatureFailure{Kind::timed_out, program_ + " -Y sign timed out after " +
+                                                 format_duration(request.deadline)};
+  if (run->exit_status == 127)
+    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  std::ifstream in(statement + ".sig", std::ios::binary);
+  std::string signature((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (run->exit_status != 0 || signature.empty()) {
+    std::string why = reason(*run);
+    if (prompt == Prompt::never)
+      why +=
+          " (a key with a passphrase needs a terminal, or load it into ssh-agent with "
+          "ssh-add and pass its .pub file)";
+    return SignatureFailure{Kind::key_unusable,
+                            "ssh-keygen could not sign with " + key_file + ": " + why};
+  }
+  return signature;
+}
+
+Expected<Ok, SignatureFailure> SshKeygen::verify(std::string_view allowed_signers,
+                                                 const std::string& principal,
+                                                 std::string_view message,
+                                                 std::string_view signature) {
+  using Kind = SignatureFailure::Kind;
+  ScratchDir scratch;
+  if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
+  const std::string signers = scratch.file("allowed_signers");
+  const std::string sig = scratch.file("signature");
+  if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
+    return SignatureFailure{Kind::io, "cannot write temporary files"};
+  ChildRequest request;
+  request.argv = {
+      program_, "-Y", "verify", "-f", signers, "-I", principal, "-n", kSignatureNamespace,
+      "-s",     sig};
+  request.input = std::string(message);
+  request.deadline = deadline_;
+  auto run = run_child(request);
+  if (!run.ok())
+    return SignatureFailure{Kind::tool_missing,
+                            program_ + " could not run: " + run.error().message};
+  if (run->timed_out)
+    return SignatureFailure{Kind::timed_out,
+                            program_ + " -Y verify timed out after " + format_duration(deadline_)};
+  if (run->exit_status == 127)
+    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  if (run->exit_status != 0) return SignatureFailure{Kind::rejected, reason(*run)};
+  return Ok{};
+}
+
+bool lists_principal(std::string_view allowed_signers, const std::string& principal) {
+  for (const auto& raw : split_lines(allowed_signers)) {
+    std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    std::string principals;
+    if (line.front() == '"') {
+      auto end = line.find('"', 1);
+      if (end == std::string_view::npos) continue;
+      principals = std::string(line.substr(1, end - 1));
+    } else {
+      principals = std::string(line.substr(0, line.find_first_of(" \t")));
+    }
+    std::size_t start = 0;
+    while (start <= principals.size()) {
+      auto comma = principals.find(',', start);
+      std::string pattern =
+          principals.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      bool negated = !pattern.empty() && pattern.front() == '!';
+      if (!negated && !pattern.empty() && ::fnmatch(pattern.c_str(), principal.c_str(), 0) == 0)
+        return true;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace fabgate::approval

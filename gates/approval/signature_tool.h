@@ -1,0 +1,68 @@
+#pragma once
+
+// SSH signatures over approval statements. The real tool is OpenSSH's `ssh-keygen -Y`, so
+// approvers use the keys they already have (files, ssh-agent, hardware keys) and verification
+// uses the allowed_signers format git also uses for signed commits.
+
+#include <string>
+#include <string_view>
+
+#include "adapters/core/duration.h"
+#include "adapters/core/result.h"
+
+namespace fabgate::approval {
+
+// The signature namespace of plan approvals: a signature made for git commits or for another
+// tool never verifies as a plan approval.
+inline constexpr const char* kSignatureNamespace = "fabgate-plan";
+
+struct SignatureFailure {
+  enum class Kind {
+    tool_missing,  // ssh-keygen is not installed
+    timed_out,     // it ran past its deadline and was killed
+    key_unusable,  // the key could not be read or needs a passphrase nobody can type
+    rejected,      // the signature does not verify for that principal
+    io,            // a temporary file could not be written
+  };
+  Kind kind;
+  std::string message;
+};
+
+// Whether signing may prompt for a key passphrase on the terminal.
+enum class Prompt { never, on_terminal };
+
+class SignatureTool {
+ public:
+  virtual ~SignatureTool() = default;
+  // The armored signature ("-----BEGIN SSH SIGNATURE-----...") of `message` by `key_file` (a
+  // private key, or a public key whose private half ssh-agent holds).
+  virtual Expected<std::string, SignatureFailure> sign(const std::string& key_file,
+                                                       std::string_view message, Prompt prompt) = 0;
+  // Ok when `signature` over `message` was made by a key that `allowed_signers` (the file's
+  // text) lists for `principal` in the fabgate-plan namespace.
+  virtual Expected<Ok, SignatureFailure> verify(std::string_view allowed_signers,
+                                                const std::string& principal,
+                                                std::string_view message,
+                                                std::string_view signature) = 0;
+};
+
+// ssh-keygen -Y sign / -Y verify, run as a child process with a deadline and no shell.
+class SshKeygen final : public SignatureTool {
+ public:
+  explicit SshKeygen(Duration deadline = Duration{20'000}, std::string program = "ssh-keygen");
+  Expected<std::string, SignatureFailure> sign(const std::string& key_file,
+                                               std::string_view message, Prompt prompt) override;
+  Expected<Ok, SignatureFailure> verify(std::string_view allowed_signers,
+                                        const std::string& principal, std::string_view message,
+                                        std::string_view signature) override;
+
+ private:
+  Duration deadline_;
+  std::string program_;
+};
+
+// True when a line of the allowed_signers text lists `principal` (exactly or by one of its
+// comma-separated glob patterns). Used to tell an unknown signer from a bad signature.
+bool lists_principal(std::string_view allowed_signers, const std::string& principal);
+
+}  // namespace fabgate::approval

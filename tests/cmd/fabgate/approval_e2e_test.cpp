@@ -1,0 +1,306 @@
+// End-to-end: plan -> approve -> apply with real signed approvals, and rehearse -> apply with a
+// required rehearsal, through the fabgate binary, a real git repository, a real sshd and real
+// ssh-keygen with keys made here. What is asserted is what an operator sees: exit codes, the
+// reason on the terminal, what the devices ended up with, and the evidence.
+
+#include <chrono>
+
+#include "tests/cmd/fabgate/e2e_fixture.h"
+
+namespace fabgate {
+namespace {
+
+using testing::change;
+using testing::FabgateEndToEnd;
+using testing::read_file;
+using testing::run_shell;
+using testing::shell_quoted;
+
+class ApprovalEndToEnd : public FabgateEndToEnd {
+ protected:
+  void SetUp() override {
+    FabgateEndToEnd::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (run_shell("command -v ssh-keygen").exit_code != 0) GTEST_SKIP() << "ssh-keygen missing";
+  }
+
+  // A fresh ed25519 key pair (no passphrase unless given) named `name` in the sshd's folder.
+  std::string make_key(const std::string& name, const std::string& passphrase = "") {
+    std::string key = sshd_->dir() + "/" + name;
+    auto made = run_shell("ssh-keygen -q -t ed25519 -C " + name + " -N " +
+                          shell_quoted(passphrase) + " -f " + shell_quoted(key));
+    EXPECT_EQ(made.exit_code, 0) << made.output;
+    return key;
+  }
+  std::string signer_line(const std::string& principal, const std::string& key) {
+    return principal + " " + read_file(key + ".pub");
+  }
+
+  // An intent with `min_approvals` whose allowed_signers lists reviewer@example.net and the
+  // commit author author@example.net (who still may not approve their own change).
+  void commit_with_policy(const std::string& change_yaml, int min_approvals,
+                          bool require_rehearsal = false) {
+    reviewer_key_ = make_key("reviewer");
+    author_key_ = make_key("author");
+    repo_.write("policies/allowed_signers", signer_line("reviewer@example.net", reviewer_key_) +
+                                                signer_line("author@example.net", author_key_));
+    commit_intent(change_yaml,
+                  "approval:\n  min_approvals: " + std::to_string(min_approvals) +
+                      "\n  require_rehearsal: " + (require_rehearsal ? "true" : "false") + "\n");
+  }
+
+  // Runs plan and returns its bundle (the newest one).
+  std::filesystem::path plan() {
+    auto out = fabgate("plan c");
+    EXPECT_EQ(out.exit_code, 0) << out.output;
+    auto all = bundles();
+    return all.empty() ? std::filesystem::path() : all.back();
+  }
+
+  testing::CommandOutput approve(const std::filesystem::path& plan_dir, const std::string& key,
+                                 const std::string& identity, const std::string& out) {
+    return fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " + shell_quoted(key) +
+                   " --identity " + identity + " --out " + shell_quoted(out));
+  }
+
+  std::string reviewer_key_, author_key_;
+};
+
+TEST_F(ApprovalEndToEnd, ApprovedPlanIsAppliedAndTheApprovalIsInTheEvidence) {
+  // Given min_approvals 1 and a reviewer who signs the plan, then apply with that approval
+  // exits 0, d1 holds the change, and plan.json, review.md, the approval and the manifest all
+  // carry the same digest.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto plan_dir = plan();
+  auto plan_json = read_json(plan_dir / "plan.json");
+  std::string digest = plan_json["digest"].get<std::string>();
+  EXPECT_EQ(digest.rfind("sha256:", 0), 0u) << digest;
+  auto review = read_file((plan_dir / "review.md").string());
+  EXPECT_NE(review.find(digest), std::string::npos);
+  EXPECT_NE(review.find("fabgate approve"), std::string::npos);
+  EXPECT_NE(review.find("## Blast radius"), std::string::npos);
+  EXPECT_NE(review.find("## Baseline health"), std::string::npos);
+
+  auto approved = fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " +
+                          shell_quoted(reviewer_key_) + " --identity reviewer@example.net");
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  auto approval_file = plan_dir / "approvals" / "reviewer@example.net.json";
+  auto approval = read_json(approval_file);
+  EXPECT_EQ(approval["digest"], digest);
+  EXPECT_EQ(approval["approver"], "reviewer@example.net");
+  EXPECT_NE(approval["signature"].get<std::string>().find("BEGIN SSH SIGNATURE"),
+            std::string::npos);
+
+  auto applied = fabgate("apply c --approval " + shell_quoted(approval_file.string()));
+  EXPECT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
+  auto apply_dir = bundles().back();
+  auto m = read_json(apply_dir / "manifest.json");
+  EXPECT_EQ(m["plan_digest"], digest);
+  ASSERT_EQ(m["approvals"].size(), 1u) << m["approvals"];
+  EXPECT_EQ(m["approvals"][0]["outcome"], "valid");
+  EXPECT_TRUE(m["approvals"][0]["counted"].get<bool>());
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(apply_dir.string())).exit_code, 0);
+}
+
+TEST_F(ApprovalEndToEnd, AChangeWhoseStepHoldsASecretCanStillBeApprovedAndApplied) {
+  // Given a step carrying a BGP password, then plan.json holds it redacted (so the digest cannot
+  // be recomputed from the file), approve says so and still signs the digest, and apply, which
+  // computes the digest from the commit, counts the approval.
+  commit_with_policy(change("echo 'neighbor 10.0.0.1 password CanaryPw1' >> {home}/d1.conf",
+                            "cp {home}/d1.bak {home}/d1.conf", "true"),
+                     1);
+  auto plan_dir = plan();
+  EXPECT_EQ(read_file((plan_dir / "plan.json").string()).find("CanaryPw1"), std::string::npos);
+  std::string file = repo_.file("reviewer.json");
+  auto approved = approve(plan_dir, reviewer_key_, "reviewer@example.net", file);
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_NE(approved.output.find("had secrets redacted"), std::string::npos) << approved.output;
+  auto out = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output.find("CanaryPw1"), std::string::npos);
+}
+
+TEST_F(ApprovalEndToEnd, WithoutApprovalsApplyIsRefusedAndNothingIsSent) {
+  // Given min_approvals 1 and no approval, then apply exits 3, says how many were needed, and
+  // no step reaches d1; plan still exits 0 and says approvals are needed.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto planned = fabgate("plan c");
+  EXPECT_EQ(planned.exit_code, 0) << planned.output;
+  EXPECT_NE(planned.output.find("needed before apply"), std::string::npos) << planned.output;
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("0 valid approvals of 1 required"), std::string::npos) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+}
+
+TEST_F(ApprovalEndToEnd, TheCommitAuthorCannotApproveTheirOwnChange) {
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto plan_dir = plan();
+  std::string file = repo_.file("author.json");
+  // Without --identity (and $FABGATE_APPROVER) the approver is the repository's user.email.
+  auto approved = repo_.run("env -u FABGATE_APPROVER " + shell_quoted(testing::kFabgate) +
+                            " approve " + shell_quoted(plan_dir.string()) + " --key " +
+                            shell_quoted(author_key_) + " --out " + shell_quoted(file) + " 2>&1");
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_NE(approved.output.find("as author@example.net"), std::string::npos) << approved.output;
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("self-approval: author@example.net authored commit"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_EQ(manifest()["approvals"][0]["outcome"], "self-approval");
+}
+
+TEST_F(ApprovalEndToEnd, AnApprovalOfAnEarlierVersionOfTheChangeIsStale) {
+  // Given an approval, then the change is edited and recommitted, then the approval does not
+  // count: "the change was modified after approval", exit 3, nothing sent.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto plan_dir = plan();
+  std::string file = repo_.file("reviewer.json");
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
+  repo_.write("changes/c.yaml", std::regex_replace(change("echo 'mtu 9200' >> {home}/d1.conf"),
+                                                   std::regex("\\{home\\}"), sshd_->home()));
+  repo_.commit_all("different mtu");
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("stale: the change was modified after approval"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+}
+
+TEST_F(ApprovalEndToEnd, ASignerNotInAllowedSignersIsRejected) {
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto plan_dir = plan();
+  std::string stranger = make_key("stranger");
+  std::string file = repo_.file("stranger.json");
+  ASSERT_EQ(approve(plan_dir, stranger, "stranger@example.net", file).exit_code, 0);
+  // Claiming a listed principal with an unlisted key does not work either.
+  std::string impostor = repo_.file("impostor.json");
+  ASSERT_EQ(approve(plan_dir, stranger, "reviewer@example.net", impostor).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto out =
+      fabgate("apply c --approval " + shell_quoted(file) + " --approval " + shell_quoted(impostor));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("unknown-signer: stranger@example.net is not listed in "
+                            "policies/allowed_signers"),
+            std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("reviewer@example.net: bad-signature"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApprovalEndToEnd, ApproveRefusesABadPlanAndAPassphraseItCannotAsk) {
+  // Given a plan file that is not a plan, then approve exits 2 naming it; given a key with a
+  // passphrase and no terminal, then approve fails at once (exit 2) instead of waiting.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  std::string bogus = repo_.file("bogus.json");
+  testing::write_file(bogus, "{\"hello\": 1}\n");
+  auto bad = fabgate("approve " + shell_quoted(bogus) + " --key " + shell_quoted(reviewer_key_) +
+                     " --identity reviewer@example.net");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("plan " + bogus), std::string::npos) << bad.output;
+
+  auto plan_dir = plan();
+  // An edited plan is refused rather than signed.
+  auto plan_json = read_json(plan_dir / "plan.json");
+  plan_json["digest_input"]["change"]["steps"][0]["run"] = "rm -rf /";
+  std::string edited = repo_.file("edited-plan.json");
+  testing::write_file(edited, plan_json.dump());
+  auto tampered = fabgate("approve " + shell_quoted(edited) + " --key " +
+                          shell_quoted(reviewer_key_) + " --identity reviewer@example.net");
+  EXPECT_EQ(tampered.exit_code, 2) << tampered.output;
+  EXPECT_NE(tampered.output.find("does not match its content"), std::string::npos)
+      << tampered.output;
+
+  std::string locked = make_key("locked", "correct horse battery");
+  auto started = std::chrono::steady_clock::now();
+  auto out = repo_.run(shell_quoted(testing::kFabgate) + " approve " +
+                       shell_quoted(plan_dir.string()) + " --key " + shell_quoted(locked) +
+                       " --identity reviewer@example.net --out x.json </dev/null 2>&1");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("passphrase"), std::string::npos) << out.output;
+  EXPECT_FALSE(std::filesystem::exists(repo_.file("x.json")));
+}
+
+TEST_F(ApprovalEndToEnd, RequiredRehearsalMustBePresentPassingAndForThisDigest) {
+  // Given require_rehearsal: apply without a rehearsal is refused; rehearse passes (exit 0),
+  // leaves d1 as it was and writes rehearsal.json bound to the plan digest; apply with it is
+  // accepted.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 0, true);
+  auto without = fabgate("apply c");
+  EXPECT_EQ(without.exit_code, 3) << without.output;
+  EXPECT_NE(without.output.find("no --rehearsal was given"), std::string::npos) << without.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+
+  std::filesystem::remove_all(evidence_);
+  auto plan_dir = plan();
+  std::string digest = read_json(plan_dir / "plan.json")["digest"].get<std::string>();
+  auto rehearsed = fabgate("rehearse c");
+  EXPECT_EQ(rehearsed.exit_code, 0) << rehearsed.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");  // the forced rollback restored it
+  auto rehearsal_dir = bundles().back();
+  auto record = read_json(rehearsal_dir / "rehearsal.json");
+  EXPECT_TRUE(record["passed"].get<bool>()) << record;
+  EXPECT_EQ(record["digest"], digest);
+  EXPECT_TRUE(record["detection_to_restore_ms"].is_number()) << record;
+  EXPECT_EQ(commands_in(rehearsal_dir, "rollback", "d1").size(), 1u);
+
+  auto applied = fabgate("apply c --rehearsal " + shell_quoted(rehearsal_dir.string()));
+  EXPECT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
+  EXPECT_EQ(read_json(bundles().back() / "manifest.json")["plan_digest"], digest);
+}
+
+TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
+  // Given a change that breaks the service, then rehearse exits 4 (rolled back) and its record
+  // says not passed, so apply refuses it; a tampered record and a record of an earlier version
+  // of the change are refused too.
+  commit_with_policy(change("echo broken >> {home}/d1.conf"), 0, true);
+  auto failed = fabgate("rehearse c");
+  EXPECT_EQ(failed.exit_code, 4) << failed.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  auto failed_dir = bundles().back();
+  EXPECT_FALSE(read_json(failed_dir / "rehearsal.json")["passed"].get<bool>());
+  auto refused = fabgate("apply c --rehearsal " + shell_quoted(failed_dir.string()));
+  EXPECT_EQ(refused.exit_code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("did not pass"), std::string::npos) << refused.output;
+
+  // A good rehearsal, then the change is edited and recommitted: its digest no longer matches.
+  repo_.write("changes/c.yaml", std::regex_replace(change("echo 'mtu 9100' >> {home}/d1.conf"),
+                                                   std::regex("\\{home\\}"), sshd_->home()));
+  repo_.commit_all("fixed change");
+  ASSERT_EQ(fabgate("rehearse c").exit_code, 0);
+  auto good_dir = bundles().back();
+
+  // Editing the record breaks its bundle's integrity.
+  const std::string original = read_file((good_dir / "rehearsal.json").string());
+  auto forged = read_json(good_dir / "rehearsal.json");
+  forged["passed"] = true;
+  forged["digest"] = "sha256:0000";
+  std::ofstream(good_dir / "rehearsal.json") << forged.dump();
+  auto tampered = fabgate("apply c --rehearsal " + shell_quoted(good_dir.string()));
+  EXPECT_EQ(tampered.exit_code, 3) << tampered.output;
+  EXPECT_NE(tampered.output.find("does not verify (modified rehearsal.json)"), std::string::npos)
+      << tampered.output;
+  testing::write_file((good_dir / "rehearsal.json").string(), original);
+
+  repo_.write("changes/c.yaml", std::regex_replace(change("echo 'mtu 9200' >> {home}/d1.conf"),
+                                                   std::regex("\\{home\\}"), sshd_->home()));
+  repo_.commit_all("another mtu");
+  auto outdated = fabgate("apply c --rehearsal " + shell_quoted(good_dir.string()));
+  EXPECT_EQ(outdated.exit_code, 3) << outdated.output;
+  EXPECT_NE(outdated.output.find("the change was modified after the rehearsal"), std::string::npos)
+      << outdated.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+}  // namespace
+}  // namespace fabgate

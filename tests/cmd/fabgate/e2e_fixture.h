@@ -1,0 +1,142 @@
+#pragma once
+
+// Shared harness for end-to-end runs of the fabgate binary against real SSH targets on
+// loopback, without the lab. Each "device" is a name for the same real sshd; its configuration
+// is a file in the server's home, a change edits the file, and a probe command checks it.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/git_repo.h"
+#include "tests/support/sshd_fixture.h"
+
+namespace fabgate::testing {
+
+inline const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
+
+class FabgateEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = SshdFixture::start();
+    ASSERT_TRUE(sshd_) << SshdFixture::last_error();
+    evidence_ = repo_.file("evidence-out");
+    for (const char* device : {"d1", "d2"}) write_config(device, "mtu 9000\n");
+  }
+
+  std::string config_path(const std::string& device) const {
+    return sshd_->home() + "/" + device + ".conf";
+  }
+  void write_config(const std::string& device, const std::string& content) {
+    write_file(config_path(device), content);
+  }
+  std::string config(const std::string& device) const { return read_file(config_path(device)); }
+
+  // Commits an intent repository whose devices d1 and d2 are this sshd, with `change_yaml` as
+  // changes/c.yaml. `{home}` in the change text is the server's home folder.
+  void commit_intent(std::string change_yaml, const std::string& settings_extra = "") {
+    change_yaml = std::regex_replace(change_yaml, std::regex("\\{home\\}"), sshd_->home());
+    repo_.write(".gitignore", "evidence-out/\n");
+    repo_.write("fabgate.yaml",
+                "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " + sshd_->known_hosts() +
+                    "\n  connect_timeout: 5s\n" +
+                    // Locks and timers of these "devices" stay inside this test's server home,
+                    // so suites running at once never see each other's d1.
+                    "safeguards:\n  lock_dir: " + sshd_->home() +
+                    "/locks\n  timer_dir: " + sshd_->home() + "/timers\n" + settings_extra);
+    std::string device_block;
+    for (const char* name : {"d1", "d2"})
+      device_block += std::string("  ") + name +
+                      ":\n    platform: linux\n    role: leaf\n    ssh: {host: 127.0.0.1, port: " +
+                      std::to_string(sshd_->port()) + "}\n";
+    repo_.write("inventory.yaml", "credentials:\n  read: {user: " + sshd_->user() +
+                                      ", identity_file: " + sshd_->user_key() +
+                                      ", agent: false}\n  change: {user: " + sshd_->user() +
+                                      ", identity_file: " + change_key() +
+                                      ", agent: false}\ndevices:\n" + device_block);
+    repo_.write("changes/c.yaml", change_yaml);
+    repo_.commit_all("intent");
+  }
+
+  // A second authorized key for the change credential: reads and changes use different keys.
+  std::string change_key() {
+    std::string key = sshd_->dir() + "/change_ed25519";
+    if (!std::filesystem::exists(key)) {
+      run_shell("ssh-keygen -q -t ed25519 -N '' -f " + shell_quoted(key) + " && cat " +
+                shell_quoted(key + ".pub") + " >> " + shell_quoted(sshd_->file("authorized_keys")));
+    }
+    return key;
+  }
+
+  CommandOutput fabgate(const std::string& arguments) {
+    return repo_.run(shell_quoted(kFabgate) + " " + arguments + " 2>&1");
+  }
+
+  // Every evidence bundle written for change `c`, oldest first (run folders sort by time).
+  std::vector<std::filesystem::path> bundles() {
+    std::vector<std::filesystem::path> found;
+    std::filesystem::path root = evidence_ + "/c";
+    if (std::filesystem::exists(root))
+      for (const auto& entry : std::filesystem::directory_iterator(root))
+        found.push_back(entry.path());
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+  // The one evidence bundle written for change `c`.
+  std::filesystem::path bundle() {
+    auto found = bundles();
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? std::filesystem::path() : found.front();
+  }
+  static nlohmann::json read_json(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  nlohmann::json manifest() { return read_json(bundle() / "manifest.json"); }
+  // Commands of one purpose ("step", "rollback", "probe") sent to `device`, from commands.jsonl.
+  std::vector<std::string> commands(const std::string& purpose, const std::string& device) {
+    return commands_in(bundle(), purpose, device);
+  }
+  static std::vector<std::string> commands_in(const std::filesystem::path& dir,
+                                              const std::string& purpose,
+                                              const std::string& device) {
+    std::vector<std::string> out;
+    std::ifstream in(dir / "commands.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      auto record = nlohmann::json::parse(line, nullptr, false);
+      if (record.value("purpose", "") == purpose && record.value("device", "") == device)
+        out.push_back(record.value("command", ""));
+    }
+    return out;
+  }
+
+  std::unique_ptr<SshdFixture> sshd_;
+  GitRepo repo_;
+  std::string evidence_;
+};
+
+// A change that appends to d1's configuration and can be undone from a backup; the probe
+// proves the "service" works as long as the configuration holds no 'broken' line.
+inline std::string change(
+    const std::string& step, const std::string& rollback = "cp {home}/d1.bak {home}/d1.conf",
+    const std::string& probe = "! grep -q broken {home}/d1.conf",
+    const std::string& bounds = "max_targets: 1, step_timeout: 10s, deadline: 1m") {
+  return "id: c\ntitle: test change\ntargets: [d1]\nbounds: {" + bounds +
+         "}\nsteps:\n  - device: d1\n    run: cp {home}/d1.conf {home}/d1.bak && " + step +
+         "\nrollback:\n  - device: d1\n    run: " + rollback +
+         "\nacceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n      host: "
+         "d2\n"
+         "      run: \"" +
+         probe + "\"\n      timeout: 10s\n";
+}
+
+}  // namespace fabgate::testing
