@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 
+#include "adapters/core/redact.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
 
 namespace fabgate {
@@ -225,6 +226,29 @@ TEST_F(ApplyEndToEnd, SecretsInStepsOutputAndErrorsNeverReachEvidenceOrTerminal)
   // The commands were recorded, with the secrets replaced rather than dropped.
   auto commands = testing::read_file((bundle() / "commands.jsonl").string());
   EXPECT_NE(commands.find("password <redacted>"), std::string::npos);
+}
+
+TEST_F(ApplyEndToEnd, ConfiguredSecretValuesNeverReachEvidenceOrTerminal) {
+  // Given an API token that looks like ordinary text, named in fabgate.yaml `secrets.env` and
+  // set only in the controller's environment, and a step, its output and a failing probe that
+  // all carry it, then it appears nowhere in the evidence bundle or on the terminal.
+  const std::string token = "Zq8kTokenValue";
+  commit_intent(
+      change("echo 'api-token " + token + "' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
+             "grep api-token {home}/d1.conf; ! grep -q api-token {home}/d1.conf"),
+      "secrets:\n  env: [FG_TEST_API_TOKEN]\n");
+  auto out = repo_.run("FG_TEST_API_TOKEN=" + token + " " + shell_quoted(testing::kFabgate) +
+                       " apply c 2>&1");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_EQ(out.output.find(token), std::string::npos) << out.output;
+  auto hits = testing::run_shell("grep -rl " + token + " " + shell_quoted(bundle().string()));
+  EXPECT_EQ(hits.output, "") << token << " in " << hits.output;
+  // Recorded, with the value replaced.
+  auto commands = testing::read_file((bundle() / "commands.jsonl").string());
+  EXPECT_NE(commands.find("api-token <redacted>"), std::string::npos);
+  // The text has no secret shape: the shape patterns alone leave it (so the setting is what
+  // removed it above).
+  EXPECT_EQ(Redactor{}.redact("api-token " + token), "api-token " + token);
 }
 
 TEST_F(ApplyEndToEnd, UnreachableDeviceIsNoEvidenceNotHealth) {
