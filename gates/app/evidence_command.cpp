@@ -17,12 +17,16 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                                 {"modified", result.modified},
                                 {"missing", result.missing},
                                 {"extra", result.extra},
+                                {"attached_approvals", result.attached},
                                 {"manifest_consistent", result.manifest_consistent}}
                      .dump(2));
   } else {
     for (const auto& file : result.modified) console.line("modified: " + file);
     for (const auto& file : result.missing) console.line("missing:  " + file);
     for (const auto& file : result.extra) console.line("extra:    " + file);
+    for (const auto& file : result.attached)
+      console.line("attached: " + file +
+                   " (an approval added after the plan; apply checks its signature)");
     if (!result.manifest_consistent)
       console.line("manifest: its file list does not match its bundle_sha256 (edited manifest)");
     console.line(result.intact() ? console.green("intact") + ": every file matches manifest.json"

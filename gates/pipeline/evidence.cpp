@@ -220,8 +220,15 @@ Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
     else if (*digest != it.value().get<std::string>())
       check.modified.push_back(it.key());
   }
+  const bool plan_bundle = manifest.value("mode", "") == "plan";
   for (const auto& file : files_in(dir)) {
-    if (file != kManifest && !files.contains(file)) check.extra.push_back(file);
+    if (file == kManifest || files.contains(file)) continue;
+    bool approval = file.rfind("approvals/", 0) == 0 && file.find('/', 10) == std::string::npos &&
+                    file.size() > 15 && file.compare(file.size() - 5, 5, ".json") == 0;
+    if (plan_bundle && approval)
+      check.attached.push_back(file);
+    else
+      check.extra.push_back(file);
   }
   if (check.manifest_consistent)
     check.manifest_consistent = manifest.value("bundle_sha256", "") == bundle_digest(files);

@@ -72,7 +72,10 @@ struct BundleCheck {
   std::vector<std::string> modified;  // content differs from the recorded sha256
   std::vector<std::string> missing;   // recorded but absent
   std::vector<std::string> extra;     // present but not recorded
-  bool manifest_consistent = true;    // bundle_sha256 matches the recorded file list
+  // A plan bundle's approvals/<principal>.json, written by `fabgate approve` after the plan
+  // was sealed: not covered by the manifest, each one is proven by its own signature at apply.
+  std::vector<std::string> attached;
+  bool manifest_consistent = true;  // bundle_sha256 matches the recorded file list
   bool intact() const {
     return modified.empty() && missing.empty() && extra.empty() && manifest_consistent;
   }

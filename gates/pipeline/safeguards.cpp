@@ -145,6 +145,12 @@ void Safeguards::arm_timers(GateRecord& record, const std::string& run_id) {
     record.summary = "the confirm timer could not be armed on every target; nothing was touched";
     return;
   }
+  if (armed_.empty()) {
+    record.summary =
+        "no target can have a device-side timer (gNMI rollback); the controller's "
+        "rollback covers them";
+    return;
+  }
   record.summary = "armed on " + std::to_string(armed_.size()) + " device" +
                    (armed_.size() == 1 ? "" : "s") + ": each reverts by itself after " +
                    format_duration(*change_.confirm_timeout) + " unless confirmed" +

@@ -90,6 +90,17 @@ TEST_F(ApprovalEndToEnd, ApprovedPlanIsAppliedAndTheApprovalIsInTheEvidence) {
   EXPECT_EQ(approval["approver"], "reviewer@example.net");
   EXPECT_NE(approval["signature"].get<std::string>().find("BEGIN SSH SIGNATURE"),
             std::string::npos);
+  // The approval added to the sealed plan bundle is listed as attached, not as tampering; any
+  // other file added there still is.
+  auto verified = fabgate("evidence verify " + shell_quoted(plan_dir.string()));
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  EXPECT_NE(verified.output.find("attached: approvals/reviewer@example.net.json"),
+            std::string::npos)
+      << verified.output;
+  testing::write_file((plan_dir / "approvals" / "notes.txt").string(), "not an approval\n");
+  auto tampered = fabgate("evidence verify " + shell_quoted(plan_dir.string()));
+  EXPECT_EQ(tampered.exit_code, 3) << tampered.output;
+  std::filesystem::remove(plan_dir / "approvals" / "notes.txt");
 
   auto applied = fabgate("apply c --approval " + shell_quoted(approval_file.string()));
   EXPECT_EQ(applied.exit_code, 0) << applied.output;
