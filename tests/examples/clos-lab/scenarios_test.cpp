@@ -236,16 +236,19 @@ TEST_F(LabScenarios, Leaf1MtuChangeGoesThroughGnmiEndToEnd) {
   EXPECT_EQ(sets[0]["device"], "leaf1");
   EXPECT_EQ(sets[0]["purpose"], "step");
   EXPECT_FALSE(sets[0].contains("failure")) << sets[0].dump();
-  // The lab collects the switches' interfaces with a gNMI Get: the pre snapshot says so, and
-  // the post snapshot read the new MTU back over gNMI.
+  // The lab collects the switches' identity with a gNMI Get: the pre snapshot says so and has
+  // the FRR version and kernel from it; the MTU is read back over SSH (ip link), a path other
+  // than the one that set it.
   auto bundle = evidence_of(out);
   auto pre = read_json(bundle / "snapshots/pre.json");
-  const json& source = pre["devices"]["leaf1"]["sources"]["interfaces"];
+  const json& source = pre["devices"]["leaf1"]["sources"]["identity"];
   EXPECT_EQ(source["status"], "ok") << source.dump(2);
   ASSERT_TRUE(source["commands"].is_array() && source["commands"].size() == 1u) << source.dump(2);
-  EXPECT_EQ(source["commands"][0]["path"], "/interfaces/interface[name=*]/state");
+  EXPECT_EQ(source["commands"][0]["path"], "/system/state");
   EXPECT_EQ(source["commands"][0]["transport"], "gnmi");
   EXPECT_EQ(source["commands"][0]["status"], "ok");
+  const json& identity = pre["devices"]["leaf1"]["identity"];
+  EXPECT_TRUE(identity.contains("frr_version") && identity.contains("kernel")) << identity.dump();
   EXPECT_EQ(pre["devices"]["leaf1"]["interfaces"]["to-host1"]["mtu"], 1500);
   auto post = read_json(bundle / "snapshots/post.json");
   EXPECT_EQ(post["devices"]["leaf1"]["interfaces"]["to-host1"]["mtu"], 9000);
@@ -255,7 +258,7 @@ TEST_F(LabScenarios, Leaf1MtuChangeGoesThroughGnmiEndToEnd) {
   ASSERT_FALSE(leaf1_gets.empty()) << "no gNMI Get to leaf1 in commands.jsonl";
   EXPECT_EQ(leaf1_gets[0]["rpc"], "get");
   EXPECT_EQ(leaf1_gets[0]["status"], "ok") << leaf1_gets[0].dump();
-  EXPECT_NE(leaf1_gets[0]["reply"].dump().find("to-host1"), std::string::npos);
+  EXPECT_NE(leaf1_gets[0]["reply"].dump().find("leaf1"), std::string::npos);
   // The change is meant to stay; restore the default for later scenarios.
   ASSERT_EQ(lab("exec leaf1 ip link set to-host1 mtu 1500").exit_code, 0);
 }
