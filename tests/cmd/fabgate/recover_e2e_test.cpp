@@ -203,6 +203,43 @@ TEST_F(RecoverEndToEnd, TornLastRecordIsReportedAndTheRunRecovered) {
   EXPECT_EQ(fabgate("evidence verify " + shell_quoted(dir.string())).exit_code, 0);
 }
 
+TEST_F(RecoverEndToEnd, RepoOverrideIsHonouredAndJsonSaysWhatHappened) {
+  // Given a run killed after its first step, then `recover --repo` reads the intent from the
+  // folder given (a missing one is an error naming it, exit 2, nothing sent), and with a clone
+  // holding the journaled commit it restores the baseline and prints one JSON document saying
+  // so (exit 4).
+  auto after_first_step = first_record("step-end");
+  ASSERT_GT(after_first_step, 0u);
+  auto killed = fabgate_with("FABGATE_FAULT_KILL_AFTER_JOURNAL=" + std::to_string(after_first_step),
+                             "apply c --parallel 1");
+  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
+  auto dir = bundle();
+  ASSERT_NE(config("d1"), kBaseline);
+
+  auto missing = fabgate("recover --repo /nonexistent/intent " + shell_quoted(dir.string()));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("/nonexistent/intent"), std::string::npos) << missing.output;
+  EXPECT_NE(config("d1"), kBaseline) << "a refused recover touched the device";
+
+  std::string clone = repo_.file("clone");
+  ASSERT_EQ(
+      testing::run_shell("git clone -q " + shell_quoted(repo_.path()) + " " + shell_quoted(clone))
+          .exit_code,
+      0);
+  auto out =
+      testing::run_shell("cd / && " + shell_quoted(kFabgate) + " recover --json --repo " +
+                         shell_quoted(clone) + " " + shell_quoted(dir.string()) + " 2>/dev/null");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  auto summary = nlohmann::json::parse(out.output, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << "not one JSON document: " << out.output;
+  EXPECT_EQ(summary.value("recovered", false), true) << summary.dump(2);
+  EXPECT_EQ(summary.value("exit_code", -1), 4) << summary.dump(2);
+  EXPECT_EQ(config("d1"), kBaseline);
+  EXPECT_EQ(config("d2"), kBaseline);
+  auto manifest = read_json(dir / "manifest.json");
+  EXPECT_EQ(manifest["recovery"].value("repo", ""), clone) << manifest["recovery"].dump();
+}
+
 TEST_F(RecoverEndToEnd, CorruptJournalIsRefusedAndNothingIsSent) {
   // Given a dead run whose journal was altered in the middle, then recover refuses (exit 2)
   // naming the line, and sends nothing: it never guesses what ran.
