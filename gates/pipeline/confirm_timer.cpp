@@ -264,9 +264,7 @@ TimerResult<ssh::CommandResult> ConfirmTimer::send(const intent::Device& device,
   auto result = remote_.run(device, ssh::CredentialRole::change, command, options_.command_deadline,
                             kPurpose);
   if (!result.ok()) {
-    const auto& failure = result.error();
-    std::string message = device.name + ": " + what + ": " + std::string(to_string(failure.kind));
-    if (!failure.message.empty()) message += ": " + failure.message;
+    std::string message = describe_failure(device, what, result.error());
     return ConfirmTimerFailure{Kind::ssh, message};
   }
   return std::move(result).value();

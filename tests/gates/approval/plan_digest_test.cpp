@@ -9,25 +9,12 @@
 #include <map>
 
 #include "gates/intent/loader.h"
+#include "tests/support/memory_tree.h"
 
 namespace fabgate::pipeline {
 namespace {
 
-class MemoryTree : public git::FileTree {
- public:
-  std::map<std::string, std::string> files;
-  std::optional<std::string> read(const std::string& path) const override {
-    auto it = files.find(path);
-    if (it == files.end()) return std::nullopt;
-    return it->second;
-  }
-  std::vector<std::string> list(const std::string& directory) const override {
-    std::vector<std::string> out;
-    for (const auto& [path, content] : files)
-      if (path.rfind(directory + "/", 0) == 0) out.push_back(path);
-    return out;
-  }
-};
+using testing::MemoryTree;
 
 const char* kInventory = R"(credentials:
   read:   {user: ro, identity_file: ~/.ssh/ro}

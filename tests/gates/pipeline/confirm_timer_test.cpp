@@ -17,6 +17,7 @@
 
 #include "adapters/core/text.h"
 #include "adapters/ssh/connection_cache.h"
+#include "tests/gates/pipeline/sshd_device.h"
 #include "tests/support/process.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -28,25 +29,7 @@ using namespace std::chrono_literals;
 using testing::SshdFixture;
 using testing::TempDir;
 
-intent::Device device_on(const SshdFixture& sshd, const std::string& name) {
-  intent::Device device;
-  device.name = name;
-  device.ssh.host = "127.0.0.1";
-  device.ssh.port = sshd.port();
-  intent::Credential login{sshd.user(), sshd.user_key(), false};
-  device.read = login;
-  device.change = login;
-  return device;
-}
-
-// One controller's SSH sessions: destroying it closes every connection it opened.
-struct Controller {
-  explicit Controller(const SshdFixture& sshd)
-      : connector(sshd.options()), connections(connector), remote(connections) {}
-  ssh::LibsshConnector connector;
-  ssh::ConnectionCache connections;
-  SshRemote remote;
-};
+using Controller = SshSessions;
 
 intent::Step run_step(const std::string& device, const std::string& command) {
   intent::Step step;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "adapters/ssh/connection_cache.h"
+#include "tests/gates/pipeline/sshd_device.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -26,27 +27,10 @@ using namespace std::chrono_literals;
 using testing::SshdFixture;
 using testing::TempDir;
 
-intent::Device device_on(const SshdFixture& sshd, const std::string& name) {
-  intent::Device device;
-  device.name = name;
-  device.ssh.host = "127.0.0.1";
-  device.ssh.port = sshd.port();
-  intent::Credential login{sshd.user(), sshd.user_key(), false};
-  device.read = login;
-  device.change = login;
-  return device;
-}
-
 // One controller: its own SSH session to the device and its own DeviceLock.
-struct Controller {
+struct Controller : SshSessions {
   Controller(const SshdFixture& sshd, const DeviceLockOptions& options)
-      : connector(sshd.options()),
-        connections(connector),
-        remote(connections),
-        lock(remote, options) {}
-  ssh::LibsshConnector connector;
-  ssh::ConnectionCache connections;
-  SshRemote remote;
+      : SshSessions(sshd), lock(remote, options) {}
   DeviceLock lock;
 };
 
