@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
+#include "gates/app/intent_loading.h"
 #include "gates/approval/approval_file.h"
 #include "gates/approval/child_process.h"
 #include "gates/approval/signature_tool.h"
@@ -21,15 +23,15 @@ namespace {
 
 struct Plan {
   std::filesystem::path file;
-  std::string digest;
+  std::string digest;  // as the file says; never signed as it is, only compared
   std::string change;
   std::string commit;
+  std::string intent_root;
   bool ready = false;
-  bool redacted = false;  // the stored digest input had secrets removed
 };
 
-// Reads plan.json and checks that its digest is the digest of its own digest_input: a plan
-// edited after it was written is refused rather than signed.
+// Reads plan.json and, unless its stored digest input was redacted, checks that its digest is
+// the digest of that input: a plan edited after it was written is refused rather than signed.
 Result<Plan> read_plan(const std::string& given) {
   Plan plan;
   plan.file = given;
@@ -49,21 +51,68 @@ Result<Plan> read_plan(const std::string& given) {
                                 {"it was written by an older fabgate; run fabgate plan again"});
   plan.digest = document["digest"].get<std::string>();
   // Evidence is redacted when written: a change whose steps hold a secret has "<redacted>" in
-  // its stored digest input, which then cannot reproduce the digest. Only then is the check
-  // left out, and the caller says so.
-  plan.redacted = document["digest_input"].dump().find("<redacted>") != std::string::npos;
-  if (!plan.redacted && pipeline::digest_of_input(document["digest_input"]) != plan.digest)
+  // its stored digest input, which then cannot reproduce the digest. The digest that is signed
+  // is recomputed from the commit in any case (recomputed_digest); this check only names an
+  // edited file early and precisely.
+  const bool redacted = document["digest_input"].dump().find("<redacted>") != std::string::npos;
+  if (!redacted && pipeline::digest_of_input(document["digest_input"]) != plan.digest)
     return Error::invalid_input("plan " + name +
                                 ": its digest does not match its content (edited after it was "
                                 "written); run fabgate plan again");
   const auto& input = document["digest_input"];
   plan.commit = input.value("intent_commit", "");
+  plan.intent_root = input.value("intent_root", "");
   if (input.contains("change") && input["change"].is_object())
     plan.change = input["change"].value("id", "");
   if (plan.change.empty() || plan.commit.empty())
     return Error::invalid_input("plan " + name + ": names no change or intent commit");
   plan.ready = document.value("ready", false);
   return plan;
+}
+
+// The plan digest recomputed from the intent commit the plan names, by the code plan and apply
+// use, so what is signed is what apply will compute, never a digest read from a file. --repo
+// names the repository (any folder of it); the plan names the commit and the intent folder.
+// Refused (invalid input) when the repository, the commit, the intent or the change cannot be
+// read there, or when the plan's digest is not the recomputed one.
+Result<std::string> recomputed_digest(const CommonOptions& common, const Plan& plan) {
+  const std::string name = plan.file.string();
+  const std::string at = plan.commit.substr(0, 12);
+  auto unavailable = [&](const std::string& why) {
+    return Error::invalid_input(
+        "approve: plan " + name + ": cannot recompute its digest from commit " + at + ": " + why,
+        {"run approve inside the intent repository or pass --repo DIR: fabgate signs only a "
+         "digest it computed from the commit itself"});
+  };
+  CommonOptions at_commit = common;
+  at_commit.ref = plan.commit;
+  auto loaded = read_intent(at_commit);
+  if (loaded.ok() && loaded->intent_root != plan.intent_root) {
+    // intent_dir is the work tree joined with the intent root: climb back out of that root.
+    std::filesystem::path root = loaded->intent_root, work_tree = loaded->intent_dir;
+    for (auto depth = std::distance(root.begin(), root.end()); depth > 0; --depth)
+      work_tree = work_tree.parent_path();
+    at_commit.repo = (work_tree / plan.intent_root).string();
+    loaded = read_intent(at_commit);
+  }
+  if (!loaded.ok()) return unavailable(loaded.error().message);
+  if (loaded->commit.id != plan.commit)
+    return unavailable(at_commit.repo + " resolves it to " + loaded->commit.id);
+  if (!loaded->outcome.diagnostics.empty())
+    return Error::invalid_input(
+        "approve: plan " + name + ": the intent at commit " + at + " is invalid",
+        loaded->outcome.diagnostics.lines());
+  const auto& repository = *loaded->outcome.repository;
+  const intent::Change* change = repository.find_change(plan.change);
+  if (!change) return unavailable("it has no change '" + plan.change + "'");
+  std::string digest = pipeline::plan_digest(repository, *change);
+  if (digest != plan.digest)
+    return Error::invalid_input(
+        "approve: plan " + name + ": its digest " + plan.digest + " is not the digest of change " +
+            plan.change + " at commit " + at + " (" + digest + ")",
+        {"the plan file was edited, or written by another fabgate version; run fabgate plan "
+         "again and review that plan"});
+  return digest;
 }
 
 // Who approves: --identity, else $FABGATE_APPROVER, else the repository's git user.email.
@@ -87,21 +136,19 @@ Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& 
                              Console& console) {
   auto plan = read_plan(options.plan);
   if (!plan.ok()) return std::move(plan).error();
+  auto digest = recomputed_digest(common, plan.value());
+  if (!digest.ok()) return std::move(digest).error();
   auto principal = approver(common, options);
   if (!principal.ok()) return std::move(principal).error();
   if (!std::filesystem::exists(expand_home(options.key)))
     return Error::invalid_input("approve: key " + options.key + " does not exist");
-  if (plan->redacted)
-    console.warn("plan " + plan->file.string() +
-                 " had secrets redacted, so its digest could not be recomputed from it; approve "
-                 "only what you reviewed");
   if (!plan->ready)
     console.warn("plan " + plan->file.string() +
                  " was not ready (a pre-change gate failed); apply re-runs every gate");
 
   approval::SignedApproval approval;
   approval.approver = principal.value();
-  approval.digest = plan->digest;
+  approval.digest = digest.value();
   approval.change = plan->change;
   approval.commit = plan->commit;
   approval.approved_at = format_utc(now_utc());
@@ -131,11 +178,12 @@ Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& 
   if (console.json_mode()) {
     document.erase("signature");
     document["file"] = out.string();
-    console.json(document.dump(2));
+    console.json(document);
   } else {
     console.line("approved " + approval.change + " at " + approval.commit.substr(0, 12) + " as " +
                  approval.approver);
-    console.line("digest:   " + approval.digest);
+    console.line("digest:   " + approval.digest + " (recomputed from commit " +
+                 approval.commit.substr(0, 12) + ")");
     console.line("approval: " + out.string());
     console.line("apply it with: fabgate apply " + approval.change + " --approval " + out.string());
   }

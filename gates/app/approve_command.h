@@ -15,9 +15,11 @@ struct ApproveOptions {
   std::string out;       // approval file; default <plan folder>/approvals/<principal>.json
 };
 
-// `fabgate approve PLAN --key KEY`: signs the plan's digest with ssh-keygen -Y sign and writes
-// an approval file. 0 written; 2 for a bad plan file, a missing key or identity, or a key that
-// cannot sign without a prompt nobody can answer.
+// `fabgate approve PLAN --key KEY`: recomputes the plan's digest from the intent commit it
+// names (in --repo), signs that digest with ssh-keygen -Y sign and writes an approval file.
+// 0 written; 2 for a bad plan file, a plan whose digest is not the commit's, a repository
+// without that commit, a missing key or identity, or a key that cannot sign without a prompt
+// nobody can answer.
 Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& options,
                              Console& console);
 

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
-#include <set>
+#include <map>
+#include <optional>
 
 #include "adapters/core/text.h"
+#include "adapters/core/time.h"
+#include "gates/approval/allowed_signers.h"
 #include "gates/approval/approval_file.h"
 #include "gates/approval/rehearsal_record.h"
 
@@ -20,6 +24,59 @@ std::string lower(std::string text) {
 
 std::string short_digest(const std::string& digest) {
   return digest.size() > 19 ? digest.substr(0, 19) + "…" : digest;
+}
+
+// Why an approval is too old to count under approval.max_age, or nullopt when it may count.
+// approved_at is signed by the approver, so a time in the future (beyond clock skew) is refused
+// too: it would stretch the approval's life past the policy.
+std::optional<std::string> age_problem(const std::string& approved_at,
+                                       const std::optional<Duration>& max_age, TimePoint now) {
+  if (!max_age) return std::nullopt;
+  const std::string limit = "approval.max_age " + format_duration(*max_age);
+  auto when = parse_iso8601(approved_at);
+  if (!when)
+    return "approved_at '" + approved_at + "' is not an ISO 8601 time, so its age under " + limit +
+           " cannot be told";
+  constexpr Duration kClockSkew{60'000};
+  if (*when > now + kClockSkew)
+    return "approved_at " + approved_at + " is in the future (now " + format_utc(now) +
+           "), so its age under " + limit + " cannot be told";
+  auto age = std::chrono::floor<std::chrono::seconds>(now - *when);
+  if (age <= *max_age) return std::nullopt;
+  return "approved " + approved_at + ", " + format_duration(age) + " ago: older than " + limit +
+         "; approve the plan again";
+}
+
+// Whether the approval comes from the commit's author or committer: by the principal it was
+// signed as, or, because one key may be listed under several principals, by its key also
+// verifying for a principal that is the author's or committer's email. A failure means
+// ssh-keygen could not answer, which proves neither.
+Expected<std::optional<std::string>, SignatureFailure> own_change(const intent::CommitInfo& commit,
+                                                                  const AllowedSigners& signers,
+                                                                  const SignedApproval& approval,
+                                                                  SignatureTool& tool) {
+  const std::string short_commit = commit.id.substr(0, 12);
+  const std::pair<const std::string*, const char*> people[] = {
+      {&commit.author_email, "authored"}, {&commit.committer_email, "committed"}};
+  for (const auto& [email, did] : people)
+    if (!email->empty() && lower(approval.approver) == lower(*email))
+      return std::optional<std::string>(approval.approver + " " + did + " commit " + short_commit +
+                                        " and cannot approve it");
+  for (const auto& principal : signers.principals()) {
+    if (principal == approval.approver) continue;
+    for (const auto& [email, did] : people) {
+      if (email->empty() || lower(principal) != lower(*email)) continue;
+      auto also =
+          tool.verify(signers.usable_text(), principal, statement(approval), approval.signature);
+      if (also.ok())
+        return std::optional<std::string>(
+            "the key " + also->key_fingerprint + " that signed as " + approval.approver +
+            " is also listed for " + principal + ", who " + did + " commit " + short_commit +
+            "; a change's author or committer cannot approve it under another name");
+      if (also.error().kind != SignatureFailure::Kind::rejected) return also.error();
+    }
+  }
+  return std::optional<std::string>();
 }
 
 }  // namespace
@@ -51,11 +108,13 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
                                                        pipeline::RehearsalCheck rehearsal) {
   const auto& policy = repository.settings.approval;
   const std::string commit = repository.commit.id.substr(0, 12);
-  auto signers = repository.policy_texts.find(policy.allowed_signers);
-  const bool has_signers = signers != repository.policy_texts.end();
+  auto signers_text = repository.policy_texts.find(policy.allowed_signers);
+  const bool has_signers = signers_text != repository.policy_texts.end();
+  const AllowedSigners signers(has_signers ? signers_text->second : std::string());
+  const TimePoint now = now_utc();
 
   pipeline::ApprovalJudgement judgement;
-  std::set<std::string> counted;
+  std::map<std::string, std::string> counted;  // key fingerprint -> the principal it counted as
   bool tool_failed = false;
   for (const auto& file : approval_files(evidence_.approvals)) {
     pipeline::ApprovalRecord record;
@@ -76,16 +135,24 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
     record.approver = approval->approver;
     record.digest = approval->digest;
     record.approved_at = approval->approved_at;
+    std::optional<WildcardLine> wildcard;
     if (approval->signature_namespace != kSignatureNamespace) {
       conclude("bad-signature", "signed in namespace '" + approval->signature_namespace +
                                     "', not '" + kSignatureNamespace + "'");
     } else if (!has_signers) {
       conclude("unknown-signer", policy.allowed_signers + " is not in commit " + commit +
                                      ", so no signer can be verified");
-    } else if (!lists_principal(signers->second, approval->approver)) {
+    } else if (!signers.lists(approval->approver) &&
+               (wildcard = signers.wildcard_line_for(approval->approver))) {
+      conclude("wildcard-signer",
+               policy.allowed_signers + ":" + std::to_string(wildcard->line) +
+                   ": principal pattern '" + wildcard->principals + "' at commit " + commit +
+                   " holds a wildcard (*, ? or !), which approvals do not accept; list " +
+                   approval->approver + " by its exact principal");
+    } else if (!signers.lists(approval->approver)) {
       conclude("unknown-signer", approval->approver + " is not listed in " +
                                      policy.allowed_signers + " at commit " + commit);
-    } else if (auto verified = tool_.verify(signers->second, approval->approver,
+    } else if (auto verified = tool_.verify(signers.usable_text(), approval->approver,
                                             statement(*approval), approval->signature);
                !verified.ok()) {
       bool rejected = verified.error().kind == SignatureFailure::Kind::rejected;
@@ -94,21 +161,31 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
                (rejected ? "the signature does not verify for " + approval->approver + ": "
                          : std::string("could not verify: ")) +
                    verified.error().message);
-    } else if (approval->digest != plan_digest) {
+    } else if (record.key = verified->key_fingerprint;  // proven: recorded whatever follows
+               approval->digest != plan_digest) {
       conclude("stale", "the change was modified after approval: approved " +
                             short_digest(approval->digest) + " at commit " +
                             approval->commit.substr(0, 12) + ", this plan is " +
                             short_digest(plan_digest) + " at commit " + commit);
-    } else if (lower(approval->approver) == lower(repository.commit.author_email)) {
-      conclude("self-approval",
-               approval->approver + " authored commit " + commit + " and cannot approve it");
-    } else if (counted.count(lower(approval->approver))) {
-      conclude("duplicate", approval->approver + " is already counted once");
+    } else if (auto too_old = age_problem(approval->approved_at, policy.max_age, now)) {
+      conclude("expired", *too_old);
+    } else if (auto own = own_change(repository.commit, signers, *approval, tool_); !own.ok()) {
+      tool_failed = true;
+      conclude("not-verified",
+               "could not tell whether the signing key is the author's or "
+               "committer's: " +
+                   own.error().message);
+    } else if (own->has_value()) {
+      conclude("self-approval", **own);
+    } else if (auto first = counted.find(record.key); first != counted.end()) {
+      conclude("duplicate", "key " + record.key + " is already counted (as " + first->second +
+                                "); one key approves once whatever principal it signs as");
     } else {
-      counted.insert(lower(approval->approver));
+      counted.emplace(record.key, approval->approver);
       record.counted = true;
-      conclude("valid", "signature verified against " + policy.allowed_signers + " at commit " +
-                            commit + ", approved " + approval->approved_at);
+      conclude("valid", "signature by key " + record.key + " verified against " +
+                            policy.allowed_signers + " at commit " + commit + ", approved " +
+                            approval->approved_at);
     }
     judgement.approvals.push_back(std::move(record));
   }

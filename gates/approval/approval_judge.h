@@ -19,10 +19,13 @@ struct ApprovalEvidence {
 
 // Counting rules (docs/approvals.md):
 //   - the signature must verify for its principal under allowed_signers at the intent commit;
-//     a principal that file does not list is an unknown signer;
+//     a principal that file does not list exactly is an unknown signer, and lines whose
+//     principal pattern holds a wildcard (*, ? or !) are refused (wildcard-signer);
 //   - an approval of another digest is stale ("the change was modified after approval");
-//   - the commit's author cannot approve it (self-approval);
-//   - a principal counts once however many of its approvals are given.
+//   - one signed longer ago than approval.max_age (when set) has expired;
+//   - the commit's author or committer cannot approve it, by principal or by a key that is also
+//     listed for them (self-approval);
+//   - a key counts once, whatever principals it signs as.
 class SignedApprovalJudge final : public pipeline::ApprovalJudge {
  public:
   SignedApprovalJudge(ApprovalEvidence evidence, SignatureTool& tool);

@@ -1,6 +1,5 @@
 #include "gates/approval/signature_tool.h"
 
-#include <fnmatch.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -93,10 +92,10 @@ Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_f
   return signature;
 }
 
-Expected<Ok, SignatureFailure> SshKeygen::verify(std::string_view allowed_signers,
-                                                 const std::string& principal,
-                                                 std::string_view message,
-                                                 std::string_view signature) {
+Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view allowed_signers,
+                                                                const std::string& principal,
+                                                                std::string_view message,
+                                                                std::string_view signature) {
   using Kind = SignatureFailure::Kind;
   ScratchDir scratch;
   if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
@@ -120,34 +119,20 @@ Expected<Ok, SignatureFailure> SshKeygen::verify(std::string_view allowed_signer
   if (run->exit_status == 127)
     return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
   if (run->exit_status != 0) return SignatureFailure{Kind::rejected, reason(*run)};
-  return Ok{};
-}
-
-bool lists_principal(std::string_view allowed_signers, const std::string& principal) {
-  for (const auto& raw : split_lines(allowed_signers)) {
-    std::string_view line = trim(raw);
-    if (line.empty() || line.front() == '#') continue;
-    std::string principals;
-    if (line.front() == '"') {
-      auto end = line.find('"', 1);
-      if (end == std::string_view::npos) continue;
-      principals = std::string(line.substr(1, end - 1));
-    } else {
-      principals = std::string(line.substr(0, line.find_first_of(" \t")));
-    }
-    std::size_t start = 0;
-    while (start <= principals.size()) {
-      auto comma = principals.find(',', start);
-      std::string pattern =
-          principals.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      bool negated = !pattern.empty() && pattern.front() == '!';
-      if (!negated && !pattern.empty() && ::fnmatch(pattern.c_str(), principal.c_str(), 0) == 0)
-        return true;
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+  // Without the key an approval cannot be counted per key, so a verified signature whose key
+  // went unnamed proves nothing countable.
+  for (const auto& line : split_lines(run->out)) {
+    if (!starts_with(line, "Good ")) continue;
+    auto at = line.rfind(" SHA256:");
+    if (at == std::string::npos) break;
+    std::string fingerprint = line.substr(at + 1);
+    fingerprint = fingerprint.substr(0, fingerprint.find_first_of(" \t"));
+    if (fingerprint.size() > 7) return VerifiedSignature{fingerprint};
   }
-  return false;
+  return SignatureFailure{Kind::no_key, program_ +
+                                            " accepted the signature but named no key "
+                                            "fingerprint (\"Good ... key SHA256:...\"): " +
+                                            std::string(trim(run->out))};
 }
 
 }  // namespace fabgate::approval

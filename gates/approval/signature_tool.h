@@ -23,9 +23,17 @@ struct SignatureFailure {
     key_unusable,  // the key could not be read or needs a passphrase nobody can type
     rejected,      // the signature does not verify for that principal
     io,            // a temporary file could not be written
+    no_key,        // it accepted the signature but did not say which key made it
   };
   Kind kind;
   std::string message;
+};
+
+// What a successful verification proved: which key made the signature.
+struct VerifiedSignature {
+  // "SHA256:<base64>", as `ssh-keygen -lf` prints it; for a certificate, of the key it
+  // certifies. Approvals are counted per key, not per principal name.
+  std::string key_fingerprint;
 };
 
 // Whether signing may prompt for a key passphrase on the terminal.
@@ -38,12 +46,12 @@ class SignatureTool {
   // private key, or a public key whose private half ssh-agent holds).
   virtual Expected<std::string, SignatureFailure> sign(const std::string& key_file,
                                                        std::string_view message, Prompt prompt) = 0;
-  // Ok when `signature` over `message` was made by a key that `allowed_signers` (the file's
-  // text) lists for `principal` in the fabgate-plan namespace.
-  virtual Expected<Ok, SignatureFailure> verify(std::string_view allowed_signers,
-                                                const std::string& principal,
-                                                std::string_view message,
-                                                std::string_view signature) = 0;
+  // The signing key when `signature` over `message` was made by a key that `allowed_signers`
+  // (the file's text) lists for `principal` in the fabgate-plan namespace.
+  virtual Expected<VerifiedSignature, SignatureFailure> verify(std::string_view allowed_signers,
+                                                               const std::string& principal,
+                                                               std::string_view message,
+                                                               std::string_view signature) = 0;
 };
 
 // ssh-keygen -Y sign / -Y verify, run as a child process with a deadline and no shell.
@@ -52,17 +60,17 @@ class SshKeygen final : public SignatureTool {
   explicit SshKeygen(Duration deadline = Duration{20'000}, std::string program = "ssh-keygen");
   Expected<std::string, SignatureFailure> sign(const std::string& key_file,
                                                std::string_view message, Prompt prompt) override;
-  Expected<Ok, SignatureFailure> verify(std::string_view allowed_signers,
-                                        const std::string& principal, std::string_view message,
-                                        std::string_view signature) override;
+  // The fingerprint is the one ssh-keygen prints on success ("Good ... signature for P with
+  // ED25519 key SHA256:..."): it comes from the process that proved the signature, and for a
+  // certificate it is the certified key's, so one key with two certificates is still one key.
+  Expected<VerifiedSignature, SignatureFailure> verify(std::string_view allowed_signers,
+                                                       const std::string& principal,
+                                                       std::string_view message,
+                                                       std::string_view signature) override;
 
  private:
   Duration deadline_;
   std::string program_;
 };
-
-// True when a line of the allowed_signers text lists `principal` (exactly or by one of its
-// comma-separated glob patterns). Used to tell an unknown signer from a bad signature.
-bool lists_principal(std::string_view allowed_signers, const std::string& principal);
 
 }  // namespace fabgate::approval

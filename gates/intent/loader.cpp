@@ -191,7 +191,8 @@ Settings Loader::load_settings() {
   }
   if (auto approval = reader.child(*root, "approval", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*approval, "approval")) {
-      reader.check_keys(*approval, {"min_approvals", "require_rehearsal", "allowed_signers"},
+      reader.check_keys(*approval,
+                        {"min_approvals", "require_rehearsal", "allowed_signers", "max_age"},
                         "approval");
       if (auto v = reader.integer(*approval, "min_approvals", Need::optional, "approval", 0, 16))
         settings.approval.min_approvals = static_cast<int>(*v);
@@ -199,6 +200,13 @@ Settings Loader::load_settings() {
         settings.approval.require_rehearsal = *v;
       if (auto v = reader.string(*approval, "allowed_signers", Need::optional, "approval"))
         settings.approval.allowed_signers = *v;
+      if (auto v = reader.duration(*approval, "max_age", Need::optional, "approval")) {
+        if (v->count() <= 0)
+          reader.error((*approval)["max_age"], "max_age in approval must be longer than 0",
+                       "leave it out for approvals that do not expire, or write e.g. 24h");
+        else
+          settings.approval.max_age = *v;
+      }
     }
   }
   if (auto probes = reader.child(*root, "probes", Need::optional, "fabgate.yaml")) {

@@ -27,6 +27,8 @@ struct ApprovalPolicy {
   int min_approvals = 0;
   bool require_rehearsal = false;
   std::string allowed_signers = "policies/allowed_signers";
+  // An approval signed longer ago than this does not count; none: approvals do not expire.
+  std::optional<Duration> max_age;
 };
 
 // Where the built-in probes (fabgate-probe) live on hosts, and the port their responders use.

@@ -21,16 +21,17 @@ struct ApprovalRecord {
   std::string approver;     // the principal it claims ("" when unreadable)
   std::string digest;       // the digest it approves
   std::string approved_at;  // as signed
+  std::string key;          // "SHA256:..." of the key that made the signature, once verified
   bool counted = false;     // counted toward approval.min_approvals
-  std::string outcome;      // valid | unreadable | bad-signature | unknown-signer | stale |
-                            // self-approval | duplicate
+  std::string outcome;      // valid | unreadable | bad-signature | unknown-signer |
+                            // wildcard-signer | not-verified | stale | expired | self-approval |
+                            // duplicate
   std::string reason;       // in words, for people
 
   nlohmann::json to_json() const {
-    return {{"file", file},       {"approver", approver},
-            {"digest", digest},   {"approved_at", approved_at},
-            {"counted", counted}, {"outcome", outcome},
-            {"reason", reason}};
+    return {
+        {"file", file}, {"approver", approver}, {"digest", digest},   {"approved_at", approved_at},
+        {"key", key},   {"counted", counted},   {"outcome", outcome}, {"reason", reason}};
   }
 };
 

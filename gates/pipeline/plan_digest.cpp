@@ -95,6 +95,11 @@ nlohmann::json change_json(const intent::Change& change) {
 }
 
 nlohmann::json settings_json(const intent::Settings& settings) {
+  nlohmann::json approval = {{"min_approvals", settings.approval.min_approvals},
+                             {"require_rehearsal", settings.approval.require_rehearsal},
+                             {"allowed_signers", settings.approval.allowed_signers}};
+  // Only when set, so plans of intents that never set it keep the digest they had.
+  if (settings.approval.max_age) approval["max_age_ms"] = settings.approval.max_age->count();
   return {{"inventory", settings.inventory},
           {"changes_dir", settings.changes_dir},
           {"policies_dir", settings.policies_dir},
@@ -103,10 +108,7 @@ nlohmann::json settings_json(const intent::Settings& settings) {
             {"connect_timeout_ms", settings.ssh.connect_timeout.count()},
             {"command_timeout_ms", settings.ssh.command_timeout.count()},
             {"parallelism", settings.ssh.parallelism}}},
-          {"approval",
-           {{"min_approvals", settings.approval.min_approvals},
-            {"require_rehearsal", settings.approval.require_rehearsal},
-            {"allowed_signers", settings.approval.allowed_signers}}},
+          {"approval", approval},
           {"probes", {{"binary", settings.probes.binary}, {"port", settings.probes.port}}},
           {"snapshot_max_age_ms", settings.snapshot_max_age.count()},
           {"rule_sets", settings.rule_sets}};

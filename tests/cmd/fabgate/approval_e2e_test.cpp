@@ -4,6 +4,7 @@
 // reason on the terminal, what the devices ended up with, and the evidence.
 
 #include <chrono>
+#include <thread>
 
 #include "tests/cmd/fabgate/e2e_fixture.h"
 
@@ -38,15 +39,16 @@ class ApprovalEndToEnd : public FabgateEndToEnd {
 
   // An intent with `min_approvals` whose allowed_signers lists reviewer@example.net and the
   // commit author author@example.net (who still may not approve their own change).
+  // `approval_extra` adds lines to fabgate.yaml's approval section ("  max_age: 1s\n").
   void commit_with_policy(const std::string& change_yaml, int min_approvals,
-                          bool require_rehearsal = false) {
+                          bool require_rehearsal = false, const std::string& approval_extra = "") {
     reviewer_key_ = make_key("reviewer");
     author_key_ = make_key("author");
     repo_.write("policies/allowed_signers", signer_line("reviewer@example.net", reviewer_key_) +
                                                 signer_line("author@example.net", author_key_));
-    commit_intent(change_yaml,
-                  "approval:\n  min_approvals: " + std::to_string(min_approvals) +
-                      "\n  require_rehearsal: " + (require_rehearsal ? "true" : "false") + "\n");
+    commit_intent(change_yaml, "approval:\n  min_approvals: " + std::to_string(min_approvals) +
+                                   "\n  require_rehearsal: " +
+                                   (require_rehearsal ? "true" : "false") + "\n" + approval_extra);
   }
 
   // Runs plan and returns its bundle (the newest one).
@@ -116,8 +118,8 @@ TEST_F(ApprovalEndToEnd, ApprovedPlanIsAppliedAndTheApprovalIsInTheEvidence) {
 
 TEST_F(ApprovalEndToEnd, AChangeWhoseStepHoldsASecretCanStillBeApprovedAndApplied) {
   // Given a step carrying a BGP password, then plan.json holds it redacted (so the digest cannot
-  // be recomputed from the file), approve says so and still signs the digest, and apply, which
-  // computes the digest from the commit, counts the approval.
+  // be recomputed from the file), approve recomputes the digest from the commit and signs that,
+  // and apply, which computes the digest from the commit too, counts the approval.
   commit_with_policy(change("echo 'neighbor 10.0.0.1 password CanaryPw1' >> {home}/d1.conf",
                             "cp {home}/d1.bak {home}/d1.conf", "true"),
                      1);
@@ -126,10 +128,85 @@ TEST_F(ApprovalEndToEnd, AChangeWhoseStepHoldsASecretCanStillBeApprovedAndApplie
   std::string file = repo_.file("reviewer.json");
   auto approved = approve(plan_dir, reviewer_key_, "reviewer@example.net", file);
   ASSERT_EQ(approved.exit_code, 0) << approved.output;
-  EXPECT_NE(approved.output.find("had secrets redacted"), std::string::npos) << approved.output;
+  EXPECT_NE(approved.output.find("(recomputed from commit " + repo_.head().substr(0, 12) + ")"),
+            std::string::npos)
+      << approved.output;
+  EXPECT_EQ(read_json(file)["digest"], read_json(plan_dir / "plan.json")["digest"]);
+  EXPECT_EQ(approved.output.find("CanaryPw1"), std::string::npos);
   auto out = fabgate("apply c --approval " + shell_quoted(file));
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_EQ(out.output.find("CanaryPw1"), std::string::npos);
+}
+
+TEST_F(ApprovalEndToEnd, ApproveSignsOnlyADigestItRecomputedFromTheCommit) {
+  // Given a plan whose digest input was redacted (so the file cannot prove its own digest):
+  // when its digest is replaced, then approve refuses (exit 2) naming both digests and writes
+  // nothing; when the repository given has no such commit, or is no repository, then approve
+  // refuses (exit 2) saying it cannot recompute the digest; the untouched plan is approved, also
+  // when --repo names a folder inside the repository rather than the intent folder.
+  commit_with_policy(change("echo 'neighbor 10.0.0.1 password CanaryPw1' >> {home}/d1.conf",
+                            "cp {home}/d1.bak {home}/d1.conf", "true"),
+                     1);
+  auto plan_dir = plan();
+  auto plan_json = read_json(plan_dir / "plan.json");
+  const std::string digest = plan_json["digest"].get<std::string>();
+  ASSERT_NE(plan_json["digest_input"].dump().find("<redacted>"), std::string::npos);
+
+  const std::string forged_digest = "sha256:" + std::string(64, 'e');
+  plan_json["digest"] = forged_digest;
+  std::string forged = repo_.file("forged-plan.json");
+  testing::write_file(forged, plan_json.dump());
+  std::string file = repo_.file("reviewer.json");
+  auto refused = approve(forged, reviewer_key_, "reviewer@example.net", file);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("plan " + forged + ": its digest " + forged_digest +
+                                " is not the digest of change c at commit " +
+                                repo_.head().substr(0, 12) + " (" + digest + ")"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(file));
+
+  testing::GitRepo elsewhere;
+  elsewhere.write("README", "another repository\n");
+  elsewhere.commit_all("unrelated");
+  testing::TempDir not_a_repository("fabgate-not-a-repo");
+  for (const std::string& repo : {elsewhere.path(), not_a_repository.path()}) {
+    auto out = fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " +
+                       shell_quoted(reviewer_key_) + " --identity reviewer@example.net --out " +
+                       shell_quoted(file) + " --repo " + shell_quoted(repo));
+    EXPECT_EQ(out.exit_code, 2) << repo << ": " << out.output;
+    EXPECT_NE(
+        out.output.find("cannot recompute its digest from commit " + repo_.head().substr(0, 12)),
+        std::string::npos)
+        << out.output;
+    EXPECT_FALSE(std::filesystem::exists(file)) << repo;
+  }
+
+  // --repo may name any folder of the repository: the plan says which folder holds the intent.
+  auto approved = fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " +
+                          shell_quoted(reviewer_key_) + " --identity reviewer@example.net --out " +
+                          shell_quoted(file) + " --repo " + shell_quoted(repo_.file("changes")));
+  ASSERT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_EQ(read_json(file)["digest"], digest);
+}
+
+TEST_F(ApprovalEndToEnd, AnApprovalOlderThanMaxAgeIsRefusedAtApply) {
+  // Given approval.max_age 1s and a valid approval, when apply runs two seconds later, then the
+  // approval has expired: exit 3, the reason on the terminal and in the manifest, nothing sent.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1, false, "  max_age: 1s\n");
+  auto plan_dir = plan();
+  std::string file = repo_.file("reviewer.json");
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'100));
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("reviewer@example.net: expired: approved "), std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("older than approval.max_age 1s"), std::string::npos) << out.output;
+  EXPECT_EQ(manifest()["approvals"][0]["outcome"], "expired");
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
 }
 
 TEST_F(ApprovalEndToEnd, WithoutApprovalsApplyIsRefusedAndNothingIsSent) {

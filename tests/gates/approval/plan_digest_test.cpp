@@ -203,6 +203,10 @@ TEST(PlanDigest, EveryInputThatChangesWhatRunsChangesIt) {
        [](MemoryTree& t) {
          t.files["fabgate.yaml"] = "version: 1\napproval: {min_approvals: 2}\n";
        }},
+      {"approval max age",
+       [](MemoryTree& t) {
+         t.files["fabgate.yaml"] = "version: 1\napproval: {min_approvals: 1, max_age: 24h}\n";
+       }},
   };
   std::map<std::string, std::string> seen = {{base, "base"}};
   for (const auto& [name, edit] : edits) {

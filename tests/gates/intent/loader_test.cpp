@@ -316,6 +316,29 @@ TEST(LoadIntent, SecretEnvironmentVariablesAreReadAndBadNamesPointAtTheLine) {
   EXPECT_EQ(good.repository->settings.secret_env, std::vector<std::string>{"BGP_MD5_KEY"});
 }
 
+TEST(LoadIntent, ApprovalMaxAgeIsADurationLongerThanZero) {
+  // Given approval.max_age as a word and as 0s, then each is refused at the value's line and
+  // column; given 24h, then approvals expire after a day; left out, they never expire.
+  auto tree = valid_tree();
+  for (const auto& [value, message] :
+       {std::pair<std::string, std::string>{"soon",
+                                            "'max_age' in approval is not a duration: 'soon'"},
+        {"0s", "max_age in approval must be longer than 0"}}) {
+    tree.files["fabgate.yaml"] = "version: 1\napproval:\n  max_age: " + value + "\n";
+    auto outcome = load(tree);
+    const auto* problem = find(outcome, message);
+    ASSERT_TRUE(problem) << value;
+    EXPECT_EQ(problem->where.file, "fabgate.yaml");
+    EXPECT_EQ(problem->where.line, 3) << value;
+    EXPECT_EQ(problem->where.column, 12) << value;
+  }
+  tree.files["fabgate.yaml"] = "version: 1\napproval: {min_approvals: 1, max_age: 24h}\n";
+  auto good = load(tree);
+  ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
+  EXPECT_EQ(good.repository->settings.approval.max_age, Duration{24 * 3'600'000});
+  EXPECT_FALSE(load(valid_tree()).repository->settings.approval.max_age);
+}
+
 TEST(LoadIntent, SafeguardFoldersAreAbsolutePathsOnTheDevice) {
   // Given a relative lock folder, then it is refused at its line; given absolute folders, then
   // they replace the defaults.
