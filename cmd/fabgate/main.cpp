@@ -39,18 +39,19 @@ const std::vector<Subcommand> kSubcommands = {
 
 namespace {
 
-// The one place that prints "fabgate: error: ..." and picks the exit code.
-int report(const Result<ExitCode>& outcome) {
+// The one place that prints "fabgate: error: ..." and picks the exit code. Errors quote device
+// output and commands, so they pass through the run's redactor, which holds the configured
+// secret values once the command has read the intent.
+int report(const Result<ExitCode>& outcome, const Redactor& redactor) {
   if (outcome.ok()) return to_int(outcome.value());
   const Error& error = outcome.error();
-  const Redactor redactor;  // errors quote device output and commands, which can hold secrets
   std::fprintf(stderr, "fabgate: error: %s\n", redactor.redact(error.message).c_str());
   for (const auto& detail : error.details)
     std::fprintf(stderr, "  %s\n", redactor.redact(detail).c_str());
   return to_int(error.exit_code);
 }
 
-int run(int argc, char** argv) {
+int run(int argc, char** argv, Redactor& redactor) {
   CLI::App app{"fabgate: change-control gates for AI-datacenter fabrics"};
   app.require_subcommand(0, 1);
   app.fallthrough();  // common options may follow the subcommand name
@@ -84,8 +85,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   for (const auto* command : app.get_subcommands()) {
-    auto console = app::Console::standard(common.json);
-    return report(runners.at(command)(console));
+    auto console = app::Console::standard(common.json, redactor);
+    return report(runners.at(command)(console), redactor);
   }
   std::fputs(app.help().c_str(), stdout);
   return to_int(ExitCode::invalid_input);
@@ -95,10 +96,14 @@ int run(int argc, char** argv) {
 }  // namespace fabgate::cli
 
 int main(int argc, char** argv) {
+  // One redactor for the whole run: a command adds the configured secret values to it when it
+  // has read the intent, and the console, the evidence bundle and both error printers use it.
+  fabgate::Redactor redactor;
   try {
-    return fabgate::cli::run(argc, argv);
+    return fabgate::cli::run(argc, argv, redactor);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fabgate: error: internal: %s\n", e.what());
+    // what() can quote anything the run handled (a command, device output, a path).
+    std::fprintf(stderr, "fabgate: error: internal: %s\n", redactor.redact(e.what()).c_str());
     return fabgate::to_int(fabgate::ExitCode::internal_error);
   } catch (...) {
     std::fprintf(stderr, "fabgate: error: internal: unknown exception\n");

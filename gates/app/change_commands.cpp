@@ -109,16 +109,16 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   auto outcome = pipeline.run();
   run.close();
 
-  pipeline::ReportContext context{repository, *change, mode, pipeline_options.operator_name,
-                                  bundle.run_id()};
+  pipeline::ReportContext context{
+      repository,      *change,           mode, pipeline_options.operator_name,
+      bundle.run_id(), console.redactor()};
   if (!common.junit_file.empty()) {
     std::ofstream junit(common.junit_file);
     junit << pipeline::render_junit(context, outcome);
     if (!junit) console.warn("could not write " + common.junit_file);
   }
   if (console.json_mode()) {
-    console.json(pipeline::render_summary_json(context, outcome, bundle.dir().string())
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    console.json(pipeline::render_summary_json(context, outcome, bundle.dir().string()));
   } else {
     console.line("");
     if (!outcome.first_disproven.empty())

@@ -3,18 +3,20 @@
 #include <unistd.h>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 namespace fabgate::app {
 
-Console::Console(std::FILE* out, std::FILE* err, bool json_mode)
-    : out_(out), err_(err), json_mode_(json_mode) {
+Console::Console(std::FILE* out, std::FILE* err, bool json_mode, Redactor& redactor)
+    : redactor_(redactor), out_(out), err_(err), json_mode_(json_mode) {
   bool tty = ::isatty(::fileno(out_)) == 1;
   const char* no_color = std::getenv("NO_COLOR");
   colour_ = tty && !json_mode_ && !(no_color && *no_color);
   interactive_ = ::isatty(STDIN_FILENO) == 1 && tty;
 }
 
-Console Console::standard(bool json_mode) {
-  return Console(stdout, stderr, json_mode);
+Console Console::standard(bool json_mode, Redactor& redactor) {
+  return Console(stdout, stderr, json_mode, redactor);
 }
 
 void Console::line(std::string_view raw) {
@@ -31,9 +33,9 @@ void Console::warn(std::string_view raw) {
   std::fflush(err_);
 }
 
-void Console::json(std::string_view raw) {
-  std::string document = redactor_.redact(raw);
-  std::fwrite(document.data(), 1, document.size(), out_);
+void Console::json(const nlohmann::json& document) {
+  std::string text = redactor_.dump(document, 2);
+  std::fwrite(text.data(), 1, text.size(), out_);
   std::fputc('\n', out_);
   std::fflush(out_);
 }

@@ -98,8 +98,7 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
       compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions, compare_options);
 
   if (console.json_mode()) {
-    console.json(
-        compare::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    console.json(compare::to_json(report));
   } else {
     auto paint = [&](compare::Verdict verdict, std::string_view text) {
       switch (verdict) {

@@ -18,8 +18,7 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                                 {"missing", result.missing},
                                 {"extra", result.extra},
                                 {"attached_approvals", result.attached},
-                                {"manifest_consistent", result.manifest_consistent}}
-                     .dump(2));
+                                {"manifest_consistent", result.manifest_consistent}});
   } else {
     for (const auto& file : result.modified) console.line("modified: " + file);
     for (const auto& file : result.missing) console.line("missing:  " + file);

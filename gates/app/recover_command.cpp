@@ -28,9 +28,10 @@ pipeline::Mode mode_from(const std::string& text) {
 // Tells the user, in words or as the one JSON document, and returns the exit code.
 ExitCode say(Console& console, ExitCode code, const std::string& dir, const std::string& message) {
   if (console.json_mode()) {
-    console.json(nlohmann::json{
-        {"evidence", dir}, {"exit_code", to_int(code)}, {"recovered", false}, {"message", message}}
-                     .dump(2));
+    console.json(nlohmann::json{{"evidence", dir},
+                                {"exit_code", to_int(code)},
+                                {"recovered", false},
+                                {"message", message}});
   } else {
     console.line(message);
     console.line("evidence:        " + dir);
@@ -108,16 +109,6 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
                "nothing to recover: run " + start.run_id + " " + ended +
                    " and its evidence is sealed (manifest.json)");
   }
-  if (crashed->ended_with) {
-    auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, Redactor{});
-    if (!bundle.ok()) return std::move(bundle).error();
-    return seal(crashed.value(), *bundle.value(), operator_name, ExitCode::invalid_input,
-                "nothing to recover: the run finished its work (run-end, exit " +
-                    std::to_string(*crashed->ended_with) +
-                    ") and died before writing its manifest; recover sealed the bundle",
-                console);
-  }
-
   // Intent from the commit the run journaled, never from the work tree.
   CommonOptions at_commit = common;
   at_commit.repo = options.repo.value_or(start.repo);
@@ -131,13 +122,24 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
     return Error::invalid_input("recover: " + at_commit.repo + " resolved " +
                                 start.commit.substr(0, 12) + " to " + loaded->commit.id);
   const auto& repository = *loaded->outcome.repository;
+  // Even a bundle that is only sealed is written with the configured secret values redacted,
+  // so the intent is read first.
+  const Redactor redactor = run_redactor(repository, console);
+  if (crashed->ended_with) {
+    auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
+    if (!bundle.ok()) return std::move(bundle).error();
+    return seal(crashed.value(), *bundle.value(), operator_name, ExitCode::invalid_input,
+                "nothing to recover: the run finished its work (run-end, exit " +
+                    std::to_string(*crashed->ended_with) +
+                    ") and died before writing its manifest; recover sealed the bundle",
+                console);
+  }
   const intent::Change* change = repository.find_change(start.change);
   if (!change)
     return Error::invalid_input("recover: no change '" + start.change + "' at commit " +
                                 start.commit.substr(0, 12) + " in " + at_commit.repo);
 
-  auto bundle =
-      pipeline::EvidenceBundle::reopen(dir, start.run_id, run_redactor(repository, console));
+  auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
   if (!bundle.ok()) return std::move(bundle).error();
   auto& evidence = *bundle.value();
 
@@ -190,12 +192,13 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   auto outcome = pipeline.recover(crashed_run, operator_name);
   run.close();
 
-  pipeline::ReportContext context{repository, *change, pipeline_options.mode,
-                                  pipeline_options.operator_name, start.run_id};
+  pipeline::ReportContext context{
+      repository,   *change,           pipeline_options.mode, pipeline_options.operator_name,
+      start.run_id, console.redactor()};
   if (console.json_mode()) {
     auto summary = pipeline::render_summary_json(context, outcome, dir.string());
     summary["recovered"] = outcome.exit_code == ExitCode::rolled_back;
-    console.json(summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    console.json(summary);
   } else {
     console.line("");
     console.line("devices:         " + outcome.device_state);

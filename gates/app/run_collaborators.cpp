@@ -71,8 +71,8 @@ Redactor run_redactor(const intent::IntentRepository& repository, Console& conso
     if (std::find(repository.settings.secret_env.begin(), repository.settings.secret_env.end(),
                   name) != repository.settings.secret_env.end())
       console.warn("secret " + name + " (fabgate.yaml secrets.env) is not set in the environment");
-  for (const auto& value : secrets.values) console.add_secret(value);
-  return Redactor(secrets.values);
+  for (const auto& [name, value] : secrets.values) console.add_secret(value);
+  return console.redactor();
 }
 
 }  // namespace fabgate::app

@@ -61,9 +61,10 @@ class RunCollaborators {
   pipeline::Safeguards safeguards_;
 };
 
-// The redactor for a run's evidence and terminal: the common secret shapes plus the values of
-// the secrets fabgate.yaml names (`secrets.env`) and the gNMI passwords. Warns about named
-// secrets that are not set.
+// Adds the values of the secrets fabgate.yaml names (`secrets.env`) and of the gNMI passwords to
+// the run's one redactor (the console's, which the error printer shares) and returns a copy
+// for the evidence bundle, so terminal, errors and evidence redact the same values. Warns about
+// named secrets that are not set.
 Redactor run_redactor(const intent::IntentRepository& repository, Console& console);
 
 }  // namespace fabgate::app

@@ -19,7 +19,7 @@ ConfiguredSecrets configured_secrets(const intent::IntentRepository& repository)
     if (value == nullptr || *value == '\0')
       secrets.unset.push_back(name);
     else
-      secrets.values.emplace_back(value);
+      secrets.values.emplace(name, value);
   }
   return secrets;
 }

@@ -7,6 +7,7 @@
 #include "adapters/core/text.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/app/intent_loading.h"
+#include "gates/app/run_collaborators.h"
 #include "gates/pipeline/collector_snapshotter.h"
 #include "gates/snapshot/snapshot.h"
 
@@ -99,6 +100,8 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
   auto intent = load_intent(common, console);
   if (!intent) return std::move(intent).error();
   const auto& settings = intent->settings;
+  // The configured secret values join the run's redactor before anything quotes a device.
+  const Redactor redactor = run_redactor(intent.value(), console);
 
   auto selected = select_devices(intent->inventory, options.targets);
   if (!selected) return std::move(selected).error();
@@ -164,8 +167,7 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     taken.document["accepted_host_keys"] = std::move(keys);
   }
 
-  const std::string text =
-      taken.document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text = redactor.dump(taken.document, 2) + "\n";
   if (!options.output.empty()) {
     std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
     if (!(file << text)) return Error::internal("snapshot: cannot write " + options.output);
@@ -174,7 +176,7 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     // stdout carries the document; people read the table on stderr.
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
-    Console table(stderr, stderr, false);
+    Console table = console.on_stderr();
     print_table(table, taken);
   }
   return taken.complete() ? ExitCode::accepted : ExitCode::refused;

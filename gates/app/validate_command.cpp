@@ -107,7 +107,7 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
       document["changes"] = changes;
       document["policies"] = repository.policy_files;
     }
-    console.json(document.dump(2));
+    console.json(document);
   }
 
   for (const auto& file : loaded->uncommitted)

@@ -140,15 +140,16 @@ Status EvidenceBundle::write(const std::string& relative, std::string_view conte
   return write_file_atomically(dir_ / relative, redactor_.redact(content));
 }
 
+Status EvidenceBundle::write_redacted(const std::string& relative, std::string_view content) {
+  return write_file_atomically(dir_ / relative, content);
+}
+
 Status EvidenceBundle::write_json(const std::string& relative, const nlohmann::json& document) {
-  return write(relative,
-               document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return write_file_atomically(dir_ / relative, redactor_.dump(document, 2) + "\n");
 }
 
 void EvidenceBundle::append_line(const std::string& relative, const nlohmann::json& record) {
-  std::string line =
-      redactor_.redact(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-      "\n";
+  std::string line = redactor_.dump(record) + "\n";
   std::lock_guard<std::mutex> lock(mutex_);
   auto path = dir_ / relative;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
@@ -181,6 +182,9 @@ Status EvidenceBundle::write_ahead(const nlohmann::json& record) {
 }
 
 Status EvidenceBundle::finish(nlohmann::json manifest) {
+  // Values first: the files map added below is fabgate's own paths and digests, and the
+  // bundle digest must cover them exactly as written.
+  redactor_.redact_json(manifest);
   nlohmann::json files = nlohmann::json::object();
   for (const auto& file : files_in(dir_)) {
     if (file == kManifest) continue;
@@ -192,8 +196,7 @@ Status EvidenceBundle::finish(nlohmann::json manifest) {
   manifest["bundle_sha256"] = bundle_digest(files);
   return write_file_atomically(
       dir_ / kManifest,
-      redactor_.redact(manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) +
-          "\n");
+      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {

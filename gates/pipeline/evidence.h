@@ -18,7 +18,9 @@ namespace fabgate::pipeline {
 
 // One run's evidence folder: <root>/<change-id>/<utc-time>-<run-id>/ (DESIGN.md). Every file
 // goes through the redactor and is written atomically (temporary file, fsync, rename, fsync of
-// the folder), so a crash leaves either the old file or the new one, never half of one.
+// the folder), so a crash leaves either the old file or the new one, never half of one. JSON is
+// redacted value by value before it is serialised (Redactor::dump), so every JSON file parses
+// whatever the devices answered; text files are redacted whole.
 // finish() writes manifest.json last, with the sha256 of every other file. journal.jsonl is the
 // run's write-ahead journal (journal.h): created empty with the bundle, appended record by record.
 class EvidenceBundle {
@@ -39,12 +41,18 @@ class EvidenceBundle {
   const std::string& run_id() const { return run_id_; }
   const Redactor& redactor() const { return redactor_; }
 
-  // Writes a file (relative path inside the bundle), redacted.
+  // Writes a text file (relative path inside the bundle), redacted as a whole: for plain text
+  // and Markdown, whose only escaping (reports.cpp md_cell) redacts before it escapes.
   Status write(const std::string& relative, std::string_view content);
+  // Writes markup whose every value the caller redacted with redactor() before escaping it
+  // (junit.xml): redacting escaped text could miss an escaped secret and would put a raw
+  // '<redacted>' into the markup.
+  Status write_redacted(const std::string& relative, std::string_view content);
+  // Writes a JSON document, its string values and keys redacted before it is serialised.
   Status write_json(const std::string& relative, const nlohmann::json& document);
-  // Appends one JSON line to commands.jsonl / journal.jsonl; thread-safe, flushed and fsynced
-  // before returning so the record survives a crash of the controller right after.
-  // append_journal is for records whose action goes ahead even if journaling fails (gates, a
+  // Appends one JSON line, redacted value by value, to commands.jsonl / journal.jsonl; thread-safe,
+  // flushed and fsynced before returning so the record survives a crash of the controller right
+  // after. append_journal is for records whose action goes ahead even if journaling fails (gates, a
   // rollback: undoing a change matters more than recording it); write_ahead is for actions that
   // must not start unless their record is durable (a step is never sent unjournaled).
   void append_command(const nlohmann::json& record);

@@ -792,15 +792,19 @@ void Pipeline::diagnose() {
 void Pipeline::write_outputs(RunOutcome& outcome) {
   finish_safeguards(outcome);
   diagnose();
-  ReportContext context{repository_, change_, options_.mode, options_.operator_name,
-                        with_.evidence.run_id()};
+  ReportContext context{repository_,
+                        change_,
+                        options_.mode,
+                        options_.operator_name,
+                        with_.evidence.run_id(),
+                        with_.evidence.redactor()};
   nlohmann::json execution = {{"steps", nlohmann::json::array()},
                               {"rollback", nlohmann::json::array()}};
   for (const auto& run : outcome.steps) execution["steps"].push_back(to_json(run));
   for (const auto& run : outcome.rollback_steps) execution["rollback"].push_back(to_json(run));
   (void)with_.evidence.write_json("execution.json", execution);
   (void)with_.evidence.write("report.md", render_report_markdown(context, outcome));
-  (void)with_.evidence.write("junit.xml", render_junit(context, outcome));
+  (void)with_.evidence.write_redacted("junit.xml", render_junit(context, outcome));
   if (options_.mode == Mode::plan) {
     (void)with_.evidence.write("review.md", render_review_markdown(context, outcome));
     (void)with_.evidence.write_json("plan.json", render_plan_json(context, outcome));

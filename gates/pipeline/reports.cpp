@@ -59,7 +59,11 @@ std::string exit_meaning(ExitCode code) {
   return "";
 }
 
-std::string md_cell(std::string text) {
+// A value in a Markdown line or table cell. Redacted before it is flattened: a configured secret
+// that holds '|' or a newline would no longer match once flattened, so the later redaction of
+// the whole file could not catch it.
+std::string md_cell(const Redactor& redactor, std::string_view value) {
+  std::string text = redactor.redact(value);
   for (auto& c : text)
     if (c == '|' || c == '\n') c = ' ';
   return text;
@@ -73,11 +77,13 @@ std::string seconds(Duration duration) {
   return out.str();
 }
 
-void steps_table(std::ostringstream& md, const std::vector<StepRun>& runs) {
+void steps_table(std::ostringstream& md, const std::vector<StepRun>& runs,
+                 const Redactor& redactor) {
   md << "| device | # | command | result | time |\n|---|---|---|---|---|\n";
   for (const auto& run : runs)
-    md << "| " << run.device << " | " << run.index << " | `" << md_cell(run.command) << "` | "
-       << to_string(run.state) << (run.reason.empty() ? "" : ": " + md_cell(run.reason)) << " | "
+    md << "| " << run.device << " | " << run.index << " | `" << md_cell(redactor, run.command)
+       << "` | " << to_string(run.state)
+       << (run.reason.empty() ? "" : ": " + md_cell(redactor, run.reason)) << " | "
        << seconds(run.duration) << " |\n";
 }
 
@@ -152,7 +158,8 @@ nlohmann::json change_to_json(const intent::Change& change) {
 }
 
 std::string change_digest(const intent::Change& change) {
-  return sha256_hex(change_to_json(change).dump());
+  return sha256_hex(
+      change_to_json(change).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string policies_digest(const intent::IntentRepository& repository) {
@@ -168,28 +175,31 @@ std::string policies_digest(const intent::IntentRepository& repository) {
 
 std::string render_report_markdown(const ReportContext& context, const RunOutcome& outcome) {
   const auto& change = context.change;
+  const Redactor& redactor = context.redactor;
   std::ostringstream md;
   md << "# fabgate " << to_string(context.mode) << ": " << change.id << "\n\n";
   md << "**Outcome: exit " << to_int(outcome.exit_code) << " — " << exit_meaning(outcome.exit_code)
      << ".**\n\n";
   md << "- Devices left: " << outcome.device_state << "\n";
   md << "- First disproven hypothesis: "
-     << (outcome.first_disproven.empty() ? "none" : md_cell(outcome.first_disproven)) << "\n";
-  for (const auto& line : outcome.diagnosis) md << "- Diagnosis: " << md_cell(line) << "\n";
+     << (outcome.first_disproven.empty() ? "none" : md_cell(redactor, outcome.first_disproven))
+     << "\n";
+  for (const auto& line : outcome.diagnosis)
+    md << "- Diagnosis: " << md_cell(redactor, line) << "\n";
   if (!outcome.exceptions_used.empty())
     md << "- Exceptions used (waived checks are listed under Findings): "
        << join(outcome.exceptions_used, ", ") << "\n";
   if (outcome.detection_to_restore)
     md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore)
        << "\n";
-  md << "- Change: " << md_cell(change.title) << " (`" << change.file << "`)\n";
+  md << "- Change: " << md_cell(redactor, change.title) << " (`" << change.file << "`)\n";
   md << "- Plan digest: `" << plan_digest(context.repository, context.change) << "`\n";
   if (!outcome.approvals.empty()) {
     std::vector<std::string> lines;
     for (const auto& approval : outcome.approvals)
       lines.push_back((approval.approver.empty() ? approval.file : approval.approver) + " (" +
                       approval.outcome + ")");
-    md << "- Approvals: " << md_cell(join(lines, ", ")) << "\n";
+    md << "- Approvals: " << md_cell(redactor, join(lines, ", ")) << "\n";
   }
   md << "- Intent commit: `" << context.repository.commit.id << "` by "
      << context.repository.commit.author_name << " <" << context.repository.commit.author_email
@@ -202,7 +212,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   int n = 0;
   for (const auto& gate : outcome.gates)
     md << "| " << ++n << " | " << gate.name << " | " << verdict_word(gate.verdict) << " | "
-       << seconds(gate.duration) << " | " << md_cell(gate.summary) << " |\n";
+       << seconds(gate.duration) << " | " << md_cell(redactor, gate.summary) << " |\n";
   md << "\n";
 
   bool any_details = false;
@@ -217,7 +227,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
         md << "- … " << gate.details.size() - 50 << " more in the evidence files\n";
         break;
       }
-      md << "- " << md_cell(detail) << "\n";
+      md << "- " << md_cell(redactor, detail) << "\n";
     }
     md << "\n";
   }
@@ -239,17 +249,17 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
       md << "| " << probe.phase << " | " << probe.name << " | " << probe.layer << " | "
          << probe.host << " | " << to_string(probe.verdict)
          << (probe.waived_by.empty() ? "" : " (waived by " + probe.waived_by + ")") << " | "
-         << md_cell(probe.reason) << " |\n";
+         << md_cell(redactor, probe.reason) << " |\n";
     md << "\n";
   }
   if (!outcome.steps.empty()) {
     md << "## Steps executed\n\n";
-    steps_table(md, outcome.steps);
+    steps_table(md, outcome.steps, redactor);
     md << "\n";
   }
   if (!outcome.rollback_steps.empty()) {
     md << "## Rollback executed\n\n";
-    steps_table(md, outcome.rollback_steps);
+    steps_table(md, outcome.rollback_steps, redactor);
     md << "\n";
   }
   md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
@@ -260,6 +270,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
 
 std::string render_review_markdown(const ReportContext& context, const RunOutcome& outcome) {
   const auto& change = context.change;
+  const Redactor& redactor = context.redactor;
   const auto& repository = context.repository;
   const std::string digest = plan_digest(repository, change);
   auto gate_named = [&](const std::string& name) -> const GateRecord* {
@@ -273,30 +284,31 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
       md << "- " << name << ": did not run (an earlier gate stopped the plan)\n";
       return;
     }
-    md << "- " << name << ": " << verdict_word(gate->verdict) << " — " << md_cell(gate->summary)
-       << "\n";
+    md << "- " << name << ": " << verdict_word(gate->verdict) << " — "
+       << md_cell(redactor, gate->summary) << "\n";
     std::size_t shown = 0;
     for (const auto& detail : gate->details) {
       if (++shown > 20) {
         md << "  - … " << gate->details.size() - 20 << " more in report.md\n";
         break;
       }
-      md << "  - " << md_cell(detail) << "\n";
+      md << "  - " << md_cell(redactor, detail) << "\n";
     }
   };
-  auto step_line = [](const intent::Step& step) {
+  auto step_line = [&](const intent::Step& step) {
     std::string what;
-    if (!step.run.empty()) what = "`" + md_cell(step.run) + "`";
+    if (!step.run.empty()) what = "`" + md_cell(redactor, step.run) + "`";
     for (const auto& op : step.gnmi_set)
-      what += (what.empty() ? "" : "; ") + std::string("gNMI ") + op.op + " `" + md_cell(op.path) +
-              "`" + (op.value.empty() ? "" : " = `" + md_cell(op.value) + "`");
+      what += (what.empty() ? "" : "; ") + std::string("gNMI ") + op.op + " `" +
+              md_cell(redactor, op.path) + "`" +
+              (op.value.empty() ? "" : " = `" + md_cell(redactor, op.value) + "`");
     return "- **" + step.device + "**: " + what +
-           (step.description.empty() ? "" : " — " + md_cell(step.description)) +
+           (step.description.empty() ? "" : " — " + md_cell(redactor, step.description)) +
            (step.timeout ? " (timeout " + format_duration(*step.timeout) + ")" : "") + "\n";
   };
 
   std::ostringstream md;
-  md << "# Review: " << change.id << " — " << md_cell(change.title) << "\n\n";
+  md << "# Review: " << change.id << " — " << md_cell(redactor, change.title) << "\n\n";
   md << "- Plan digest: `" << digest << "`\n";
   md << "- Intent commit: `" << repository.commit.id << "` by " << repository.commit.author_name
      << " <" << repository.commit.author_email << "> (" << change.file << ")\n";
@@ -348,7 +360,7 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
   for (const auto& probe : change.acceptance.probes)
     md << "- `" << probe.name << "` (" << probe.layer << ", " << probe.kind << ") on " << probe.host
        << (probe.target.empty() ? "" : " to " + probe.target)
-       << (probe.run.empty() ? "" : ": `" + md_cell(probe.run) + "`") << "\n";
+       << (probe.run.empty() ? "" : ": `" + md_cell(redactor, probe.run) + "`") << "\n";
   if (change.acceptance.during)
     md << "- during the change: " << change.acceptance.during->flows << " flows from "
        << change.acceptance.during->host << " to " << change.acceptance.during->target
@@ -381,7 +393,7 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
         ++in_force;
         md << "- " << entry.id << ": device `" << entry.device << "`, rule `" << entry.rule << "`"
            << (entry.path ? ", path `" + entry.path->text() + "`" : "") << " — "
-           << md_cell(entry.reason) << " (owner " << entry.owner << ", until "
+           << md_cell(redactor, entry.reason) << " (owner " << entry.owner << ", until "
            << format_utc(entry.expiry) << ")\n";
       }
     }
@@ -422,32 +434,35 @@ std::string render_junit(const ReportContext& context, const RunOutcome& outcome
   }
   for (const auto& probe : outcome.probes)
     failures += blocks(probe.verdict) && probe.waived_by.empty();
+  // Each value is redacted before it is escaped; the file is written as it is
+  // (EvidenceBundle::write_redacted), since redacting escaped markup could miss an escaped secret
+  // and would put a raw '<redacted>' into it.
+  auto escape = [&](const std::string& text) { return xml_escape(context.redactor.redact(text)); };
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml << "<testsuites name=\"fabgate\" tests=\"" << tests << "\" failures=\"" << failures
       << "\">\n";
   xml << "  <testsuite name=\""
-      << xml_escape(std::string(to_string(context.mode)) + "." + context.change.id) << "\" tests=\""
+      << escape(std::string(to_string(context.mode)) + "." + context.change.id) << "\" tests=\""
       << tests << "\" failures=\"" << failures << "\" skipped=\"" << skipped << "\">\n";
   for (const auto& gate : outcome.gates) {
-    xml << "    <testcase classname=\"gates\" name=\"" << xml_escape(gate.name) << "\" time=\""
+    xml << "    <testcase classname=\"gates\" name=\"" << escape(gate.name) << "\" time=\""
         << gate.duration.count() / 1000.0 << "\">\n";
     if (gate.verdict == Verdict::skipped) {
-      xml << "      <skipped message=\"" << xml_escape(gate.summary) << "\"/>\n";
+      xml << "      <skipped message=\"" << escape(gate.summary) << "\"/>\n";
     } else if (blocks(gate.verdict)) {
       xml << "      <failure type=\"" << to_string(gate.verdict) << "\" message=\""
-          << xml_escape(gate.summary) << "\">" << xml_escape(join(gate.details, "\n"))
-          << "</failure>\n";
+          << escape(gate.summary) << "\">" << escape(join(gate.details, "\n")) << "</failure>\n";
     }
     xml << "    </testcase>\n";
   }
   for (const auto& probe : outcome.probes) {
-    xml << "    <testcase classname=\"probes." << xml_escape(probe.phase) << "\" name=\""
-        << xml_escape(probe.name + " [" + probe.layer + "]") << "\" time=\""
+    xml << "    <testcase classname=\"probes." << escape(probe.phase) << "\" name=\""
+        << escape(probe.name + " [" + probe.layer + "]") << "\" time=\""
         << probe.duration.count() / 1000.0 << "\">\n";
     if (blocks(probe.verdict) && probe.waived_by.empty())
       xml << "      <failure type=\"" << to_string(probe.verdict) << "\" message=\""
-          << xml_escape(probe.reason) << "\"/>\n";
+          << escape(probe.reason) << "\"/>\n";
     xml << "    </testcase>\n";
   }
   xml << "  </testsuite>\n</testsuites>\n";

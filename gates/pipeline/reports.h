@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/redact.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/pipeline.h"
 
@@ -15,6 +16,8 @@ struct ReportContext {
   Mode mode;
   std::string operator_name;
   std::string run_id;
+  // The run's redactor: the Markdown and JUnit writers redact each value before they escape it.
+  const Redactor& redactor;
 };
 
 // The change as data: targets, bounds, waves, steps, rollback, acceptance, expected
@@ -35,7 +38,8 @@ nlohmann::json render_plan_json(const ReportContext& context, const RunOutcome& 
 // bound to the plan digest. `passed` only when the change was accepted and its forced rollback
 // was verified restored.
 nlohmann::json render_rehearsal_json(const ReportContext& context, const RunOutcome& outcome);
-// junit.xml: one testcase per gate and per probe; blocking verdicts are failures.
+// junit.xml: one testcase per gate and per probe; blocking verdicts are failures. Every value
+// is redacted with context.redactor before it is escaped, so the text needs no further pass.
 std::string render_junit(const ReportContext& context, const RunOutcome& outcome);
 // manifest.json without its "files" map (EvidenceBundle::finish adds it).
 nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& outcome);
