@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +18,13 @@ pid_t spawn(const std::vector<std::string>& argv, int output_fd) {
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid != 0) return pid;
+  // A test killed by its CTest timeout runs no destructor: the kernel then stops the servers it
+  // started (sshd, FRR helpers, gNMI targets) so none outlives the test.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the test died before prctl took effect
   int null_fd = ::open("/dev/null", O_RDWR);
   ::dup2(null_fd, 0);
   int out = output_fd >= 0 ? output_fd : null_fd;

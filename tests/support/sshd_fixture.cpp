@@ -76,6 +76,39 @@ std::string current_user() {
   return "root";
 }
 
+// /etc/passwd with `account`'s home and shell replaced (and, when `extra` is set, one more
+// line): the copy sshd sees in its private mount namespace.
+std::string hermetic_passwd(const std::string& account, const std::string& home,
+                            const std::string& shell, const std::string& extra) {
+  std::string out;
+  std::string passwd = read_file("/etc/passwd");
+  std::size_t begin = 0;
+  while (begin < passwd.size()) {
+    std::size_t end = passwd.find('\n', begin);
+    if (end == std::string::npos) end = passwd.size();
+    std::string line = passwd.substr(begin, end - begin);
+    begin = end + 1;
+    if (line.rfind(account + ":", 0) == 0) {
+      // name:password:uid:gid:gecos:home:shell
+      std::vector<std::string> fields;
+      std::size_t at = 0;
+      for (int i = 0; i < 6; ++i) {
+        std::size_t colon = line.find(':', at);
+        if (colon == std::string::npos) break;
+        fields.push_back(line.substr(at, colon - at));
+        at = colon + 1;
+      }
+      if (fields.size() == 6) {
+        line.clear();
+        for (int i = 0; i < 5; ++i) line += fields[static_cast<std::size_t>(i)] + ":";
+        line += home + ":" + shell;
+      }
+    }
+    if (!line.empty()) out += line + "\n";
+  }
+  return out + extra;
+}
+
 }  // namespace
 
 std::optional<std::string> SshdFixture::unavailable() {
@@ -116,21 +149,37 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
   user_ = current_user();
   ::mkdir(home().c_str(), 0755);
   std::vector<std::string> launcher;
-  if (options.unprivileged_login) {
-    if (::geteuid() != 0) {
+  if (!hermetic_logins()) {
+    if (options.unprivileged_login) {
       error = "an unprivileged login needs root (to start sshd in its own mount namespace)";
       return false;
     }
-    user_ = kUnprivilegedUser;
-    const std::string uid = std::to_string(kUnprivilegedUid);
-    write_file(dir_.file("passwd"), read_file("/etc/passwd") + user_ + ":x:" + uid + ":" + uid +
-                                        "::" + home() + ":/bin/sh\n");
-    // The user must reach its home and authorized_keys through the temp dir.
-    ::chmod(dir_.path().c_str(), 0755);
-    if (::chown(home().c_str(), kUnprivilegedUid, kUnprivilegedUid) != 0) {
-      error = "cannot hand " + home() + " to the test user";
+    if (options.slow_shell_seconds > 0) {
+      error = "a slow login shell needs root (to start sshd in its own mount namespace)";
       return false;
     }
+  } else {
+    std::string shell = "/bin/sh";
+    if (options.slow_shell_seconds > 0) {
+      shell = dir_.file("slow-login-shell");
+      write_file(shell,
+                 "#!/bin/sh\n# imitates slow shell start-up files\nsleep " +
+                     std::to_string(options.slow_shell_seconds) + "\nexec /bin/sh \"$@\"\n",
+                 0755);
+    }
+    std::string extra;
+    if (options.unprivileged_login) {
+      user_ = kUnprivilegedUser;
+      const std::string uid = std::to_string(kUnprivilegedUid);
+      extra = user_ + ":x:" + uid + ":" + uid + "::" + home() + ":" + shell + "\n";
+      // The user must reach its home and authorized_keys through the temp dir.
+      ::chmod(dir_.path().c_str(), 0755);
+      if (::chown(home().c_str(), kUnprivilegedUid, kUnprivilegedUid) != 0) {
+        error = "cannot hand " + home() + " to the test user";
+        return false;
+      }
+    }
+    write_file(dir_.file("passwd"), hermetic_passwd(current_user(), home(), shell, extra), 0644);
     launcher = {"/usr/bin/unshare",
                 "--mount",
                 "--propagation",

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <unistd.h>
+
 #include "adapters/ssh/ssh_target.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -32,7 +34,17 @@ class SshdFixture {
     // control need a non-root login. Needs root: sshd runs in a private mount namespace where a
     // copy of /etc/passwd with one extra user is bind-mounted; the host's files are untouched.
     bool unprivileged_login = false;
+    // Seconds the login shell sleeps before it runs each command, to imitate slow shell
+    // start-up files (pyenv, conda, motd scripts). Needs root, like every login-shell setting.
+    int slow_shell_seconds = 0;
   };
+
+  // Hermetic logins. As root, sshd runs in a private mount namespace over a copy of
+  // /etc/passwd in which the login account's home is the fixture's empty `home()` and its shell
+  // is /bin/sh (or the slow wrapper above): no test depends on the invoking account's dotfiles,
+  // home folder or login shell. Without root the current account logs in as it is (its shell
+  // start-up files run); tests that need hermetic logins skip there.
+  static bool hermetic_logins() { return ::geteuid() == 0; }
 
   // The name and uid of the unprivileged test user (only inside the fixture's namespace).
   static constexpr const char* kUnprivilegedUser = "fabgate-test";

@@ -72,7 +72,7 @@ std::string in_ns(const std::string& node) {
 Outcome ssh(const std::string& address, const std::string& key, const std::string& command,
             const std::string& known_hosts = kLabDir + "/known_hosts") {
   return shell(in_ns("mgmt") +
-               "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 " +
+               "ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 " +
                "-o UserKnownHostsFile=" + known_hosts + " -i " + kLabDir + "/keys/" + key +
                " root@" + address + " " + quote(command));
 }
