@@ -8,9 +8,11 @@ Expected<std::unique_ptr<RemoteShell>, SshFailure> LibsshConnector::connect(cons
                                                                             CredentialRole role) {
   auto shell = LibsshShell::connect(device, role, options_);
   if (!shell) return shell.error();
-  if (const auto& accepted = shell.value()->accepted_host_key()) {
-    std::lock_guard lock(mutex_);
-    accepted_.push_back(*accepted);
+  std::lock_guard lock(mutex_);
+  if (const auto& accepted = shell.value()->accepted_host_key()) accepted_.push_back(*accepted);
+  if (const auto& took = shell.value()->shell_startup()) {
+    startups_.push_back(
+        ShellStartup{device.name, role, *took, *took >= options_.slow_shell_startup});
   }
   return std::unique_ptr<RemoteShell>(std::move(shell.value()));
 }
@@ -18,6 +20,20 @@ Expected<std::unique_ptr<RemoteShell>, SshFailure> LibsshConnector::connect(cons
 std::vector<AcceptedHostKey> LibsshConnector::accepted_host_keys() const {
   std::lock_guard lock(mutex_);
   return accepted_;
+}
+
+std::vector<ShellStartup> LibsshConnector::shell_startups(std::size_t from) const {
+  std::lock_guard lock(mutex_);
+  if (from >= startups_.size()) return {};
+  return {startups_.begin() + static_cast<std::ptrdiff_t>(from), startups_.end()};
+}
+
+std::string ShellStartup::note() const {
+  const auto ms = took.count();
+  return "remote shell start-up on " + device + " took " + std::to_string(ms / 1000) + "." +
+         std::to_string((ms % 1000) / 100) +
+         " s; check the login shell's start-up files (~/.bashrc, ~/.profile, /etc/profile.d): "
+         "they run before every command fabgate sends";
 }
 
 Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& device,

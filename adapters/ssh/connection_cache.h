@@ -25,7 +25,18 @@ class ShellConnector {
                                                                      CredentialRole role) = 0;
 };
 
-// Connects with LibsshShell and remembers every host key it accepted on first use.
+// How long a new session's login shell took to run a trivial command (SshOptions).
+struct ShellStartup {
+  std::string device;
+  CredentialRole role = CredentialRole::read;
+  Duration took{0};
+  bool slow = false;  // at or above SshOptions::slow_shell_startup
+  // "remote shell start-up on leaf1 took 3.2 s; check the login shell's start-up files ..."
+  std::string note() const;
+};
+
+// Connects with LibsshShell and remembers every host key it accepted on first use and every
+// session's shell start-up time.
 class LibsshConnector final : public ShellConnector {
  public:
   explicit LibsshConnector(SshOptions options) : options_(std::move(options)) {}
@@ -35,11 +46,15 @@ class LibsshConnector final : public ShellConnector {
 
   const SshOptions& options() const { return options_; }
   std::vector<AcceptedHostKey> accepted_host_keys() const;
+  // Start-up times of the sessions opened so far, in connection order; `from` skips the
+  // entries a caller has already seen.
+  std::vector<ShellStartup> shell_startups(std::size_t from = 0) const;
 
  private:
   SshOptions options_;
   mutable std::mutex mutex_;
   std::vector<AcceptedHostKey> accepted_;
+  std::vector<ShellStartup> startups_;
 };
 
 // One session per (device, credential role) per run: opened lazily on first use, reused for

@@ -20,7 +20,14 @@ using Clock = std::chrono::steady_clock;
 std::string seconds_text(Duration duration) {
   auto ms = duration.count();
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  if (ms >= 1000) {
+    return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + " s";
+  }
   return std::to_string(ms) + " ms";
+}
+
+Duration elapsed_since(Clock::time_point start) {
+  return std::chrono::duration_cast<Duration>(Clock::now() - start);
 }
 
 // Applies host, SSH config and inventory overrides in the order OpenSSH users expect: the
@@ -34,8 +41,10 @@ Expected<Ok, SshFailure> configure(ssh_session session, const SshDevice& device,
   };
   if (ssh_options_set(session, SSH_OPTIONS_HOST, device.host.c_str()) != SSH_OK)
     return fail("host");
+  // "none" reads no SSH config at all: what the inventory and fabgate.yaml say is everything,
+  // whatever the invoking account's ~/.ssh/config holds (labs, CI, tests).
   const char* config = options.config_file.empty() ? nullptr : options.config_file.c_str();
-  if (ssh_options_parse_config(session, config) != SSH_OK) {
+  if (options.config_file != "none" && ssh_options_parse_config(session, config) != SSH_OK) {
     return fail("SSH config " +
                 (options.config_file.empty() ? std::string("~/.ssh/config") : options.config_file));
   }
@@ -70,7 +79,8 @@ bool agent_available() {
   return socket != nullptr && *socket != '\0';
 }
 
-Expected<Ok, SshFailure> authenticate(ssh_session session, const SshLogin& login) {
+Expected<Ok, SshFailure> authenticate(ssh_session session, const SshLogin& login, Duration limit) {
+  const auto start = Clock::now();
   std::vector<std::string> tried;
   if (login.use_agent && agent_available()) {
     if (ssh_userauth_agent(session, nullptr) == SSH_AUTH_SUCCESS) return Ok{};
@@ -99,6 +109,13 @@ Expected<Ok, SshFailure> authenticate(ssh_session session, const SshLogin& login
                           "': the inventory names no key file and the agent is "
                           "disabled or not running"};
   }
+  // libssh gives up on a blocking call after the session timeout: say that the server was slow
+  // to answer authentication rather than that it refused the key.
+  if (elapsed_since(start) >= limit) {
+    return SshFailure{SshFailure::Kind::timeout,
+                      "authentication: the server did not answer within " + seconds_text(limit) +
+                          " (" + ssh_get_error(session) + ")"};
+  }
   if (!ssh_is_connected(session)) {
     return SshFailure{
         SshFailure::Kind::unreachable,
@@ -121,7 +138,9 @@ LibsshShell::LibsshShell(SshSession session, const SshOptions& options,
     : session_(std::move(session)),
       output_cap_(options.output_cap),
       output_limit_(options.output_limit),
-      accepted_host_key_(std::move(accepted)) {}
+      accepted_host_key_(std::move(accepted)),
+      slow_shell_startup_(options.slow_shell_startup),
+      session_timeout_(options.connect_timeout) {}
 
 Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const SshDevice& device,
                                                                         CredentialRole role,
@@ -142,23 +161,59 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const Ss
   if (ssh_connect(session.get()) != SSH_OK) {
     unsigned int port = 22;
     ssh_options_get_port(session.get(), &port);
-    return SshFailure{SshFailure::Kind::unreachable,
-                      "cannot connect to " + session_option(session.get(), SSH_OPTIONS_HOST) + ":" +
-                          std::to_string(port) + " within " +
-                          seconds_text(options.connect_timeout) + ": " +
-                          ssh_get_error(session.get())};
+    return SshFailure{
+        SshFailure::Kind::unreachable,
+        "connect: cannot connect to " + session_option(session.get(), SSH_OPTIONS_HOST) + ":" +
+            std::to_string(port) + " (TCP and SSH handshake) within " +
+            seconds_text(options.connect_timeout) + ": " + ssh_get_error(session.get())};
   }
   // Host key first: nothing, not even a user name, is sent to a server we cannot vouch for.
   auto verified = verify_host_key(session.get(), device.name, options.unknown_host_keys);
   if (!verified) return verified.error();
-  if (auto authenticated = authenticate(session.get(), login); !authenticated) {
+  if (auto authenticated = authenticate(session.get(), login, options.connect_timeout);
+      !authenticated) {
     return authenticated.error();
   }
-  return std::unique_ptr<LibsshShell>(
+  std::unique_ptr<LibsshShell> shell(
       new LibsshShell(std::move(session), options, std::move(verified.value())));
+  if (options.shell_startup_timeout > Duration{0}) {
+    auto measured = shell->measure_shell_startup(device.name, options.shell_startup_timeout);
+    if (!measured) return measured.error();
+  }
+  return shell;
 }
 
-SshFailure LibsshShell::lost(const std::string& while_doing) {
+Expected<Ok, SshFailure> LibsshShell::measure_shell_startup(const std::string& device,
+                                                            Duration limit) {
+  auto ran = run("true", limit);
+  if (!ran) {
+    SshFailure failure = ran.error();
+    if (failure.kind == SshFailure::Kind::timeout) {
+      failure.message = "remote shell start-up on " + device + " took more than " +
+                        seconds_text(limit) +
+                        " (the trivial command `true` did not finish); check the login shell's "
+                        "start-up files (~/.bashrc, ~/.profile, /etc/profile.d)";
+    } else {
+      failure.message = "while timing the remote shell start-up: " + failure.message;
+    }
+    return failure;
+  }
+  shell_startup_ = ran->duration;
+  return Ok{};
+}
+
+std::string LibsshShell::slow_shell_hint() const {
+  if (!shell_startup_ || *shell_startup_ < slow_shell_startup_) return "";
+  return "; the remote shell's start-up alone took " + seconds_text(*shell_startup_) +
+         " on this session (check the login shell's start-up files)";
+}
+
+SshFailure LibsshShell::lost(const std::string& while_doing, Clock::time_point since) {
+  if (elapsed_since(since) >= session_timeout_) {
+    return SshFailure{SshFailure::Kind::timeout,
+                      while_doing + ": the server did not answer within " +
+                          seconds_text(session_timeout_) + slow_shell_hint()};
+  }
   if (!ssh_is_connected(session_.get())) {
     broken_ = true;
     return SshFailure{SshFailure::Kind::unreachable, "connection lost while " + while_doing + ": " +
@@ -182,10 +237,11 @@ Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
   };
 
   SshChannel channel{ssh_channel_new(session_.get())};
-  if (!channel) return lost("a new channel");
-  if (ssh_channel_open_session(channel.get()) != SSH_OK) return lost("a session channel");
+  if (!channel) return lost("channel open", start);
+  if (ssh_channel_open_session(channel.get()) != SSH_OK) return lost("channel open", start);
+  const auto exec_start = Clock::now();
   if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
-    return lost("the command");
+    return lost("command start (exec request)", exec_start);
   }
 
   // Stops the remote process and closes the channel. sshd delivers the signal to the
@@ -204,7 +260,7 @@ Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
     for (int stream = 0; stream < 2; ++stream) {
       int count = ssh_channel_read_nonblocking(channel.get(), buffer.data(),
                                                static_cast<uint32_t>(buffer.size()), stream);
-      if (count == SSH_ERROR) return lost("reading output");
+      if (count == SSH_ERROR) return lost("reading output", Clock::now());
       if (count <= 0) continue;
       progressed = true;
       std::size_t bytes = static_cast<std::size_t>(count);
@@ -229,7 +285,9 @@ Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
       stop_remote();
       return SshFailure{SshFailure::Kind::timeout,
                         "timed out after " + seconds_text(deadline) +
-                            "; the remote process was sent KILL and the channel closed"};
+                            " while the command was running; the remote process was sent KILL and "
+                            "the channel closed" +
+                            slow_shell_hint()};
     }
     auto left = std::chrono::duration_cast<Duration>(end - now) + Duration{1};
     wait_readable(session_.get(), std::min(left, Duration{200}));

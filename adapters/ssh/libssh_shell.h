@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -25,18 +26,28 @@ class LibsshShell final : public RemoteShell {
 
   // Set when the host was unknown and the run allowed accepting its key.
   const std::optional<AcceptedHostKey>& accepted_host_key() const { return accepted_host_key_; }
+  // How long the trivial command run right after login took (nullopt: not measured).
+  const std::optional<Duration>& shell_startup() const { return shell_startup_; }
 
  private:
   LibsshShell(SshSession session, const SshOptions& options,
               std::optional<AcceptedHostKey> accepted);
 
-  SshFailure lost(const std::string& while_doing);
+  SshFailure lost(const std::string& while_doing, std::chrono::steady_clock::time_point since);
+  // Runs `true` to time the login shell's start-up; a shell that does not finish in time fails
+  // the connection with that cause (see SshOptions::shell_startup_timeout).
+  Expected<Ok, SshFailure> measure_shell_startup(const std::string& device, Duration limit);
+  // Appended to a command's timeout when this session's shell start-up was slow.
+  std::string slow_shell_hint() const;
 
   SshSession session_;
   std::size_t output_cap_;
   std::size_t output_limit_;
   std::optional<AcceptedHostKey> accepted_host_key_;
-  bool broken_ = false;  // the transport failed; later commands fail fast
+  std::optional<Duration> shell_startup_;
+  Duration slow_shell_startup_;
+  Duration session_timeout_;  // libssh's limit on each blocking call (channel open, exec)
+  bool broken_ = false;       // the transport failed; later commands fail fast
 };
 
 }  // namespace fabgate::ssh

@@ -40,9 +40,16 @@ enum class UnknownHostKeys { refuse, accept_and_record };
 
 // Session settings shared by every connection of a run.
 struct SshOptions {
-  std::string config_file;       // empty: ~/.ssh/config and /etc/ssh/ssh_config
+  std::string config_file;       // empty: ~/.ssh/config and /etc/ssh/ssh_config; "none": no file
   std::string known_hosts_file;  // empty: ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts
   Duration connect_timeout{5'000};
+  // Every new session first runs a trivial command (`true`) to time the remote login shell's
+  // start-up (shell start-up files such as ~/.bashrc run for every command): a shell slower
+  // than `slow_shell_startup` is reported, and one that does not finish within
+  // `shell_startup_timeout` fails the connection with that cause instead of leaving the first
+  // real command to time out unexplained. Zero timeout: not measured.
+  Duration shell_startup_timeout{10'000};
+  Duration slow_shell_startup{1'000};
   UnknownHostKeys unknown_host_keys = UnknownHostKeys::refuse;
   // Output kept per stream; more is read and discarded and the result says it was truncated.
   std::size_t output_cap = 4u << 20;

@@ -1,5 +1,7 @@
 #include "gates/app/run_collaborators.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "adapters/core/text.h"
@@ -31,7 +33,13 @@ Result<std::unique_ptr<RunCollaborators>> RunCollaborators::create(const RunSetu
   ssh::SshOptions ssh_options;
   if (!settings.ssh.known_hosts.empty())
     ssh_options.known_hosts_file = resolve(setup.intent_dir, settings.ssh.known_hosts);
+  if (!settings.ssh.config.empty())
+    ssh_options.config_file = settings.ssh.config == "none"
+                                  ? settings.ssh.config
+                                  : resolve(setup.intent_dir, settings.ssh.config).string();
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
+  ssh_options.shell_startup_timeout = settings.ssh.shell_startup_timeout;
+  ssh_options.slow_shell_startup = settings.ssh.slow_shell_startup;
   ssh_options.unknown_host_keys = setup.unknown_host_keys;
   auto profiles = pipeline::profiles_for(setup.repository);
   if (!profiles.ok()) return std::move(profiles).error();
@@ -62,7 +70,28 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
 }
 
 pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateObserver& observer) {
-  return {remote_, snapshotter_, evidence_, observer, &gnmi_steps_, &safeguards_};
+  return {remote_,        snapshotter_, evidence_,
+          observer,       &gnmi_steps_, &safeguards_,
+          [this] { return session_notes(); }};
+}
+
+std::vector<std::string> RunCollaborators::session_notes() {
+  std::vector<std::string> notes;
+  for (const auto& startup : connector_.shell_startups(startups_seen_)) {
+    ++startups_seen_;
+    nlohmann::json record = {{"device", startup.device},
+                             {"role", std::string(ssh::to_string(startup.role))},
+                             {"purpose", "shell-startup"},
+                             {"command", "true"},
+                             {"duration_ms", startup.took.count()},
+                             {"slow", startup.slow}};
+    if (startup.slow) {
+      record["warning"] = startup.note();
+      notes.push_back(startup.note());
+    }
+    evidence_.append_command(record);
+  }
+  return notes;
 }
 
 Redactor run_redactor(const intent::IntentRepository& repository, Console& console) {

@@ -136,7 +136,10 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
 
   ssh::SshOptions ssh_options;
   ssh_options.known_hosts_file = settings.ssh.known_hosts;
+  ssh_options.config_file = settings.ssh.config;
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
+  ssh_options.shell_startup_timeout = settings.ssh.shell_startup_timeout;
+  ssh_options.slow_shell_startup = settings.ssh.slow_shell_startup;
   ssh_options.unknown_host_keys = options.accept_new_host_keys
                                       ? ssh::UnknownHostKeys::accept_and_record
                                       : ssh::UnknownHostKeys::refuse;
@@ -149,6 +152,8 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     pipeline::EndpointGnmiFetcher gnmi(selected.value());
     taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id, &gnmi);
   }  // every session is closed here
+  for (const auto& startup : connector.shell_startups())
+    if (startup.slow) console.warn(startup.note());
 
   auto accepted = connector.accepted_host_keys();
   if (!accepted.empty()) {

@@ -18,9 +18,13 @@ namespace fabgate::intent {
 
 struct SshSettings {
   std::string known_hosts;  // empty: the user's ~/.ssh/known_hosts
+  std::string config;       // SSH config file; empty: ~/.ssh/config and /etc/ssh/ssh_config; "none"
   Duration connect_timeout{5'000};
   Duration command_timeout{30'000};
   int parallelism = 64;  // devices contacted at once
+  // Each new session times a trivial command first (docs/ssh.md "Slow login shells").
+  Duration shell_startup_timeout{10'000};
+  Duration slow_shell_startup{1'000};
 };
 
 struct ApprovalPolicy {

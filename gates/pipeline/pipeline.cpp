@@ -107,6 +107,8 @@ GateRecord& Pipeline::gate(const std::string& name, const std::function<void(Gat
   with_.evidence.append_journal(
       {{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
   body(record);
+  if (with_.session_notes)
+    for (auto& note : with_.session_notes()) record.details.push_back(std::move(note));
   record.duration = since(start);
   with_.evidence.append_journal({{"event", "gate-end"},
                                  {"gate", name},
@@ -162,7 +164,15 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
   TakenSnapshot taken = with_.snapshotter.take(scope_, repository_.commit.id);
   into = std::move(taken.document);
   auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
-  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  if (!written.ok()) {
+    // A snapshot that is not on disk cannot be audited, and a missing pre.json leaves recover
+    // without a baseline: it is absent evidence, whatever the devices answered.
+    record.verdict = Verdict::no_evidence;
+    record.summary = "snapshots/" + label + ".json could not be written";
+    record.details.push_back("evidence: " + written.error().message);
+    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+    return;
+  }
   if (taken.missing.empty()) {
     record.verdict = Verdict::pass;
     record.summary = count_of(scope_.size(), "device") + ", every source collected";

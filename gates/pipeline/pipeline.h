@@ -92,6 +92,9 @@ class Pipeline {
     // Device locks and confirm timers (apply, rehearse, recover). Null: neither is used, for
     // unit tests of the gate logic with fakes.
     Safeguards* safeguards = nullptr;
+    // Things the connections noticed while a gate ran that a reader of that gate must see
+    // (a slow remote login shell); called after each gate, returns only new lines. Empty: none.
+    std::function<std::vector<std::string>()> session_notes;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,

@@ -282,3 +282,99 @@ TEST(LibsshShellConcurrency, ServesManyTargetsInParallelWithOneSessionEach) {
 
 }  // namespace
 }  // namespace fabgate::ssh
+
+namespace fabgate::ssh {
+namespace {
+
+using testing::SshdFixture;
+
+std::unique_ptr<SshdFixture> start_with_slow_shell(int seconds) {
+  SshdFixture::Options options;
+  options.slow_shell_seconds = seconds;
+  return SshdFixture::start(options);
+}
+
+TEST(LibsshShellStartup, ReportsASlowLoginShellByDeviceAndCause) {
+  // Given a device whose login shell spends 2 s in its start-up files before every command,
+  // then the connector records the session's start-up as slow and says where to look.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
+  auto sshd = start_with_slow_shell(2);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  SshOptions options = sshd->options();
+  options.slow_shell_startup = Duration{1'000};
+  LibsshConnector connector(options);
+  ConnectionCache cache(connector);
+  auto shell = cache.shell(sshd->device("leaf1"), CredentialRole::read);
+  ASSERT_TRUE(shell) << shell.error().message << "\n" << sshd->log();
+  auto result = shell.value()->run("echo ok", Duration{10'000});
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->stdout_text, "ok\n");
+
+  auto startups = connector.shell_startups();
+  ASSERT_EQ(startups.size(), 1u);
+  EXPECT_EQ(startups[0].device, "leaf1");
+  EXPECT_TRUE(startups[0].slow);
+  EXPECT_GE(startups[0].took.count(), 2'000);
+  EXPECT_NE(startups[0].note().find("remote shell start-up on leaf1 took 2."), std::string::npos)
+      << startups[0].note();
+  EXPECT_NE(startups[0].note().find("start-up files"), std::string::npos);
+  EXPECT_TRUE(connector.shell_startups(1).empty()) << "entries already seen are not repeated";
+}
+
+TEST(LibsshShellStartup, AShellThatDoesNotStartInTimeFailsTheConnectionWithThatCause) {
+  // Given a login shell that needs 5 s to start and a start-up limit of 1 s, then connecting
+  // fails as a timeout whose message names the device and the shell start-up, not a command.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
+  auto sshd = start_with_slow_shell(5);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  SshOptions options = sshd->options();
+  options.shell_startup_timeout = Duration{1'000};
+  const auto start = std::chrono::steady_clock::now();
+  auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(shell);
+  EXPECT_EQ(shell.error().kind, SshFailure::Kind::timeout);
+  EXPECT_NE(shell.error().message.find("remote shell start-up on leaf1 took more than 1 s"),
+            std::string::npos)
+      << shell.error().message;
+  EXPECT_LT(took, std::chrono::seconds(4)) << "the start-up limit bounds the wait";
+}
+
+TEST(LibsshShellStartup, ACommandTimeoutSaysTheCommandWasRunningAndMentionsASlowShell) {
+  // Given a 2 s login shell and a command that outlives its 3 s deadline, then the timeout
+  // names the phase (the command was running) and adds how long the shell alone took.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
+  auto sshd = start_with_slow_shell(2);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
+  ASSERT_TRUE(shell) << shell.error().message;
+  auto result = shell.value()->run("sleep 20", Duration{3'000});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, SshFailure::Kind::timeout);
+  EXPECT_NE(result.error().message.find("while the command was running"), std::string::npos)
+      << result.error().message;
+  EXPECT_NE(result.error().message.find("the remote shell's start-up alone took 2."),
+            std::string::npos)
+      << result.error().message;
+}
+
+TEST(LibsshShellStartup, AFastShellIsMeasuredAndNotReported) {
+  // Given the fixture's plain /bin/sh login, then the start-up is measured, fast, not slow.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  if (!SshdFixture::hermetic_logins())
+    GTEST_SKIP() << "without root the login runs the account's own shell start-up files";
+  auto sshd = SshdFixture::start();
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  LibsshConnector connector(sshd->options());
+  ConnectionCache cache(connector);
+  ASSERT_TRUE(cache.shell(sshd->device("leaf1"), CredentialRole::read));
+  auto startups = connector.shell_startups();
+  ASSERT_EQ(startups.size(), 1u);
+  EXPECT_FALSE(startups[0].slow) << startups[0].note();
+}
+
+}  // namespace
+}  // namespace fabgate::ssh

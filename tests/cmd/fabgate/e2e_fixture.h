@@ -47,7 +47,7 @@ class FabgateEndToEnd : public ::testing::Test {
     repo_.write(".gitignore", "evidence-out/\n");
     repo_.write("fabgate.yaml",
                 "version: 1\nevidence: evidence-out\nssh:\n  known_hosts: " + sshd_->known_hosts() +
-                    "\n  connect_timeout: 5s\n" +
+                    "\n  config: none\n  connect_timeout: 5s\n" +
                     // Locks and timers of these "devices" stay inside this test's server home,
                     // so suites running at once never see each other's d1.
                     "safeguards:\n  lock_dir: " + sshd_->home() +
