@@ -31,16 +31,17 @@ std::string hostile_output() {
          "Authorization: Basic Q2FuYXJ5UDY=\n"
          "snmp-server user ops g v3 auth sha CanaryP7 priv aes 128 CanaryP8\n" +
          kConfigured + "'\n" + kConfigured + "\"\n" + kConfigured + ",\n" + kConfigured + "}\n" +
-         kConfigured + "\n" + "bell \a esc \033[31m red \033[0m bad \xff\xfe\xc3( end\n";
+         kConfigured + "\n" + "bell \a esc \033[31m red \033[0m bad \xff\xfe\xc3( end\n" +
+         // Last, with no newline: the JSON string that holds this output ends with the secret.
+         "neighbor 10.0.0.3 password CanaryP10";
 }
 
 // Every form a leaked secret could take: the canaries, and the configured value's start and
 // end as they are, JSON-escaped and XML-escaped.
-const std::vector<std::string> kForbidden = {"CanaryP1", "CanaryP2",     "CanaryP3",   "CanaryP4",
-                                             "CanaryP5", "Q2FuYXJ5UDY=", "CanaryP7",   "CanaryP8",
-                                             "CanaryP9", "CanaryS1",     "Cn&ry",      "Cn&amp;ry",
-                                             "l<ue",     "l&lt;ue",      "l\\u003cue", "Va\\l",
-                                             "Va\\\\l"};
+const std::vector<std::string> kForbidden = {
+    "CanaryP1", "CanaryP2", "CanaryP3",   "CanaryP4", "CanaryP5",  "Q2FuYXJ5UDY=", "CanaryP7",
+    "CanaryP8", "CanaryP9", "CanaryS1",   "CanaryS2", "CanaryP10", "Cn&ry",        "Cn&amp;ry",
+    "l<ue",     "l&lt;ue",  "l\\u003cue", "Va\\l",    "Va\\\\l"};
 
 // A light collector profile (identity only) whose command text carries a secret.
 std::string profile(const std::string& extra_source = "") {
@@ -66,9 +67,13 @@ class RedactionEndToEnd : public testing::FabgateEndToEnd {
 
   void commit(const std::string& collector_profile = profile()) {
     repo_.write("policies/collectors/linux.yaml", collector_profile);
+    // The step ends with a secret and its closing quote, as `vtysh -c '... password KEY'` does:
+    // the JSON string that holds it ends right after the secret.
     commit_intent(testing::change("echo 'neighbor 10.0.0.9 password CanaryS1' >> {home}/d1.conf && "
                                   "echo 'key " +
-                                      kConfigured + "' >/dev/null && cat {home}/hostile.txt",
+                                      kConfigured +
+                                      "' >/dev/null && cat {home}/hostile.txt && "
+                                      "echo 'neighbor 10.0.0.9 password CanaryS2'",
                                   "cp {home}/d1.bak {home}/d1.conf",
                                   "cat {home}/hostile.txt; ! grep -q 10.0.0.9 {home}/d1.conf"),
                   "secrets:\n  env: [FG_TEST_SECRET]\n");
@@ -139,9 +144,10 @@ TEST_F(RedactionEndToEnd, PlanAndApplyWriteOnlyParsableJsonAndNoSecret) {
   ASSERT_EQ(plans.size(), 1u);
   expect_clean_bundle(plans[0]);
   auto plan_json = read_json(plans[0] / "plan.json");
-  EXPECT_FALSE(plan_json.is_discarded());
+  ASSERT_FALSE(plan_json.is_discarded());
   std::string step = plan_json["change"]["steps"][0]["run"].get<std::string>();
   EXPECT_NE(step.find("password <redacted>' >>"), std::string::npos) << step;
+  EXPECT_EQ(step.substr(step.size() - 20), "password <redacted>'") << step;
   expect_no_secret(testing::read_file(plan_junit), plan_junit);
 
   std::filesystem::remove_all(evidence_);
