@@ -1,15 +1,118 @@
 #include "adapters/core/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <charconv>
 #include <limits>
+#include <sstream>
+#include <unordered_map>
 
 #include "adapters/core/text.h"
+#include "adapters/core/utf8.h"
 
 namespace fabgate {
+namespace {
+
+// Thrown out of the event pass to stop it at the first node past a limit.
+struct ExpansionRefused {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// Counts the nodes of the first document the way a reader walking the loaded tree meets them:
+// an alias counts as the whole node it refers to. It stops (throws) as soon as the count
+// passes the limit, so a hostile document costs one pass over its text, never its expansion.
+class ExpansionCounter final : public YAML::EventHandler {
+ public:
+  explicit ExpansionCounter(std::uint64_t limit) : limit_(limit) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    leaf(mark, anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto size = sizes_.find(anchor);
+    if (size == sizes_.end())
+      throw ExpansionRefused{mark,
+                             "YAML alias refers to a node that contains it (a cycle); write the "
+                             "value out instead"};
+    add(mark, size->second);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Open {
+    YAML::anchor_t anchor;
+    std::uint64_t count_before;
+  };
+
+  void add(const YAML::Mark& mark, std::uint64_t nodes) {
+    count_ += nodes;
+    if (count_ > limit_)
+      throw ExpansionRefused{mark, "the document has more than " + std::to_string(limit_) +
+                                       " nodes with its aliases expanded (refused here)"};
+  }
+  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    add(mark, 1);
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;
+  }
+  // An anchored collection has no size until it closes: an alias to it before then is a cycle.
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    open_.push_back(Open{anchor, count_});
+    add(mark, 1);
+  }
+  void close() {
+    if (open_.empty()) return;
+    Open done = open_.back();
+    open_.pop_back();
+    if (done.anchor != YAML::NullAnchor) sizes_[done.anchor] = count_ - done.count_before;
+  }
+
+  std::uint64_t limit_;
+  std::uint64_t count_ = 0;
+  std::vector<Open> open_;
+  std::unordered_map<YAML::anchor_t, std::uint64_t> sizes_;
+};
+
+}  // namespace
 
 Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file) {
+  if (text.size() > kMaxYamlBytes)
+    return Error::invalid_input(file + ": error: " + std::to_string(text.size()) +
+                                " bytes, more than the " + std::to_string(kMaxYamlBytes >> 20) +
+                                " MiB a YAML file may have");
+  if (auto bad = find_invalid_utf8(text)) {
+    SourceLocation where{file, bad->line, bad->column};
+    return Error::invalid_input(where.to_string() + ": error: " + bad->describe() +
+                                "; YAML files must be UTF-8");
+  }
   try {
+    // The event pass runs first: YAML::Load builds the (shared) tree cheaply, but what comes
+    // after it walks the tree, and that walk is what a hostile document makes exponential. An
+    // alias is written '*name', so a text without '*' has none and needs no pass: its node
+    // count is bounded by its size (the pass costs about as much as the parse).
+    if (text.find('*') != std::string_view::npos) {
+      std::istringstream stream{std::string(text)};
+      YAML::Parser events(stream);
+      ExpansionCounter counter(kMaxYamlNodes);
+      events.HandleNextDocument(counter);
+    }
     return YAML::Load(std::string(text));
+  } catch (const ExpansionRefused& e) {
+    SourceLocation where{file, e.mark.line + 1, e.mark.column + 1};
+    return Error::invalid_input(where.to_string() + ": error: " + e.message);
   } catch (const YAML::ParserException& e) {
     SourceLocation where{file, e.mark.line + 1, e.mark.column + 1};
     return Error::invalid_input(where.to_string() + ": error: YAML syntax: " + e.msg);

@@ -18,7 +18,18 @@ namespace fabgate {
 
 enum class Need { required, optional };
 
+// Limits on one YAML document, so hostile input is refused in bounded time and memory
+// (docs/pipeline.md "Input limits"). yaml-cpp shares an aliased node instead of copying it, so
+// parsing "billion laughs" is cheap, but every reader that walks the tree visits each alias
+// once per use: node counts are taken with every alias expanded.
+inline constexpr std::size_t kMaxYamlBytes = 16u << 20;    // 16 MiB of text
+inline constexpr std::uint64_t kMaxYamlNodes = 1'000'000;  // nodes, aliases expanded
+
 // Parses YAML text; a syntax error becomes an invalid-input Error naming file:line:column.
+// Also refused as invalid input, naming the file and where: text that is not UTF-8, text over
+// kMaxYamlBytes, a document with aliases of more than kMaxYamlNodes nodes once they are
+// expanded, and an alias inside the node it refers to (a cycle that no reader could walk to
+// its end). A document without aliases is bounded by its size alone.
 Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file);
 
 // Reads typed fields out of one YAML file and records every problem in Diagnostics with the

@@ -1,8 +1,15 @@
 #include "gates/compare/snapshot.h"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <vector>
+
+#include "adapters/core/text.h"
+#include "adapters/core/utf8.h"
 
 namespace fabgate::compare {
 
@@ -49,6 +56,7 @@ class SnapshotSax {
   bool binary(json::binary_t&) { return fail("binary values are not JSON"); }
 
   bool start_object(std::size_t) {
+    if (!deeper()) return false;
     if (in_route()) return route_start_object();
     return open(json::object());
   }
@@ -58,20 +66,24 @@ class SnapshotSax {
     return true;
   }
   bool end_object() {
+    --nesting_;
     if (in_route()) return route_end_object();
     return close();
   }
   bool start_array(std::size_t) {
+    if (!deeper()) return false;
     if (in_route()) return route_start_array();
     if (at_route_list()) return begin_route_list();
     return open(json::array());
   }
   bool end_array() {
+    --nesting_;
     if (in_route()) return route_end_array();
     return close();
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    error = "byte " + std::to_string(position) + ": " + e.what();
+    // The parser quotes what it last read, which may be the very bytes that are not UTF-8.
+    error = "byte " + std::to_string(position) + ": " + escape_invalid_utf8(e.what());
     return false;
   }
 
@@ -79,6 +91,17 @@ class SnapshotSax {
   bool fail(std::string message) {
     error = std::move(message);
     return false;
+  }
+
+  // The parser itself keeps its nesting on the heap, but every reader after it (the tree's
+  // consumers, the compare engine) recurses: depth is refused here, as the parser meets it.
+  bool deeper() {
+    if (++nesting_ <= kMaxSnapshotDepth) return true;
+    std::vector<std::string> path;  // the first few keys: enough to find it, bounded in size
+    for (std::size_t i = 0; i < keys_.size() && path.size() < 4; ++i)
+      if (!keys_[i].empty()) path.push_back(keys_[i]);
+    return fail("objects and arrays nested more than " + std::to_string(kMaxSnapshotDepth) +
+                " levels deep (under '" + (in_route() ? where() : join(path, ".")) + "')");
   }
 
   // ---- generic tree -------------------------------------------------------------------------
@@ -250,6 +273,7 @@ class SnapshotSax {
 
   std::vector<json*> stack_;
   std::vector<std::string> keys_;
+  std::size_t nesting_ = 0;
 
   RouteTable* route_table_ = nullptr;
   std::string device_, family_, route_key_;
@@ -350,15 +374,44 @@ Result<Snapshot> parse_snapshot(std::string_view text, const std::string& file_n
 }
 
 Result<Snapshot> load_snapshot_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::invalid_input("snapshot " + path + ": cannot be read");
-  in.seekg(0, std::ios::end);
-  auto size = in.tellg();
-  if (size < 0) return Error::invalid_input("snapshot " + path + ": cannot be read");
+  // Opened first and judged by the open file, so what is checked is what is read. A folder
+  // opens for reading and "seeks" to a huge end: it must be refused before any buffer is sized.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return Error::invalid_input("snapshot " + path + ": cannot be read: " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    return Error::invalid_input("snapshot " + path + ": cannot be read: " + why);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Error::invalid_input("snapshot " + path + ": not a regular file (" +
+                                (S_ISDIR(info.st_mode) ? "a directory" : "a special file") +
+                                "); give the path of a snapshot JSON file");
+  }
+  auto size = static_cast<std::uintmax_t>(info.st_size);
+  if (size > kMaxSnapshotBytes) {
+    ::close(fd);
+    return Error::invalid_input("snapshot " + path + ": " + std::to_string(size) +
+                                " bytes, more than the " + std::to_string(kMaxSnapshotBytes >> 20) +
+                                " MiB a snapshot may have");
+  }
   std::string text(static_cast<std::size_t>(size), '\0');
-  in.seekg(0);
-  in.read(text.data(), size);
-  if (!in) return Error::invalid_input("snapshot " + path + ": read failed");
+  std::size_t got = 0;
+  std::string why = "the file shrank while it was read";
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = std::strerror(errno);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (got != text.size())
+    return Error::invalid_input("snapshot " + path + ": read failed after " + std::to_string(got) +
+                                " of " + std::to_string(text.size()) + " bytes: " + why);
   return parse_snapshot(text, path);
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,10 +43,20 @@ struct Snapshot {
   std::map<std::string, DeviceSnapshot> devices;
 };
 
+// Limits on a snapshot file, so that hostile input is refused in bounded time and memory
+// (docs/snapshot-format.md "Limits"). Real snapshots are far inside both: a device with 1.2
+// million routes is 130 MB, and the deepest path of the format is about ten levels.
+inline constexpr std::uintmax_t kMaxSnapshotBytes = 1ull << 30;  // 1 GiB
+inline constexpr std::size_t kMaxSnapshotDepth = 64;             // nested objects and arrays
+
 // Parses a snapshot document. Route lists are read with a streaming (SAX) parser straight into
 // RouteTables, never into a JSON tree. A malformed document is invalid input naming the file
-// and the element (`devices.leaf1.routes.ipv4[12]: ...`).
+// and the element (`devices.leaf1.routes.ipv4[12]: ...`); so are strings that are not UTF-8
+// and nesting deeper than kMaxSnapshotDepth (refused as the parser meets it, before any tree
+// that deep exists).
 Result<Snapshot> parse_snapshot(std::string_view text, const std::string& file_name);
+// Reads and parses a snapshot file. Anything but a regular file (a folder, a FIFO, a device)
+// and files over kMaxSnapshotBytes are invalid input naming the path, refused before reading.
 Result<Snapshot> load_snapshot_file(const std::string& path);
 
 }  // namespace fabgate::compare

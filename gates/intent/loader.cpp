@@ -6,6 +6,7 @@
 #include <set>
 
 #include "adapters/core/text.h"
+#include "adapters/core/utf8.h"
 #include "adapters/core/yaml_reader.h"
 
 namespace fabgate::intent {
@@ -432,8 +433,15 @@ std::vector<std::string> Loader::policy_files(const Settings& settings,
                                               std::set<std::string>& rule_set_names) {
   std::vector<std::string> out = files_.list(settings.policies_dir);
   for (const auto& path : out) {
-    if (auto text = files_.read(path)) policy_texts_[path] = *text;
-    if (!is_yaml_file(path)) continue;
+    auto text = files_.read(path);
+    if (text) policy_texts_[path] = *text;
+    if (!is_yaml_file(path)) {
+      // YAML files are checked by parse_yaml; the others (allowed_signers) are intent too.
+      if (auto bad = text ? find_invalid_utf8(*text) : std::nullopt)
+        diagnostics_.error(SourceLocation{display(path), bad->line, bad->column}, bad->describe(),
+                           "intent files must be UTF-8");
+      continue;
+    }
     auto root = parse(path, Need::required);
     if (!root) continue;
     // Rule sets are named by their `name:`; the compare engine validates their content.

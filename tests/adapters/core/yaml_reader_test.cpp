@@ -67,3 +67,89 @@ TEST(YamlReader, DuplicateKeysAreReportedWithBothLines) {
 
 }  // namespace
 }  // namespace fabgate
+
+namespace fabgate {
+namespace {
+
+// "Billion laughs": `levels` anchors, each a list of `width` aliases to the one before, so the
+// last expands to width^levels scalars while the text stays a few hundred bytes.
+std::string laughing_document(int levels, int width) {
+  std::string text = "l0: &l0 lol\n";
+  for (int level = 1; level < levels; ++level) {
+    text += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < width; ++i) text += (i ? ", *l" : "*l") + std::to_string(level - 1);
+    text += "]\n";
+  }
+  return text;
+}
+
+TEST(ParseYaml, TextThatIsNotUtf8IsRefusedNamingFileLineAndColumn) {
+  // Given a change whose title holds a Latin-1 byte on line 2, then it is invalid input naming
+  // changes/c.yaml:2:11 and the byte, and the message itself is UTF-8.
+  auto parsed = parse_yaml("id: c\ntitle: caf\xe9 change\n", "changes/c.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(parsed.error().message.find("changes/c.yaml:2:11: error: byte 0xe9 at offset 16"),
+            std::string::npos)
+      << parsed.error().message;
+  EXPECT_EQ(parsed.error().message.find('\xe9'), std::string::npos);
+}
+
+TEST(ParseYaml, AliasExpansionPastTheNodeLimitIsRefusedAtTheAliasThatPassesIt) {
+  // Given a 10-level, 9-wide billion-laughs document (9^9 scalars once expanded, 430 bytes),
+  // then it is invalid input naming the file and the line where the expansion passes the
+  // limit, instead of a tree that every reader would walk for minutes.
+  auto parsed = parse_yaml(laughing_document(10, 9), "inventory.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(parsed.error().message.find("inventory.yaml:8:"), std::string::npos)
+      << parsed.error().message;
+  EXPECT_NE(parsed.error().message.find("more than 1000000 nodes with its aliases expanded"),
+            std::string::npos)
+      << parsed.error().message;
+}
+
+TEST(ParseYaml, ModestAliasesStillWork) {
+  // Given anchors and aliases used the ordinary way (a shared credential block), then the
+  // document loads and the alias reads as the anchored value.
+  auto parsed = parse_yaml(laughing_document(3, 4) + "cred: &c {user: ro}\nuse: *c\n", "f.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed.value()["use"]["user"].Scalar(), "ro");
+  EXPECT_EQ(parsed.value()["l2"].size(), 4u);
+}
+
+TEST(ParseYaml, AliasInsideItsOwnAnchorIsACycleAndRefused) {
+  // Given a list that contains an alias to itself (yaml-cpp builds a cyclic graph, which any
+  // recursive reader would follow until the stack overflows), then it is invalid input naming
+  // the alias's place.
+  auto parsed = parse_yaml("a: &a [1, *a]\n", "changes/loop.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message.find("changes/loop.yaml:1:11: error: YAML alias refers to a "
+                                        "node that contains it"),
+            std::string::npos)
+      << parsed.error().message;
+}
+
+TEST(ParseYaml, DocumentsOverTheSizeLimitAreRefusedUnread) {
+  // Given a file one byte over the limit, then it is refused by its size, naming it.
+  std::string big(kMaxYamlBytes + 1, '#');
+  auto parsed = parse_yaml(big, "policies/huge.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message.find("policies/huge.yaml: error: 16777217 bytes, more than "
+                                        "the 16 MiB"),
+            std::string::npos)
+      << parsed.error().message;
+}
+
+TEST(ParseYaml, DeepNestingIsASyntaxErrorNotACrash) {
+  // Given 100,000 nested flow lists, then yaml-cpp's own depth guard refuses it as invalid
+  // input naming the file (this test crashes if that guard is ever lost).
+  std::string deep(100'000, '[');
+  deep += std::string(100'000, ']');
+  auto parsed = parse_yaml(deep, "deep.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message.find("deep.yaml:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate

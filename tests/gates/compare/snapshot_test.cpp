@@ -1,7 +1,14 @@
 #include "gates/compare/snapshot.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "adapters/core/utf8.h"
 #include "tests/gates/compare/fixtures.h"
 
 namespace fabgate::compare {
@@ -66,6 +73,107 @@ TEST(Snapshot, MissingFileIsInvalidInput) {
   ASSERT_FALSE(loaded);
   EXPECT_EQ(loaded.error().exit_code, ExitCode::invalid_input);
   EXPECT_NE(loaded.error().message.find("/nonexistent/pre.json"), std::string::npos);
+}
+
+// A folder under /tmp, removed when the test ends.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "fabgate-snap-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A snapshot of leaf1 whose fact `deep` is `levels` arrays inside each other; the document's
+// own objects (root, devices, leaf1) add 3 levels.
+std::string nested_snapshot(std::size_t levels) {
+  std::string facts = std::string(levels, '[') + std::string(levels, ']');
+  std::string text = document({{"leaf1", leaf({{"deep", 0}})}}).dump();
+  auto at = text.find("\"deep\":0");
+  return text.replace(at, 8, "\"deep\":" + facts);
+}
+
+TEST(Snapshot, NestingPastTheLimitIsRefusedAsTheParserMeetsIt) {
+  // Given a snapshot nested 200,000 levels deep (which crashed `fabgate diff`), then parsing
+  // is invalid input naming the file, the limit and where the nesting is.
+  auto parsed = parse_snapshot(nested_snapshot(200'000), "deep.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(parsed.error().message.find("snapshot deep.json: objects and arrays nested more than "
+                                        "64 levels deep (under 'devices.leaf1.deep')"),
+            std::string::npos)
+      << parsed.error().message;
+}
+
+TEST(Snapshot, NestingUpToTheLimitIsAccepted) {
+  // Given facts that bring the document to exactly the limit, then it parses; one level more
+  // is refused.
+  auto at_limit = parse_snapshot(nested_snapshot(kMaxSnapshotDepth - 3), "ok.json");
+  EXPECT_TRUE(at_limit) << at_limit.error().message;
+  EXPECT_FALSE(parse_snapshot(nested_snapshot(kMaxSnapshotDepth - 2), "over.json"));
+}
+
+TEST(Snapshot, StringsThatAreNotUtf8AreRefusedAndTheMessageIsUtf8) {
+  // Given a hostname with a byte that is not UTF-8, then parsing is invalid input naming the
+  // file and the byte offset, and the message spells the byte out instead of repeating it
+  // (it goes to the terminal and into JSON output).
+  std::string text = document({{"leaf1", leaf({})}}).dump();
+  auto at = text.find("\"leaf1\"", text.find("hostname"));
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at + 1, 5,
+               "le\xff"
+               "af");
+  auto parsed = parse_snapshot(text, "latin.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(parsed.error().message.find("snapshot latin.json: byte " + std::to_string(at + 4)),
+            std::string::npos)
+      << parsed.error().message;
+  EXPECT_NE(parsed.error().message.find("\\xff"), std::string::npos) << parsed.error().message;
+  EXPECT_FALSE(find_invalid_utf8(parsed.error().message));
+}
+
+TEST(Snapshot, AFolderOrAFifoIsRefusedAsNotARegularFile) {
+  // Given a directory and a FIFO with no writer as snapshot paths (a directory used to end in
+  // std::bad_alloc, a FIFO would block forever), then each is invalid input naming the path.
+  ScratchDir scratch;
+  std::filesystem::create_directory(scratch.file("pre.json"));
+  auto folder = load_snapshot_file(scratch.file("pre.json"));
+  ASSERT_FALSE(folder);
+  EXPECT_EQ(folder.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(
+      folder.error().message.find(scratch.file("pre.json") + ": not a regular file (a directory)"),
+      std::string::npos)
+      << folder.error().message;
+
+  ASSERT_EQ(::mkfifo(scratch.file("fifo.json").c_str(), 0600), 0);
+  auto fifo = load_snapshot_file(scratch.file("fifo.json"));
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().message.find("not a regular file (a special file)"), std::string::npos)
+      << fifo.error().message;
+}
+
+TEST(Snapshot, FilesOverTheSizeLimitAreRefusedUnread) {
+  // Given a (sparse) file one byte over the limit, then it is refused by its size, naming it,
+  // without a buffer of that size ever being allocated.
+  ScratchDir scratch;
+  auto path = scratch.file("huge.json");
+  { std::ofstream create(path); }
+  std::filesystem::resize_file(path, kMaxSnapshotBytes + 1);
+  auto loaded = load_snapshot_file(path);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find(path + ": 1073741825 bytes, more than the 1024 MiB"),
+            std::string::npos)
+      << loaded.error().message;
 }
 
 }  // namespace
