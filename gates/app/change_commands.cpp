@@ -9,6 +9,7 @@
 #include "gates/app/intent_loading.h"
 #include "gates/app/policy_check.h"
 #include "gates/app/run_collaborators.h"
+#include "gates/app/step_secrets.h"
 #include "gates/approval/approval_judge.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/plan_digest.h"
@@ -46,6 +47,10 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
         "no change '" + options.change + "' at commit " + loaded->commit.id.substr(0, 12), {hint});
   }
 
+  // Secrets the commands use: all present, or the change is refused before anything is sent.
+  auto secrets = step_secret_values(repository, *change, CommandsSent::change);
+  if (!secrets.ok()) return std::move(secrets).error();
+
   // Evidence first: nothing is sent to a device before there is somewhere to record it.
   auto evidence_root = common.evidence_dir.empty()
                            ? resolve(loaded->intent_dir, repository.settings.evidence_dir)
@@ -65,7 +70,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
        options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
                                     : ssh::UnknownHostKeys::refuse,
        parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,
-       operator_name});
+       operator_name, std::move(secrets).value()});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

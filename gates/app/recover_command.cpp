@@ -10,6 +10,7 @@
 #include "gates/app/gate_printer.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/run_collaborators.h"
+#include "gates/app/step_secrets.h"
 #include "gates/pipeline/journal.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/reports.h"
@@ -139,6 +140,10 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
     return Error::invalid_input("recover: no change '" + start.change + "' at commit " +
                                 start.commit.substr(0, 12) + " in " + at_commit.repo);
 
+  // The rollback may use secrets: refused before anything is sent when one is missing.
+  auto secrets = step_secret_values(repository, *change, CommandsSent::recovery);
+  if (!secrets.ok()) return std::move(secrets).error();
+
   auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
   if (!bundle.ok()) return std::move(bundle).error();
   auto& evidence = *bundle.value();
@@ -148,7 +153,8 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   auto collaborators = RunCollaborators::create(
       {repository, *change, loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
        start.parallelism,
-       options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name});
+       options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name,
+       std::move(secrets).value()});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

@@ -13,6 +13,7 @@
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/remote.h"
 #include "gates/pipeline/safeguards.h"
+#include "gates/pipeline/secret_substitution.h"
 
 namespace fabgate::app {
 
@@ -28,6 +29,8 @@ struct RunSetup {
   int parallelism = 64;
   pipeline::TakeOver take_over = pipeline::TakeOver::no;
   std::string operator_name;
+  // Put into commands just before they go over SSH (step_secrets.h), never into records.
+  pipeline::SecretValues secrets;
 };
 
 // The real collaborators of one run, all recording into its evidence bundle: SSH sessions
@@ -57,6 +60,7 @@ class RunCollaborators {
   ssh::LibsshConnector connector_;
   ssh::ConnectionCache connections_;
   pipeline::SshRemote ssh_remote_;
+  pipeline::SecretSubstitutingRemote with_secrets_;  // below the recorder: it sees placeholders
   pipeline::RecordingRemote remote_;
   pipeline::GrpcGnmiSteps grpc_gnmi_;
   pipeline::RecordingGnmiSteps gnmi_steps_;
