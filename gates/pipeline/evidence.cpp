@@ -1,6 +1,7 @@
 #include "gates/pipeline/evidence.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,25 @@ Status fsync_path(const std::filesystem::path& path, int flags) {
   return Ok{};
 }
 
+// Creates `dir` and whichever of its parents are missing, fsyncing the folder that holds each
+// new one: a name in a folder is durable only once that folder is fsynced, so without this a
+// crash could lose a whole new bundle (or its snapshots/ folder) whose files were fsynced.
+Status create_directories_durably(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> missing;
+  std::error_code ec;
+  for (auto at = dir; !at.empty() && !std::filesystem::exists(at, ec); at = at.parent_path()) {
+    missing.push_back(at);
+    if (at == at.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0750) != 0 && errno != EEXIST)
+      return Error::internal("evidence: create " + it->string() + ": " + errno_text());
+    auto parent = it->parent_path().empty() ? std::filesystem::path(".") : it->parent_path();
+    if (auto synced = fsync_path(parent, O_RDONLY | O_DIRECTORY); !synced.ok()) return synced;
+  }
+  return Ok{};
+}
+
 std::string bundle_digest(const nlohmann::json& files) {
   Sha256 hash;
   for (auto it = files.begin(); it != files.end(); ++it) {
@@ -55,10 +75,7 @@ std::vector<std::string> files_in(const std::filesystem::path& dir) {
 }  // namespace
 
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec)
-    return Error::internal("evidence: create " + path.parent_path().string() + ": " + ec.message());
+  if (auto created = create_directories_durably(path.parent_path()); !created.ok()) return created;
   auto temporary = path;
   temporary += ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
@@ -110,12 +127,11 @@ Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::create(const std::filesy
   std::error_code ec;
   if (std::filesystem::exists(dir, ec))
     return Error::internal("evidence: " + dir.string() + " already exists");
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    return Error::invalid_input(
-        "evidence: cannot create " + dir.string() + ": " + ec.message(),
-        {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
   dir = std::filesystem::absolute(dir);
+  if (auto created = create_directories_durably(dir); !created.ok())
+    return Error::invalid_input(
+        created.error().message,
+        {"set --evidence or 'evidence' in fabgate.yaml to a writable folder"});
   auto journal = JournalWriter::create(dir / kJournal, redactor);
   if (!journal.ok()) return std::move(journal).error();
   return std::unique_ptr<EvidenceBundle>(

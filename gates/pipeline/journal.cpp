@@ -65,31 +65,27 @@ Status write_all(int fd, const std::string& data, const std::filesystem::path& p
 }
 
 // Why one line is not an intact record with the expected sequence number; empty when it is.
-// `torn_capable` says whether a crash while writing could explain the damage (it could
-// explain a cut or garbled line, never a well-formed record with the wrong number).
 struct LineProblem {
   std::string why;
-  bool torn_capable = false;
 };
 
 std::optional<LineProblem> check_line(const std::string& text, std::uint64_t expected_sequence,
                                       nlohmann::json& parsed) {
   parsed = nlohmann::json::parse(text, nullptr, false);
-  if (parsed.is_discarded()) return LineProblem{"not JSON", true};
-  if (!parsed.is_object()) return LineProblem{"not a JSON object", true};
+  if (parsed.is_discarded()) return LineProblem{"not JSON"};
+  if (!parsed.is_object()) return LineProblem{"not a JSON object"};
   if (!parsed.contains(kDigestField) || !parsed[kDigestField].is_string())
-    return LineProblem{"no sha256 field", false};
+    return LineProblem{"no sha256 field"};
   if (sha256_hex(canonical_record(parsed)) != parsed[kDigestField].get<std::string>())
-    return LineProblem{"checksum mismatch", true};
+    return LineProblem{"checksum mismatch"};
   if (!parsed.contains(kSequenceField) || !parsed[kSequenceField].is_number_unsigned())
-    return LineProblem{"no sequence number", false};
+    return LineProblem{"no sequence number"};
   auto sequence = parsed[kSequenceField].get<std::uint64_t>();
   if (sequence != expected_sequence)
     return LineProblem{"sequence number " + std::to_string(sequence) + " where " +
-                           std::to_string(expected_sequence) +
-                           " was due (records missing or "
-                           "reordered)",
-                       false};
+                       std::to_string(expected_sequence) +
+                       " was due (records missing or "
+                       "reordered)"};
   return std::nullopt;
 }
 
@@ -213,11 +209,12 @@ Result<Journal> read_journal(const std::filesystem::path& path) {
     nlohmann::json parsed;
     auto problem = check_line(text, journal.records.size() + 1, parsed);
     // A line without its newline was cut short, whatever else is wrong with it: the writer
-    // returns (and the announced action starts) only after the whole line is durable.
-    if (!has_newline)
-      problem = LineProblem{problem ? "no newline, " + problem->why : "no newline", true};
+    // returns (and the announced action starts) only after the whole line is durable. The
+    // newline is the last byte of the one write() that carries the record, so a line that has
+    // it was written whole: damage to such a line is corruption, never a crash, even last.
+    if (!has_newline) problem = LineProblem{problem ? "no newline, " + problem->why : "no newline"};
     if (problem) {
-      if (last_line && problem->torn_capable) {
+      if (last_line && !has_newline) {
         journal.torn = TornRecord{line_number, offset, content.size() - offset, problem->why};
         break;
       }

@@ -72,14 +72,15 @@ struct JournalRecord {
   std::string event() const { return body.value("event", ""); }
 };
 
-// The last line of a journal that a crash cut short: no newline, not JSON, or a digest that
-// does not match. The action it announced never started (the writer returns only after the
-// fsync), so it is reported and ignored.
+// The last line of a journal that a crash cut short: it lacks its newline (whatever else is
+// wrong with it). The action it announced never started (the writer returns only after the
+// fsync), so it is reported and ignored. A last line that has its newline was written whole,
+// so damage to it is corruption, not a torn record.
 struct TornRecord {
   std::size_t line = 0;
   std::uintmax_t offset = 0;  // where the torn bytes start; the intact journal ends here
   std::uintmax_t bytes = 0;
-  std::string why;  // "no newline", "not JSON", "checksum mismatch"...
+  std::string why;  // "no newline", "no newline, not JSON", "no newline, checksum mismatch"...
 
   // "journal.jsonl:17: torn last record (crash while writing: no newline); ignored"
   std::string describe(const std::string& file_name) const;
@@ -96,9 +97,9 @@ struct Journal {
 };
 
 // Reads a journal and proves every record: the digest matches, the sequence has no gap, every
-// line but a torn last one is whole. Damage anywhere but the last record is invalid input
-// (naming file:line and what is wrong): recover refuses to guess what ran from a journal that
-// was altered or corrupted.
+// line but a torn last one is whole. Any other damage, the last line included when it has its
+// newline, is invalid input (naming file:line and what is wrong): recover refuses to guess what
+// ran from a journal that was altered or corrupted.
 Result<Journal> read_journal(const std::filesystem::path& path);
 
 // The canonical form a record's digest is taken over (the record without "sha256").

@@ -39,6 +39,19 @@ void Safeguards::journal(const nlohmann::json& record) {
   log_.push_back(std::move(entry));
 }
 
+// A lock or a timer left on a device by a run that then dies is found by recover only through
+// the journal, so these two actions, like a step, start only once their record is durable.
+Status Safeguards::journal_ahead(const nlohmann::json& record) {
+  nlohmann::json entry = record;
+  entry["at"] = format_utc(now_utc());
+  auto written = evidence_.write_ahead(entry);
+  if (!written.ok())
+    return Error::internal("its journal record could not be written (" + written.error().message +
+                           ")");
+  log_.push_back(std::move(entry));
+  return Ok{};
+}
+
 void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Duration lease) {
   run_id_ = run_id;
   auto holder = LockHolder::for_this_controller(run_id, change_.id, options_.operator_name, lease);
@@ -46,7 +59,12 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
   for (const auto& name : change_.targets) {
     const intent::Device* device = inventory_.find(name);
     if (!device) continue;  // validation refuses unknown targets before any gate runs
-    journal({{"event", "lock-acquire"}, {"device", name}, {"run", run_id}});
+    if (auto ahead = journal_ahead({{"event", "lock-acquire"}, {"device", name}, {"run", run_id}});
+        !ahead.ok()) {
+      record.verdict = Verdict::fail;
+      record.details.push_back(name + ": lock not requested: " + ahead.error().message);
+      break;
+    }
     auto outcome = locks_.acquire(*device, holder, options_.take_over);
     if (!outcome.ok()) {
       journal({{"event", "lock-failed"}, {"device", name}, {"reason", outcome.error().message}});
@@ -108,10 +126,15 @@ void Safeguards::arm_timers(GateRecord& record, const std::string& run_id) {
   for (const auto& name : change_.targets) {
     const intent::Device* device = inventory_.find(name);
     if (!device) continue;
-    journal({{"event", "confirm-arm"},
-             {"device", name},
-             {"run", run_id},
-             {"timeout_ms", change_.confirm_timeout->count()}});
+    if (auto ahead = journal_ahead({{"event", "confirm-arm"},
+                                    {"device", name},
+                                    {"run", run_id},
+                                    {"timeout_ms", change_.confirm_timeout->count()}});
+        !ahead.ok()) {
+      record.verdict = Verdict::fail;
+      record.details.push_back(name + ": confirm timer not armed: " + ahead.error().message);
+      break;
+    }
     auto armed = timers_.arm(*device, run_id, *change_.confirm_timeout, change_.rollback);
     if (!armed.ok()) {
       const auto& failure = armed.error();

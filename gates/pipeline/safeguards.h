@@ -3,7 +3,9 @@
 // What keeps a run safe when two engineers work at once or the controller dies: the per-device
 // locks and the device-side confirm timers of one run, as the pipeline's gates use them. Every
 // lock and timer action is journaled before it is sent and its outcome after, and all of them
-// end up in safeguards.json of the evidence.
+// end up in safeguards.json of the evidence. Taking a lock and arming a timer are write-ahead
+// like a step (nothing is sent unless the record is durable; the gate fails instead); a
+// release or a disarm is journaled best effort, because undoing matters more than recording.
 
 #include <map>
 #include <optional>
@@ -70,6 +72,7 @@ class Safeguards {
  private:
   void journal(const nlohmann::json& record);
 
+  Status journal_ahead(const nlohmann::json& record);
   Remote& remote_;
   const intent::Inventory& inventory_;
   const intent::Change& change_;

@@ -262,6 +262,35 @@ TEST_F(RecoverEndToEnd, CorruptJournalIsRefusedAndNothingIsSent) {
   EXPECT_EQ(config("d1"), changed);
 }
 
+TEST_F(RecoverEndToEnd, CompleteLastRecordWithABadChecksumIsRefusedAndNothingIsSent) {
+  // Given a dead run whose last journal record is whole (newline included) but has one byte
+  // changed, then that is corruption, not a crash while writing: recover refuses (exit 2)
+  // naming journal.jsonl and the line, and sends nothing, rather than dropping a record whose
+  // action may have run.
+  auto after_first_step = first_record("step-end");
+  ASSERT_GT(after_first_step, 0u);
+  auto killed = fabgate_with("FABGATE_FAULT_KILL_AFTER_JOURNAL=" + std::to_string(after_first_step),
+                             "apply c --parallel 1");
+  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
+  auto dir = bundle();
+  std::string text = testing::read_file((dir / "journal.jsonl").string());
+  auto at = text.rfind("\"succeeded\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  ASSERT_EQ(text.back(), '\n');
+  text[at + 1] = 'S';
+  testing::write_file((dir / "journal.jsonl").string(), text);
+  auto changed = config("d1");
+  auto commands_before = testing::read_file((dir / "commands.jsonl").string());
+  auto out = fabgate("recover " + shell_quoted(dir.string()));
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("journal.jsonl:" + std::to_string(after_first_step) +
+                            ": checksum mismatch in the last record"),
+            std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), changed);
+  EXPECT_EQ(testing::read_file((dir / "commands.jsonl").string()), commands_before);
+}
+
 TEST_F(RecoverEndToEnd, MissingPreSnapshotIsRolledBackButNotVerified) {
   // Given a dead run whose baseline snapshot is gone, then recover still rolls the devices
   // back but exits 5 and says the baseline cannot be verified: absent evidence is not health.

@@ -137,9 +137,10 @@ TEST_F(JournalTest, WholeLastRecordWithoutItsNewlineIsTorn) {
   EXPECT_EQ(journal->torn->why, "no newline");
 }
 
-TEST_F(JournalTest, BadChecksumOnTheLastRecordIsTorn) {
-  // Given a last record garbled on disk (one character of a field changed), then its checksum
-  // fails and it is reported as torn, not read.
+TEST_F(JournalTest, BadChecksumOnACompleteLastRecordIsCorruptionAndRefused) {
+  // Given a last record that has its newline (so it was written whole) but one character of
+  // a field changed, then it is not a torn write: reading refuses, naming the file, the line and
+  // the checksum, rather than silently dropping a record whose action may have run.
   write_records(3);
   auto list = lines();
   auto at = list[2].find("g3");
@@ -147,11 +148,41 @@ TEST_F(JournalTest, BadChecksumOnTheLastRecordIsTorn) {
   list[2][at + 1] = '9';
   set_lines(list);
   auto journal = read_journal(path());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_EQ(journal.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(journal.error().message.find("journal.jsonl:3: checksum mismatch in the last record"),
+            std::string::npos)
+      << journal.error().message;
+  // And a writer cannot resume after it (recover refuses too).
+  EXPECT_FALSE(JournalWriter::resume(path(), Redactor{}).ok());
+}
+
+TEST_F(JournalTest, CompleteLastLineThatIsNotJsonIsCorruption) {
+  // Given a whole last line of garbage, newline included, then it is refused like any other
+  // damage: a crash leaves a line without its newline, never a whole wrong one.
+  write_records(2);
+  auto list = lines();
+  list.push_back("\x01\x02 not a record");
+  set_lines(list);
+  auto journal = read_journal(path());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_NE(journal.error().message.find("journal.jsonl:3: not JSON in the last record"),
+            std::string::npos)
+      << journal.error().message;
+}
+
+TEST_F(JournalTest, BadChecksumOnALastLineWithoutItsNewlineIsStillTorn) {
+  // Given a last record cut before its newline whose surviving bytes also fail the checksum,
+  // then it is torn (ignored), with both reasons named.
+  write_records(3);
+  auto list = lines();
+  list[2][list[2].find("g3") + 1] = '9';
+  set_lines(list, /*final_newline=*/false);
+  auto journal = read_journal(path());
   ASSERT_TRUE(journal.ok()) << journal.error().message;
   EXPECT_EQ(journal->records.size(), 2u);
   ASSERT_TRUE(journal->torn);
-  EXPECT_EQ(journal->torn->describe("journal.jsonl"),
-            "journal.jsonl:3: torn last record (crash while writing: checksum mismatch); ignored");
+  EXPECT_EQ(journal->torn->why, "no newline, checksum mismatch");
 }
 
 TEST_F(JournalTest, CorruptRecordInTheMiddleIsRefused) {
