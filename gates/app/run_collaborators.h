@@ -42,12 +42,12 @@ class RunCollaborators {
   static Result<std::unique_ptr<RunCollaborators>> create(const RunSetup& setup);
 
   pipeline::Pipeline::Collaborators for_pipeline(pipeline::GateObserver& observer);
-  const ssh::LibsshConnector& connector() const { return connector_; }
-  void close() { connections_.close_all(); }
-  // For `recover` of a run that died before sending a step: disarms the timers and releases
   // The sessions opened since the last call: each is recorded in commands.jsonl (purpose
   // "shell-startup"); a slow login shell also comes back as a line for the gate's details.
   std::vector<std::string> session_notes();
+  const ssh::LibsshConnector& connector() const { return connector_; }
+  void close() { connections_.close_all(); }
+  // For `recover` of a run that died before sending a step: disarms the timers and releases
   // the locks that run may have left on its targets, and records that in safeguards.json.
   void release_untouched(const std::string& run_id);
 
@@ -66,11 +66,11 @@ class RunCollaborators {
   pipeline::RecordingGnmiSteps gnmi_steps_;
   pipeline::CollectorSnapshotter snapshotter_;
   pipeline::Safeguards safeguards_;
+  std::size_t startups_seen_ = 0;
 };
 
 // Adds the values of the secrets fabgate.yaml names (`secrets.env`) and of the gNMI passwords to
 // the run's one redactor (the console's, which the error printer shares) and returns a copy
-  std::size_t startups_seen_ = 0;
 // for the evidence bundle, so terminal, errors and evidence redact the same values. Warns about
 // named secrets that are not set.
 Redactor run_redactor(const intent::IntentRepository& repository, Console& console);
