@@ -184,18 +184,18 @@ Settings Loader::load_settings() {
                         "ssh");
       if (auto v = reader.string(*ssh, "known_hosts", Need::optional, "ssh"))
         settings.ssh.known_hosts = *v;
-      if (auto v = reader.duration(*ssh, "connect_timeout", Need::optional, "ssh"))
       if (auto v = reader.string(*ssh, "config", Need::optional, "ssh")) settings.ssh.config = *v;
+      if (auto v = reader.duration(*ssh, "connect_timeout", Need::optional, "ssh"))
         settings.ssh.connect_timeout = *v;
       if (auto v = reader.duration(*ssh, "command_timeout", Need::optional, "ssh"))
         settings.ssh.command_timeout = *v;
       if (auto v = reader.integer(*ssh, "parallelism", Need::optional, "ssh", 1, 4096))
         settings.ssh.parallelism = static_cast<int>(*v);
-    }
       if (auto v = reader.duration(*ssh, "shell_startup_timeout", Need::optional, "ssh"))
         settings.ssh.shell_startup_timeout = *v;
       if (auto v = reader.duration(*ssh, "slow_shell_startup", Need::optional, "ssh"))
         settings.ssh.slow_shell_startup = *v;
+    }
   }
   if (auto approval = reader.child(*root, "approval", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*approval, "approval")) {
