@@ -5,7 +5,9 @@
 // evidence bundle says.
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include <chrono>
 #include <filesystem>
@@ -43,15 +45,27 @@ TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
   std::ifstream in(bundle() / "commands.jsonl");
   std::string line;
   bool locked = false;
+  std::set<std::string> measured_sessions;
   while (std::getline(in, line)) {
     auto record = nlohmann::json::parse(line);
     std::string purpose = record.value("purpose", "");
+    if (purpose == "shell-startup") {
+      // One per session (device and role): how long the login shell took to run `true`.
+      EXPECT_TRUE(record["duration_ms"].is_number()) << line;
+      EXPECT_TRUE(
+          measured_sessions.insert(record.value("device", "") + "/" + record.value("role", ""))
+              .second)
+          << "measured twice: " << line;
+      continue;
+    }
     bool writes = purpose == "step" || purpose == "rollback" || purpose == "device-lock" ||
                   purpose == "confirm-timer";
     locked = locked || purpose == "device-lock";
     EXPECT_EQ(record["role"], writes ? "change" : "read") << line;
   }
   EXPECT_TRUE(locked) << "the target was changed without taking its lock";
+  EXPECT_EQ(measured_sessions, (std::set<std::string>{"d1/change", "d1/read", "d2/read"}))
+      << "every session's shell start-up is in the evidence";
 }
 
 TEST_F(ApplyEndToEnd, FailingAcceptanceIsRolledBackAndVerified) {
