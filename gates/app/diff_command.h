@@ -20,7 +20,8 @@ struct DiffOptions {
 };
 
 // Exit codes: accepted (0) when every check passes or is waived; refused (3) when any check
-// fails or has no evidence; invalid input (2) for unreadable or malformed files.
+// fails or has no evidence, or when no check was evaluated; invalid input (2) for unreadable or
+// malformed files. The JSON document's verdict keeps no-evidence apart from fail.
 Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& common,
                           Console& console);
 

@@ -1,6 +1,7 @@
 #include "gates/compare/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace fabgate::compare {
@@ -39,6 +40,12 @@ void Report::recount() {
         break;
     }
   }
+}
+
+Verdict Report::verdict() const {
+  if (failed > 0) return Verdict::fail;
+  if (no_evidence > 0 || results.empty()) return Verdict::no_evidence;
+  return Verdict::pass;
 }
 
 namespace {
@@ -96,7 +103,7 @@ nlohmann::json to_json(const Report& report) {
   return {
       {"pre", {{"file", report.pre_file}, {"taken_at", format_utc(report.pre_taken_at)}}},
       {"post", {{"file", report.post_file}, {"taken_at", format_utc(report.post_taken_at)}}},
-      {"verdict", report.accepted() ? "pass" : "fail"},
+      {"verdict", to_string(report.verdict())},
       {"counts",
        {{"total", report.results.size()},
         {"pass", report.passed},
@@ -112,11 +119,15 @@ nlohmann::json to_json(const Report& report) {
 }
 
 std::string summary_line(const Report& report) {
-  std::string line =
-      std::string(report.accepted() ? "PASS" : "FAIL") + ": " +
-      std::to_string(report.results.size()) + " checks: " + std::to_string(report.passed) +
-      " pass, " + std::to_string(report.failed) + " fail, " + std::to_string(report.no_evidence) +
-      " no-evidence, " + std::to_string(report.waived) + " waived";
+  std::string headline(to_string(report.verdict()));
+  std::transform(headline.begin(), headline.end(), headline.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::string line = headline + ": " + std::to_string(report.results.size()) +
+                     " checks: " + std::to_string(report.passed) + " pass, " +
+                     std::to_string(report.failed) + " fail, " +
+                     std::to_string(report.no_evidence) + " no-evidence, " +
+                     std::to_string(report.waived) + " waived";
+  if (report.results.empty()) line += "; no rule reached any element, so nothing was compared";
   if (report.first_disproven)
     line += "; first disproven hypothesis: " + first_disproven_text(report);
   return line;

@@ -62,8 +62,11 @@ struct Report {
   std::vector<ExpiredException> expired_exceptions;
   std::vector<std::string> exceptions_used;
 
-  // All checks pass or are waived.
-  bool accepted() const { return failed == 0 && no_evidence == 0; }
+  // fail when any check failed; pass when at least one check was evaluated and every one
+  // passed or was waived; no_evidence otherwise, including when no check was evaluated at all
+  // (no rule reached an element): a comparison that checked nothing proved nothing.
+  Verdict verdict() const;
+  bool accepted() const { return verdict() == Verdict::pass; }
   void recount();
 };
 
@@ -74,6 +77,7 @@ nlohmann::json to_json(const Report& report);
 // and a summary line. `paint` may colour a verdict word (identity when empty).
 using Painter = std::function<std::string(Verdict, std::string_view)>;
 std::vector<std::string> render_human(const Report& report, const Painter& paint = {});
+// "PASS: 12 checks: ...", "FAIL: ...", "NO-EVIDENCE: ..."; says so when no check was evaluated.
 std::string summary_line(const Report& report);
 
 }  // namespace fabgate::compare

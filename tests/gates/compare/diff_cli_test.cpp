@@ -200,5 +200,48 @@ TEST(DiffCli, StaleSnapshotIsRefusedUnlessMaxAgeAllowsIt) {
   EXPECT_EQ(fabgate("diff " + pre + " " + post + " --max-age 2h").exit_code, 0);
 }
 
+TEST(DiffCli, ZeroChecksIsNoEvidenceWithExitThreeInTextAndJson) {
+  // Given two snapshots without any device, then no rule reaches anything: exit 3, the text
+  // summary is NO-EVIDENCE saying nothing was compared (not "PASS: 0 checks"), and --json says
+  // no-evidence with zero checks.
+  TempDir dir;
+  json empty = {{"format", "fabgate.snapshot/1"},
+                {"taken_at", format_utc(now_utc())},
+                {"devices", json::object()}};
+  auto pre = dir.write("pre.json", empty.dump());
+  auto post = dir.write("post.json", empty.dump());
+  auto human = fabgate("diff " + pre + " " + post);
+  EXPECT_EQ(human.exit_code, 3) << human.output;
+  EXPECT_NE(human.output.find("NO-EVIDENCE: 0 checks"), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("nothing was compared"), std::string::npos) << human.output;
+  EXPECT_EQ(human.output.find("PASS"), std::string::npos) << human.output;
+
+  auto machine = fabgate("--json diff " + pre + " " + post);
+  EXPECT_EQ(machine.exit_code, 3);
+  json doc = json::parse(machine.output, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << machine.output;
+  EXPECT_EQ(doc["verdict"], "no-evidence");
+  EXPECT_EQ(doc["counts"]["total"], 0);
+}
+
+TEST(DiffCli, JsonKeepsNoEvidenceApartFromFail) {
+  // Given BGP collected before but not after (its source no-evidence) and nothing failing,
+  // then --json says no-evidence, not fail, and the exit code is 3 as for a failure.
+  TempDir dir;
+  auto pre = dir.write("pre.json", snapshot("Established"));
+  json after = json::parse(snapshot("Established"));
+  json& leaf1 = after["devices"]["leaf1"];
+  leaf1.erase("bgp");
+  leaf1["sources"]["bgp"] = {{"status", "no-evidence"}, {"reason", "vtysh: timed out after 10 s"}};
+  auto post = dir.write("post.json", after.dump());
+  auto machine = fabgate("--json diff " + pre + " " + post);
+  EXPECT_EQ(machine.exit_code, 3) << machine.output;
+  json doc = json::parse(machine.output, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << machine.output;
+  EXPECT_EQ(doc["counts"]["fail"], 0);
+  EXPECT_GT(doc["counts"]["no_evidence"].get<int>(), 0);
+  EXPECT_EQ(doc["verdict"], "no-evidence");
+}
+
 }  // namespace
 }  // namespace fabgate

@@ -60,5 +60,36 @@ TEST(Report, HumanOutputGroupsByLayerAndDeviceFailuresFirst) {
   EXPECT_NE(lines.back().find("first disproven hypothesis: oper on leaf1"), std::string::npos);
 }
 
+TEST(Report, ZeroEvaluatedChecksIsNoEvidenceNotPass) {
+  // Given rules that reach no element (leaf1 has neither interfaces nor BGP), then nothing was
+  // checked: the report is no-evidence and not accepted, its JSON verdict says so, and the
+  // summary says that nothing was compared instead of "PASS: 0 checks".
+  auto pre = document({{"leaf1", leaf(json::object())}});
+  auto post = document({{"leaf1", leaf(json::object())}});
+  auto report = run(pre, post, layered());
+  EXPECT_TRUE(report.results.empty());
+  EXPECT_EQ(report.verdict(), Verdict::no_evidence);
+  EXPECT_FALSE(report.accepted());
+  EXPECT_EQ(to_json(report)["verdict"], "no-evidence");
+  EXPECT_EQ(summary_line(report),
+            "NO-EVIDENCE: 0 checks: 0 pass, 0 fail, 0 no-evidence, 0 waived; no rule reached any "
+            "element, so nothing was compared");
+}
+
+TEST(Report, NoEvidenceWithoutFailuresStaysDistinctFromFail) {
+  // Given BGP collected before but not after (its source no-evidence), and the link unchanged,
+  // then the report's verdict is no-evidence, in the report and its JSON, not fail.
+  auto pre = document({{"leaf1", device("up", "Established")}});
+  json after = device("up", "Established");
+  after.erase("bgp");
+  after["sources"]["bgp"] = {{"status", "no-evidence"}, {"reason", "timed out after 10 s"}};
+  auto report = run(pre, document({{"leaf1", after}}), layered());
+  EXPECT_EQ(report.failed, 0u);
+  EXPECT_GT(report.no_evidence, 0u);
+  EXPECT_EQ(report.verdict(), Verdict::no_evidence);
+  EXPECT_EQ(to_json(report)["verdict"], "no-evidence");
+  EXPECT_EQ(summary_line(report).rfind("NO-EVIDENCE: ", 0), 0u) << summary_line(report);
+}
+
 }  // namespace
 }  // namespace fabgate::compare
