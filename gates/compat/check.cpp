@@ -129,6 +129,16 @@ nlohmann::json to_json(const Finding& finding) {
   return document;
 }
 
+bool identity_collected(const nlohmann::json& device_entry) {
+  if (!device_entry.is_object()) return false;
+  auto identity = device_entry.find("identity");
+  auto sources = device_entry.find("sources");
+  if (identity == device_entry.end() || !identity->is_object() || identity->empty()) return false;
+  if (sources == device_entry.end() || !sources->is_object()) return false;
+  auto source = sources->find("identity");
+  return source != sources->end() && source->is_object() && source->value("status", "") == "ok";
+}
+
 std::vector<Finding> check_identity(const Matrix& matrix, const std::string& device_name,
                                     const std::string& platform, const json& identity) {
   std::vector<Finding> findings;

@@ -35,6 +35,12 @@ struct Finding {
 
 nlohmann::json to_json(const Finding& finding);
 
+// Whether a snapshot's device entry (docs/snapshot-format.md) holds an identity that a source
+// returned: `sources.identity` says ok and `identity` has fields. An identity object alone
+// proves nothing: the collector records sources, and a profile without an identity source
+// collects none.
+bool identity_collected(const nlohmann::json& device_entry);
+
 // Checks every requirement the matrix lists for `platform` against `identity` (the device's
 // snapshot identity object). Returns one finding per requirement, and per NIC for NIC
 // components; none when the matrix does not list the platform (nothing is required of it).

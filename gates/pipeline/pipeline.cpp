@@ -187,7 +187,9 @@ void Pipeline::check_compat(GateRecord& record) {
   // Judges the identity the pre-change snapshot collected for every target against the
   // compatibility matrix committed at <policies>/compat.yaml (docs/compat.md). A target without
   // identity is no-evidence with or without a matrix: a version gate without identity would be
-  // a pass without evidence.
+  // a pass without evidence. Identity counts only when its source collected it, and with a
+  // matrix a target whose platform it does not list is no-evidence too: nobody said which
+  // versions that platform is qualified with.
   const std::string matrix_path = repository_.settings.policies_dir + "/compat.yaml";
   std::optional<compat::Matrix> matrix;
   if (auto text = repository_.policy_texts.find(matrix_path);
@@ -210,9 +212,7 @@ void Pipeline::check_compat(GateRecord& record) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& target : change_.targets) {
     auto entry = devices.find(target);
-    bool has_identity = entry != devices.end() && entry->contains("identity") &&
-                        entry->at("identity").is_object() && !entry->at("identity").empty();
-    if (!has_identity) {
+    if (entry == devices.end() || !compat::identity_collected(*entry)) {
       ++without_identity;
       record.details.push_back(target + ": no identity collected (hostname, OS, versions)");
       continue;
@@ -234,8 +234,10 @@ void Pipeline::check_compat(GateRecord& record) {
       findings.push_back(compat::to_json(finding));
     }
   }
-  record.verdict = outside ? Verdict::fail
-                           : (unproven || without_identity ? Verdict::no_evidence : Verdict::pass);
+  const bool without_evidence = unproven || without_identity || !unlisted.empty();
+  record.verdict = outside            ? Verdict::fail
+                   : without_evidence ? Verdict::no_evidence
+                                      : Verdict::pass;
   if (!matrix) {
     record.summary = without_identity
                          ? "identity missing on " + count_of(without_identity, "target")
@@ -248,17 +250,22 @@ void Pipeline::check_compat(GateRecord& record) {
   if (unproven) parts.push_back(count_of(unproven, "required version") + " without evidence");
   if (without_identity)
     parts.push_back("identity missing on " + count_of(without_identity, "target"));
+  // A platform the matrix does not list was never qualified: listing it with nothing under it
+  // is how a matrix says that nothing is required of it.
+  nlohmann::json unlisted_json = nlohmann::json::object();
+  for (const auto& [platform, targets] : unlisted) {
+    std::string name = platform.empty() ? std::string("(none)") : platform;
+    parts.push_back("platform " + name + " is not in " + matrix_path + " (" + join(targets, ", ") +
+                    ")");
+    for (const auto& target : targets)
+      record.details.push_back(target + ": platform " + name + " is not in " + matrix_path +
+                               ", so no version of it is qualified (list `" + name +
+                               ":` with nothing under it to require nothing)");
+    unlisted_json[platform] = targets;
+  }
   if (parts.empty())
     parts.push_back(count_of(findings.size(), "version") + " on " +
                     count_of(checked_targets, "target") + " within " + matrix_path);
-  // A platform the matrix does not list has nothing required of it; the summary says so, so
-  // that a pass is not read as a checked version.
-  nlohmann::json unlisted_json = nlohmann::json::object();
-  for (const auto& [platform, targets] : unlisted) {
-    parts.push_back("platform " + (platform.empty() ? std::string("(none)") : platform) +
-                    " is not in " + matrix_path + ", nothing required of " + join(targets, ", "));
-    unlisted_json[platform] = targets;
-  }
   record.summary = join(parts, "; ");
   auto written = with_.evidence.write_json(
       "compat.json",

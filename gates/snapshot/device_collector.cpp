@@ -42,7 +42,8 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
                               ssh::ConnectionCache& cache, GnmiFetcher* gnmi) {
   DeviceSnapshot snapshot;
   snapshot.device = device.name;
-  json identity = {{"platform", profile.platform}};
+  // Only what identity sources return; the profile's platform joins it below, never alone.
+  json identity = json::object();
   json sources = json::object();
   json& document = snapshot.document;
   document = json::object();
@@ -71,7 +72,7 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       if (result.facts) {
         snapshot.collected.push_back(source.category);
         if (source.category == "identity") {
-          // The target's identity joins the platform and whatever other sources found.
+          // Merged with whatever other identity sources found.
           for (auto& [key, value] : result.facts->items()) identity[key] = value;
         } else {
           document[source.category] = std::move(*result.facts);
@@ -139,7 +140,11 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       snapshot.missing.push_back({source.category, reason});
     }
   }
-  // Identity keeps the fields whose commands succeeded; its source says what is missing.
+  // Identity keeps the fields whose commands succeeded; its source says what is missing. The
+  // platform is the profile's, not the device's word: alone it would read as an identity
+  // collected from a device that returned none (a profile without an identity source, an
+  // unreachable device), so it is added only next to fields a source returned.
+  if (!identity.empty()) identity["platform"] = profile.platform;
   document["identity"] = std::move(identity);
   document["sources"] = std::move(sources);
   return snapshot;

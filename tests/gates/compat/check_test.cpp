@@ -192,5 +192,23 @@ TEST(CompatCheck, TheLabMatrixAdmitsTheLabNodesOnThisMachine) {
     EXPECT_EQ(finding.verdict, FindingVerdict::pass) << finding.to_line();
 }
 
+TEST(CompatCheck, IdentityCountsOnlyWhenItsSourceCollectedIt) {
+  // Given snapshot device entries, then identity is collected only when sources.identity says
+  // ok and identity has fields: the profile's platform alone (what a profile without an
+  // identity source used to leave), an identity whose source had no evidence, or an ok source
+  // with nothing in it are not an identity.
+  json ok_source = {{"identity", {{"status", "ok"}, {"commands", json::array()}}}};
+  EXPECT_TRUE(identity_collected(
+      {{"identity", {{"hostname", "leaf1"}, {"platform", "frr"}}}, {"sources", ok_source}}));
+  EXPECT_FALSE(
+      identity_collected({{"identity", {{"platform", "linux"}}}, {"sources", json::object()}}));
+  EXPECT_FALSE(identity_collected(
+      {{"identity", {{"hostname", "leaf1"}}},
+       {"sources", {{"identity", {{"status", "no-evidence"}, {"reason", "timed out"}}}}}}));
+  EXPECT_FALSE(identity_collected({{"identity", json::object()}, {"sources", ok_source}}));
+  EXPECT_FALSE(identity_collected({{"sources", ok_source}}));
+  EXPECT_FALSE(identity_collected(json::object()));
+}
+
 }  // namespace
 }  // namespace fabgate::compat

@@ -53,10 +53,12 @@ class ScriptedSnapshotter final : public Snapshotter {
                       {"taken_at", format_utc(now_utc())},
                       {"intent_commit", intent_commit},
                       {"devices", json::object()}};
+    // The collector's shape: identity a source returned, with the platform and an ok source.
     for (const auto* device : devices)
       taken.document["devices"][device->name] = {
-          {"sources", json::object()},
-          {"identity", {{"hostname", device->name}, {"kernel", "6.1.0"}}}};
+          {"sources", {{"identity", {{"status", "ok"}, {"commands", json::array()}}}}},
+          {"identity",
+           {{"hostname", device->name}, {"kernel", "6.1.0"}, {"platform", device->platform}}}};
     return taken;
   }
 };

@@ -1,73 +1,16 @@
-// The compat gate inside a real Pipeline, with a scripted Remote and Snapshotter: what the
-// matrix at the intent commit makes of the identity the pre-change snapshot collected, and
-// whether anything was sent to a device.
+// The compat gate inside a real Pipeline, with a scripted Remote and Snapshotter whose snapshots
+// have the collector's shape: what the matrix at the intent commit makes of the identity the
+// pre-change snapshot collected, and whether anything was sent to a device.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <mutex>
-
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/pipeline.h"
-#include "tests/support/temp_dir.h"
+#include "tests/gates/pipeline/scripted_pipeline.h"
 
 namespace fabgate::pipeline {
 namespace {
 
 using nlohmann::json;
-
-// Answers every command with exit 0 and records it, so a test can tell whether a step was
-// sent. Probes are plain commands here, so they pass.
-class ScriptedRemote final : public Remote {
- public:
-  struct Call {
-    std::string device;
-    std::string command;
-    std::string purpose;
-  };
-
-  RemoteResult run(const intent::Device& device, ssh::CredentialRole, const std::string& command,
-                   Duration, std::string_view purpose) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    calls_.push_back({device.name, command, std::string(purpose)});
-    ssh::CommandResult result;
-    result.exit_status = 0;
-    result.started_at = now_utc();
-    return result;
-  }
-
-  std::size_t sent(std::string_view purpose) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<std::size_t>(std::count_if(
-        calls_.begin(), calls_.end(), [&](const Call& call) { return call.purpose == purpose; }));
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<Call> calls_;
-};
-
-// Returns the same document every time: the identity the test set, and no other facts.
-class ScriptedSnapshotter final : public Snapshotter {
- public:
-  json identities = json::object();  // device name -> identity object
-
-  TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& intent_commit) override {
-    TakenSnapshot taken;
-    taken.document = {{"format", "fabgate.snapshot/1"},
-                      {"taken_at", format_utc(now_utc())},
-                      {"intent_commit", intent_commit},
-                      {"devices", json::object()}};
-    for (const auto* device : devices) {
-      json entry = {{"sources", json::object()}};
-      if (identities.contains(device->name)) entry["identity"] = identities[device->name];
-      taken.document["devices"][device->name] = std::move(entry);
-    }
-    return taken;
-  }
-};
 
 const std::string kMatrix = R"(version: 1
 platforms:
@@ -84,75 +27,7 @@ json leaf1_identity(const std::string& frr_version) {
   return identity;
 }
 
-intent::Device device(const std::string& name, const std::string& platform) {
-  intent::Device result;
-  result.name = name;
-  result.platform = platform;
-  result.ssh = {"127.0.0.1", 22};
-  return result;
-}
-
-// An intent repository at one commit, held in memory: leaf1 (frr) and host1 (linux), and a
-// change on the targets given with one step, its rollback and one probe per target.
-struct Fixture {
-  intent::IntentRepository repository;
-  intent::Change change;
-  ScriptedRemote remote;
-  ScriptedSnapshotter snapshotter;
-  testing::TempDir evidence_root{"fabgate-compat-gate"};
-
-  explicit Fixture(std::vector<std::string> targets) {
-    repository.commit.id = "0123456789abcdef0123456789abcdef01234567";
-    repository.inventory.devices = {device("leaf1", "frr"), device("host1", "linux")};
-    change.id = "compat-gate-test";
-    change.targets = targets;
-    change.bounds.max_targets = static_cast<int>(targets.size());
-    for (const auto& target : targets) {
-      intent::Step step;
-      step.device = target;
-      step.run = "echo change " + target;
-      change.steps.push_back(step);
-      step.run = "echo undo " + target;
-      change.rollback.push_back(step);
-      intent::Probe probe;
-      probe.name = "reachable-" + target;
-      probe.host = target;
-      probe.run = "true";
-      change.acceptance.probes.push_back(probe);
-    }
-  }
-
-  void with_matrix(const std::string& text) {
-    repository.policy_files.push_back("policies/compat.yaml");
-    repository.policy_texts["policies/compat.yaml"] = text;
-  }
-
-  RunOutcome run() {
-    auto bundle =
-        EvidenceBundle::create(evidence_root.path(), change.id, now_utc(), "run1", Redactor{});
-    EXPECT_TRUE(bundle.ok());
-    if (!bundle.ok()) return RunOutcome{};
-    GateObserver observer;
-    PipelineOptions options;
-    options.mode = Mode::apply;
-    options.operator_name = "compat-test";
-    Pipeline pipeline(repository, change, {remote, snapshotter, *bundle.value(), observer},
-                      options);
-    return pipeline.run();
-  }
-};
-
-const GateRecord* gate_named(const RunOutcome& outcome, const std::string& name) {
-  for (const auto& record : outcome.gates)
-    if (record.name == name) return &record;
-  return nullptr;
-}
-
-std::string all_details(const GateRecord& record) {
-  std::string text = record.summary + "\n";
-  for (const auto& detail : record.details) text += detail + "\n";
-  return text;
-}
+using Fixture = ScriptedRun;
 
 TEST(CompatGate, AVersionOutsideTheMatrixRefusesBeforeAnyStep) {
   // Given leaf1 running FRR 7.5.1 and a matrix allowing >=8.4 <9, then the compat gate fails
@@ -235,19 +110,37 @@ TEST(CompatGate, VersionsInsideTheMatrixLetTheChangeProceedToExecute) {
   EXPECT_TRUE(outcome.change_started);
 }
 
-TEST(CompatGate, APlatformTheMatrixDoesNotListPassesAndTheSummarySaysSo) {
-  // Given a change on host1, whose platform (linux) the matrix does not list, then nothing is
-  // required of it and the summary says so rather than implying it was checked.
+TEST(CompatGate, APlatformTheMatrixDoesNotListIsNoEvidence) {
+  // Given a change on host1, whose platform (linux) the matrix does not list, then compat is
+  // no-evidence naming the platform and the target (no version of it was ever qualified), the
+  // run exits 3 and no step is sent.
   Fixture fixture({"host1"});
   fixture.with_matrix(kMatrix);
+  fixture.snapshotter.identities["host1"] = {{"hostname", "host1"}, {"kernel", "2.6.32"}};
+  auto outcome = fixture.run();
+  EXPECT_EQ(outcome.exit_code, ExitCode::refused);
+  const auto* compat = gate_named(outcome, "compat");
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(compat->verdict, Verdict::no_evidence) << all_details(*compat);
+  EXPECT_NE(compat->summary.find("platform linux is not in policies/compat.yaml (host1)"),
+            std::string::npos)
+      << compat->summary;
+  EXPECT_NE(all_details(*compat).find("host1: platform linux is not in policies/compat.yaml"),
+            std::string::npos)
+      << all_details(*compat);
+  EXPECT_EQ(fixture.remote.sent("step"), 0u);
+}
+
+TEST(CompatGate, APlatformListedWithNothingUnderItPasses) {
+  // Given a matrix that lists linux with no requirement, then host1 passes compat on purpose
+  // and the step is sent.
+  Fixture fixture({"host1"});
+  fixture.with_matrix(kMatrix + "  linux:\n");
   fixture.snapshotter.identities["host1"] = {{"hostname", "host1"}, {"kernel", "2.6.32"}};
   auto outcome = fixture.run();
   const auto* compat = gate_named(outcome, "compat");
   ASSERT_NE(compat, nullptr);
   EXPECT_EQ(compat->verdict, Verdict::pass) << all_details(*compat);
-  EXPECT_NE(compat->summary.find("platform linux is not in policies/compat.yaml"),
-            std::string::npos)
-      << compat->summary;
   EXPECT_EQ(fixture.remote.sent("step"), 1u);
 }
 

@@ -173,5 +173,38 @@ TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
   EXPECT_FALSE(device.document.contains("bgp"));
 }
 
+TEST(SnapshotOverSsh, AProfileWithoutAnIdentitySourceCollectsNoIdentity) {
+  // Given a real reachable host and a profile that collects interfaces only, then the device's
+  // identity is empty and has no source: the profile's platform alone is not written there, so
+  // no reader can take it for an identity the device returned. With an identity source, the
+  // platform is there next to what the host said.
+  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = testing::SshdFixture::start();
+  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
+  auto interfaces_only = parse_collector_profile(R"(platform: linux
+sources:
+  - category: interfaces
+    timeout: 10s
+    commands:
+      - run: ip -j -s link show
+        parse: ip-link
+)",
+                                                 "policies/collectors/linux.yaml");
+  ASSERT_TRUE(interfaces_only.ok()) << interfaces_only.error().message;
+  ssh::LibsshConnector connector(sshd->options());
+  ssh::ConnectionCache cache(connector);
+  auto snapshot = take_snapshot({{sshd->device("host1"), &interfaces_only.value()},
+                                 {sshd->device("host2"), &profile("linux")}},
+                                cache, 2, "");
+  ASSERT_TRUE(snapshot.complete());
+  const json& bare = snapshot.document.at("devices").at("host1");
+  EXPECT_TRUE(bare.contains("interfaces"));
+  EXPECT_EQ(bare.at("identity"), json::object());
+  EXPECT_FALSE(bare.at("sources").contains("identity"));
+  const json& identified = snapshot.document.at("devices").at("host2");
+  EXPECT_EQ(identified.at("identity").at("platform"), "linux");
+  EXPECT_FALSE(identified.at("identity").at("kernel").get<std::string>().empty());
+}
+
 }  // namespace
 }  // namespace fabgate::snapshot
