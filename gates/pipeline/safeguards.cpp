@@ -56,7 +56,14 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
   run_id_ = run_id;
   auto holder = LockHolder::for_this_controller(run_id, change_.id, options_.operator_name, lease);
   record.verdict = Verdict::pass;
-  for (const auto& name : change_.targets) {
+  // One order for every run (device names, sorted) and a stop at the first lock not taken: of
+  // two runs that share devices, the one that takes the first shared device takes all of them,
+  // and the other takes none of them. In each change's own order, or going on after a refusal,
+  // each run could hold one lock the other needs and both would refuse.
+  std::vector<std::string> order = change_.targets;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  for (const auto& name : order) {
     const intent::Device* device = inventory_.find(name);
     if (!device) continue;  // validation refuses unknown targets before any gate runs
     if (auto ahead = journal_ahead({{"event", "lock-acquire"}, {"device", name}, {"run", run_id}});
@@ -69,8 +76,8 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
     if (!outcome.ok()) {
       journal({{"event", "lock-failed"}, {"device", name}, {"reason", outcome.error().message}});
       record.details.push_back(outcome.error().message);
-      if (record.verdict == Verdict::pass) record.verdict = Verdict::no_evidence;
-      continue;
+      record.verdict = Verdict::no_evidence;
+      break;
     }
     const auto& acquired = outcome.value();
     nlohmann::json entry = {{"event", "lock-" + std::string(to_string(acquired.kind))},
@@ -82,15 +89,16 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
       entry["dead_because"] = acquired.dead_because;
     }
     journal(entry);
-    if (acquired.kind == AcquireOutcome::Kind::acquired) {
-      locked_.push_back(name);
-      if (acquired.taken_over_from) record.details.push_back(acquired.message());
-    } else {
+    if (acquired.kind != AcquireOutcome::Kind::acquired) {
       record.verdict = Verdict::fail;
       record.details.push_back(acquired.message());
+      break;
     }
+    locked_.push_back(name);
+    if (acquired.taken_over_from) record.details.push_back(acquired.message());
   }
   if (record.verdict != Verdict::pass) {
+    // Give back what was taken before the refusal, so the run that holds the rest can finish.
     auto released = release_locks();
     record.summary = "not every target could be locked; nothing was touched";
     // A refusal because of someone else's lock names the holder first.

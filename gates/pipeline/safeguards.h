@@ -37,10 +37,11 @@ class Safeguards {
   Safeguards(Remote& remote, const intent::Inventory& inventory, const intent::Change& change,
              EvidenceBundle& evidence, SafeguardOptions options);
 
-  // Gate "device-locks": takes the lock of every target. Passes only when every lock is held
-  // by this run; a live holder fails the gate naming it, a dead one too unless take-over was
-  // asked for (then it is taken and listed); an unreachable device is no-evidence. Locks
-  // already taken are released again when the gate does not pass.
+  // Gate "device-locks": takes the lock of every target, in sorted device-name order, and
+  // stops at the first it cannot take. Passes only when every lock is held by this run; a live
+  // holder fails the gate naming it, a dead one too unless take-over was asked for (then it is
+  // taken and listed); an unreachable device is no-evidence. Locks already taken are released
+  // again when the gate does not pass. Of two runs sharing devices, exactly one gets them all.
   void lock_targets(GateRecord& record, const std::string& run_id, Duration lease);
 
   // Releases every lock this run holds. Returns one line per device for the report.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <regex>
 #include <thread>
 
 #include "tests/cmd/fabgate/e2e_fixture.h"
@@ -96,6 +97,50 @@ TEST_F(SafeguardsEndToEnd, TwoAppliesOnTheSameDeviceStartedTogetherExactlyOneRun
   write_config("d1", "mtu 9000\n");
   auto third = fabgate("apply c");
   EXPECT_EQ(third.exit_code, 0) << third.output;
+}
+
+TEST_F(SafeguardsEndToEnd, TwoAppliesOverlappingInTwoDevicesStartedTogetherExactlyOneRuns) {
+  // Given two changes that both target d1 and d2, listed in opposite orders, applied at the
+  // same moment, then in every round exactly one runs (exit 0) and the other is refused (exit
+  // 3) naming the holder: neither ends up holding one lock the other needs.
+  auto targets_both = [&](const std::string& id, const std::string& order) {
+    std::string text = "id: " + id + "\ntitle: both devices\ntargets: [" + order +
+                       "]\nbounds: {max_targets: 2, step_timeout: 10s, deadline: 1m}\nsteps:\n";
+    for (const char* device : {"d1", "d2"})
+      text += std::string("  - device: ") + device + "\n    run: echo " + id + " >> {home}/" +
+              device + ".conf && sleep 1\n";
+    text += "rollback:\n";
+    for (const char* device : {"d1", "d2"})
+      text += std::string("  - device: ") + device + "\n    run: printf 'mtu 9000\\n' > {home}/" +
+              device + ".conf\n";
+    text +=
+        "acceptance:\n  probes:\n    - name: config-healthy\n      layer: workload\n"
+        "      host: d2\n      run: \"! grep -q broken {home}/d1.conf\"\n      timeout: 10s\n";
+    return std::regex_replace(text, std::regex("\\{home\\}"), sshd_->home());
+  };
+  repo_.write("changes/c2.yaml", targets_both("c2", "d2, d1"));
+  commit_intent(targets_both("c", "d1, d2"));
+  for (int round = 1; round <= 4; ++round) {
+    for (const char* device : {"d1", "d2"}) write_config(device, "mtu 9000\n");
+    std::string alice_log = repo_.file("alice-" + std::to_string(round) + ".log");
+    std::string bob_log = repo_.file("bob-" + std::to_string(round) + ".log");
+    auto first = start_fabgate("apply c --operator alice", alice_log);
+    auto second = start_fabgate("apply c2 --operator bob", bob_log);
+    int alice = wait_for(first, 120s);
+    int bob = wait_for(second, 120s);
+    std::string alice_out = read_file(alice_log);
+    std::string bob_out = read_file(bob_log);
+    ASSERT_TRUE((alice == 0 && bob == 3) || (alice == 3 && bob == 0))
+        << "round " << round << ": alice " << alice << ":\n"
+        << alice_out << "\nbob " << bob << ":\n"
+        << bob_out;
+    const std::string& refused = alice == 3 ? alice_out : bob_out;
+    EXPECT_NE(refused.find("locked by run"), std::string::npos) << refused;
+    // Only the winner's steps reached the devices, once each.
+    std::string winner = alice == 0 ? "c" : "c2";
+    for (const char* device : {"d1", "d2"})
+      EXPECT_EQ(config(device), "mtu 9000\n" + winner + "\n") << "round " << round;
+  }
 }
 
 TEST_F(SafeguardsEndToEnd, ALockWhoseHolderDiedIsReportedAndTakenOverOnlyWhenAsked) {
