@@ -106,7 +106,8 @@ Verdict judge(const std::vector<WatchFlowResult>& flows, milliseconds max_interr
 }
 
 Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
-                                             const std::atomic<bool>& stop) {
+                                             const std::atomic<bool>& stop,
+                                             const WatchSampling& on_sampling) {
   auto target = parse_ipv4(options.target, options.port);
   if (!target) {
     return SocketError{SocketFailure::invalid_address,
@@ -174,6 +175,12 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
     now = Clock::now();
     for (std::size_t i = 0; i < flows.size(); ++i) {
       if (pollfds[i].revents) drain(flows[i], tick_sent, options.reply_timeout, now);
+    }
+    if (!report.sampling_since && std::all_of(flows.begin(), flows.end(), [](const WatchFlow& f) {
+          return f.result.received > 0;
+        })) {
+      report.sampling_since = utc_origin + std::chrono::duration_cast<milliseconds>(now - started);
+      if (on_sampling) on_sampling();
     }
   }
   report.ended_at = utc_origin + std::chrono::duration_cast<milliseconds>(sampling_ended - started);

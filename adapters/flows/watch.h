@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,9 @@ struct WatchReport {
   TimePoint started_at;
   TimePoint ended_at;
   bool stopped = false;  // by the stop flag (SIGTERM/SIGINT), not by max_duration
+  // When every flow first had a sample answered (see WatchSampling); nullopt: never, so the
+  // watch never observed a working baseline on every flow.
+  std::optional<TimePoint> sampling_since;
   std::vector<WatchFlowResult> flows;
   Verdict verdict = Verdict::no_evidence;
   std::string reason;
@@ -53,9 +58,17 @@ struct WatchReport {
 Verdict judge(const std::vector<WatchFlowResult>& flows, milliseconds max_interruption,
               std::string& reason);
 
+// Called once, on run_watch's thread, as soon as every flow has had a sample answered: only
+// then does the watch observe each flow's path against a working baseline. Sockets set up or
+// samples sent prove neither that the responder answers nor that each path works, and a flow
+// never answered would later blame an outage older than the change on the change. Whoever
+// starts the watch waits for this before changing anything.
+using WatchSampling = std::function<void()>;
+
 // Runs until `stop` becomes true or max_duration passes, then waits at most reply_timeout for
-// the last echoes.
+// the last echoes. `on_sampling` (optional) is called as described above.
 Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
-                                             const std::atomic<bool>& stop);
+                                             const std::atomic<bool>& stop,
+                                             const WatchSampling& on_sampling = {});
 
 }  // namespace fabgate::flows

@@ -101,7 +101,7 @@ void accept_connection(ListenerResources& resources, const WritePlan& plan,
 
 }  // namespace
 
-RdmaWriteResult run_write_listener(const WritePlan& plan) {
+RdmaWriteResult run_write_listener(const WritePlan& plan, const ListenerReady& on_listening) {
   RdmaWriteResult result;
   result.role = "listen";
   result.peer =
@@ -135,6 +135,7 @@ RdmaWriteResult run_write_listener(const WritePlan& plan) {
     result.reason = "listen on " + result.peer + ": " + std::strerror(errno);
     return result;
   }
+  if (on_listening) on_listening(result.peer);
 
   std::vector<std::string> problems;
   int served = 0;

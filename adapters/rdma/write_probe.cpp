@@ -43,7 +43,8 @@ ReconnectOutcome reconnect_with_fresh_pair(const WritePlan& plan, ReconnectOutco
 
 }  // namespace
 
-RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner) {
+RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner,
+                               const ListenerReady& on_listening) {
   auto start = Clock::now();
   DeviceScan scan = scanner();
   double scan_ms = milliseconds_since(start);
@@ -63,7 +64,7 @@ RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner) {
   }
 
   if (plan.role == Role::listen) {
-    RdmaWriteResult result = run_write_listener(plan);
+    RdmaWriteResult result = run_write_listener(plan, on_listening);
     describe_plan(plan, result);
     result.timings.insert(result.timings.begin(), {"device_scan", scan_ms});
     return result;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "adapters/rdma/device_scan.h"
+#include "adapters/rdma/write_listener.h"
 #include "adapters/rdma/write_options.h"
 #include "adapters/rdma/write_result.h"
 
@@ -14,6 +15,8 @@ using DeviceScanner = DeviceScan (*)();
 // no-evidence with the reason), then runs the listener or the client. With --reconnect and a
 // failed run, it also reports whether the failed QPs work again and whether one fresh QP pair
 // to the same listener succeeds.
-RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner = scan_devices);
+// `on_listening` is handed to the listener (write_listener.h); the client ignores it.
+RdmaWriteResult run_rdma_write(const WritePlan& plan, DeviceScanner scanner = scan_devices,
+                               const ListenerReady& on_listening = {});
 
 }  // namespace fabgate::rdma

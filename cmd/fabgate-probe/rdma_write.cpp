@@ -1,6 +1,7 @@
 // `fabgate-probe rdma-write`: declares the flags and calls adapters/rdma. No logic here.
 
 #include <cstdio>
+#include <string>
 
 #include "adapters/rdma/write_probe.h"
 #include "cmd/fabgate-probe/subcommand.h"
@@ -70,7 +71,13 @@ Runner define_rdma_write(CLI::App& command) {
       for (const auto& problem : plan.error()) std::fprintf(stderr, "  %s\n", problem.c_str());
       return ProbeExit::invalid_usage;
     }
-    rdma::RdmaWriteResult result = rdma::run_rdma_write(plan.value());
+    // The listener's readiness line: fabgate waits for it before starting the client and
+    // reports the listener's own reason when it does not come (docs/rdma.md).
+    auto announce = [](const std::string& endpoint) {
+      std::fprintf(stderr, "fabgate-probe: rdma-write listening on %s\n", endpoint.c_str());
+      std::fflush(stderr);
+    };
+    rdma::RdmaWriteResult result = rdma::run_rdma_write(plan.value(), rdma::scan_devices, announce);
     std::printf("%s\n", rdma::to_json(result).dump(2).c_str());
     return exit_for(result.verdict);
   };

@@ -50,10 +50,26 @@ ProbeExit run_watch(const WatchFlags& flags) {
     return ProbeExit::invalid_usage;
   }
   install_stop_handlers();
-  auto report = flows::run_watch(options, stop_requested);
+  const std::string endpoint = options.target + ":" + std::to_string(options.port);
+  // The readiness line: fabgate waits for it before the first step and refuses the change
+  // when it does not come (docs/lab.md).
+  auto announce = [&] {
+    std::fprintf(stderr, "fabgate-probe: watch sampling %d flows to %s\n", options.count,
+                 endpoint.c_str());
+    std::fflush(stderr);
+  };
+  auto report = flows::run_watch(options, stop_requested, announce);
   if (!report) {
     std::printf("%s\n", flows::no_evidence_json("watch", report.error().message).dump(2).c_str());
     return ProbeExit::no_evidence;
+  }
+  if (!report->sampling_since) {
+    int unanswered = 0;
+    for (const auto& flow : report->flows) unanswered += flow.received == 0;
+    std::fprintf(stderr,
+                 "fabgate-probe: watch: ended before every flow was answered (%d of %d flows to "
+                 "%s never answered)\n",
+                 unanswered, options.count, endpoint.c_str());
   }
   std::printf("%s\n", flows::to_json(*report).dump(2).c_str());
   switch (report->verdict) {

@@ -59,15 +59,107 @@ void judge_builtin(const ssh::CommandResult& result, ProbeOutcome& outcome) {
   outcome.reason = document.value("reason", verdict);
 }
 
-// Starts a long-running fabgate-probe process on `device`, detached from the SSH session, and
-// waits until its stderr shows `ready` (or it dies). Prints "PID" on success.
-std::string detached_start(const std::string& command, const std::string& ready) {
-  return "f=$(mktemp /tmp/fabgate-probe.XXXXXX) || exit 1; setsid " + command +
-         " </dev/null >\"$f.out\" 2>\"$f\" & pid=$!; i=0; while [ $i -lt 50 ]; do grep -q " +
-         shell_quote(ready) + " \"$f\" && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; " +
-         "i=$((i+1)); done; if grep -q " + shell_quote(ready) +
-         " \"$f\"; then echo $pid; rm -f \"$f\" \"$f.out\"; else cat \"$f\" \"$f.out\" >&2; "
-         "kill $pid 2>/dev/null; rm -f \"$f\" \"$f.out\"; exit 1; fi";
+// How long a long-running probe (flows responder, watch, RDMA listener) may take to print its
+// readiness line, and how long it then gets to stop on SIGTERM before SIGKILL.
+constexpr Duration kReadyWait{5'000};
+constexpr Duration kStopWait{3'000};
+
+// The readiness lines fabgate-probe prints on stderr (cmd/fabgate-probe, docs/lab.md).
+constexpr const char* kResponderReady = "flows responder listening on";
+constexpr const char* kWatchReady = "watch sampling";
+constexpr const char* kListenerReady = "rdma-write listening on";
+
+// What start_detached's script exits with when the probe did not become ready.
+constexpr int kExitedBeforeReady = 1;
+constexpr int kStoppedNotReady = 3;
+
+enum class KeepOutput { no, yes };
+
+// A long-running probe started on a device, or why it is not running.
+struct Detached {
+  std::string pid;
+  std::string output_file;  // its stdout on the device, when kept
+  std::string failure;      // empty: running, and it said it is ready
+};
+
+std::string tenths(Duration duration) {
+  return std::to_string(duration.count() / 100);
+}
+
+// Why a probe did not become ready, from what the start script passed on: the probe's last
+// words on stderr (the shell's "not found", the flag it rejected, the watch's unanswered flows),
+// else the reason in the JSON document it printed on exit (no RDMA device).
+std::string why_not_ready(const ssh::CommandResult& result) {
+  std::vector<std::string> lines;
+  for (const auto& line : split_lines(result.stderr_text))
+    if (!trim(line).empty()) lines.emplace_back(trim(line));
+  if (lines.size() > 3) lines.erase(lines.begin(), lines.end() - 3);
+  if (!lines.empty()) return join(lines, "; ");
+  auto document = nlohmann::json::parse(result.stdout_text, nullptr, false);
+  if (document.is_object() && document.contains("reason") && document["reason"].is_string())
+    return document["reason"].get<std::string>();
+  return "it printed nothing";
+}
+
+// Starts `command` on `device` detached from the SSH session and waits at most kReadyWait for
+// `ready` on its stderr: the line the probe prints once it actually serves or samples. Started
+// is not running: a missing binary, a flag the probe rejects, an early exit or no readiness in
+// time make `failure` say why, and the process is stopped (TERM, then KILL), so the caller
+// refuses rather than proceed with a probe that observes nothing.
+Detached start_detached(Remote& remote, const intent::Device& device, const std::string& what,
+                        const std::string& command, const std::string& ready, KeepOutput keep) {
+  // The probe's stdout goes to $f (kept for the caller with KeepOutput::yes), its stderr to
+  // $f.err, where the readiness line appears.
+  std::string script = "ready=" + shell_quote(ready) + "\nwait_tenths=" + tenths(kReadyWait) +
+                       "\nstop_tenths=" + tenths(kStopWait) +
+                       "\nkeep=" + (keep == KeepOutput::yes ? "1" : "0") +
+                       "\nexited=" + std::to_string(kExitedBeforeReady) +
+                       "\nstopped=" + std::to_string(kStoppedNotReady) +
+                       "\nf=$(mktemp /tmp/fabgate-probe.XXXXXX) || exit 2\nsetsid " + command +
+                       " </dev/null >\"$f\" 2>\"$f.err\" & pid=$!\n" + R"SH(
+i=0
+while [ $i -lt $wait_tenths ]; do
+  grep -qF "$ready" "$f.err" && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1; i=$((i+1))
+done
+if grep -qF "$ready" "$f.err"; then
+  if [ $keep = 1 ]; then echo "$pid $f"; rm -f "$f.err"; else echo "$pid"; rm -f "$f" "$f.err"; fi
+  exit 0
+fi
+code=$exited
+if kill -TERM $pid 2>/dev/null; then
+  code=$stopped
+  i=0
+  while kill -0 $pid 2>/dev/null && [ $i -lt $stop_tenths ]; do sleep 0.1; i=$((i+1)); done
+  kill -KILL $pid 2>/dev/null
+fi
+cat "$f"; cat "$f.err" >&2; rm -f "$f" "$f.err"
+exit $code
+)SH";
+  Detached detached;
+  auto result = remote.run(device, ssh::CredentialRole::read, script,
+                           kReadyWait + kStopWait + kTransportMargin, "probe");
+  if (!result.ok()) {
+    detached.failure = describe_failure(device, what, result.error());
+    return detached;
+  }
+  if (result->exit_status == 0) {
+    auto lines = split_lines(result->stdout_text);
+    std::string line = lines.empty() ? "" : std::string(trim(lines.front()));
+    auto space = line.find(' ');
+    detached.pid = line.substr(0, space);
+    if (space != std::string::npos) detached.output_file = line.substr(space + 1);
+    if (detached.pid.empty()) detached.failure = what + " on " + device.name + ": no pid";
+    return detached;
+  }
+  std::string how = result->exit_status == kStoppedNotReady
+                        ? "was not ready within " + format_duration(kReadyWait)
+                    : result->exit_status == kExitedBeforeReady
+                        ? "exited before it was ready"
+                        : "could not be started (exit " + std::to_string(result->exit_status) + ")";
+  detached.failure = what + " on " + device.name + " " + how + ": " + why_not_ready(*result);
+  return detached;
 }
 
 std::string stop_command(const std::string& pid) {
@@ -92,18 +184,10 @@ Responder start_responder(Remote& remote, const ProbeContext& context, const std
   std::string command = shell_quote(context.settings.binary) + " flows --respond --listen " +
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
                         " --duration " + seconds_arg(lifetime);
-  auto result = remote.run(*responder.device, ssh::CredentialRole::read,
-                           detached_start(command, "listening"), Duration{10'000}, "probe");
-  if (!result.ok()) {
-    responder.failure =
-        "responder on " + responder.device->name + ": " +
-        describe_failure(*responder.device, "fabgate-probe flows --respond", result.error());
-  } else if (result->exit_status != 0) {
-    responder.failure = "responder on " + responder.device->name +
-                        " did not start: " + last_line(result->stderr_text);
-  } else {
-    responder.pid = std::string(trim(result->stdout_text));
-  }
+  auto started = start_detached(remote, *responder.device, "flows responder", command,
+                                kResponderReady, KeepOutput::no);
+  responder.pid = started.pid;
+  responder.failure = started.failure;
   return responder;
 }
 
@@ -157,21 +241,24 @@ void run_rdma(Remote& remote, const ProbeContext& context, const intent::Probe& 
     outcome.reason = "no device in the inventory owns " + address + " to run the RDMA listener";
     return;
   }
-  // The listener serves one client and exits by itself within its listen timeout.
+  // The listener serves one client and exits by itself within its listen timeout. The client
+  // starts only once the listener said it listens: a listener that cannot (no RDMA device owns
+  // the address) is the probe's no-evidence, named as such, and no client is sent.
   std::string listen = shell_quote(context.settings.binary) + " rdma-write --listen --bind " +
                        shell_quote(address) + " --listen-timeout " + seconds_arg(probe.timeout);
-  auto started = remote.run(*listener, ssh::CredentialRole::read,
-                            "setsid " + listen + " </dev/null >/dev/null 2>&1 & echo $!",
-                            Duration{10'000}, "probe");
-  std::string pid = started.ok() ? std::string(trim(started->stdout_text)) : "";
+  auto started =
+      start_detached(remote, *listener, "RDMA listener", listen, kListenerReady, KeepOutput::no);
+  if (!started.failure.empty()) {
+    outcome.reason = started.failure;
+    return;
+  }
   std::string connect = shell_quote(context.settings.binary) + " rdma-write --connect " +
                         shell_quote(address) + " --duration " +
                         seconds_arg(std::max(Duration{1'000}, probe.timeout / 3));
-  auto result = remote.run(host, ssh::CredentialRole::read, "sleep 0.5; " + connect,
+  auto result = remote.run(host, ssh::CredentialRole::read, connect,
                            probe.timeout + kTransportMargin, "probe");
-  if (!pid.empty())
-    (void)remote.run(*listener, ssh::CredentialRole::read, stop_command(pid), Duration{10'000},
-                     "probe");
+  (void)remote.run(*listener, ssh::CredentialRole::read, stop_command(started.pid),
+                   Duration{10'000}, "probe");
   if (!result.ok()) {
     outcome.reason = describe_failure(host, connect, result.error());
     return;
@@ -272,20 +359,16 @@ std::optional<ProbeOutcome> WatchSession::start(Duration max_duration) {
       std::to_string(context_.settings.port) + " --count " + std::to_string(watch_.flows) +
       " --interval 100ms --max-duration " + seconds_arg(max_duration) + " --max-interruption " +
       std::to_string(watch_.max_disruption.count()) + "ms";
-  auto result = remote_.run(*host_, ssh::CredentialRole::read,
-                            "f=$(mktemp /tmp/fabgate-watch.XXXXXX) || exit 1; setsid " + command +
-                                " </dev/null >\"$f\" 2>/dev/null & echo \"$! $f\"",
-                            Duration{10'000}, "probe");
-  if (!result.ok() || result->exit_status != 0) {
+  // Ready means every flow has had an echo: a watch that is not sampling by now would only be
+  // found out at the disruption gate, after the change ran.
+  auto watch = start_detached(remote_, *host_, "watch", command, kWatchReady, KeepOutput::yes);
+  if (!watch.failure.empty()) {
     stop_responder(remote_, {responder_device_, responder_pid_, ""});
-    failed.reason = result.ok() ? "watch did not start: " + last_line(result->stderr_text)
-                                : describe_failure(*host_, command, result.error());
+    failed.reason = watch.failure;
     return failed;
   }
-  auto fields = split_lines(result->stdout_text);
-  std::string line = fields.empty() ? "" : fields.front();
-  watch_pid_ = line.substr(0, line.find(' '));
-  watch_output_file_ = line.find(' ') == std::string::npos ? "" : line.substr(line.find(' ') + 1);
+  watch_pid_ = watch.pid;
+  watch_output_file_ = watch.output_file;
   started_ = now_utc();
   running_ = true;
   return std::nullopt;

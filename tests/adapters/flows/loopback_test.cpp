@@ -220,5 +220,49 @@ TEST(WatchLoopback, ResponderStartingLateShowsAsOneMeasuredInterruption) {
   EXPECT_EQ(document["stopped_by"], "signal");
 }
 
+TEST(WatchLoopback, SaysItIsSamplingOnceEveryFlowIsAnsweredLongBeforeItStops) {
+  // Given a healthy responder and a watch stopped after about 600 ms, then the watch says
+  // exactly once that it is sampling, within its first few ticks (not at the stop), and the
+  // report records when.
+  RunningResponder responder;
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(600ms);
+    stop = true;
+  });
+  int calls = 0;
+  bool stopped_when_called = true;
+  auto report = run_watch(watch_options(responder.port()), stop, [&] {
+    ++calls;
+    stopped_when_called = stop.load();
+  });
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(stopped_when_called);
+  ASSERT_TRUE(report->sampling_since);
+  EXPECT_LE(*report->sampling_since - report->started_at, 300ms);
+}
+
+TEST(WatchLoopback, NeverSaysItIsSamplingWhenNoFlowIsAnswered) {
+  // Given a UDP peer that receives but never answers, then the watch never says it is
+  // sampling and its report has no sampling time: whoever started it must not proceed.
+  auto silent = bound_socket(SOCK_DGRAM, *parse_ipv4("127.0.0.1", 0));
+  ASSERT_TRUE(silent);
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(400ms);
+    stop = true;
+  });
+  int calls = 0;
+  auto report = run_watch(watch_options(local_port(silent->get())), stop, [&] { ++calls; });
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(report->sampling_since);
+  EXPECT_EQ(report->verdict, Verdict::no_evidence);
+}
+
 }  // namespace
 }  // namespace fabgate::flows
