@@ -5,9 +5,6 @@
 // client run "on d2".
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <string>
 
@@ -18,35 +15,14 @@ namespace fabgate {
 namespace {
 
 using testing::change;
+using testing::kFabgateProbe;
 using testing::shell_quoted;
-
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-
-// A port free for both TCP and UDP on 127.0.0.1 (the flows responder binds both), found by
-// binding port 0 and closing again; 0 when none was found.
-int free_port() {
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    int tcp = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    bool bound = ::bind(tcp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                 ::getsockname(tcp, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
-    bool both = bound && ::bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    ::close(udp);
-    ::close(tcp);
-    if (both) return ntohs(address.sin_port);
-  }
-  return 0;
-}
 
 class ProbeReadinessEndToEnd : public testing::FabgateEndToEnd {
  protected:
   // Commits `change_yaml` with fabgate-probe at `binary` and d1 owning 127.0.0.1.
   void commit_with_probes(const std::string& change_yaml, const std::string& binary) {
-    port_ = free_port();
+    port_ = testing::free_probe_port();
     ASSERT_NE(port_, 0) << "no free port on 127.0.0.1";
     commit_intent(change_yaml,
                   "probes:\n  binary: " + binary + "\n  port: " + std::to_string(port_) + "\n");
@@ -77,7 +53,7 @@ class ProbeReadinessEndToEnd : public testing::FabgateEndToEnd {
 TEST_F(ProbeReadinessEndToEnd, AWatchThatSamplesLetsTheChangeRunAndMeasuresIt) {
   // Given the real fabgate-probe, then watch-start passes once the watch is sampling, the
   // change runs (exit 0), and the disruption gate judges what the watch measured.
-  commit_with_probes(watched_change(), kProbe);
+  commit_with_probes(watched_change(), kFabgateProbe);
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
@@ -91,10 +67,10 @@ TEST_F(ProbeReadinessEndToEnd, AWatchThatRejectsItsFlagsRefusesTheChangeBeforeAn
   // version; here the real binary handed one more flag it does not know), while its flows
   // responder works, then watch-start fails naming the watch and the probe's own complaint,
   // the run exits 3, and d1 received no step and kept its configuration.
-  std::string older =
-      script("older-probe", "if [ \"$1\" = watch ]; then shift; exec " + shell_quoted(kProbe) +
-                                " watch --from-a-newer-fabgate \"$@\"; fi\nexec " +
-                                shell_quoted(kProbe) + " \"$@\"\n");
+  std::string older = script("older-probe", "if [ \"$1\" = watch ]; then shift; exec " +
+                                                shell_quoted(kFabgateProbe) +
+                                                " watch --from-a-newer-fabgate \"$@\"; fi\nexec " +
+                                                shell_quoted(kFabgateProbe) + " \"$@\"\n");
   commit_with_probes(watched_change(), older);
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 3) << out.output;
@@ -122,8 +98,9 @@ TEST_F(ProbeReadinessEndToEnd, AWatchThatNeverSamplesIsStoppedAndRefusesTheChang
   // Given a watch that runs but never says it is sampling (a stand-in that only sleeps), then
   // fabgate stops waiting after its readiness deadline, stops the process, refuses the change
   // (exit 3) and sends no step; the stand-in is not left running on the host.
-  std::string mute = script("mute-probe", "if [ \"$1\" = watch ]; then exec sleep 59.125; fi\nexec " +
-                                              shell_quoted(kProbe) + " \"$@\"\n");
+  std::string mute =
+      script("mute-probe", "if [ \"$1\" = watch ]; then exec sleep 59.125; fi\nexec " +
+                               shell_quoted(kFabgateProbe) + " \"$@\"\n");
   commit_with_probes(watched_change(), mute);
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 3) << out.output;
@@ -144,7 +121,7 @@ TEST_F(ProbeReadinessEndToEnd, AnRdmaListenerThatCannotListenIsNoEvidenceAndNoCl
   yaml +=
       "    - name: rdma-write\n      layer: transport\n      host: d2\n      kind: rdma\n"
       "      target: d1\n      timeout: 5s\n";
-  commit_with_probes(yaml, kProbe);
+  commit_with_probes(yaml, kFabgateProbe);
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 3) << out.output;
   EXPECT_NE(out.output.find("RDMA listener on d1 exited before it was ready"), std::string::npos)

@@ -2,38 +2,10 @@
 // gates a change on two "devices" that are one loopback sshd, with a many-flow `flows` probe
 // and an `acceptance.during` watch run by the real fabgate-probe on them over SSH.
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include "tests/cmd/fabgate/e2e_fixture.h"
 
 namespace fabgate::testing {
 namespace {
-
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-
-// A port that is free on 127.0.0.1 for both TCP and UDP right now (the probes use both).
-int free_probe_port() {
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    int tcp = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    int port = 0;
-    if (::bind(tcp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-        ::getsockname(tcp, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-      port = ntohs(address.sin_port);
-    }
-    int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
-    bool udp_free = ::bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    ::close(udp);
-    ::close(tcp);
-    if (port != 0 && udp_free) return port;
-  }
-  return 0;
-}
 
 class ProbesEndToEnd : public FabgateEndToEnd {
  protected:
@@ -49,7 +21,7 @@ class ProbesEndToEnd : public FabgateEndToEnd {
         "rollback:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
         "acceptance:\n  settle: 0s\n" +
             probes_yaml,
-        "probes: {binary: " + kProbe + ", port: " + std::to_string(port) + "}\n");
+        "probes: {binary: " + kFabgateProbe + ", port: " + std::to_string(port) + "}\n");
     std::string inventory = read_file(repo_.file("inventory.yaml"));
     inventory = std::regex_replace(inventory, std::regex("(  d1:\\n)"),
                                    "$1    data_addresses: [127.0.0.1]\n");
