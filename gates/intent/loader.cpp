@@ -222,7 +222,7 @@ Settings Loader::load_settings() {
       reader.check_keys(*probes, {"binary", "port"}, "probes");
       if (auto v = reader.string(*probes, "binary", Need::optional, "probes"))
         settings.probes.binary = *v;
-      if (auto v = reader.integer(*probes, "port", Need::optional, "probes", 1, 65535))
+      if (auto v = reader.integer(*probes, "port", Need::optional, "probes", 1, 65534))
         settings.probes.port = static_cast<int>(*v);
     }
   }

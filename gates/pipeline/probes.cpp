@@ -172,8 +172,14 @@ struct Responder {
   std::string failure;  // why it could not start
 };
 
+// The during-watch's responder listens on the port after probes.port: it runs through the
+// acceptance probes, which may target the same address with their own responder.
+int watch_port(const ProbeContext& context) {
+  return context.settings.port + 1;
+}
+
 Responder start_responder(Remote& remote, const ProbeContext& context, const std::string& address,
-                          Duration lifetime) {
+                          int port, Duration lifetime) {
   Responder responder;
   responder.device = owner_of(context.inventory, address);
   if (!responder.device) {
@@ -182,8 +188,8 @@ Responder start_responder(Remote& remote, const ProbeContext& context, const std
     return responder;
   }
   std::string command = shell_quote(context.settings.binary) + " flows --respond --listen " +
-                        shell_quote(address) + " --port " + std::to_string(context.settings.port) +
-                        " --duration " + seconds_arg(lifetime);
+                        shell_quote(address) + " --port " + std::to_string(port) + " --duration " +
+                        seconds_arg(lifetime);
   auto started = start_detached(remote, *responder.device, "flows responder", command,
                                 kResponderReady, KeepOutput::no);
   responder.pid = started.pid;
@@ -207,7 +213,8 @@ std::string target_address(const intent::Inventory& inventory, const std::string
 void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
                const intent::Device& host, ProbeOutcome& outcome) {
   std::string address = target_address(context.inventory, probe.target);
-  auto responder = start_responder(remote, context, address, probe.timeout + Duration{30'000});
+  auto responder = start_responder(remote, context, address, context.settings.port,
+                                   probe.timeout + Duration{30'000});
   if (!responder.failure.empty()) {
     outcome.reason = responder.failure;
     return;
@@ -347,7 +354,8 @@ std::optional<ProbeOutcome> WatchSession::start(Duration max_duration) {
     return failed;
   }
   std::string address = target_address(context_.inventory, watch_.target);
-  auto responder = start_responder(remote_, context_, address, max_duration + Duration{60'000});
+  auto responder = start_responder(remote_, context_, address, watch_port(context_),
+                                   max_duration + Duration{60'000});
   if (!responder.failure.empty()) {
     failed.reason = responder.failure;
     return failed;
@@ -356,7 +364,7 @@ std::optional<ProbeOutcome> WatchSession::start(Duration max_duration) {
   responder_pid_ = responder.pid;
   std::string command =
       shell_quote(context_.settings.binary) + " watch --to " + shell_quote(address) + " --port " +
-      std::to_string(context_.settings.port) + " --count " + std::to_string(watch_.flows) +
+      std::to_string(watch_port(context_)) + " --count " + std::to_string(watch_.flows) +
       " --interval 100ms --max-duration " + seconds_arg(max_duration) + " --max-interruption " +
       std::to_string(watch_.max_disruption.count()) + "ms";
   // Ready means every flow has had an echo: a watch that is not sampling by now would only be

@@ -69,6 +69,20 @@ TEST_F(ProbesEndToEnd, AManyFlowProbeAndAWatchRunOnTheDevicesAndTheirResultsAreT
   EXPECT_TRUE(contains(on_d2, "flows --respond")) << "the watch's responder ran on its target";
 }
 
+TEST_F(ProbesEndToEnd, AWatchAndAnAcceptanceProbeMayTargetTheSameDevice) {
+  // Given a during-watch and an acceptance flows probe that both send to d1, then both run
+  // (the watch's responder is still listening while the acceptance responder starts) and the
+  // harmless change is accepted: two responders on one address use different ports
+  // (probes.port for probes, probes.port + 1 for the watch).
+  commit_probe_intent(
+      "  probes:\n    - {name: d2-to-d1, layer: forwarding, host: d2, kind: flows, target: d1, "
+      "flows: 4, timeout: 10s}\n"
+      "  during: {host: d2, target: d1, flows: 4, max_disruption: 2s}\n");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output.find("Address already in use"), std::string::npos) << out.output;
+}
+
 TEST_F(ProbesEndToEnd, AFlowProbeWhoseTargetNoDeviceOwnsIsNoEvidenceAndNothingIsChanged) {
   // Given a flows probe toward an address no inventory device owns, then the baseline probe has
   // no evidence, the change is refused before execute (exit 3) and d1 is untouched.
