@@ -2,10 +2,13 @@
 
 // A real Pipeline around scripted collaborators, for unit tests of gate logic: a Remote that
 // answers every command with exit 0 and records it, and a Snapshotter whose documents have the
-// shape gates/snapshot/device_collector.cpp writes. Shared by the compat and compare gate tests.
+// shape gates/snapshot/device_collector.cpp writes. Shared by the compat, compare and snapshot
+// gate tests.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <functional>
 
 #include <algorithm>
 #include <mutex>
@@ -56,6 +59,7 @@ class ScriptedRemote final : public Remote {
 class ScriptedSnapshotter final : public Snapshotter {
  public:
   nlohmann::json identities = nlohmann::json::object();  // device name -> identity fields
+  std::function<void()> before_returning;  // runs inside take(), e.g. to break the evidence
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
                      const std::string& intent_commit) override {
@@ -76,6 +80,7 @@ class ScriptedSnapshotter final : public Snapshotter {
       }
       taken.document["devices"][device->name] = std::move(entry);
     }
+    if (before_returning) before_returning();
     return taken;
   }
 };
