@@ -71,9 +71,9 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
 }
 
 pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateObserver& observer) {
-  return {remote_,        snapshotter_, evidence_,
-          observer,       &gnmi_steps_, &safeguards_,
-          [this] { return session_notes(); }};
+  return {remote_, snapshotter_, evidence_, observer, &gnmi_steps_, &safeguards_, [this] {
+            return session_notes();
+          }};
 }
 
 std::vector<std::string> RunCollaborators::session_notes() {
@@ -100,7 +100,8 @@ Redactor run_redactor(const intent::IntentRepository& repository, Console& conso
   for (const auto& name : secrets.unset)
     if (std::find(repository.settings.secret_env.begin(), repository.settings.secret_env.end(),
                   name) != repository.settings.secret_env.end())
-      console.warn("secret " + name + " (fabgate.yaml secrets.env) is not set in the environment");
+      // Worded without "secret NAME", which the redactor would rightly take for a secret's shape.
+      console.warn(name + " (named in fabgate.yaml secrets.env) is not set in the environment");
   for (const auto& [name, value] : secrets.values) console.add_secret(value);
   return console.redactor();
 }

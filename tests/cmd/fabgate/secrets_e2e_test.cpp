@@ -133,3 +133,21 @@ TEST_F(SecretsEndToEnd, UsedSecretThatIsUnsetOrUnsafeRefusesBeforeAnythingIsSent
 
 }  // namespace
 }  // namespace fabgate::testing
+
+namespace fabgate::testing {
+namespace {
+
+TEST_F(SecretsEndToEnd, AnUnsetSecretThatNoStepUsesIsAWarningThatNamesIt) {
+  // Given secrets.env naming FG_UNUSED_KEY, which no step uses and the environment lacks, then a
+  // plan still runs, and its warning names the variable (a name is not a secret, so it must not
+  // be redacted away).
+  commit_intent(change("echo ok >> {home}/d1.conf"), "secrets:\n  env: [FG_UNUSED_KEY]\n");
+  auto out = fabgate_with("env -u FG_UNUSED_KEY", "plan c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("warning: FG_UNUSED_KEY"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("is not set in the environment"), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("<redacted> (fabgate.yaml"), std::string::npos) << out.output;
+}
+
+}  // namespace
+}  // namespace fabgate::testing
