@@ -316,7 +316,12 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << exit_meaning(outcome.exit_code) << "\n";
   md << "- Approval policy: " << repository.settings.approval.min_approvals << " approval(s) from `"
      << repository.settings.approval.allowed_signers
-     << "`; the commit author cannot approve; rehearsal "
+     << "`, counted by distinct key; neither the commit's author nor its committer can approve; "
+     << (repository.settings.approval.max_age
+             ? "approvals older than " + format_duration(*repository.settings.approval.max_age) +
+                   " do not count; "
+             : std::string())
+     << "rehearsal "
      << (repository.settings.approval.require_rehearsal ? "required" : "not required") << "\n\n";
 
   md << "## What changes where\n\n";

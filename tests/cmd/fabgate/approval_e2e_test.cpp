@@ -195,6 +195,10 @@ TEST_F(ApprovalEndToEnd, AnApprovalOlderThanMaxAgeIsRefusedAtApply) {
   // approval has expired: exit 3, the reason on the terminal and in the manifest, nothing sent.
   commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1, false, "  max_age: 1s\n");
   auto plan_dir = plan();
+  // The reviewer is told the limit before signing.
+  EXPECT_NE(
+      read_file((plan_dir / "review.md").string()).find("approvals older than 1s do not count"),
+      std::string::npos);
   std::string file = repo_.file("reviewer.json");
   ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(2'100));
