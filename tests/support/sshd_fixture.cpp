@@ -112,6 +112,12 @@ std::string hermetic_passwd(const std::string& account, const std::string& home,
 }  // namespace
 
 std::optional<std::string> SshdFixture::unavailable() {
+  if (!hermetic_logins()) {
+    return std::string(
+        "needs root: only as root can the fixture give its logins a clean home and /bin/sh (sshd "
+        "in a private mount namespace); as another user sshd would log in as this account and run "
+        "its shell start-up files with its PATH");
+  }
   if (::access(kSshd, X_OK) != 0) {
     return std::string(kSshd) + " is not installed (Debian package openssh-server)";
   }
@@ -148,47 +154,37 @@ std::unique_ptr<SshdFixture> SshdFixture::start(Options options) {
 bool SshdFixture::launch(const Options& options, std::string& error) {
   user_ = current_user();
   ::mkdir(home().c_str(), 0755);
-  std::vector<std::string> launcher;
-  if (!hermetic_logins()) {
-    if (options.unprivileged_login) {
-      error = "an unprivileged login needs root (to start sshd in its own mount namespace)";
-      return false;
-    }
-    if (options.slow_shell_seconds > 0) {
-      error = "a slow login shell needs root (to start sshd in its own mount namespace)";
-      return false;
-    }
-  } else {
-    std::string shell = "/bin/sh";
-    if (options.slow_shell_seconds > 0) {
-      shell = dir_.file("slow-login-shell");
-      write_file(shell,
-                 "#!/bin/sh\n# imitates slow shell start-up files\nsleep " +
-                     std::to_string(options.slow_shell_seconds) + "\nexec /bin/sh \"$@\"\n",
-                 0755);
-    }
-    std::string extra;
-    if (options.unprivileged_login) {
-      user_ = kUnprivilegedUser;
-      const std::string uid = std::to_string(kUnprivilegedUid);
-      extra = user_ + ":x:" + uid + ":" + uid + "::" + home() + ":" + shell + "\n";
-      // The user must reach its home and authorized_keys through the temp dir.
-      ::chmod(dir_.path().c_str(), 0755);
-      if (::chown(home().c_str(), kUnprivilegedUid, kUnprivilegedUid) != 0) {
-        error = "cannot hand " + home() + " to the test user";
-        return false;
-      }
-    }
-    write_file(dir_.file("passwd"), hermetic_passwd(current_user(), home(), shell, extra), 0644);
-    launcher = {"/usr/bin/unshare",
-                "--mount",
-                "--propagation",
-                "private",
-                "/bin/sh",
-                "-c",
-                "mount --bind \"$0\" /etc/passwd && exec \"$@\"",
-                dir_.file("passwd")};
+  // start() refused already without root (unavailable()): sshd always runs in a private mount
+  // namespace over a passwd copy that gives the login a clean home and /bin/sh.
+  std::string shell = "/bin/sh";
+  if (options.slow_shell_seconds > 0) {
+    shell = dir_.file("slow-login-shell");
+    write_file(shell,
+               "#!/bin/sh\n# imitates slow shell start-up files\nsleep " +
+                   std::to_string(options.slow_shell_seconds) + "\nexec /bin/sh \"$@\"\n",
+               0755);
   }
+  std::string extra;
+  if (options.unprivileged_login) {
+    user_ = kUnprivilegedUser;
+    const std::string uid = std::to_string(kUnprivilegedUid);
+    extra = user_ + ":x:" + uid + ":" + uid + "::" + home() + ":" + shell + "\n";
+    // The user must reach its home and authorized_keys through the temp dir.
+    ::chmod(dir_.path().c_str(), 0755);
+    if (::chown(home().c_str(), kUnprivilegedUid, kUnprivilegedUid) != 0) {
+      error = "cannot hand " + home() + " to the test user";
+      return false;
+    }
+  }
+  write_file(dir_.file("passwd"), hermetic_passwd(current_user(), home(), shell, extra), 0644);
+  const std::vector<std::string> launcher = {"/usr/bin/unshare",
+                                             "--mount",
+                                             "--propagation",
+                                             "private",
+                                             "/bin/sh",
+                                             "-c",
+                                             "mount --bind \"$0\" /etc/passwd && exec \"$@\"",
+                                             dir_.file("passwd")};
   for (const char* key :
        {"host_ed25519", "other_host_ed25519", "user_ed25519", "stranger_ed25519"}) {
     if (!generate_key(dir_.file(key), error)) return false;
@@ -196,7 +192,7 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
   write_file(dir_.file("authorized_keys"), public_key(user_key()) + "\n", 0644);
   write_file(empty_known_hosts(), "", 0600);
   // sshd refuses to start without its privilege separation directory.
-  if (::geteuid() == 0) ::mkdir("/run/sshd", 0755);
+  ::mkdir("/run/sshd", 0755);
 
   for (int attempt = 0; attempt < 5; ++attempt) {
     port_ = pick_free_port();

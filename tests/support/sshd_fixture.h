@@ -42,15 +42,15 @@ class SshdFixture {
   // Hermetic logins. As root, sshd runs in a private mount namespace over a copy of
   // /etc/passwd in which the login account's home is the fixture's empty `home()` and its shell
   // is /bin/sh (or the slow wrapper above): no test depends on the invoking account's dotfiles,
-  // home folder or login shell. Without root the current account logs in as it is (its shell
-  // start-up files run); tests that need hermetic logins skip there.
+  // home folder, PATH or login shell. Without root that is impossible, so unavailable() says
+  // why and the tests skip.
   static bool hermetic_logins() { return ::geteuid() == 0; }
 
   // The name and uid of the unprivileged test user (only inside the fixture's namespace).
   static constexpr const char* kUnprivilegedUser = "fabgate-test";
   static constexpr int kUnprivilegedUid = 64999;
 
-  // Why the fixture cannot run here (sshd or ssh-keygen missing), or nullopt.
+  // Why the fixture cannot run here (not root, sshd or ssh-keygen missing), or nullopt.
   static std::optional<std::string> unavailable();
   // Starts a server; nullptr on failure with the reason in last_error().
   static std::unique_ptr<SshdFixture> start(Options options);

@@ -298,7 +298,6 @@ TEST(LibsshShellStartup, ReportsASlowLoginShellByDeviceAndCause) {
   // Given a device whose login shell spends 2 s in its start-up files before every command,
   // then the connector records the session's start-up as slow and says where to look.
   if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
   auto sshd = start_with_slow_shell(2);
   ASSERT_TRUE(sshd) << SshdFixture::last_error();
   SshOptions options = sshd->options();
@@ -326,7 +325,6 @@ TEST(LibsshShellStartup, AShellThatDoesNotStartInTimeFailsTheConnectionWithThatC
   // Given a login shell that needs 5 s to start and a start-up limit of 1 s, then connecting
   // fails as a timeout whose message names the device and the shell start-up, not a command.
   if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
   auto sshd = start_with_slow_shell(5);
   ASSERT_TRUE(sshd) << SshdFixture::last_error();
   SshOptions options = sshd->options();
@@ -346,7 +344,6 @@ TEST(LibsshShellStartup, ACommandTimeoutSaysTheCommandWasRunningAndMentionsASlow
   // Given a 2 s login shell and a command that outlives its 3 s deadline, then the timeout
   // names the phase (the command was running) and adds how long the shell alone took.
   if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a slow login shell needs root";
   auto sshd = start_with_slow_shell(2);
   ASSERT_TRUE(sshd) << SshdFixture::last_error();
   auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
@@ -364,8 +361,6 @@ TEST(LibsshShellStartup, ACommandTimeoutSaysTheCommandWasRunningAndMentionsASlow
 TEST(LibsshShellStartup, AFastShellIsMeasuredAndNotReported) {
   // Given the fixture's plain /bin/sh login, then the start-up is measured, fast, not slow.
   if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  if (!SshdFixture::hermetic_logins())
-    GTEST_SKIP() << "without root the login runs the account's own shell start-up files";
   auto sshd = SshdFixture::start();
   ASSERT_TRUE(sshd) << SshdFixture::last_error();
   LibsshConnector connector(sshd->options());
