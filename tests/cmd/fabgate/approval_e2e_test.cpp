@@ -107,7 +107,7 @@ TEST_F(ApprovalEndToEnd, ApprovedPlanIsAppliedAndTheApprovalIsInTheEvidence) {
   auto applied = fabgate("apply c --approval " + shell_quoted(approval_file.string()));
   EXPECT_EQ(applied.exit_code, 0) << applied.output;
   EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
-  auto apply_dir = bundles().back();
+  auto apply_dir = evidence_of(applied);
   auto m = read_json(apply_dir / "manifest.json");
   EXPECT_EQ(m["plan_digest"], digest);
   ASSERT_EQ(m["approvals"].size(), 1u) << m["approvals"];
@@ -338,7 +338,7 @@ TEST_F(ApprovalEndToEnd, RequiredRehearsalMustBePresentPassingAndForThisDigest) 
   auto rehearsed = fabgate("rehearse c");
   EXPECT_EQ(rehearsed.exit_code, 0) << rehearsed.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");  // the forced rollback restored it
-  auto rehearsal_dir = bundles().back();
+  auto rehearsal_dir = evidence_of(rehearsed);
   auto record = read_json(rehearsal_dir / "rehearsal.json");
   EXPECT_TRUE(record["passed"].get<bool>()) << record;
   EXPECT_EQ(record["digest"], digest);
@@ -348,7 +348,7 @@ TEST_F(ApprovalEndToEnd, RequiredRehearsalMustBePresentPassingAndForThisDigest) 
   auto applied = fabgate("apply c --rehearsal " + shell_quoted(rehearsal_dir.string()));
   EXPECT_EQ(applied.exit_code, 0) << applied.output;
   EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
-  EXPECT_EQ(read_json(bundles().back() / "manifest.json")["plan_digest"], digest);
+  EXPECT_EQ(read_json(evidence_of(applied) / "manifest.json")["plan_digest"], digest);
 }
 
 TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
@@ -359,7 +359,7 @@ TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
   auto failed = fabgate("rehearse c");
   EXPECT_EQ(failed.exit_code, 4) << failed.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
-  auto failed_dir = bundles().back();
+  auto failed_dir = evidence_of(failed);
   EXPECT_FALSE(read_json(failed_dir / "rehearsal.json")["passed"].get<bool>());
   auto refused = fabgate("apply c --rehearsal " + shell_quoted(failed_dir.string()));
   EXPECT_EQ(refused.exit_code, 3) << refused.output;
@@ -369,8 +369,9 @@ TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
   repo_.write("changes/c.yaml", std::regex_replace(change("echo 'mtu 9100' >> {home}/d1.conf"),
                                                    std::regex("\\{home\\}"), sshd_->home()));
   repo_.commit_all("fixed change");
-  ASSERT_EQ(fabgate("rehearse c").exit_code, 0);
-  auto good_dir = bundles().back();
+  auto good = fabgate("rehearse c");
+  ASSERT_EQ(good.exit_code, 0) << good.output;
+  auto good_dir = evidence_of(good);
 
   // Editing the record breaks its bundle's integrity.
   const std::string original = read_file((good_dir / "rehearsal.json").string());

@@ -114,6 +114,16 @@ class FabgateEndToEnd : public ::testing::Test {
     std::sort(found.begin(), found.end());
     return found;
   }
+  // The bundle a run reported on its "evidence:" line. Runs in the same second are not ordered
+  // by their folder names (the run id follows the time), so tests that run several take the
+  // folder each run names rather than the last one by name.
+  static std::filesystem::path evidence_of(const CommandOutput& out) {
+    std::smatch match;
+    static const std::regex line("(^|\n)evidence: +(\\S+)");
+    if (std::regex_search(out.output, match, line)) return match[2].str();
+    ADD_FAILURE() << "no evidence: line in\n" << out.output;
+    return {};
+  }
   // The one evidence bundle written for change `c`.
   std::filesystem::path bundle() {
     auto found = bundles();
