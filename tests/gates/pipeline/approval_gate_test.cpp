@@ -8,60 +8,15 @@
 
 #include <algorithm>
 #include <fstream>
-#include <mutex>
 #include <optional>
 
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/plan_digest.h"
-#include "tests/support/temp_dir.h"
+#include "tests/gates/pipeline/scripted_pipeline.h"
 
 namespace fabgate::pipeline {
 namespace {
 
 using nlohmann::json;
-
-// Answers every command with exit 0 and counts them by purpose.
-class ScriptedRemote final : public Remote {
- public:
-  RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
-                   std::string_view purpose) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    purposes_.emplace_back(purpose);
-    ssh::CommandResult result;
-    result.exit_status = 0;
-    result.started_at = now_utc();
-    return result;
-  }
-  std::size_t sent(std::string_view purpose) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<std::size_t>(std::count(purposes_.begin(), purposes_.end(), purpose));
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::string> purposes_;
-};
-
-// Every device with an identity and no other facts: the same document before and after.
-class ScriptedSnapshotter final : public Snapshotter {
- public:
-  TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& intent_commit) override {
-    TakenSnapshot taken;
-    taken.document = {{"format", "fabgate.snapshot/1"},
-                      {"taken_at", format_utc(now_utc())},
-                      {"intent_commit", intent_commit},
-                      {"devices", json::object()}};
-    // The collector's shape: identity a source returned, with the platform and an ok source.
-    for (const auto* device : devices)
-      taken.document["devices"][device->name] = {
-          {"sources", {{"identity", {{"status", "ok"}, {"commands", json::array()}}}}},
-          {"identity",
-           {{"hostname", device->name}, {"kernel", "6.1.0"}, {"platform", device->platform}}}};
-    return taken;
-  }
-};
 
 // Returns the judgement the test set, and remembers what it was asked.
 class FakeJudge final : public ApprovalJudge {
@@ -110,6 +65,7 @@ struct Fixture {
     probe.host = "leaf1";
     probe.run = "true";
     change.acceptance.probes.push_back(probe);
+    snapshotter.identities["leaf1"] = {{"hostname", "leaf1"}, {"kernel", "6.1.0"}};
   }
 
   RunOutcome run(Mode mode, ApprovalJudge* with_judge) {
@@ -132,12 +88,6 @@ struct Fixture {
     return json::parse(in, nullptr, false);
   }
 };
-
-const GateRecord* gate_named(const RunOutcome& outcome, const std::string& name) {
-  for (const auto& record : outcome.gates)
-    if (record.name == name) return &record;
-  return nullptr;
-}
 
 ApprovalJudgement refused_with_stale_approval() {
   ApprovalJudgement judgement;

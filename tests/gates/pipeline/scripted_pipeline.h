@@ -2,8 +2,8 @@
 
 // A real Pipeline around scripted collaborators, for unit tests of gate logic: a Remote that
 // answers every command with exit 0 and records it, and a Snapshotter whose documents have the
-// shape gates/snapshot/device_collector.cpp writes. Shared by the compat, compare and snapshot
-// gate tests.
+// shape gates/snapshot/device_collector.cpp writes. Shared by the approval, compat, compare
+// and snapshot gate tests.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
