@@ -123,7 +123,7 @@ class ReportBrowser : public FabgateEndToEnd {
       EXPECT_EQ(html.find(fetch), std::string::npos) << fetch << " in " << page;
     auto show = fabgate("evidence show " + shell_quoted(dir.string()));
     EXPECT_EQ(show.exit_code, 0) << show.output;
-    for (const std::string part :
+    for (const std::string& part :
          std::vector<std::string>{"gates:", "layers (last seen good", "integrity: intact",
                                   "page:     " + std::filesystem::absolute(page).string()})
       EXPECT_NE(show.output.find(part), std::string::npos) << part << " in\n" << show.output;
