@@ -104,7 +104,7 @@ constexpr double kWidth = 1000;
 constexpr double kLabel = 190;  // left column for row names
 constexpr double kRight = 20;
 constexpr double kRow = 22;
-constexpr double kTop = 30;  // room for the tick labels
+constexpr double kTop = 40;  // room for the first-failure label and the tick labels
 
 struct Axis {
   TimePoint start;
@@ -370,7 +370,7 @@ std::string layer_svg(const std::vector<std::string>& names,
             << html_escape(observation.verdict) << " at " << clock_of(observation.at)
             << "</title></circle>";
       if (status.word == "NOT RESTORED" || status.word == "NOT PROVEN")
-        svg << "<text class=\"inbar end\" x=\"" << kWidth - kRight - 4 << "\" y=\""
+        svg << "<text class=\"inbar alarm\" x=\"" << kWidth - kRight - 4 << "\" y=\""
             << fixed(mid - 6, 1) << "\">" << status.word << "</text>";
     }
     y += kRow;
@@ -426,7 +426,7 @@ dl.facts{display:grid;grid-template-columns:200px 1fr;gap:2px 12px;margin:8px 0}
 dl.facts dt{color:#555}dl.facts dd{margin:0;word-break:break-word}
 table{border-collapse:collapse;margin:6px 0;width:100%;background:#fff}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;word-break:break-word}
-th{background:#f0f0f0}
+th{background:#f0f0f0;white-space:nowrap}.nw{white-space:nowrap}
 code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 .badge{display:inline-block;padding:0 6px;border-radius:3px;font-size:12px;font-weight:600;color:#fff}
 .badge.pass{background:#2e7d32}.badge.fail{background:#c62828}.badge.noev{background:#616161}
@@ -434,7 +434,7 @@ code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 svg.timeline{background:#fff;border:1px solid #ddd;margin:6px 0}
 svg .grid{stroke:#e0e0e0;stroke-width:1}svg .tick{font-size:11px;fill:#666;text-anchor:middle}
 svg .row{font-size:12.5px;fill:#222}svg .inbar{font-size:11.5px;fill:#222}
-svg .end{text-anchor:end;font-weight:700;fill:#b71c1c}
+svg .left{text-anchor:end}svg .alarm{text-anchor:end;font-weight:700;fill:#b71c1c}
 svg .pass{fill:#2e7d32}svg .fail{fill:#c62828}svg .noev{fill:url(#fg-hatch);stroke:#424242;stroke-width:1}
 svg .skip{fill:#e0e0e0;stroke:#9e9e9e;stroke-dasharray:3 2}svg .gap{fill:#ffb300}
 svg .dot{stroke:#fff;stroke-width:1.5}svg .ref{fill:#1565c0}
@@ -539,8 +539,7 @@ void header(std::ostringstream& html, const ReportHtmlInput& input, const Text& 
   }
 }
 
-void gate_timeline(std::ostringstream& html, const ReportHtmlInput& input, const Axis& axis,
-                   const Text& text) {
+void gate_timeline(std::ostringstream& html, const ReportHtmlInput& input, const Axis& axis) {
   const auto& gates = input.outcome.gates;
   html << "<h2>Gate timeline</h2>\n<p class=\"muted\">One bar per gate on a shared time axis "
           "from "
@@ -552,6 +551,7 @@ void gate_timeline(std::ostringstream& html, const ReportHtmlInput& input, const
   svg << svg_open(height, "gate timeline") << ticks(axis, height - 4);
   double y = kTop;
   bool first_marked = false;
+  std::ostringstream marker;
   for (const auto& gate : gates) {
     std::string verdict(to_string(gate.verdict));
     double from = axis.x(gate.started);
@@ -565,32 +565,38 @@ void gate_timeline(std::ostringstream& html, const ReportHtmlInput& input, const
         << seconds(gate.duration) << "</title></rect>";
     std::string label = verdict_label(verdict) + " · " + seconds(gate.duration);
     bool room_right = from + width + 8 + 7.0 * static_cast<double>(label.size()) < kWidth - kRight;
-    svg << "<text class=\"inbar" << (room_right ? "" : " end") << "\" x=\""
+    svg << "<text class=\"inbar" << (room_right ? "" : " left") << "\" x=\""
         << fixed(room_right ? from + width + 5 : from - 5, 1) << "\" y=\""
         << fixed(y + kRow / 2 + 4, 1) << "\">" << html_escape(label) << "</text>";
     if (!first_marked && blocks(gate.verdict)) {
+      // Drawn after every bar, labelled above the axis, so no bar hides it.
       first_marked = true;
       double x = axis.x(gate.started + gate.duration);
-      svg << "<line class=\"first\" x1=\"" << fixed(x, 1) << "\" y1=\"" << kTop - 4 << "\" x2=\""
-          << fixed(x, 1) << "\" y2=\"" << fixed(height - 4, 1) << "\"/>";
       bool left = x > kWidth - 200;
-      svg << "<text class=\"firsttext" << (left ? " end" : "") << "\" x=\""
-          << fixed(left ? x - 4 : x + 4, 1) << "\" y=\"" << fixed(y + kRow + 12, 1)
-          << "\">first failure: " << html_escape(gate.name) << "</text>";
+      marker << "<line class=\"first\" x1=\"" << fixed(x, 1) << "\" y1=\"16\" x2=\"" << fixed(x, 1)
+             << "\" y2=\"" << fixed(height - 4, 1) << "\"/><text class=\"firsttext"
+             << (left ? " left" : "") << "\" x=\"" << fixed(left ? x - 4 : x + 4, 1)
+             << "\" y=\"13\">first failure: " << html_escape(gate.name) << "</text>";
     }
     y += kRow;
   }
+  svg << marker.str();
   svg << "</svg>\n";
   html << svg.str();
+}
 
-  html << "<table><tr><th>#</th><th>gate</th><th>verdict</th><th>started</th><th>duration</th>"
+void gate_table(std::ostringstream& html, const ReportHtmlInput& input, const Axis& axis,
+                const Text& text) {
+  const auto& gates = input.outcome.gates;
+  html << "<h2>Gates</h2>\n<table><tr><th>#</th><th>gate</th><th>verdict</th><th>started</"
+          "th><th>duration</th>"
           "<th>summary</th></tr>";
   int n = 0;
   for (const auto& gate : gates) {
-    html << "<tr><td>" << ++n << "</td><td>" << html_escape(gate.name) << "</td><td>"
-         << badge(to_string(gate.verdict)) << "</td><td class=\"mono\">"
-         << axis.relative(gate.started) << "</td><td>" << seconds(gate.duration) << "</td><td>"
-         << text.whole(gate.summary);
+    html << "<tr><td class=\"nw\">" << ++n << "</td><td class=\"nw\">" << html_escape(gate.name)
+         << "</td><td class=\"nw\">" << badge(to_string(gate.verdict))
+         << "</td><td class=\"mono nw\">" << axis.relative(gate.started) << "</td><td class=\"nw\">"
+         << seconds(gate.duration) << "</td><td>" << text.whole(gate.summary);
     if (!gate.details.empty()) {
       html << "<details" << (blocks(gate.verdict) ? " open" : "") << "><summary>"
            << gate.details.size() << " detail line" << (gate.details.size() == 1 ? "" : "s")
@@ -1056,9 +1062,10 @@ std::string render_report_html(const ReportHtmlInput& input, const ReportHtmlLim
   html << page_open("fabgate " + std::string(to_string(input.context.mode)) + ": " +
                     text(input.context.change.id));
   header(html, input, text);
-  gate_timeline(html, input, axis, text);
+  gate_timeline(html, input, axis);
   layer_section(html, names, layers, axis);
   disruption_section(html, input, axis, text);
+  gate_table(html, input, axis, text);
   probes_section(html, input, axis, text);
   comparisons_section(html, input, text);
   exceptions_section(html, input, text);

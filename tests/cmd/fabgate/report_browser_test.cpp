@@ -14,6 +14,7 @@
 #include <optional>
 #include <regex>
 
+#include "adapters/core/time.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -256,6 +257,43 @@ TEST_F(ReportBrowser, ShowRefusesAFolderThatIsNoBundle) {
   auto out = fabgate("evidence show " + shell_quoted(repo_.file("changes")));
   EXPECT_EQ(out.exit_code, 2) << out.output;
   EXPECT_NE(out.output.find("no manifest.json"), std::string::npos) << out.output;
+}
+
+TEST(ReportBrowserDiff, DiffHtmlWritesTheComparisonViewForTwoSnapshots) {
+  // Given two snapshots where a BGP session went down and an MTU changed, then `fabgate diff
+  // --html FILE` exits 3 as without --html, and FILE shows both as unexpected differences under
+  // their rules, the passing checks folded; Chromium renders it.
+  TempDir dir("fabgate-diff-html");
+  auto snapshot = [](const std::string& state, int mtu) {
+    return nlohmann::json{
+        {"format", "fabgate.snapshot/1"},
+        {"taken_at", format_utc(now_utc())},
+        {"devices",
+         {{"leaf1",
+           {{"identity", {{"hostname", "leaf1"}}},
+            {"sources",
+             {{"bgp", {{"status", "ok"}, {"commands", nlohmann::json::array()}}},
+              {"interfaces", {{"status", "ok"}, {"commands", nlohmann::json::array()}}}}},
+            {"interfaces", {{"eth1", {{"oper", "up"}, {"admin", "up"}, {"mtu", mtu}}}}},
+            {"bgp", {{"peers", {{"10.0.1.0", {{"state", state}, {"remote_as", 65000}}}}}}}}}}}}
+        .dump();
+  };
+  write_file(dir.file("pre.json"), snapshot("Established", 9000));
+  write_file(dir.file("post.json"), snapshot("Idle", 9100));
+  auto out = run_shell(shell_quoted(kFabgate) + " diff " + shell_quoted(dir.file("pre.json")) +
+                       " " + shell_quoted(dir.file("post.json")) + " --html " +
+                       shell_quoted(dir.file("diff.html")) + " 2>&1");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("page: " + dir.file("diff.html")), std::string::npos) << out.output;
+  std::string html = read_file(dir.file("diff.html"));
+  EXPECT_NE(html.find("<h3>Unexpected differences (2)</h3>"), std::string::npos) << html;
+  EXPECT_NE(html.find("fabric-default/bgp-peer-state"), std::string::npos);
+  EXPECT_NE(html.find("fabric-default/interface-mtu"), std::string::npos);
+  EXPECT_NE(html.find("<details><summary>Held ("), std::string::npos);
+  if (auto why = chromium_unavailable()) GTEST_SKIP() << *why;
+  Browser browser;
+  std::string text = visible_text(browser.dom(dir.file("diff.html")));
+  EXPECT_NE(text.find("Unexpected differences (2)"), std::string::npos) << text;
 }
 
 }  // namespace
