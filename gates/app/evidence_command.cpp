@@ -141,7 +141,8 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
       std::string painted = status == "held" || status == "restored" ? console.green(word)
                             : status == "no evidence"                ? word
                                                                      : console.red(word);
-      std::string line = "  " + padded(text_of(layer, "layer"), 15) + painted;
+      std::string line =
+          "  " + padded(text_of(layer, "layer"), 15) + (status == "no evidence" ? status : painted);
       if (status != "no evidence")
         line += padded(clock_of(layer, "last_good"), 14) +
                 padded(clock_of(layer, "failed_at"), 14) + clock_of(layer, "restored_at");

@@ -123,6 +123,7 @@ class ReportBrowser : public FabgateEndToEnd {
     for (const std::string fetch : {"src=", "@import", "url(h", "href=\"http", "<script", "<link"})
       EXPECT_EQ(html.find(fetch), std::string::npos) << fetch << " in " << page;
     auto show = fabgate("evidence show " + shell_quoted(dir.string()));
+    last_show_ = show.output;
     EXPECT_EQ(show.exit_code, 0) << show.output;
     for (const std::string& part :
          std::vector<std::string>{"gates:", "layers (last seen good", "integrity: intact",
@@ -135,6 +136,7 @@ class ReportBrowser : public FabgateEndToEnd {
   }
 
   Browser browser_;
+  std::string last_show_;  // what `fabgate evidence show` printed for the last bundle checked
 };
 
 TEST_F(ReportBrowser, AcceptedRunPageSaysAcceptedAndEveryLayerHeldOrWithoutEvidence) {
@@ -195,6 +197,8 @@ TEST_F(ReportBrowser, RolledBackRunPageNamesTheFailingLayerAndItsRestore) {
       << row;
   expect_not_blank(browser_.screenshot(page, kScreenshots + "/report-rolled-back.png"),
                    "rolled back");
+  // The terminal side of the same bundle, for the README's page-beside-terminal view.
+  write_file(kScreenshots + "/evidence-show-rolled-back.txt", last_show_);
 }
 
 TEST_F(ReportBrowser, RollbackFailedRunPageNamesTheLayerThatIsNotRestored) {
