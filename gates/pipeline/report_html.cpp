@@ -104,6 +104,8 @@ constexpr double kWidth = 1000;
 constexpr double kLabel = 190;  // left column for row names
 constexpr double kRight = 20;
 constexpr double kRow = 22;
+// Interruptions drawn per flow: a flapping path can record thousands; the raw file has them all.
+constexpr std::size_t kMaxGapsPerFlow = 200;
 constexpr double kTop = 40;  // room for the first-failure label and the tick labels
 
 struct Axis {
@@ -138,7 +140,9 @@ std::string ticks(const Axis& axis, double bottom) {
     double x = kLabel + t / span * (kWidth - kLabel - kRight);
     svg << "<line class=\"grid\" x1=\"" << fixed(x, 1) << "\" y1=\"" << kTop - 6 << "\" x2=\""
         << fixed(x, 1) << "\" y2=\"" << fixed(bottom, 1) << "\"/>";
-    svg << "<text class=\"tick\" x=\"" << fixed(x, 1) << "\" y=\"" << kTop - 10 << "\">+"
+    bool at_edge = x > kWidth - kRight - 20;  // keep the last label inside the drawing
+    svg << "<text class=\"tick" << (at_edge ? " left" : "") << "\" x=\"" << fixed(x, 1) << "\" y=\""
+        << kTop - 10 << "\">+"
         << (step >= 1000 ? fixed(t / 1000.0, step >= 10000 ? 0 : 1) + " s" : fixed(t, 0) + " ms")
         << "</text>";
   }
@@ -231,8 +235,14 @@ std::map<std::string, LayerTimeline> layer_timelines(const ReportHtmlInput& inpu
         for (const auto& probe : outcome.probes) {
           if (probe.phase != "during" || probe.layer != layer) continue;
           const auto& detail = probe.detail;
+          // Sampling counts as good from the start only if replies came back at all.
+          double received = 0;
+          if (detail.contains("flows") && detail["flows"].is_array())
+            for (const auto& flow : detail["flows"])
+              if (flow.is_object()) received += flow.value("samples_received", 0.0);
           auto started = time_of(detail, "started_at");
-          if (started) timeline.observations.push_back({*started, "pass", "continuous probe"});
+          if (started && received > 0)
+            timeline.observations.push_back({*started, "pass", "continuous probe"});
           std::optional<TimePoint> first_gap;
           if (detail.contains("flows") && detail["flows"].is_array())
             for (const auto& flow : detail["flows"]) {
@@ -432,7 +442,7 @@ code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 .badge.pass{background:#2e7d32}.badge.fail{background:#c62828}.badge.noev{background:#616161}
 .badge.skip{background:#bdbdbd;color:#222}
 svg.timeline{background:#fff;border:1px solid #ddd;margin:6px 0}
-svg .grid{stroke:#e0e0e0;stroke-width:1}svg .tick{font-size:11px;fill:#666;text-anchor:middle}
+svg .grid{stroke:#e0e0e0;stroke-width:1}svg .tick{font-size:11px;fill:#666;text-anchor:middle}svg .tick.left{text-anchor:end}
 svg .row{font-size:12.5px;fill:#222}svg .inbar{font-size:11.5px;fill:#222}
 svg .left{text-anchor:end}svg .alarm{text-anchor:end;font-weight:700;fill:#b71c1c}
 svg .pass{fill:#2e7d32}svg .fail{fill:#c62828}svg .noev{fill:url(#fg-hatch);stroke:#424242;stroke-width:1}
@@ -690,7 +700,8 @@ void disruption_section(std::ostringstream& html, const ReportHtmlInput& input, 
       for (const auto& [key, value] : flow.items())
         if (value.is_array())
           for (const auto& item : value)
-            if (item.is_object() && item.contains("started_at") && item.contains("length_ms"))
+            if (item.is_object() && item.contains("started_at") && item.contains("length_ms") &&
+                gaps.size() < kMaxGapsPerFlow)
               gaps.push_back(item);
       if (gaps.empty() && flow.contains("longest_interruption") &&
           flow["longest_interruption"].is_object())

@@ -243,13 +243,19 @@ TEST_F(ReportBrowser, CanarySecretsInStepsAndOutputNeverReachThePage) {
 }
 
 TEST_F(ReportBrowser, PlanAndRehearseBundlesHaveThePageToo) {
-  // Given a plan and a rehearsal of the same change, then both bundles have the page, and the
-  // rehearsal's says the rehearsal passed.
+  // Given a plan and a rehearsal of the same change, then both bundles have the page, an edited
+  // page makes `evidence show` say TAMPERED, and the rehearsal's page says the rehearsal passed.
   commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf"));
   auto plan = fabgate("plan c");
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
-  auto plan_page = read_file(check_page(evidence_of(plan)).string());
+  auto plan_bundle = evidence_of(plan);
+  auto plan_page = read_file(check_page(plan_bundle).string());
   EXPECT_NE(plan_page.find("PLAN READY"), std::string::npos);
+  // The page is evidence: an edited page makes the bundle TAMPERED (exit 3).
+  write_file((plan_bundle / "report.html").string(), plan_page + "<p>all green</p>\n");
+  auto tampered = fabgate("evidence show " + shell_quoted(plan_bundle.string()));
+  EXPECT_EQ(tampered.exit_code, 3) << tampered.output;
+  EXPECT_NE(tampered.output.find("integrity: TAMPERED"), std::string::npos) << tampered.output;
   auto rehearse = fabgate("rehearse c");
   ASSERT_EQ(rehearse.exit_code, 0) << rehearse.output;
   auto rehearse_page = read_file(check_page(evidence_of(rehearse)).string());

@@ -223,6 +223,21 @@ TEST_F(ReportHtmlTest, ContinuousProbeGapsArePerFlowWithLoss) {
   EXPECT_NE(row.find("02:00:01.500"), std::string::npos) << row;  // back
 }
 
+TEST_F(ReportHtmlTest, ContinuousProbeThatHeardNothingNeverCountsAsGood) {
+  // Given a continuous probe that started but received no reply at all (no evidence), then
+  // forwarding was never seen good: its row says no evidence, with no last-good time.
+  ProbeOutcome watch = probe("during", "forwarding", Verdict::no_evidence, 700, "no reply");
+  watch.detail = {
+      {"started_at", format_utc(at(700))},
+      {"ended_at", format_utc(at(1600))},
+      {"flows", {{{"src_port", 40001}, {"samples_sent", 50}, {"samples_received", 0}}}}};
+  outcome_.probes.push_back(watch);
+  outcome_.layers["during"]["forwarding"] = "no-evidence";
+  std::string row = layer_row(render(), "forwarding");
+  EXPECT_NE(row.find("badge noev\">no evidence<"), std::string::npos) << row;
+  EXPECT_EQ(row.find("02:00:00.700"), std::string::npos) << row;
+}
+
 TEST_F(ReportHtmlTest, ProbeResultsPerFlowOrRankAreTabled) {
   // Given a flows probe with per-flow results and a collective probe with per-rank results,
   // then each gets a table of its rows.
