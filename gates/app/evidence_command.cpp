@@ -96,7 +96,7 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
                                 {"device_state", manifest.value("device_state", "")},
                                 {"first_disproven", manifest.value("first_disproven", "")},
                                 {"gates", manifest.value("gates", nlohmann::json::array())},
-                                {"layers", manifest.value("layers", nlohmann::json::array())}});
+                                {"layers", manifest.value("layer_recovery", nlohmann::json::array())}});
     return intact ? ExitCode::accepted : ExitCode::refused;
   }
   const auto change = manifest.value("change", nlohmann::json::object());
@@ -131,7 +131,7 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
                  padded(text_of(gate, "name"), 18) + padded(seconds.str(), 10) +
                  text_of(gate, "summary"));
   }
-  auto layers = manifest.value("layers", nlohmann::json::array());
+  auto layers = manifest.value("layer_recovery", nlohmann::json::array());
   if (layers.is_array() && !layers.empty()) {
     console.line("");
     console.line("layers (last seen good / failed / proven restored, UTC):");

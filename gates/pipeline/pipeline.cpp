@@ -836,7 +836,7 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
                                  {"exit_code", to_int(outcome.exit_code)},
                                  {"at", format_utc(now_utc())}});
   auto manifest = render_manifest(context, outcome);
-  manifest["layers"] = std::move(page.layers);  // `fabgate evidence show` prints them
+  manifest["layer_recovery"] = std::move(page.layers);  // `fabgate evidence show` prints it
   if (options_.annotate) options_.annotate(with_.evidence, manifest);
   (void)with_.evidence.finish(manifest);
 }
