@@ -86,17 +86,18 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
   bool intact = check.ok() && check->intact();
 
   if (console.json_mode()) {
-    console.json(nlohmann::json{{"bundle", dir},
-                                {"intact", intact},
-                                {"page", has_page ? nlohmann::json(page.string()) : nullptr},
-                                {"mode", manifest.value("mode", "")},
-                                {"change", manifest.value("change", nlohmann::json())},
-                                {"exit_code", manifest.value("exit_code", -1)},
-                                {"outcome", manifest.value("outcome", "")},
-                                {"device_state", manifest.value("device_state", "")},
-                                {"first_disproven", manifest.value("first_disproven", "")},
-                                {"gates", manifest.value("gates", nlohmann::json::array())},
-                                {"layers", manifest.value("layer_recovery", nlohmann::json::array())}});
+    console.json(
+        nlohmann::json{{"bundle", dir},
+                       {"intact", intact},
+                       {"page", has_page ? nlohmann::json(page.string()) : nullptr},
+                       {"mode", manifest.value("mode", "")},
+                       {"change", manifest.value("change", nlohmann::json())},
+                       {"exit_code", manifest.value("exit_code", -1)},
+                       {"outcome", manifest.value("outcome", "")},
+                       {"device_state", manifest.value("device_state", "")},
+                       {"first_disproven", manifest.value("first_disproven", "")},
+                       {"gates", manifest.value("gates", nlohmann::json::array())},
+                       {"layers", manifest.value("layer_recovery", nlohmann::json::array())}});
     return intact ? ExitCode::accepted : ExitCode::refused;
   }
   const auto change = manifest.value("change", nlohmann::json::object());
