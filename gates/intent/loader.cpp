@@ -614,8 +614,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
       if (host && std::find(host->data_addresses.begin(), host->data_addresses.end(), *v) ==
                       host->data_addresses.end())
         reader.error(node["source"],
-                     label + " sends from " + *v + ", which is not a data address of " +
-                         probe.host,
+                     label + " sends from " + *v + ", which is not a data address of " + probe.host,
                      "list it in the host's data_addresses in the inventory");
     }
     if ((probe.size != 0 || !probe.source.empty()) && probe.kind != "flows")

@@ -418,9 +418,9 @@ ProbeOutcome WatchSession::stop() {
 nlohmann::json to_json(const intent::Probe& probe) {
   // size and source only when set: a plan without them keeps the digest it always had.
   nlohmann::json document = {{"name", probe.name},   {"layer", probe.layer},
-          {"host", probe.host},   {"kind", probe.kind},
-          {"run", probe.run},     {"target", probe.target},
-          {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
+                             {"host", probe.host},   {"kind", probe.kind},
+                             {"run", probe.run},     {"target", probe.target},
+                             {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
   if (probe.size > 0) document["size"] = probe.size;
   if (!probe.source.empty()) document["source"] = probe.source;
   return document;

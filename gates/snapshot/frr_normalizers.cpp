@@ -99,13 +99,12 @@ Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
     json entry = {{"status", session.at("status")}, {"multihop", session.value("multihop", false)}};
     if (session.contains("interface")) entry["interface"] = session.at("interface");
     if (session.contains("uptime")) entry["uptime_ms"] = session.value("uptime", 0) * 1000;
-    for (const auto& [from, to] :
-         {std::pair{"receive-interval", "receive_interval_ms"},
-          {"transmit-interval", "transmit_interval_ms"},
-          {"detect-multiplier", "detect_multiplier"},
-          {"remote-receive-interval", "remote_receive_interval_ms"},
-          {"remote-transmit-interval", "remote_transmit_interval_ms"},
-          {"remote-detect-multiplier", "remote_detect_multiplier"}}) {
+    for (const auto& [from, to] : {std::pair{"receive-interval", "receive_interval_ms"},
+                                   {"transmit-interval", "transmit_interval_ms"},
+                                   {"detect-multiplier", "detect_multiplier"},
+                                   {"remote-receive-interval", "remote_receive_interval_ms"},
+                                   {"remote-transmit-interval", "remote_transmit_interval_ms"},
+                                   {"remote-detect-multiplier", "remote_detect_multiplier"}}) {
       if (session.contains(from) && session.at(from).is_number()) entry[to] = session.at(from);
     }
     peers[key] = std::move(entry);
@@ -124,8 +123,8 @@ Expected<Ok, std::string> parse_bfd_counters(std::string_view output, json& bfd)
     return std::string("expected a JSON list of BFD peer counters");
   if (!bfd.contains("peers") || !bfd.at("peers").is_object()) bfd["peers"] = json::object();
   for (const auto& session : document) {
-    if (!session.is_object() || !session.contains("peer") ||
-        !session.contains("session-down") || !session.at("session-down").is_number_integer())
+    if (!session.is_object() || !session.contains("peer") || !session.contains("session-down") ||
+        !session.at("session-down").is_number_integer())
       return std::string("a BFD counter entry without 'peer' or 'session-down'");
     std::string key = session.at("peer").get<std::string>();
     std::string vrf = session.value("vrf", "default");
@@ -141,7 +140,9 @@ namespace {
 
 // FRR 8.4's zebra prints nothing at all for `show evpn vni [detail] json` when EVPN is not
 // enabled on the switch (a spine that only carries the family): a real answer, no VNIs.
-bool is_empty_output(std::string_view output) { return trim(output).empty(); }
+bool is_empty_output(std::string_view output) {
+  return trim(output).empty();
+}
 
 json& vnis_of(json& evpn) {
   if (!evpn.contains("vnis") || !evpn.at("vnis").is_object()) evpn["vnis"] = json::object();
@@ -167,8 +168,7 @@ Expected<Ok, std::string> parse_evpn_vni(std::string_view output, json& evpn) {
   auto document = parse_json_object(output);
   if (!document) return document.error();
   for (const auto& [vni, detail] : document->items()) {
-    if (!detail.is_object() || !detail.contains("type"))
-      return "VNI " + vni + " without a 'type'";
+    if (!detail.is_object() || !detail.contains("type")) return "VNI " + vni + " without a 'type'";
     json& entry = vnis[vni];
     entry["type"] = detail.at("type");
     entry["vxlan_if"] = detail.value("vxlanIf", "");

@@ -57,8 +57,7 @@ TEST(FlowVerdict, MessageTooLongIsAFailureNamedAsSuch) {
   EXPECT_NE(reason.find("EMSGSIZE"), std::string::npos) << reason;
   EXPECT_STREQ(to_string(FlowError::too_big), "message-too-long");
   // Even when every flow was refused for its size.
-  EXPECT_EQ(judge({failed(FlowError::too_big), failed(FlowError::too_big)}, reason),
-            Verdict::fail);
+  EXPECT_EQ(judge({failed(FlowError::too_big), failed(FlowError::too_big)}, reason), Verdict::fail);
 }
 
 TEST(FlowOptions, SizeIsUdpOnlyAndWithinAUdpDatagram) {

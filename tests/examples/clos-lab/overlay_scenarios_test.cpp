@@ -18,9 +18,9 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -140,7 +140,9 @@ class OverlayScenarios : public ::testing::Test {
     if (std::regex_search(out.output, match, line)) return match[1].str();
     return {};
   }
-  static std::string in_ns(const std::string& node) { return "ip netns exec " + kPrefix + node + " "; }
+  static std::string in_ns(const std::string& node) {
+    return "ip netns exec " + kPrefix + node + " ";
+  }
 
   static inline bool lab_up_ = false;
   static inline std::string lab_log_;
@@ -309,13 +311,15 @@ TEST_F(OverlayScenarios, TightenedBfdTimersAreAcceptedWithoutAFlap) {
   EXPECT_GT(samples.load(), 5) << "BFD state was hardly read during the change";
   EXPECT_EQ(not_up.load(), 0) << "a BFD session went down during the change";
   auto bundle = evidence_of(out);
-  auto pre = read_json(bundle / "snapshots/pre.json"), post = read_json(bundle / "snapshots/post.json");
+  auto pre = read_json(bundle / "snapshots/pre.json"),
+       post = read_json(bundle / "snapshots/post.json");
   for (const char* device : {"spine1", "spine2", "leaf1", "leaf2"})
     for (auto& [peer, facts] : post["devices"][device]["bfd"]["peers"].items())
       EXPECT_EQ(facts["session_down_events"],
                 pre["devices"][device]["bfd"]["peers"][peer]["session_down_events"])
           << device << " " << peer;
-  EXPECT_EQ(post["devices"]["leaf1"]["bfd"]["peers"]["10.0.1.0"]["remote_receive_interval_ms"], 100);
+  EXPECT_EQ(post["devices"]["leaf1"]["bfd"]["peers"]["10.0.1.0"]["remote_receive_interval_ms"],
+            100);
   EXPECT_EQ(post["devices"]["spine1"]["bfd"]["peers"]["10.0.1.1"]["receive_interval_ms"], 100);
   std::cout << "[ figures ] bfd-timers-spine1: " << samples.load()
             << " BFD reads on leaf1 during the change, none down\n";
