@@ -218,7 +218,9 @@ TEST_F(OverlayScenarios, ManyOverlayFlowsSpreadOverBothSpines) {
             shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7102 "
                                   "--duration 30s >/dev/null 2>&1 &"));
   run_shell("sleep 0.5");
-  auto paths = run_shell(kEnv + kLab + " paths -- " + in_ns("host1") + kProbe +
+  // 16 flows x 20 packets each way is ~640 packets; a spine that carried under 100 did not
+  // carry probe traffic (BFD and keepalives add about 9 packets/s per spine).
+  auto paths = run_shell(kEnv + kLab + " paths --min-packets 100 -- " + in_ns("host1") + kProbe +
                          " flows --from 10.100.0.11 --to 10.100.0.13 --port 7102 --count 16 "
                          "--packets 20 --spacing 5ms --timeout 8s 2>/dev/null");
   run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7102'");
