@@ -371,19 +371,17 @@ TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
 }
 
 TEST(LoadIntent, OverlayFlowsProbeTakesSizeAndASourceOfItsHost) {
-  // Given a flows probe on the overlay layer with a size and one of host1's data addresses as
-  // source, then it loads with both; a source host1 does not own and a size on a command probe
+  // Given a flows probe on the overlay layer with a size and one of host2's data addresses as
+  // source, then it loads with both; a source host2 does not own and a size on a command probe
   // are each refused at their line.
   auto tree = valid_tree();
   tree.files["inventory.yaml"] = std::string(kInventory) +
                                  "  host2:  {platform: linux, role: host, ssh: {host: 192.0.2.22},"
-                                 " data_addresses: [10.1.2.11, 10.100.0.13]}
-";
+                                 " data_addresses: [10.1.2.11, 10.100.0.13]}\n";
   std::string change = kChange;
   change.replace(change.find("    - {name: ping"), std::string::npos,
                  "    - {name: full-size, layer: overlay, host: host2, kind: flows, "
-                 "source: 10.100.0.13, target: 10.100.0.13, size: 1472}
-");
+                 "source: 10.100.0.13, target: 10.100.0.13, size: 1472}\n");
   tree.files["changes/drain.yaml"] = change;
   auto good = load(tree);
   ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
