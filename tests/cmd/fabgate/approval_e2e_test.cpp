@@ -51,12 +51,11 @@ class ApprovalEndToEnd : public FabgateEndToEnd {
                                    (require_rehearsal ? "true" : "false") + "\n" + approval_extra);
   }
 
-  // Runs plan and returns its bundle (the newest one).
+  // Runs plan and returns the bundle it names.
   std::filesystem::path plan() {
     auto out = fabgate("plan c");
     EXPECT_EQ(out.exit_code, 0) << out.output;
-    auto all = bundles();
-    return all.empty() ? std::filesystem::path() : all.back();
+    return evidence_of(out);
   }
 
   testing::CommandOutput approve(const std::filesystem::path& plan_dir, const std::string& key,

@@ -163,9 +163,10 @@ TEST_F(SafeguardsEndToEnd, ALockWhoseHolderDiedIsReportedAndTakenOverOnlyWhenAsk
 
   auto taken = fabgate("apply c --operator bob --take-over-locks");
   EXPECT_EQ(taken.exit_code, 0) << taken.output;
-  auto found = bundles();
-  ASSERT_FALSE(found.empty());
-  auto safeguards = read_json(found.back() / "safeguards.json");
+  // The bundle this run names: runs started in the same second do not sort by folder name.
+  auto bundle = evidence_of(taken);
+  ASSERT_FALSE(bundle.empty()) << taken.output;
+  auto safeguards = read_json(bundle / "safeguards.json");
   bool recorded = false;
   for (const auto& event : safeguards["events"])
     if (event.contains("taken_over_from") &&
