@@ -262,6 +262,16 @@ int fail(const std::string& message) {
 }  // namespace
 
 int run_target(const TargetOptions& options) {
+  // Signals are taken by one thread with sigwait. They must be blocked before anything touches
+  // gRPC: creating credentials already initializes it and starts its threads, which inherit the
+  // mask of the thread that created them; one left unblocked gets SIGTERM's default action.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   if (options.listen.empty()) return fail("--listen ADDR:PORT (or unix:PATH) is required");
   bool has_tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   if (has_tls == options.insecure_plaintext) {
@@ -287,15 +297,6 @@ int run_target(const TargetOptions& options) {
     }
     credentials = grpc::SslServerCredentials(ssl);
   }
-
-  // Signals are taken by one thread with sigwait; block them before gRPC starts its threads so
-  // that none of those is picked to handle them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
 
   LinuxNode node(options.node);
   GnmiService service(options, node);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -413,6 +414,20 @@ TEST(Gnmid, RefusesToStartWithoutTlsOrAnExplicitPlaintextFlag) {
   EXPECT_FALSE(line);
   EXPECT_NE(process.failure.find("--insecure-plaintext (exactly one)"), std::string::npos)
       << process.failure;
+}
+
+TEST(Gnmid, SigtermStopsGracefullyWithExitStatusZero) {
+  // Given a serving fabgate-gnmid that has answered a call (so gRPC's threads are running),
+  // then SIGTERM stops it gracefully: it exits by itself with status 0 instead of being killed
+  // by the signal (status 143 from a shell).
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  ASSERT_TRUE(target->client->capabilities(kDeadline));
+  auto status = target->process.terminate();
+  ASSERT_TRUE(status) << "fabgate-gnmid did not stop within 5 s of SIGTERM";
+  EXPECT_FALSE(WIFSIGNALED(*status)) << "killed by signal " << WTERMSIG(*status);
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
 }
 
 // ---- Set on a real interface inside a test network namespace ----------------------------
