@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <string_view>
 
 #include "adapters/core/text.h"
 #include "adapters/gnmi/data_tree.h"
@@ -49,9 +50,34 @@ std::uint64_t counter(const json& value, const std::string& where) {
   throw FactError{where + ": expected an unsigned integer, got " + value.dump()};
 }
 
+// A string leaf taken as it is: names and addresses may contain ':' ("2001:db8::2",
+// "et-0/0/0:1") that is no module prefix.
 std::string text_leaf(const json& value, const std::string& where) {
   if (!value.is_string()) throw FactError{where + ": expected a string, got " + value.dump()};
-  return strip_module_prefix(value.get<std::string>());
+  return value.get<std::string>();
+}
+
+// True for a YANG module name: a letter or '_', then letters, digits, '_', '-' or '.'.
+bool is_yang_identifier(std::string_view text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) {
+    return false;
+  }
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// A leaf the OpenConfig schema types as an identityref or enumeration (oper-status,
+// session-state, afi-safi-name): RFC 7951 qualifies identityrefs as "module:NAME", and some
+// targets qualify enums too, so a leading module name is dropped. Only these leaves are
+// read this way.
+std::string identity_leaf(const json& value, const std::string& where) {
+  std::string text = text_leaf(value, where);
+  auto colon = text.find(':');
+  if (colon != std::string::npos && is_yang_identifier(std::string_view(text).substr(0, colon))) {
+    return text.substr(colon + 1);
+  }
+  return text;
 }
 
 std::string lowercase(std::string text) {
@@ -117,10 +143,10 @@ json interface_facts(const json& list) {
     const json* config = member(entry, "config");
     if (state != nullptr) {
       if (const json* oper = member(*state, "oper-status")) {
-        facts["oper"] = lowercase(text_leaf(*oper, where + "/state/oper-status"));
+        facts["oper"] = lowercase(identity_leaf(*oper, where + "/state/oper-status"));
       }
       if (const json* admin = member(*state, "admin-status")) {
-        facts["admin"] = lowercase(text_leaf(*admin, where + "/state/admin-status"));
+        facts["admin"] = lowercase(identity_leaf(*admin, where + "/state/admin-status"));
       }
       if (const json* counters = member(*state, "counters")) {
         json out = json::object();
@@ -155,7 +181,7 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
     json facts = json::object();
     if (const json* state = member(entry, "state")) {
       if (const json* session = member(*state, "session-state")) {
-        facts["state"] = bgp_state_name(text_leaf(*session, where + "/state/session-state"));
+        facts["state"] = bgp_state_name(identity_leaf(*session, where + "/state/session-state"));
       }
       if (const json* as = member(*state, "peer-as")) {
         facts["remote_as"] = counter(*as, where + "/state/peer-as");

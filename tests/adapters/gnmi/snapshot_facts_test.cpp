@@ -90,6 +90,39 @@ TEST(GnmiSnapshotFacts, CategoriesNotAskedForStayAbsent) {
   EXPECT_EQ((*facts->interfaces)["lo"]["mtu"], 65536);
 }
 
+TEST(GnmiSnapshotFacts, ColonsInNamesAndAddressesAreKeptOnlyIdentityrefsLoseTheirModule) {
+  // Given values that contain ':' without being module-qualified (an IPv6 neighbor, a
+  // channelized interface name, a hostname) next to enum and identityref leaves that a target
+  // module-qualifies (RFC 7951 identityrefs), then names and addresses are kept whole and only
+  // the identityref/enum leaves lose their "module:" prefix.
+  GnmiNotification notification;
+  notification.updates.push_back(update("/system/state", {{"hostname", "rack1:leaf1"}}));
+  notification.updates.push_back(update(
+      "/interfaces/interface[name=et-0/0/0:1]/state",
+      {{"name", "et-0/0/0:1"},
+       {"admin-status", "UP"},
+       {"oper-status", "openconfig-interfaces:DOWN"}}));
+  notification.updates.push_back(update(
+      "/network-instances/network-instance[name=default]/protocols/"
+      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=2001:db8::2]",
+      {{"neighbor-address", "2001:db8::2"},
+       {"state", {{"peer-as", 65002}, {"session-state", "openconfig-bgp:ESTABLISHED"}}},
+       {"afi-safis",
+        {{"afi-safi",
+          json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV6_UNICAST"},
+                        {"state", {{"prefixes", {{"received", 3}}}}}}})}}}}));
+
+  auto facts = snapshot_facts({notification}, TimePoint{});
+
+  ASSERT_TRUE(facts) << facts.error();
+  EXPECT_EQ((*facts->identity)["hostname"], "rack1:leaf1");
+  ASSERT_TRUE(facts->interfaces->contains("et-0/0/0:1")) << facts->interfaces->dump();
+  EXPECT_EQ((*facts->interfaces)["et-0/0/0:1"]["oper"], "down");
+  ASSERT_TRUE((*facts->bgp)["peers"].contains("2001:db8::2")) << facts->bgp->dump();
+  EXPECT_EQ((*facts->bgp)["peers"]["2001:db8::2"]["state"], "Established");
+  EXPECT_EQ((*facts->bgp)["peers"]["2001:db8::2"]["prefixes_received"], 3);
+}
+
 TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {
   // Given a counter that is not a number, then the mapping fails with the path, so the
   // collector records no-evidence instead of a zero.
