@@ -39,6 +39,13 @@ using GnmiResult = Expected<T, GnmiFailure>;
 
 enum class Encoding { json, json_ietf };
 
+// GetRequest.type: which data a Get returns. `config`: read/write data only (the config
+// containers and list keys); `state`: read-only data (state containers, applied config
+// included); `operational`: read-only data that is not also config (state leaves without a
+// counterpart in the sibling config container: counters, oper-status, ...).
+enum class DataType { all, config, state, operational };
+std::string_view to_string(DataType type);
+
 // One value the target sent. `path` is the full path (notification prefix joined with the
 // update's path); `json` is the value as JSON text, whatever TypedValue carried it.
 struct GnmiUpdate {
@@ -99,7 +106,12 @@ class GnmiClient {
   virtual ~GnmiClient() = default;
   virtual GnmiResult<Capabilities> capabilities(Duration deadline) = 0;
   virtual GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
-                                                        Encoding encoding, Duration deadline) = 0;
+                                                        Encoding encoding, DataType type,
+                                                        Duration deadline) = 0;
+  GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
+                                                Encoding encoding, Duration deadline) {
+    return get(paths, encoding, DataType::all, deadline);
+  }
   // One Set RPC: the target applies all operations or none.
   virtual GnmiResult<SetResult> set(const std::vector<SetOperation>& operations,
                                     Duration deadline) = 0;

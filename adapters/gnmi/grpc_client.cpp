@@ -71,6 +71,20 @@ std::optional<std::string> read_file(const std::string& path) {
   return encoding == Encoding::json_ietf ? ::gnmi::JSON_IETF : ::gnmi::JSON;
 }
 
+::gnmi::GetRequest::DataType to_proto(DataType type) {
+  switch (type) {
+    case DataType::all:
+      return ::gnmi::GetRequest::ALL;
+    case DataType::config:
+      return ::gnmi::GetRequest::CONFIG;
+    case DataType::state:
+      return ::gnmi::GetRequest::STATE;
+    case DataType::operational:
+      return ::gnmi::GetRequest::OPERATIONAL;
+  }
+  return ::gnmi::GetRequest::ALL;
+}
+
 class GrpcGnmiClient;
 
 class GrpcPollSession final : public GnmiPollSession {
@@ -120,11 +134,15 @@ class GrpcGnmiClient final : public GnmiClient {
     return out;
   }
 
+  using GnmiClient::get;
   GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
-                                                Encoding encoding, Duration deadline) override {
+                                                Encoding encoding, DataType type,
+                                                Duration deadline) override {
     std::string operation = "Get " + join_paths_text(paths);
+    if (type != DataType::all) operation += " (type " + std::string(to_string(type)) + ")";
     ::gnmi::GetRequest request;
     request.set_encoding(to_proto(encoding));
+    request.set_type(to_proto(type));
     for (const auto& text : paths) {
       auto path = parse_for(text, operation);
       if (!path) return path.error();

@@ -87,7 +87,58 @@ json ietf_numbers(const json& value, bool is_uint64) {
   return value;
 }
 
+// `value` lies inside a config container (inside_config) or a state container (inside_state)
+// or neither; `config_sibling` is the config container next to the state container being
+// filtered, whose leaves OPERATIONAL leaves out.
+std::optional<json> filter_by_type(const json& value, DataType type, bool inside_config,
+                                   bool inside_state, const json* config_sibling) {
+  if (!value.is_object() && !value.is_array()) {
+    if (type == DataType::config && inside_state) return std::nullopt;
+    if (type != DataType::config && inside_config) return std::nullopt;
+    return value;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const auto& item : value) {
+      auto kept = filter_by_type(item, type, inside_config, inside_state, nullptr);
+      if (kept) out.push_back(std::move(*kept));
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+  }
+  json out = json::object();
+  bool has_container = false;
+  for (const auto& [name, member] : value.items()) {
+    bool is_config = inside_config || name == "config";
+    bool is_state = inside_state || name == "state";
+    const json* sibling = nullptr;
+    if (name == "state" && !inside_state) {
+      auto found = value.find("config");
+      if (found != value.end()) sibling = &*found;
+    } else if (config_sibling != nullptr && config_sibling->is_object()) {
+      auto found = config_sibling->find(name);
+      if (found != config_sibling->end()) sibling = &*found;
+    }
+    if (type == DataType::operational && inside_state && sibling != nullptr &&
+        !member.is_object() && !member.is_array()) {
+      continue;  // applied config: the config container has the same leaf
+    }
+    auto kept = filter_by_type(member, type, is_config, is_state, sibling);
+    if (!kept) continue;
+    if (kept->is_object() || kept->is_array()) has_container = true;
+    out[name] = std::move(*kept);
+  }
+  // A list entry or container left with nothing but key leaves has none of this type's data.
+  if (out.empty() || (!has_container && !inside_config && !inside_state)) return std::nullopt;
+  return out;
+}
+
 }  // namespace
+
+json select_data_type(const json& tree, DataType type) {
+  if (type == DataType::all) return tree;
+  return filter_by_type(tree, type, false, false, nullptr).value_or(json::object());
+}
 
 NodeResult<json> build_tree(Node& node, const GnmiPath& path) {
   json tree = json::object();

@@ -89,10 +89,14 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     if (Status bad = check_encoding(request->encoding()); !bad.ok()) return bad;
     std::shared_lock lock(node_mutex_);
     GnmiPath prefix = from_proto(request->prefix());
+    DataType type = request->type() == ::gnmi::GetRequest::CONFIG        ? DataType::config
+                    : request->type() == ::gnmi::GetRequest::STATE       ? DataType::state
+                    : request->type() == ::gnmi::GetRequest::OPERATIONAL ? DataType::operational
+                                                                         : DataType::all;
     for (const auto& requested : request->path()) {
       Status status =
           resolve(join_paths(prefix, from_proto(requested)),
-                  request->encoding() == ::gnmi::JSON_IETF, *response->add_notification());
+                  request->encoding() == ::gnmi::JSON_IETF, *response->add_notification(), type);
       if (!status.ok()) return status;
     }
     return Status::OK;
@@ -195,7 +199,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   }
 
   // One notification with an update per node `path` matches (wildcards expanded).
-  Status resolve(const GnmiPath& requested, bool json_ietf, ::gnmi::Notification& notification) {
+  // A path that exists but holds no data of `type` gives a notification without updates.
+  Status resolve(const GnmiPath& requested, bool json_ietf, ::gnmi::Notification& notification,
+                 DataType type = DataType::all) {
     GnmiPath path = without_module_prefixes(requested);
     auto tree = build_tree(node_, path);
     if (!tree) return from_node_failure(tree.error());
@@ -205,6 +211,13 @@ class GnmiService final : public ::gnmi::gNMI::Service {
               "path " + requested.to_string() + " not found: " + matches.error()};
     }
     notification.set_timestamp(now_ns());
+    nlohmann::json selected;
+    if (type != DataType::all) {
+      selected = select_data_type(*tree, type);
+      auto typed = find_in_tree(selected, path);
+      if (!typed) return Status::OK;
+      matches = std::move(typed);
+    }
     for (const auto& match : *matches) {
       ::gnmi::Update* update = notification.add_update();
       *update->mutable_path() = to_proto(match.path);

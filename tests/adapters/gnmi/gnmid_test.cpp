@@ -166,6 +166,44 @@ TEST(Gnmid, GetServesSystemInterfacesConfigAndBgp) {
   EXPECT_EQ(json::parse((*bgp)[0].updates[1].json)["session-state"], "ACTIVE");
 }
 
+TEST(Gnmid, GetTypeFiltersConfigStateAndOperationalData) {
+  // Given a Get of loopback's whole entry with each GetRequest type, then CONFIG returns only
+  // read/write data (config container and key, no state), STATE only read-only data (state,
+  // applied mtu included, no config), OPERATIONAL only state that is not also config
+  // (counters and oper-status, no mtu); and a CONFIG Get of a state container returns nothing.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto& client = *target->client;
+  const std::vector<std::string> lo = {"/interfaces/interface[name=lo]"};
+
+  json config = only_value(client.get(lo, Encoding::json, DataType::config, kDeadline));
+  EXPECT_EQ(config["name"], "lo");
+  EXPECT_TRUE(config.contains("config")) << config.dump();
+  EXPECT_FALSE(config.contains("state")) << config.dump();
+
+  json state = only_value(client.get(lo, Encoding::json, DataType::state, kDeadline));
+  EXPECT_FALSE(state.contains("config")) << state.dump();
+  EXPECT_TRUE(state["state"].contains("mtu")) << state.dump();
+  EXPECT_TRUE(state["state"].contains("counters")) << state.dump();
+
+  json operational = only_value(client.get(lo, Encoding::json, DataType::operational, kDeadline));
+  EXPECT_FALSE(operational.contains("config")) << operational.dump();
+  EXPECT_FALSE(operational["state"].contains("mtu")) << operational.dump();
+  EXPECT_FALSE(operational["state"].contains("enabled")) << operational.dump();
+  EXPECT_TRUE(operational["state"].contains("oper-status")) << operational.dump();
+  EXPECT_TRUE(operational["state"].contains("counters")) << operational.dump();
+
+  auto state_as_config =
+      client.get({"/interfaces/interface[name=lo]/state"}, Encoding::json, DataType::config,
+                 kDeadline);
+  ASSERT_TRUE(state_as_config) << state_as_config.error().message;
+  ASSERT_EQ(state_as_config->size(), 1u);
+  EXPECT_TRUE((*state_as_config)[0].updates.empty());
+
+  json all = only_value(client.get(lo, Encoding::json, kDeadline));
+  EXPECT_TRUE(all.contains("config") && all.contains("state")) << all.dump();
+}
+
 TEST(Gnmid, SnapshotFactsFromAGnmiCollector) {
   // Given the three collector paths fetched in one JSON_IETF Get, then the snapshot facts hold
   // identity, loopback with integer counters, and both BGP peers with FRR's state names.
