@@ -96,6 +96,44 @@ std::string bgp_state_name(const std::string& openconfig) {
   return found == names.end() ? openconfig : found->second;
 }
 
+// /components: NICs (PORT components with a driver in `description`, as fabgate-gnmid serves
+// them) become identity.nics like `ethtool -i`; the OPERATING_SYSTEM component's
+// software-version is identity.os_version; BIOS/FIRMWARE/BOOT_LOADER components go to
+// identity.firmware.<name>.
+void add_component_facts(const json& list, json& identity) {
+  if (!list.is_array()) throw FactError{"/components/component: expected a list"};
+  for (const auto& entry : list) {
+    const json* name_leaf = member(entry, "name");
+    if (name_leaf == nullptr) throw FactError{"/components/component: an entry has no name"};
+    std::string name = text_leaf(*name_leaf, "/components/component/name");
+    std::string where = "/components/component[name=" + name + "]/state";
+    const json* state = member(entry, "state");
+    if (state == nullptr) continue;
+    std::string type;
+    if (const json* value = member(*state, "type")) type = identity_leaf(*value, where + "/type");
+    auto leaf = [&](const char* leaf_name) -> std::optional<std::string> {
+      const json* value = member(*state, leaf_name);
+      if (value == nullptr) return std::nullopt;
+      return text_leaf(*value, where + "/" + leaf_name);
+    };
+    if (type == "OPERATING_SYSTEM") {
+      if (auto version = leaf("software-version")) identity["os_version"] = *version;
+    } else if (type == "BIOS" || type == "FIRMWARE" || type == "BOOT_LOADER") {
+      auto version = leaf("firmware-version");
+      if (!version) version = leaf("software-version");
+      if (version) identity["firmware"][name] = *version;
+    } else if (type == "PORT") {
+      auto driver = leaf("description");
+      if (!driver) continue;
+      json nic = {{"driver", *driver}};
+      if (auto version = leaf("software-version")) nic["driver_version"] = *version;
+      if (auto firmware = leaf("firmware-version")) nic["firmware"] = *firmware;
+      if (auto bus = leaf("location")) nic["bus"] = *bus;
+      identity["nics"][name] = std::move(nic);
+    }
+  }
+}
+
 json identity_facts(const json& system) {
   json identity = json::object();
   const json* state = member(system, "state");
@@ -127,6 +165,43 @@ json identity_facts(const json& system) {
   return identity;
 }
 
+bool is_ipv6_link_local(const std::string& ip) {
+  std::string head = lowercase(ip.substr(0, 3));
+  return head == "fe8" || head == "fe9" || head == "fea" || head == "feb";
+}
+
+// "ip/prefix-length" of every subinterface's IPv4 and IPv6 addresses, sorted, without IPv6
+// link-local ones (as the SSH collector's ip-addr normalizer). An interface whose reply has
+// subinterfaces but no address gets an empty list: that is an answer.
+json interface_addresses(const json& subinterfaces, const std::string& where) {
+  if (!subinterfaces.is_array()) throw FactError{where + "/subinterfaces: expected a list"};
+  std::vector<std::string> out;
+  for (const auto& subinterface : subinterfaces) {
+    for (const char* family : {"ipv4", "ipv6"}) {
+      const json* addresses = walk(subinterface, {family, "addresses", "address"});
+      if (addresses == nullptr) continue;
+      if (!addresses->is_array()) {
+        throw FactError{where + "/subinterfaces/.../address: expected a list"};
+      }
+      for (const auto& address : *addresses) {
+        const json* state = member(address, "state");
+        if (state == nullptr) state = member(address, "config");
+        const json* ip = state != nullptr ? member(*state, "ip") : nullptr;
+        if (ip == nullptr) ip = member(address, "ip");
+        const json* length = state != nullptr ? member(*state, "prefix-length") : nullptr;
+        if (ip == nullptr || length == nullptr) {
+          throw FactError{where + "/subinterfaces/.../address: no ip or prefix-length"};
+        }
+        std::string text = text_leaf(*ip, where + "/.../address/ip");
+        if (std::string(family) == "ipv6" && is_ipv6_link_local(text)) continue;
+        out.push_back(text + "/" + std::to_string(counter(*length, where + "/.../prefix-length")));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 json interface_facts(const json& list) {
   static const std::pair<const char*, const char*> counter_names[] = {
       {"in-pkts", "rx_packets"},     {"out-pkts", "tx_packets"},    {"in-octets", "rx_bytes"},
@@ -143,7 +218,10 @@ json interface_facts(const json& list) {
     const json* config = member(entry, "config");
     if (state != nullptr) {
       if (const json* oper = member(*state, "oper-status")) {
-        facts["oper"] = lowercase(identity_leaf(*oper, where + "/state/oper-status"));
+        // LOWER_LAYER_DOWN -> lowerlayerdown: the kernel's operstate words, as ip-link has them.
+        std::string word = lowercase(identity_leaf(*oper, where + "/state/oper-status"));
+        word.erase(std::remove(word.begin(), word.end(), '_'), word.end());
+        facts["oper"] = word;
       }
       if (const json* admin = member(*state, "admin-status")) {
         facts["admin"] = lowercase(identity_leaf(*admin, where + "/state/admin-status"));
@@ -166,9 +244,20 @@ json interface_facts(const json& list) {
         facts["admin"] = enabled->get<bool>() ? "up" : "down";
       }
     }
+    if (const json* subinterfaces = walk(entry, {"subinterfaces", "subinterface"})) {
+      facts["addresses"] = interface_addresses(*subinterfaces, where);
+    }
     interfaces[text_leaf(*name, "name")] = std::move(facts);
   }
   return interfaces;
+}
+
+// IPV4_UNICAST -> ipv4_unicast, L2VPN_EVPN -> l2_vpn_evpn: the keys the SSH collector's
+// bgp-summary normalizer derives from FRR's ipv4Unicast and l2VpnEvpn.
+std::string address_family_key(const std::string& afi_safi) {
+  if (afi_safi == "L2VPN_EVPN") return "l2_vpn_evpn";
+  if (afi_safi == "L2VPN_VPLS") return "l2_vpn_vpls";
+  return lowercase(afi_safi);
 }
 
 void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
@@ -198,15 +287,62 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
       std::uint64_t received = 0;
       bool any = false;
       for (const auto& afi_safi : *afi_safis) {
-        if (const json* value = walk(afi_safi, {"state", "prefixes", "received"})) {
-          received += counter(*value, where + "/afi-safis/.../prefixes/received");
-          any = true;
+        const json* value = walk(afi_safi, {"state", "prefixes", "received"});
+        if (value == nullptr) continue;
+        std::uint64_t count = counter(*value, where + "/afi-safis/.../prefixes/received");
+        received += count;
+        any = true;
+        const json* name = member(afi_safi, "afi-safi-name");
+        if (name == nullptr) name = walk(afi_safi, {"state", "afi-safi-name"});
+        if (name == nullptr) continue;
+        json family = {{"prefixes_received", count}};
+        if (const json* sent = walk(afi_safi, {"state", "prefixes", "sent"})) {
+          family["prefixes_sent"] = counter(*sent, where + "/afi-safis/.../prefixes/sent");
         }
+        facts["address_families"][address_family_key(
+            identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name"))] =
+            std::move(family);
       }
       if (any) facts["prefixes_received"] = received;
     }
     peers[name] = std::move(facts);
   }
+}
+
+// /lldp/interfaces/interface[name]/neighbors/neighbor[id]/state ->
+// lldp.neighbors.<interface> = [{system_name, port_id, chassis_id, port_description}], sorted.
+json lldp_facts(const json& list) {
+  if (!list.is_array()) throw FactError{"/lldp/interfaces/interface: expected a list"};
+  json neighbors = json::object();
+  for (const auto& entry : list) {
+    const json* name = member(entry, "name");
+    if (name == nullptr) throw FactError{"/lldp/interfaces/interface: an entry has no name"};
+    std::string interface = text_leaf(*name, "/lldp/interfaces/interface/name");
+    std::string where = "/lldp/interfaces/interface[name=" + interface + "]";
+    json found = json::array();
+    if (const json* peers = walk(entry, {"neighbors", "neighbor"})) {
+      if (!peers->is_array()) throw FactError{where + "/neighbors/neighbor: expected a list"};
+      for (const auto& peer : *peers) {
+        const json* state = member(peer, "state");
+        if (state == nullptr) continue;
+        json out = json::object();
+        static const std::pair<const char*, const char*> leaves[] = {
+            {"system-name", "system_name"},
+            {"port-id", "port_id"},
+            {"chassis-id", "chassis_id"},
+            {"port-description", "port_description"}};
+        for (const auto& [openconfig, snapshot] : leaves) {
+          if (const json* value = member(*state, openconfig)) {
+            out[snapshot] = text_leaf(*value, where + "/neighbors/neighbor/state/" + openconfig);
+          }
+        }
+        found.push_back(std::move(out));
+      }
+    }
+    std::sort(found.begin(), found.end());
+    neighbors[interface] = std::move(found);
+  }
+  return json{{"neighbors", std::move(neighbors)}};
 }
 
 std::optional<json> bgp_facts(const json& tree, TimePoint now) {
@@ -245,6 +381,13 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
   try {
     SnapshotFacts facts;
     if (const json* system = member(tree, "system")) facts.identity = identity_facts(*system);
+    if (const json* components = walk(tree, {"components", "component"})) {
+      if (!facts.identity) facts.identity = json::object();
+      add_component_facts(*components, *facts.identity);
+    }
+    if (const json* lldp = walk(tree, {"lldp", "interfaces", "interface"})) {
+      facts.lldp = lldp_facts(*lldp);
+    }
     if (const json* list = walk(tree, {"interfaces", "interface"})) {
       facts.interfaces = interface_facts(*list);
     }

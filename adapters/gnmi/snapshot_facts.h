@@ -32,6 +32,8 @@ struct SnapshotFacts {
   std::optional<nlohmann::json> interfaces;
   // { "peers": { "10.0.1.0": { "state", "remote_as", "prefixes_received", "uptime_ms" } } }
   std::optional<nlohmann::json> bgp;
+  // { "neighbors": { "eth1": [ { "system_name", "port_id", "chassis_id" } ] } }
+  std::optional<nlohmann::json> lldp;
 };
 
 // Fails (the caller's no-evidence) when a value is not JSON or a leaf has the wrong type.

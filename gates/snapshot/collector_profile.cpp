@@ -55,7 +55,7 @@ void read_gnmi_source(YamlReader& reader, const YAML::Node& source_node, const s
 }  // namespace
 
 const std::vector<std::string>& gnmi_categories() {
-  static const std::vector<std::string> categories = {"identity", "interfaces", "bgp"};
+  static const std::vector<std::string> categories = {"identity", "interfaces", "bgp", "lldp"};
   return categories;
 }
 

@@ -17,6 +17,7 @@ const std::optional<json>* category_of(const gnmi::SnapshotFacts& facts,
   if (category == "identity") return &facts.identity;
   if (category == "interfaces") return &facts.interfaces;
   if (category == "bgp") return &facts.bgp;
+  if (category == "lldp") return &facts.lldp;
   return nullptr;
 }
 

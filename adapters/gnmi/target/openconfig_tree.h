@@ -4,6 +4,8 @@
 //   /system/state                                  hostname, software-version
 //   /interfaces/interface[name=*]/state            admin/oper status, mtu, counters
 //   /interfaces/interface[name=*]/config           enabled, mtu (Set changes these)
+//   /interfaces/interface[name=*]/subinterfaces    addresses (subinterface 0)
+//   /components/component[name=*]/state            NIC driver and firmware versions
 //   /network-instances/network-instance[name=default]/protocols/
 //     protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state
 // The BGP subtree exists only while FRR answers.

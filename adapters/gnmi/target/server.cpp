@@ -76,6 +76,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     };
     add_model("openconfig-system");
     add_model("openconfig-interfaces");
+    add_model("openconfig-if-ip");
+    add_model("openconfig-platform");
     if (node_.bgp_neighbors()) add_model("openconfig-network-instance");
     response->add_supported_encodings(::gnmi::JSON);
     response->add_supported_encodings(::gnmi::JSON_IETF);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -124,6 +125,7 @@ TEST(Gnmid, CapabilitiesListServedModelsAndEncodings) {
   std::vector<std::string> models;
   for (const auto& model : capabilities->models) models.push_back(model.name);
   EXPECT_EQ(models, (std::vector<std::string>{"openconfig-system", "openconfig-interfaces",
+                                              "openconfig-if-ip", "openconfig-platform",
                                               "openconfig-network-instance"}));
   EXPECT_EQ(capabilities->encodings, (std::vector<std::string>{"JSON", "JSON_IETF"}));
   EXPECT_EQ(capabilities->gnmi_version, "0.10.0");
@@ -204,6 +206,29 @@ TEST(Gnmid, GetTypeFiltersConfigStateAndOperationalData) {
   EXPECT_TRUE(all.contains("config") && all.contains("state")) << all.dump();
 }
 
+TEST(Gnmid, ServesAddressesAndNicComponentsThatFactsRead) {
+  // Given fabgate-gnmid on this host, then a Get of loopback's subinterfaces and of the
+  // components gives facts with lo's real addresses (127.0.0.1/8, ::1/128) and NIC entries
+  // only for interfaces with a driver (never lo), each naming its driver.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto reply = target->client->get(
+      {"/interfaces/interface[name=lo]/subinterfaces", "/components/component[name=*]"},
+      Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(reply) << reply.error().message;
+  auto facts = snapshot_facts(*reply, TimePoint{});
+  ASSERT_TRUE(facts) << facts.error();
+  ASSERT_TRUE(facts->interfaces);
+  json addresses = (*facts->interfaces)["lo"]["addresses"];
+  EXPECT_NE(std::find(addresses.begin(), addresses.end(), "127.0.0.1/8"), addresses.end())
+      << addresses.dump();
+  ASSERT_TRUE(facts->identity);
+  EXPECT_FALSE((*facts->identity)["nics"].contains("lo")) << facts->identity->dump();
+  for (const auto& [name, nic] : (*facts->identity)["nics"].items()) {
+    EXPECT_FALSE(nic.value("driver", "").empty()) << name << ": " << nic.dump();
+  }
+}
+
 TEST(Gnmid, SnapshotFactsFromAGnmiCollector) {
   // Given the three collector paths fetched in one JSON_IETF Get, then the snapshot facts hold
   // identity, loopback with integer counters, and both BGP peers with FRR's state names.
@@ -273,7 +298,8 @@ TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
   ASSERT_TRUE(target);
   auto capabilities = target->client->capabilities(kDeadline);
   ASSERT_TRUE(capabilities);
-  EXPECT_EQ(capabilities->models.size(), 2u);
+  EXPECT_EQ(capabilities->models.size(), 4u);
+  for (const auto& model : capabilities->models) EXPECT_NE(model.name, "openconfig-network-instance");
   auto bgp = target->client->get({kBgpNeighbors}, Encoding::json, kDeadline);
   ASSERT_FALSE(bgp);
   EXPECT_EQ(bgp.error().kind, GnmiFailure::Kind::rejected);
