@@ -364,6 +364,23 @@ std::optional<json> bgp_facts(const json& tree, TimePoint now) {
 
 }  // namespace
 
+Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& notifications) {
+  json tree = json::object();
+  bool any = false;
+  for (const auto& notification : notifications) {
+    for (const auto& update : notification.updates) {
+      json value = json::parse(update.json, nullptr, false);
+      if (value.is_discarded()) return "value at " + update.path.to_string() + " is not JSON";
+      GnmiPath path = update.path;
+      for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
+      insert_into_tree(tree, path, strip_module_prefixes(value));
+      any = true;
+    }
+  }
+  if (!any) return std::string("the reply holds no configuration");
+  return json{{"format", "openconfig-json"}, {"text", tree.dump(2) + "\n"}};
+}
+
 Expected<SnapshotFacts, std::string> snapshot_facts(
     const std::vector<GnmiNotification>& notifications, TimePoint now) {
   json tree = json::object();

@@ -41,4 +41,10 @@ struct SnapshotFacts {
 Expected<SnapshotFacts, std::string> snapshot_facts(
     const std::vector<GnmiNotification>& notifications, TimePoint now);
 
+// The configuration a Get of type CONFIG returned, merged into one tree (member names without
+// module prefixes) and written as indented JSON with sorted keys, so two captures diff line by
+// line: {"format": "openconfig-json", "text": ...}. Fails when the reply holds no update.
+Expected<nlohmann::json, std::string> config_facts(
+    const std::vector<GnmiNotification>& notifications);
+
 }  // namespace fabgate::gnmi

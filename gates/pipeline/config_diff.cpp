@@ -55,10 +55,10 @@ std::vector<Edit> edit_script(const std::vector<std::string>& a, const std::vect
     while (i < n || j < m) {
       if (i < n && j < m && a[head + i] == b[head + j]) {
         edits.push_back({' ', head + i++, head + j++});
-      } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-        edits.push_back({'+', head + i, head + j++});
+      } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+        edits.push_back({'-', head + i++, head + j});  // removals first, as diff(1) writes
       } else {
-        edits.push_back({'-', head + i++, head + j});
+        edits.push_back({'+', head + i, head + j++});
       }
     }
   } else {
@@ -160,6 +160,27 @@ std::vector<ConfigDelta> config_deltas(const json& pre, const json& later, const
     deltas.push_back(std::move(delta));
   }
   return deltas;
+}
+
+std::vector<std::string> captured_configs(const json& snapshot) {
+  std::vector<std::string> out;
+  if (!snapshot.is_object() || !snapshot.contains("devices") || !snapshot["devices"].is_object())
+    return out;
+  for (const auto& [device, facts] : snapshot["devices"].items()) {
+    if (!facts.is_object() || !facts.contains("config")) continue;
+    std::string text = facts["config"].value("text", std::string());
+    std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    if (!text.empty() && text.back() != '\n') ++lines;
+    out.push_back(device + " (" + std::to_string(lines) + " lines)");
+  }
+  return out;
+}
+
+std::string config_capture_markdown(const std::vector<std::string>& captured) {
+  if (captured.empty()) return "";
+  return "## Running configuration\n\nCaptured in `snapshots/pre.json` for " + join(captured, ", ") +
+         ". A rehearse or apply run shows its unified diffs (post vs pre, restored vs pre, "
+         "secrets redacted) in report.md.\n";
 }
 
 std::string config_diff_markdown(const std::vector<ConfigDelta>& deltas) {

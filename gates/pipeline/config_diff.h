@@ -33,9 +33,16 @@ struct ConfigDelta {
 std::vector<ConfigDelta> config_deltas(const nlohmann::json& pre, const nlohmann::json& later,
                                        const std::string& phase, const Redactor& redactor);
 
+// "leaf1 (42 lines)" for every device whose `config` the snapshot captured.
+std::vector<std::string> captured_configs(const nlohmann::json& snapshot);
+
 // "## Configuration changes" with one fenced diff block per device and comparison; an
 // unchanged configuration is one line, a configuration missing from a snapshot says so.
 // Empty when no snapshot captured any configuration.
 std::string config_diff_markdown(const std::vector<ConfigDelta>& deltas);
+
+// review.md's section for a plan run, which takes only the pre snapshot: which devices' running
+// configuration the baseline holds, and where the diffs will be. Empty when none was captured.
+std::string config_capture_markdown(const std::vector<std::string>& captured);
 
 }  // namespace fabgate::pipeline

@@ -74,6 +74,12 @@ Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) 
   return Ok{};
 }
 
+Expected<Ok, std::string> parse_running_config(std::string_view output, json& config) {
+  if (trim(output).empty()) return std::string("empty running configuration");
+  config = {{"format", "text"}, {"text", std::string(output)}};
+  return Ok{};
+}
+
 // `show bfd peers json`: a list of sessions keyed here by peer address (and VRF when not default).
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
   json document = json::parse(output, nullptr, /*allow_exceptions=*/false);

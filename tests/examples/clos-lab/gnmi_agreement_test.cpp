@@ -30,6 +30,7 @@ const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
 const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
 const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
+const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
 const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
                          " FABGATE_GNMID=" + kGnmid + " ";
 const char* const kSwitches[] = {"spine1", "spine2", "leaf1", "leaf2"};
@@ -167,6 +168,8 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
       EXPECT_EQ(s["sources"][category]["status"], "ok") << s["sources"][category].dump(2);
     }
     EXPECT_EQ(g["sources"]["lldp"]["status"], "no-evidence");
+    EXPECT_EQ(g["sources"]["config"]["status"], "ok") << g["sources"]["config"].dump(2);
+    EXPECT_EQ(g["config"]["format"], "openconfig-json");
     for (const char* field : {"hostname", "os", "kernel", "frr_version", "nics"}) {
       EXPECT_EQ(g["identity"][field], s["identity"][field]) << field;
     }
@@ -176,6 +179,54 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
   }
   auto diff = fabgate("diff ssh.json gnmi.json");
   EXPECT_EQ(diff.exit_code, 0) << diff.output;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::filesystem::path evidence_of(const std::string& output) {
+  auto at = output.find("evidence:");
+  if (at == std::string::npos) return {};
+  std::string rest = output.substr(at + 9);
+  auto start = rest.find_first_not_of(' ');
+  auto end = rest.find('\n', start);
+  return rest.substr(start, end - start);
+}
+
+TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
+  // Given the lab intent (its FRR profile captures `show running-config`), then a plan's
+  // review.md lists the configurations the baseline holds, and a rehearsal of draining spine1
+  // shows in report.md the added "neighbor LEAVES shutdown" as spine1's post vs pre diff, and
+  // every switch's restored configuration as unchanged.
+  std::filesystem::create_directories(kLabDir + "/bin");
+  std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
+                             std::filesystem::copy_options::overwrite_existing);
+  repo_.commit_all("lab intent");
+  auto plan = fabgate("plan drain-spine1");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  std::string review = read_text(evidence_of(plan.output) / "review.md");
+  EXPECT_NE(review.find("## Running configuration\n\nCaptured in `snapshots/pre.json` for "),
+            std::string::npos)
+      << review;
+  EXPECT_NE(review.find("spine1 ("), std::string::npos) << review;
+
+  auto rehearsal = fabgate("rehearse drain-spine1");
+  ASSERT_EQ(rehearsal.exit_code, 0) << rehearsal.output;
+  std::string report = read_text(evidence_of(rehearsal.output) / "report.md");
+  auto section = report.find("## Configuration changes");
+  ASSERT_NE(section, std::string::npos) << report;
+  auto spine1 = report.find("### spine1: post vs pre\n\n```diff\n--- spine1 (pre)\n", section);
+  ASSERT_NE(spine1, std::string::npos) << report.substr(section);
+  EXPECT_NE(report.find("\n+ neighbor LEAVES shutdown\n", spine1), std::string::npos)
+      << report.substr(spine1);
+  for (const char* name : kSwitches) {
+    EXPECT_NE(report.find(std::string("### ") + name + ": restored vs pre\n\nUnchanged."),
+              std::string::npos)
+        << name << "\n"
+        << report.substr(section);
+  }
 }
 
 }  // namespace
