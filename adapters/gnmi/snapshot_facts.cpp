@@ -364,6 +364,23 @@ std::optional<json> bgp_facts(const json& tree, TimePoint now) {
 
 }  // namespace
 
+// Some targets (SONiC's management framework) answer a path with its node wrapped in an
+// object named after the path's last element, module-qualified: a Get of .../config returns
+// {"openconfig-interfaces:config": {...}}, of interface[name=X] {"...:interface": [{...}]}.
+// Such a wrapper is removed so the value sits where the path says; an unqualified member of
+// the same name is data and is kept.
+json unwrap_named_value(const GnmiPath& path, json value) {
+  if (path.elements.empty() || !value.is_object() || value.size() != 1) return value;
+  const std::string& member_name = value.begin().key();
+  if (member_name.find(':') == std::string::npos) return value;
+  const PathElement& last = path.elements.back();
+  if (strip_module_prefix(member_name) != strip_module_prefix(last.name)) return value;
+  json inner = value.begin().value();
+  if (!last.keys.empty() && inner.is_array() && inner.size() == 1) return inner[0];
+  if (!last.keys.empty() && inner.is_array()) return value;
+  return inner;
+}
+
 Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& notifications) {
   json tree = json::object();
   bool any = false;
@@ -372,6 +389,7 @@ Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& no
       json value = json::parse(update.json, nullptr, false);
       if (value.is_discarded()) return "value at " + update.path.to_string() + " is not JSON";
       GnmiPath path = update.path;
+      value = unwrap_named_value(path, std::move(value));
       for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
       insert_into_tree(tree, path, strip_module_prefixes(value));
       any = true;
@@ -391,6 +409,7 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
         return "value at " + update.path.to_string() + " is not JSON";
       }
       GnmiPath path = update.path;
+      value = unwrap_named_value(path, std::move(value));
       for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
       insert_into_tree(tree, path, strip_module_prefixes(value));
     }
