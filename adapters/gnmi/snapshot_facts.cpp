@@ -300,8 +300,7 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
           family["prefixes_sent"] = counter(*sent, where + "/afi-safis/.../prefixes/sent");
         }
         facts["address_families"][address_family_key(
-            identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name"))] =
-            std::move(family);
+            identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name"))] = std::move(family);
       }
       if (any) facts["prefixes_received"] = received;
     }

@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::string_view kLayers[] = {"link",      "control-plane", "forwarding",
                                         "transport", "workload",      "telemetry"};
-constexpr std::string_view kPlatforms[] = {"frr",     "linux", "rdma-host", "openconfig", "sonic",
-                                           "eos",     "srlinux", "junos", "nxos"};
+constexpr std::string_view kPlatforms[] = {"frr", "linux",   "rdma-host", "openconfig", "sonic",
+                                           "eos", "srlinux", "junos",     "nxos"};
 
 bool is_valid_identifier(const std::string& text) {
   static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]*");

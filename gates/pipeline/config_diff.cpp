@@ -33,7 +33,8 @@ struct Edit {
 // Longest-common-subsequence edit script of the part between the common head and tail. A
 // middle larger than kLimit cells is written as all removed then all added: configurations
 // differ in small regions, and a reviewer still sees every changed line.
-std::vector<Edit> edit_script(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+std::vector<Edit> edit_script(const std::vector<std::string>& a,
+                              const std::vector<std::string>& b) {
   std::size_t head = 0;
   while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
   std::size_t tail = 0;
@@ -155,8 +156,8 @@ std::vector<ConfigDelta> config_deltas(const json& pre, const json& later, const
     // Redacted before the diff: a secret that changed shows as an unchanged "<redacted>".
     std::string text_before = redactor.redact(before.value("text", std::string()));
     std::string text_after = redactor.redact(after->value("text", std::string()));
-    delta.diff = unified_diff(text_before, text_after, device + " (pre)",
-                              device + " (" + phase + ")");
+    delta.diff =
+        unified_diff(text_before, text_after, device + " (pre)", device + " (" + phase + ")");
     deltas.push_back(std::move(delta));
   }
   return deltas;
@@ -178,7 +179,8 @@ std::vector<std::string> captured_configs(const json& snapshot) {
 
 std::string config_capture_markdown(const std::vector<std::string>& captured) {
   if (captured.empty()) return "";
-  return "## Running configuration\n\nCaptured in `snapshots/pre.json` for " + join(captured, ", ") +
+  return "## Running configuration\n\nCaptured in `snapshots/pre.json` for " +
+         join(captured, ", ") +
          ". A rehearse or apply run shows its unified diffs (post vs pre, restored vs pre, "
          "secrets redacted) in report.md.\n";
 }

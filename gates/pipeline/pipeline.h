@@ -13,8 +13,8 @@
 
 #include "adapters/core/exit_code.h"
 #include "gates/intent/model.h"
-#include "gates/pipeline/config_diff.h"
 #include "gates/pipeline/approval_gate.h"
+#include "gates/pipeline/config_diff.h"
 #include "gates/pipeline/evidence.h"
 #include "gates/pipeline/execute.h"
 #include "gates/pipeline/probes.h"

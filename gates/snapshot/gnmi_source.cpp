@@ -135,13 +135,17 @@ json source_entries(const GnmiGetRecord& record) {
 }
 
 json evidence_entry(const GnmiGetRecord& record) {
-  json entry = {
-      {"device", record.device},     {"role", "read"},
-      {"transport", "gnmi"},         {"rpc", "get"},
-      {"category", record.category}, {"command", describe_gnmi_get(record.paths)},
-      {"paths", record.paths},       {"encoding", std::string(encoding_name(record.encoding))},
-      {"type", std::string(gnmi::to_string(record.type))},
-      {"sent", record.sent},         {"deadline_ms", record.deadline.count()}};
+  json entry = {{"device", record.device},
+                {"role", "read"},
+                {"transport", "gnmi"},
+                {"rpc", "get"},
+                {"category", record.category},
+                {"command", describe_gnmi_get(record.paths)},
+                {"paths", record.paths},
+                {"encoding", std::string(encoding_name(record.encoding))},
+                {"type", std::string(gnmi::to_string(record.type))},
+                {"sent", record.sent},
+                {"deadline_ms", record.deadline.count()}};
   if (record.sent) {
     entry["started_at"] = format_utc(record.started_at);
     entry["duration_ms"] = record.duration.count();

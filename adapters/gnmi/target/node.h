@@ -29,7 +29,7 @@ struct InterfaceState {
   bool admin_up = false;    // IFF_UP
   std::string oper_status;  // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
   std::map<std::string, std::uint64_t> counters;  // OpenConfig counter names
-  std::vector<InterfaceAddress> addresses;         // every address, link-local ones included
+  std::vector<InterfaceAddress> addresses;        // every address, link-local ones included
 };
 
 // What ethtool -i reports for an interface with a driver (served under /components).

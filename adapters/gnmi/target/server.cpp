@@ -3,6 +3,8 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -65,6 +67,10 @@ Status from_set_failure(const SetFailure& failure) {
 class GnmiService final : public ::gnmi::gNMI::Service {
  public:
   GnmiService(const TargetOptions& options, Node& node) : options_(options), node_(node) {}
+
+  // Ends every STREAM subscription (they would otherwise hold a graceful shutdown to its
+  // deadline): called before the server shuts down.
+  void stop_streams() { stopping_ = true; }
 
   Status Capabilities(ServerContext* context, const ::gnmi::CapabilityRequest*,
                       ::gnmi::CapabilityResponse* response) override {
@@ -157,11 +163,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
               "the first SubscribeRequest must be a subscription list"};
     }
     const ::gnmi::SubscriptionList list = request.subscribe();  // a copy: `request` is reused
-    if (list.mode() == ::gnmi::SubscriptionList::STREAM) {
-      return {StatusCode::UNIMPLEMENTED,
-              "STREAM subscriptions are not supported; fabgate-gnmid serves ONCE and POLL"};
-    }
     if (Status bad = check_encoding(list.encoding()); !bad.ok()) return bad;
+    if (list.mode() == ::gnmi::SubscriptionList::STREAM)
+      return stream_samples(context, list, *stream);
     if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;
     if (list.mode() == ::gnmi::SubscriptionList::ONCE) return Status::OK;
     while (stream->Read(&request)) {
@@ -232,9 +236,42 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     return Status::OK;
   }
 
+  // STREAM: every subscription is served as SAMPLE (TARGET_DEFINED included; ON_CHANGE is
+  // refused) at the shortest sample_interval asked for (0: 1 s; never under 100 ms). Each
+  // sample is a fresh read of the node stamped with the time it was taken; sync_response
+  // follows the first. Runs until the client cancels or the server shuts down.
+  Status stream_samples(
+      ServerContext* context, const ::gnmi::SubscriptionList& list,
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
+    std::chrono::nanoseconds interval{0};
+    for (const auto& subscription : list.subscription()) {
+      if (subscription.mode() == ::gnmi::ON_CHANGE) {
+        return {StatusCode::UNIMPLEMENTED,
+                "ON_CHANGE is not supported; fabgate-gnmid streams SAMPLE subscriptions"};
+      }
+      std::chrono::nanoseconds asked{subscription.sample_interval()};
+      if (asked.count() > 0 && (interval.count() == 0 || asked < interval)) interval = asked;
+    }
+    if (interval.count() == 0) interval = std::chrono::seconds(1);
+    interval = std::max<std::chrono::nanoseconds>(interval, std::chrono::milliseconds(100));
+    bool first = true;
+    auto next = std::chrono::steady_clock::now();
+    while (!context->IsCancelled() && !stopping_) {
+      if (Status sent = send_snapshot(list, stream, first); !sent.ok()) return sent;
+      first = false;
+      next += interval;
+      while (!context->IsCancelled() && !stopping_ && std::chrono::steady_clock::now() < next) {
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+            next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      }
+    }
+    return {StatusCode::UNAVAILABLE, "fabgate-gnmid is stopping"};
+  }
+
   Status send_snapshot(
       const ::gnmi::SubscriptionList& list,
-      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream,
+      bool with_sync = true) {
     GnmiPath prefix = from_proto(list.prefix());
     std::vector<::gnmi::SubscribeResponse> responses;
     {
@@ -250,6 +287,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     for (const auto& response : responses) {
       if (!stream.Write(response)) return {StatusCode::CANCELLED, "client went away"};
     }
+    if (!with_sync) return Status::OK;
     ::gnmi::SubscribeResponse sync;
     sync.set_sync_response(true);
     if (!stream.Write(sync)) return {StatusCode::CANCELLED, "client went away"};
@@ -258,7 +296,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
 
   const TargetOptions& options_;
   Node& node_;
-  std::shared_mutex node_mutex_;  // Set is exclusive, so no Get sees half a transaction
+  std::shared_mutex node_mutex_;
+  std::atomic<bool> stopping_{false};  // Set is exclusive, so no Get sees half a transaction
 };
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -332,6 +371,7 @@ int run_target(const TargetOptions& options) {
   std::thread stopper([&] {
     int received = 0;
     sigwait(&stop_signals, &received);
+    service.stop_streams();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   server->Wait();

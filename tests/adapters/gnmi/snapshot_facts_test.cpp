@@ -99,20 +99,18 @@ TEST(GnmiSnapshotFacts, ColonsInNamesAndAddressesAreKeptOnlyIdentityrefsLoseThei
   // the identityref/enum leaves lose their "module:" prefix.
   GnmiNotification notification;
   notification.updates.push_back(update("/system/state", {{"hostname", "rack1:leaf1"}}));
-  notification.updates.push_back(update(
-      "/interfaces/interface[name=et-0/0/0:1]/state",
-      {{"name", "et-0/0/0:1"},
-       {"admin-status", "UP"},
-       {"oper-status", "openconfig-interfaces:DOWN"}}));
+  notification.updates.push_back(update("/interfaces/interface[name=et-0/0/0:1]/state",
+                                        {{"name", "et-0/0/0:1"},
+                                         {"admin-status", "UP"},
+                                         {"oper-status", "openconfig-interfaces:DOWN"}}));
   notification.updates.push_back(update(
       "/network-instances/network-instance[name=default]/protocols/"
       "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=2001:db8::2]",
       {{"neighbor-address", "2001:db8::2"},
        {"state", {{"peer-as", 65002}, {"session-state", "openconfig-bgp:ESTABLISHED"}}},
        {"afi-safis",
-        {{"afi-safi",
-          json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV6_UNICAST"},
-                        {"state", {{"prefixes", {{"received", 3}}}}}}})}}}}));
+        {{"afi-safi", json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV6_UNICAST"},
+                                    {"state", {{"prefixes", {{"received", 3}}}}}}})}}}}));
 
   auto facts = snapshot_facts({notification}, TimePoint{});
 
@@ -147,47 +145,42 @@ TEST(GnmiSnapshotFacts, AddressesNicsAddressFamiliesAndLldpInTheSshCollectorsSha
   notification.updates.push_back(
       update("/interfaces/interface[name=eth2]/subinterfaces",
              {{"subinterface", json::array({{{"index", 0}, {"state", {{"index", 0}}}}})}}));
-  notification.updates.push_back(update(
-      "/components/component[name=eth1]",
-      {{"name", "eth1"},
-       {"state",
-        {{"type", "openconfig-platform-types:PORT"},
-         {"description", "mlx5_core"},
-         {"software-version", "24.04"},
-         {"firmware-version", "28.39.1002"},
-         {"location", "0000:3b:00.0"}}}}));
-  notification.updates.push_back(update(
-      "/components/component[name=EOS]",
-      {{"name", "EOS"},
-       {"state",
-        {{"type", "openconfig-platform-types:OPERATING_SYSTEM"},
-         {"software-version", "4.31.2F"}}}}));
+  notification.updates.push_back(
+      update("/components/component[name=eth1]", {{"name", "eth1"},
+                                                  {"state",
+                                                   {{"type", "openconfig-platform-types:PORT"},
+                                                    {"description", "mlx5_core"},
+                                                    {"software-version", "24.04"},
+                                                    {"firmware-version", "28.39.1002"},
+                                                    {"location", "0000:3b:00.0"}}}}));
+  notification.updates.push_back(update("/components/component[name=EOS]",
+                                        {{"name", "EOS"},
+                                         {"state",
+                                          {{"type", "openconfig-platform-types:OPERATING_SYSTEM"},
+                                           {"software-version", "4.31.2F"}}}}));
   notification.updates.push_back(update(
       "/network-instances/network-instance[name=default]/protocols/"
       "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=10.0.1.0]",
       {{"neighbor-address", "10.0.1.0"},
        {"afi-safis",
-        {{"afi-safi",
-          json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV4_UNICAST"},
-                        {"state", {{"prefixes", {{"received", 4}, {"sent", 6}}}}}},
-                       {{"afi-safi-name", "L2VPN_EVPN"},
-                        {"state", {{"prefixes", {{"received", 2}}}}}}})}}}}));
-  notification.updates.push_back(update(
-      "/lldp/interfaces/interface[name=eth1]",
-      {{"name", "eth1"},
-       {"neighbors",
-        {{"neighbor",
-          json::array({{{"id", "1"},
-                        {"state",
-                         {{"system-name", "spine1"},
-                          {"port-id", "Ethernet1/1"},
-                          {"chassis-id", "00:11:22:33:44:55"}}}}})}}}}));
+        {{"afi-safi", json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV4_UNICAST"},
+                                    {"state", {{"prefixes", {{"received", 4}, {"sent", 6}}}}}},
+                                   {{"afi-safi-name", "L2VPN_EVPN"},
+                                    {"state", {{"prefixes", {{"received", 2}}}}}}})}}}}));
+  notification.updates.push_back(
+      update("/lldp/interfaces/interface[name=eth1]",
+             {{"name", "eth1"},
+              {"neighbors",
+               {{"neighbor", json::array({{{"id", "1"},
+                                           {"state",
+                                            {{"system-name", "spine1"},
+                                             {"port-id", "Ethernet1/1"},
+                                             {"chassis-id", "00:11:22:33:44:55"}}}}})}}}}));
 
   auto facts = snapshot_facts({notification}, TimePoint{});
 
   ASSERT_TRUE(facts) << facts.error();
-  EXPECT_EQ((*facts->interfaces)["eth1"]["addresses"],
-            (json{"10.0.1.1/31", "2001:db8::1/64"}));
+  EXPECT_EQ((*facts->interfaces)["eth1"]["addresses"], (json{"10.0.1.1/31", "2001:db8::1/64"}));
   EXPECT_EQ((*facts->interfaces)["eth2"]["addresses"], json::array());
   ASSERT_TRUE(facts->identity);
   EXPECT_EQ((*facts->identity)["nics"]["eth1"], (json{{"driver", "mlx5_core"},

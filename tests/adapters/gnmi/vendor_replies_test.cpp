@@ -28,13 +28,13 @@ std::vector<GnmiNotification> one(std::vector<GnmiUpdate> updates) {
 
 // What every vendor's reply below must normalize to, for an interface named `port`.
 json expected_interfaces(const std::string& port) {
-  return {{port,
-           {{"oper", "up"},
-            {"admin", "up"},
-            {"mtu", 9100},
-            {"counters",
-             {{"rx_packets", 10}, {"tx_packets", 20}, {"rx_errors", 0}, {"tx_errors", 0}}},
-            {"addresses", {"10.0.0.1/31"}}}}};
+  return {
+      {port,
+       {{"oper", "up"},
+        {"admin", "up"},
+        {"mtu", 9100},
+        {"counters", {{"rx_packets", 10}, {"tx_packets", 20}, {"rx_errors", 0}, {"tx_errors", 0}}},
+        {"addresses", {"10.0.0.1/31"}}}}};
 }
 
 const json kExpectedPeer = {{"state", "Established"},
@@ -63,39 +63,39 @@ TEST(VendorReplies, SonicModuleQualifiedPathsAndNamedWrappers) {
   expect_same_facts(
       one({update("/openconfig-system:system/state",
                   {{"openconfig-system:state", {{"hostname", "sw1"}}}}),
-           update(iface + "/state",
-                  {{"openconfig-interfaces:state",
-                    {{"name", port},
-                     {"mtu", 9100},
-                     {"admin-status", "UP"},
-                     {"oper-status", "UP"},
-                     {"counters",
-                      {{"in-pkts", "10"}, {"out-pkts", "20"}, {"in-errors", "0"},
-                       {"out-errors", "0"}}}}}}),
+           update(iface + "/state", {{"openconfig-interfaces:state",
+                                      {{"name", port},
+                                       {"mtu", 9100},
+                                       {"admin-status", "UP"},
+                                       {"oper-status", "UP"},
+                                       {"counters",
+                                        {{"in-pkts", "10"},
+                                         {"out-pkts", "20"},
+                                         {"in-errors", "0"},
+                                         {"out-errors", "0"}}}}}}),
            update(iface + "/subinterfaces",
                   {{"openconfig-interfaces:subinterfaces",
                     {{"subinterface",
-                      json::array({{{"index", 0},
-                                    {"openconfig-if-ip:ipv4",
-                                     {{"addresses",
-                                       {{"address",
-                                         json::array({{{"ip", "10.0.0.1"},
-                                                       {"state",
-                                                        {{"ip", "10.0.0.1"},
-                                                         {"prefix-length", 31}}}}})}}}}}}})}}}}),
-           update("/openconfig-network-instance:network-instances/network-instance[name=default]/"
-                  "protocols/protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
-                  "neighbor[neighbor-address=10.0.0.0]",
-                  {{"openconfig-network-instance:neighbor",
-                    json::array({{{"neighbor-address", "10.0.0.0"},
-                                  {"state",
-                                   {{"peer-as", 65000}, {"session-state", "ESTABLISHED"}}},
-                                  {"afi-safis",
-                                   {{"afi-safi",
-                                     json::array({{{"afi-safi-name",
-                                                    "openconfig-bgp-types:IPV4_UNICAST"},
-                                                   {"state",
-                                                    {{"prefixes", {{"received", 5}}}}}}})}}}}})}})}),
+                      json::array(
+                          {{{"index", 0},
+                            {"openconfig-if-ip:ipv4",
+                             {{"addresses",
+                               {{"address", json::array({{{"ip", "10.0.0.1"},
+                                                          {"state",
+                                                           {{"ip", "10.0.0.1"},
+                                                            {"prefix-length", 31}}}}})}}}}}}})}}}}),
+           update(
+               "/openconfig-network-instance:network-instances/network-instance[name=default]/"
+               "protocols/protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+               "neighbor[neighbor-address=10.0.0.0]",
+               {{"openconfig-network-instance:neighbor",
+                 json::array(
+                     {{{"neighbor-address", "10.0.0.0"},
+                       {"state", {{"peer-as", 65000}, {"session-state", "ESTABLISHED"}}},
+                       {"afi-safis",
+                        {{"afi-safi",
+                          json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV4_UNICAST"},
+                                        {"state", {{"prefixes", {{"received", 5}}}}}}})}}}}})}})}),
       port);
 }
 
@@ -106,13 +106,15 @@ TEST(VendorReplies, EosIdentityrefsQualifiedAndProtocolNamedBgp) {
   const std::string iface = "/interfaces/interface[name=" + port + "]";
   expect_same_facts(
       one({update("/system/state", {{"openconfig-system:hostname", "sw1"}}),
-           update(iface + "/state",
-                  {{"openconfig-interfaces:name", port},
-                   {"openconfig-interfaces:mtu", 9100},
-                   {"openconfig-interfaces:admin-status", "UP"},
-                   {"openconfig-interfaces:oper-status", "UP"},
-                   {"openconfig-interfaces:counters",
-                    {{"in-pkts", "10"}, {"out-pkts", "20"}, {"in-errors", "0"}, {"out-errors", "0"}}}}),
+           update(iface + "/state", {{"openconfig-interfaces:name", port},
+                                     {"openconfig-interfaces:mtu", 9100},
+                                     {"openconfig-interfaces:admin-status", "UP"},
+                                     {"openconfig-interfaces:oper-status", "UP"},
+                                     {"openconfig-interfaces:counters",
+                                      {{"in-pkts", "10"},
+                                       {"out-pkts", "20"},
+                                       {"in-errors", "0"},
+                                       {"out-errors", "0"}}}}),
            update(iface + "/subinterfaces/subinterface[index=0]/ipv4/addresses/"
                           "address[ip=10.0.0.1]/state",
                   {{"openconfig-if-ip:ip", "10.0.0.1"}, {"openconfig-if-ip:prefix-length", 31}}),
@@ -135,20 +137,23 @@ TEST(VendorReplies, SrLinuxOriginOpenconfigAndSlashInInterfaceNames) {
   const std::string iface = "openconfig:/interfaces/interface[name=" + port + "]";
   expect_same_facts(
       one({update("openconfig:/system/state", {{"hostname", "sw1"}}),
-           update(iface + "/state",
-                  {{"name", port},
-                   {"mtu", 9100},
-                   {"admin-status", "UP"},
-                   {"oper-status", "UP"},
-                   {"counters",
-                    {{"in-pkts", "10"}, {"out-pkts", "20"}, {"in-errors", "0"}, {"out-errors", "0"}}}}),
-           update(iface + "/subinterfaces/subinterface[index=0]",
-                  {{"index", 0},
-                   {"openconfig-if-ip:ipv4",
-                    {{"addresses",
-                      {{"address",
-                        json::array({{{"ip", "10.0.0.1"},
-                                      {"state", {{"ip", "10.0.0.1"}, {"prefix-length", 31}}}}})}}}}}}),
+           update(iface + "/state", {{"name", port},
+                                     {"mtu", 9100},
+                                     {"admin-status", "UP"},
+                                     {"oper-status", "UP"},
+                                     {"counters",
+                                      {{"in-pkts", "10"},
+                                       {"out-pkts", "20"},
+                                       {"in-errors", "0"},
+                                       {"out-errors", "0"}}}}),
+           update(
+               iface + "/subinterfaces/subinterface[index=0]",
+               {{"index", 0},
+                {"openconfig-if-ip:ipv4",
+                 {{"addresses",
+                   {{"address",
+                     json::array({{{"ip", "10.0.0.1"},
+                                   {"state", {{"ip", "10.0.0.1"}, {"prefix-length", 31}}}}})}}}}}}),
            update("openconfig:/network-instances/network-instance[name=default]/protocols/"
                   "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
                   "neighbor[neighbor-address=10.0.0.0]",
@@ -165,14 +170,13 @@ TEST(VendorReplies, JunosJsonWithOneUpdatePerLeaf) {
   // Juniper Junos (JSON): numbers as numbers and one update per leaf.
   const std::string port = "et-0/0/0:1";
   const std::string iface = "/interfaces/interface[name=" + port + "]";
-  const std::string peer = "/network-instances/network-instance[name=default]/protocols/"
-                           "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
-                           "neighbor[neighbor-address=10.0.0.0]";
+  const std::string peer =
+      "/network-instances/network-instance[name=default]/protocols/"
+      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+      "neighbor[neighbor-address=10.0.0.0]";
   expect_same_facts(
-      one({update("/system/state/hostname", "sw1"),
-           update(iface + "/state/mtu", 9100),
-           update(iface + "/state/admin-status", "UP"),
-           update(iface + "/state/oper-status", "UP"),
+      one({update("/system/state/hostname", "sw1"), update(iface + "/state/mtu", 9100),
+           update(iface + "/state/admin-status", "UP"), update(iface + "/state/oper-status", "UP"),
            update(iface + "/state/counters/in-pkts", 10),
            update(iface + "/state/counters/out-pkts", 20),
            update(iface + "/state/counters/in-errors", 0),
@@ -210,11 +214,10 @@ TEST(VendorReplies, NxosOriginOpenconfigJsonContainers) {
                           {{{"index", 0},
                             {"ipv4",
                              {{"addresses",
-                               {{"address",
-                                 json::array({{{"ip", "10.0.0.1"},
-                                               {"config",
-                                                {{"ip", "10.0.0.1"},
-                                                 {"prefix-length", 31}}}}})}}}}}}})}}}}),
+                               {{"address", json::array({{{"ip", "10.0.0.1"},
+                                                          {"config",
+                                                           {{"ip", "10.0.0.1"},
+                                                            {"prefix-length", 31}}}}})}}}}}}})}}}}),
            update("openconfig:/network-instances/network-instance[name=default]/protocols/"
                   "protocol[identifier=BGP][name=bgp]/bgp",
                   {{"neighbors",
@@ -224,8 +227,9 @@ TEST(VendorReplies, NxosOriginOpenconfigJsonContainers) {
                             {"state", {{"peer-as", 65000}, {"session-state", "ESTABLISHED"}}},
                             {"afi-safis",
                              {{"afi-safi",
-                               json::array({{{"afi-safi-name", "IPV4_UNICAST"},
-                                             {"state", {{"prefixes", {{"received", 5}}}}}}})}}}}})}}}})}),
+                               json::array(
+                                   {{{"afi-safi-name", "IPV4_UNICAST"},
+                                     {"state", {{"prefixes", {{"received", 5}}}}}}})}}}}})}}}})}),
       port);
 }
 

@@ -66,7 +66,9 @@ sources:
         parse: bgp-summary
 )";
 
-CommandOutput lab(const std::string& arguments) { return run_shell(kEnv + kLab + " " + arguments); }
+CommandOutput lab(const std::string& arguments) {
+  return run_shell(kEnv + kLab + " " + arguments);
+}
 
 std::optional<std::string> unavailable() {
   if (::geteuid() != 0) return "needs root to build the lab's network namespaces";

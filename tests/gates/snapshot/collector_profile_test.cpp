@@ -51,8 +51,8 @@ TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) 
         }
       }
     }
-    EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp",
-                                                    "config"}));
+    EXPECT_EQ(categories,
+              (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp", "config"}));
   }
 }
 
