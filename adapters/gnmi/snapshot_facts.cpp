@@ -290,17 +290,20 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
         const json* value = walk(afi_safi, {"state", "prefixes", "received"});
         if (value == nullptr) continue;
         std::uint64_t count = counter(*value, where + "/afi-safis/.../prefixes/received");
-        received += count;
         any = true;
         const json* name = member(afi_safi, "afi-safi-name");
         if (name == nullptr) name = walk(afi_safi, {"state", "afi-safi-name"});
+        std::string family =
+            name ? identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name") : "";
+        // EVPN routes are not IP prefixes: the sum leaves them out, as the SSH collector's
+        // bgp-summary normalizer does; they stay under address_families.
+        if (family != "L2VPN_EVPN") received += count;
         if (name == nullptr) continue;
-        json family = {{"prefixes_received", count}};
+        json family_facts = {{"prefixes_received", count}};
         if (const json* sent = walk(afi_safi, {"state", "prefixes", "sent"})) {
-          family["prefixes_sent"] = counter(*sent, where + "/afi-safis/.../prefixes/sent");
+          family_facts["prefixes_sent"] = counter(*sent, where + "/afi-safis/.../prefixes/sent");
         }
-        facts["address_families"][address_family_key(
-            identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name"))] = std::move(family);
+        facts["address_families"][address_family_key(family)] = std::move(family_facts);
       }
       if (any) facts["prefixes_received"] = received;
     }

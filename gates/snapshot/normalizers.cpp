@@ -6,7 +6,7 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 20> kNormalizers = {{
+constexpr std::array<Normalizer, 25> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
@@ -20,7 +20,12 @@ constexpr std::array<Normalizer, 20> kNormalizers = {{
     {"bgp-summary", "bgp", parse_bgp_summary},
     {"running-config", "config", parse_running_config},
     {"bfd-peers", "bfd", parse_bfd_peers},
+    {"bfd-counters", "bfd", parse_bfd_counters},
     {"evpn-vni", "evpn", parse_evpn_vni},
+    {"evpn-vni-detail", "evpn", parse_evpn_vni_detail},
+    {"evpn-mac", "evpn", parse_evpn_mac},
+    {"bgp-evpn-summary", "evpn", parse_bgp_evpn_summary},
+    {"vxlan-links", "evpn", parse_vxlan_links},
     {"rdma-sysfs", "rdma", parse_rdma_sysfs},
     {"rdma-link", "rdma", parse_rdma_link},
     {"ibv-devinfo", "rdma", parse_ibv_devinfo},

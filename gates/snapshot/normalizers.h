@@ -41,6 +41,11 @@ Expected<Ok, std::string> parse_frr_version(std::string_view output, nlohmann::j
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, nlohmann::json& bgp);
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, nlohmann::json& bfd);
 Expected<Ok, std::string> parse_evpn_vni(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_bfd_counters(std::string_view output, nlohmann::json& bfd);
+Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_evpn_mac(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_vxlan_links(std::string_view output, nlohmann::json& evpn);
 // Any `show running-config`: the text as it is ({"format": "text", "text": ...}), for the
 // configuration diffs of report.md and review.md. Empty output is an error.
 Expected<Ok, std::string> parse_running_config(std::string_view output, nlohmann::json& config);
