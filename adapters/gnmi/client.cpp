@@ -41,6 +41,20 @@ std::string_view to_string(SetOperation::Kind kind) {
   return "update";
 }
 
+std::string_view to_string(DataType type) {
+  switch (type) {
+    case DataType::all:
+      return "ALL";
+    case DataType::config:
+      return "CONFIG";
+    case DataType::state:
+      return "STATE";
+    case DataType::operational:
+      return "OPERATIONAL";
+  }
+  return "ALL";
+}
+
 GnmiResult<std::optional<GnmiLogin>> login_from_environment(std::string_view prefix) {
   if (prefix.empty()) return std::optional<GnmiLogin>{};
   std::string user_var = std::string(prefix) + "_USERNAME";

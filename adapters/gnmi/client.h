@@ -5,6 +5,7 @@
 // header without pulling gRPC into every translation unit.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ template <class T>
 using GnmiResult = Expected<T, GnmiFailure>;
 
 enum class Encoding { json, json_ietf };
+
+// GetRequest.type: which data a Get returns. `config`: read/write data only (the config
+// containers and list keys); `state`: read-only data (state containers, applied config
+// included); `operational`: read-only data that is not also config (state leaves without a
+// counterpart in the sibling config container: counters, oper-status, ...).
+enum class DataType { all, config, state, operational };
+std::string_view to_string(DataType type);
 
 // One value the target sent. `path` is the full path (notification prefix joined with the
 // update's path); `json` is the value as JSON text, whatever TypedValue carried it.
@@ -91,6 +99,18 @@ class GnmiPollSession {
   virtual GnmiResult<std::vector<GnmiNotification>> next() = 0;
 };
 
+// A STREAM subscription in SAMPLE mode. run() blocks, handing every notification to
+// `on_notification` as it arrives, until stop() (from any thread), the session deadline, or a
+// failure. Ending by stop() or by the deadline is success; the target closing the stream, or
+// anything else, is the failure. A stream must not outlive the client that opened it.
+class GnmiStream {
+ public:
+  virtual ~GnmiStream() = default;
+  virtual GnmiResult<Ok> run(
+      const std::function<void(const GnmiNotification&)>& on_notification) = 0;
+  virtual void stop() = 0;
+};
+
 // One gNMI target. An abstract seam so gates and their tests can substitute a fake target;
 // the real implementation (connect() below) speaks gRPC. Every call takes a deadline: no RPC
 // waits for ever on a silent device.
@@ -99,7 +119,12 @@ class GnmiClient {
   virtual ~GnmiClient() = default;
   virtual GnmiResult<Capabilities> capabilities(Duration deadline) = 0;
   virtual GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
-                                                        Encoding encoding, Duration deadline) = 0;
+                                                        Encoding encoding, DataType type,
+                                                        Duration deadline) = 0;
+  GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
+                                                Encoding encoding, Duration deadline) {
+    return get(paths, encoding, DataType::all, deadline);
+  }
   // One Set RPC: the target applies all operations or none.
   virtual GnmiResult<SetResult> set(const std::vector<SetOperation>& operations,
                                     Duration deadline) = 0;
@@ -107,6 +132,10 @@ class GnmiClient {
       const std::vector<std::string>& paths, Encoding encoding, Duration deadline) = 0;
   virtual GnmiResult<std::unique_ptr<GnmiPollSession>> subscribe_poll(
       const std::vector<std::string>& paths, Encoding encoding, Duration session_deadline) = 0;
+  // STREAM, every path SAMPLE at `sample_interval`.
+  virtual GnmiResult<std::unique_ptr<GnmiStream>> subscribe_stream(
+      const std::vector<std::string>& paths, Encoding encoding, Duration sample_interval,
+      Duration session_deadline) = 0;
 };
 
 // Username and password sent as gRPC metadata ("username", "password"), as gNMI targets expect.

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <fstream>
@@ -71,7 +72,55 @@ std::optional<std::string> read_file(const std::string& path) {
   return encoding == Encoding::json_ietf ? ::gnmi::JSON_IETF : ::gnmi::JSON;
 }
 
+::gnmi::GetRequest::DataType to_proto(DataType type) {
+  switch (type) {
+    case DataType::all:
+      return ::gnmi::GetRequest::ALL;
+    case DataType::config:
+      return ::gnmi::GetRequest::CONFIG;
+    case DataType::state:
+      return ::gnmi::GetRequest::STATE;
+    case DataType::operational:
+      return ::gnmi::GetRequest::OPERATIONAL;
+  }
+  return ::gnmi::GetRequest::ALL;
+}
+
 class GrpcGnmiClient;
+
+class GrpcStream final : public GnmiStream {
+ public:
+  GrpcStream(
+      const GrpcGnmiClient& client, std::unique_ptr<grpc::ClientContext> context,
+      std::unique_ptr<grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>>
+          stream,
+      std::string operation, Duration deadline)
+      : client_(client),
+        context_(std::move(context)),
+        stream_(std::move(stream)),
+        operation_(std::move(operation)),
+        deadline_(deadline) {}
+  ~GrpcStream() override {
+    context_->TryCancel();
+    if (!finished_) (void)stream_->Finish();
+  }
+
+  GnmiResult<Ok> run(const std::function<void(const GnmiNotification&)>& on_notification) override;
+  void stop() override {
+    stopped_ = true;
+    context_->TryCancel();
+  }
+
+ private:
+  const GrpcGnmiClient& client_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>>
+      stream_;
+  std::string operation_;
+  Duration deadline_;
+  std::atomic<bool> stopped_{false};
+  bool finished_ = false;
+};
 
 class GrpcPollSession final : public GnmiPollSession {
  public:
@@ -120,11 +169,15 @@ class GrpcGnmiClient final : public GnmiClient {
     return out;
   }
 
+  using GnmiClient::get;
   GnmiResult<std::vector<GnmiNotification>> get(const std::vector<std::string>& paths,
-                                                Encoding encoding, Duration deadline) override {
+                                                Encoding encoding, DataType type,
+                                                Duration deadline) override {
     std::string operation = "Get " + join_paths_text(paths);
+    if (type != DataType::all) operation += " (type " + std::string(to_string(type)) + ")";
     ::gnmi::GetRequest request;
     request.set_encoding(to_proto(encoding));
+    request.set_type(to_proto(type));
     for (const auto& text : paths) {
       auto path = parse_for(text, operation);
       if (!path) return path.error();
@@ -230,6 +283,29 @@ class GrpcGnmiClient final : public GnmiClient {
     }
     return std::unique_ptr<GnmiPollSession>(std::make_unique<GrpcPollSession>(
         *this, std::move(context), std::move(stream), session_deadline));
+  }
+
+  GnmiResult<std::unique_ptr<GnmiStream>> subscribe_stream(const std::vector<std::string>& paths,
+                                                           Encoding encoding,
+                                                           Duration sample_interval,
+                                                           Duration session_deadline) override {
+    std::string operation = "Subscribe STREAM " + join_paths_text(paths);
+    auto request = subscription(paths, encoding, ::gnmi::SubscriptionList::STREAM, operation);
+    if (!request) return request.error();
+    const auto interval_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(sample_interval).count());
+    for (auto& entry : *request->mutable_subscribe()->mutable_subscription()) {
+      entry.set_mode(::gnmi::SAMPLE);
+      entry.set_sample_interval(interval_ns);
+    }
+    auto context = make_context(session_deadline);
+    auto stream = stub_->Subscribe(context.get());
+    if (!stream->Write(*request)) {
+      grpc::Status status = stream->Finish();
+      return failure(status, operation, session_deadline);
+    }
+    return std::unique_ptr<GnmiStream>(std::make_unique<GrpcStream>(
+        *this, std::move(context), std::move(stream), operation, session_deadline));
   }
 
   // Shared with the poll session.
@@ -358,6 +434,31 @@ GnmiResult<std::vector<GnmiNotification>> GrpcPollSession::next() {
                        client_.prefix(operation) + "the target ended the subscription"};
   }
   return client_.failure(status, operation, deadline_);
+}
+
+GnmiResult<Ok> GrpcStream::run(
+    const std::function<void(const GnmiNotification&)>& on_notification) {
+  ::gnmi::SubscribeResponse response;
+  while (stream_->Read(&response)) {
+    if (!response.has_update()) continue;
+    auto converted = client_.convert(response.update(), operation_);
+    if (!converted) {
+      context_->TryCancel();
+      (void)stream_->Finish();
+      finished_ = true;
+      return converted.error();
+    }
+    on_notification(converted.value());
+  }
+  grpc::Status status = stream_->Finish();
+  finished_ = true;
+  if (stopped_) return Ok{};
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return Ok{};
+  if (status.ok()) {
+    return GnmiFailure{GnmiFailure::Kind::internal,
+                       client_.prefix(operation_) + "the target ended the stream"};
+  }
+  return client_.failure(status, operation_, deadline_);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <string_view>
 
 #include "adapters/core/text.h"
 #include "adapters/gnmi/data_tree.h"
@@ -49,9 +50,34 @@ std::uint64_t counter(const json& value, const std::string& where) {
   throw FactError{where + ": expected an unsigned integer, got " + value.dump()};
 }
 
+// A string leaf taken as it is: names and addresses may contain ':' ("2001:db8::2",
+// "et-0/0/0:1") that is no module prefix.
 std::string text_leaf(const json& value, const std::string& where) {
   if (!value.is_string()) throw FactError{where + ": expected a string, got " + value.dump()};
-  return strip_module_prefix(value.get<std::string>());
+  return value.get<std::string>();
+}
+
+// True for a YANG module name: a letter or '_', then letters, digits, '_', '-' or '.'.
+bool is_yang_identifier(std::string_view text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) {
+    return false;
+  }
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// A leaf the OpenConfig schema types as an identityref or enumeration (oper-status,
+// session-state, afi-safi-name): RFC 7951 qualifies identityrefs as "module:NAME", and some
+// targets qualify enums too, so a leading module name is dropped. Only these leaves are
+// read this way.
+std::string identity_leaf(const json& value, const std::string& where) {
+  std::string text = text_leaf(value, where);
+  auto colon = text.find(':');
+  if (colon != std::string::npos && is_yang_identifier(std::string_view(text).substr(0, colon))) {
+    return text.substr(colon + 1);
+  }
+  return text;
 }
 
 std::string lowercase(std::string text) {
@@ -68,6 +94,44 @@ std::string bgp_state_name(const std::string& openconfig) {
       {"OPENSENT", "OpenSent"}, {"OPENCONFIRM", "OpenConfirm"}, {"ESTABLISHED", "Established"}};
   auto found = names.find(openconfig);
   return found == names.end() ? openconfig : found->second;
+}
+
+// /components: NICs (PORT components with a driver in `description`, as fabgate-gnmid serves
+// them) become identity.nics like `ethtool -i`; the OPERATING_SYSTEM component's
+// software-version is identity.os_version; BIOS/FIRMWARE/BOOT_LOADER components go to
+// identity.firmware.<name>.
+void add_component_facts(const json& list, json& identity) {
+  if (!list.is_array()) throw FactError{"/components/component: expected a list"};
+  for (const auto& entry : list) {
+    const json* name_leaf = member(entry, "name");
+    if (name_leaf == nullptr) throw FactError{"/components/component: an entry has no name"};
+    std::string name = text_leaf(*name_leaf, "/components/component/name");
+    std::string where = "/components/component[name=" + name + "]/state";
+    const json* state = member(entry, "state");
+    if (state == nullptr) continue;
+    std::string type;
+    if (const json* value = member(*state, "type")) type = identity_leaf(*value, where + "/type");
+    auto leaf = [&](const char* leaf_name) -> std::optional<std::string> {
+      const json* value = member(*state, leaf_name);
+      if (value == nullptr) return std::nullopt;
+      return text_leaf(*value, where + "/" + leaf_name);
+    };
+    if (type == "OPERATING_SYSTEM") {
+      if (auto version = leaf("software-version")) identity["os_version"] = *version;
+    } else if (type == "BIOS" || type == "FIRMWARE" || type == "BOOT_LOADER") {
+      auto version = leaf("firmware-version");
+      if (!version) version = leaf("software-version");
+      if (version) identity["firmware"][name] = *version;
+    } else if (type == "PORT") {
+      auto driver = leaf("description");
+      if (!driver) continue;
+      json nic = {{"driver", *driver}};
+      if (auto version = leaf("software-version")) nic["driver_version"] = *version;
+      if (auto firmware = leaf("firmware-version")) nic["firmware"] = *firmware;
+      if (auto bus = leaf("location")) nic["bus"] = *bus;
+      identity["nics"][name] = std::move(nic);
+    }
+  }
 }
 
 json identity_facts(const json& system) {
@@ -101,6 +165,43 @@ json identity_facts(const json& system) {
   return identity;
 }
 
+bool is_ipv6_link_local(const std::string& ip) {
+  std::string head = lowercase(ip.substr(0, 3));
+  return head == "fe8" || head == "fe9" || head == "fea" || head == "feb";
+}
+
+// "ip/prefix-length" of every subinterface's IPv4 and IPv6 addresses, sorted, without IPv6
+// link-local ones (as the SSH collector's ip-addr normalizer). An interface whose reply has
+// subinterfaces but no address gets an empty list: that is an answer.
+json interface_addresses(const json& subinterfaces, const std::string& where) {
+  if (!subinterfaces.is_array()) throw FactError{where + "/subinterfaces: expected a list"};
+  std::vector<std::string> out;
+  for (const auto& subinterface : subinterfaces) {
+    for (const char* family : {"ipv4", "ipv6"}) {
+      const json* addresses = walk(subinterface, {family, "addresses", "address"});
+      if (addresses == nullptr) continue;
+      if (!addresses->is_array()) {
+        throw FactError{where + "/subinterfaces/.../address: expected a list"};
+      }
+      for (const auto& address : *addresses) {
+        const json* state = member(address, "state");
+        if (state == nullptr) state = member(address, "config");
+        const json* ip = state != nullptr ? member(*state, "ip") : nullptr;
+        if (ip == nullptr) ip = member(address, "ip");
+        const json* length = state != nullptr ? member(*state, "prefix-length") : nullptr;
+        if (ip == nullptr || length == nullptr) {
+          throw FactError{where + "/subinterfaces/.../address: no ip or prefix-length"};
+        }
+        std::string text = text_leaf(*ip, where + "/.../address/ip");
+        if (std::string(family) == "ipv6" && is_ipv6_link_local(text)) continue;
+        out.push_back(text + "/" + std::to_string(counter(*length, where + "/.../prefix-length")));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 json interface_facts(const json& list) {
   static const std::pair<const char*, const char*> counter_names[] = {
       {"in-pkts", "rx_packets"},     {"out-pkts", "tx_packets"},    {"in-octets", "rx_bytes"},
@@ -117,10 +218,13 @@ json interface_facts(const json& list) {
     const json* config = member(entry, "config");
     if (state != nullptr) {
       if (const json* oper = member(*state, "oper-status")) {
-        facts["oper"] = lowercase(text_leaf(*oper, where + "/state/oper-status"));
+        // LOWER_LAYER_DOWN -> lowerlayerdown: the kernel's operstate words, as ip-link has them.
+        std::string word = lowercase(identity_leaf(*oper, where + "/state/oper-status"));
+        word.erase(std::remove(word.begin(), word.end(), '_'), word.end());
+        facts["oper"] = word;
       }
       if (const json* admin = member(*state, "admin-status")) {
-        facts["admin"] = lowercase(text_leaf(*admin, where + "/state/admin-status"));
+        facts["admin"] = lowercase(identity_leaf(*admin, where + "/state/admin-status"));
       }
       if (const json* counters = member(*state, "counters")) {
         json out = json::object();
@@ -140,9 +244,20 @@ json interface_facts(const json& list) {
         facts["admin"] = enabled->get<bool>() ? "up" : "down";
       }
     }
+    if (const json* subinterfaces = walk(entry, {"subinterfaces", "subinterface"})) {
+      facts["addresses"] = interface_addresses(*subinterfaces, where);
+    }
     interfaces[text_leaf(*name, "name")] = std::move(facts);
   }
   return interfaces;
+}
+
+// IPV4_UNICAST -> ipv4_unicast, L2VPN_EVPN -> l2_vpn_evpn: the keys the SSH collector's
+// bgp-summary normalizer derives from FRR's ipv4Unicast and l2VpnEvpn.
+std::string address_family_key(const std::string& afi_safi) {
+  if (afi_safi == "L2VPN_EVPN") return "l2_vpn_evpn";
+  if (afi_safi == "L2VPN_VPLS") return "l2_vpn_vpls";
+  return lowercase(afi_safi);
 }
 
 void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
@@ -155,7 +270,7 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
     json facts = json::object();
     if (const json* state = member(entry, "state")) {
       if (const json* session = member(*state, "session-state")) {
-        facts["state"] = bgp_state_name(text_leaf(*session, where + "/state/session-state"));
+        facts["state"] = bgp_state_name(identity_leaf(*session, where + "/state/session-state"));
       }
       if (const json* as = member(*state, "peer-as")) {
         facts["remote_as"] = counter(*as, where + "/state/peer-as");
@@ -172,15 +287,64 @@ void add_bgp_neighbors(const json& neighbors, TimePoint now, json& peers) {
       std::uint64_t received = 0;
       bool any = false;
       for (const auto& afi_safi : *afi_safis) {
-        if (const json* value = walk(afi_safi, {"state", "prefixes", "received"})) {
-          received += counter(*value, where + "/afi-safis/.../prefixes/received");
-          any = true;
+        const json* value = walk(afi_safi, {"state", "prefixes", "received"});
+        if (value == nullptr) continue;
+        std::uint64_t count = counter(*value, where + "/afi-safis/.../prefixes/received");
+        any = true;
+        const json* name = member(afi_safi, "afi-safi-name");
+        if (name == nullptr) name = walk(afi_safi, {"state", "afi-safi-name"});
+        std::string family =
+            name ? identity_leaf(*name, where + "/afi-safis/afi-safi/afi-safi-name") : "";
+        // EVPN routes are not IP prefixes: the sum leaves them out, as the SSH collector's
+        // bgp-summary normalizer does; they stay under address_families.
+        if (family != "L2VPN_EVPN") received += count;
+        if (name == nullptr) continue;
+        json family_facts = {{"prefixes_received", count}};
+        if (const json* sent = walk(afi_safi, {"state", "prefixes", "sent"})) {
+          family_facts["prefixes_sent"] = counter(*sent, where + "/afi-safis/.../prefixes/sent");
         }
+        facts["address_families"][address_family_key(family)] = std::move(family_facts);
       }
       if (any) facts["prefixes_received"] = received;
     }
     peers[name] = std::move(facts);
   }
+}
+
+// /lldp/interfaces/interface[name]/neighbors/neighbor[id]/state ->
+// lldp.neighbors.<interface> = [{system_name, port_id, chassis_id, port_description}], sorted.
+json lldp_facts(const json& list) {
+  if (!list.is_array()) throw FactError{"/lldp/interfaces/interface: expected a list"};
+  json neighbors = json::object();
+  for (const auto& entry : list) {
+    const json* name = member(entry, "name");
+    if (name == nullptr) throw FactError{"/lldp/interfaces/interface: an entry has no name"};
+    std::string interface = text_leaf(*name, "/lldp/interfaces/interface/name");
+    std::string where = "/lldp/interfaces/interface[name=" + interface + "]";
+    json found = json::array();
+    if (const json* peers = walk(entry, {"neighbors", "neighbor"})) {
+      if (!peers->is_array()) throw FactError{where + "/neighbors/neighbor: expected a list"};
+      for (const auto& peer : *peers) {
+        const json* state = member(peer, "state");
+        if (state == nullptr) continue;
+        json out = json::object();
+        static const std::pair<const char*, const char*> leaves[] = {
+            {"system-name", "system_name"},
+            {"port-id", "port_id"},
+            {"chassis-id", "chassis_id"},
+            {"port-description", "port_description"}};
+        for (const auto& [openconfig, snapshot] : leaves) {
+          if (const json* value = member(*state, openconfig)) {
+            out[snapshot] = text_leaf(*value, where + "/neighbors/neighbor/state/" + openconfig);
+          }
+        }
+        found.push_back(std::move(out));
+      }
+    }
+    std::sort(found.begin(), found.end());
+    neighbors[interface] = std::move(found);
+  }
+  return json{{"neighbors", std::move(neighbors)}};
 }
 
 std::optional<json> bgp_facts(const json& tree, TimePoint now) {
@@ -202,6 +366,41 @@ std::optional<json> bgp_facts(const json& tree, TimePoint now) {
 
 }  // namespace
 
+// Some targets (SONiC's management framework) answer a path with its node wrapped in an
+// object named after the path's last element, module-qualified: a Get of .../config returns
+// {"openconfig-interfaces:config": {...}}, of interface[name=X] {"...:interface": [{...}]}.
+// Such a wrapper is removed so the value sits where the path says; an unqualified member of
+// the same name is data and is kept.
+json unwrap_named_value(const GnmiPath& path, json value) {
+  if (path.elements.empty() || !value.is_object() || value.size() != 1) return value;
+  const std::string& member_name = value.begin().key();
+  if (member_name.find(':') == std::string::npos) return value;
+  const PathElement& last = path.elements.back();
+  if (strip_module_prefix(member_name) != strip_module_prefix(last.name)) return value;
+  json inner = value.begin().value();
+  if (!last.keys.empty() && inner.is_array() && inner.size() == 1) return inner[0];
+  if (!last.keys.empty() && inner.is_array()) return value;
+  return inner;
+}
+
+Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& notifications) {
+  json tree = json::object();
+  bool any = false;
+  for (const auto& notification : notifications) {
+    for (const auto& update : notification.updates) {
+      json value = json::parse(update.json, nullptr, false);
+      if (value.is_discarded()) return "value at " + update.path.to_string() + " is not JSON";
+      GnmiPath path = update.path;
+      value = unwrap_named_value(path, std::move(value));
+      for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
+      insert_into_tree(tree, path, strip_module_prefixes(value));
+      any = true;
+    }
+  }
+  if (!any) return std::string("the reply holds no configuration");
+  return json{{"format", "openconfig-json"}, {"text", tree.dump(2) + "\n"}};
+}
+
 Expected<SnapshotFacts, std::string> snapshot_facts(
     const std::vector<GnmiNotification>& notifications, TimePoint now) {
   json tree = json::object();
@@ -212,6 +411,7 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
         return "value at " + update.path.to_string() + " is not JSON";
       }
       GnmiPath path = update.path;
+      value = unwrap_named_value(path, std::move(value));
       for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
       insert_into_tree(tree, path, strip_module_prefixes(value));
     }
@@ -219,6 +419,13 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
   try {
     SnapshotFacts facts;
     if (const json* system = member(tree, "system")) facts.identity = identity_facts(*system);
+    if (const json* components = walk(tree, {"components", "component"})) {
+      if (!facts.identity) facts.identity = json::object();
+      add_component_facts(*components, *facts.identity);
+    }
+    if (const json* lldp = walk(tree, {"lldp", "interfaces", "interface"})) {
+      facts.lldp = lldp_facts(*lldp);
+    }
     if (const json* list = walk(tree, {"interfaces", "interface"})) {
       facts.interfaces = interface_facts(*list);
     }

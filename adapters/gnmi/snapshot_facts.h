@@ -32,11 +32,19 @@ struct SnapshotFacts {
   std::optional<nlohmann::json> interfaces;
   // { "peers": { "10.0.1.0": { "state", "remote_as", "prefixes_received", "uptime_ms" } } }
   std::optional<nlohmann::json> bgp;
+  // { "neighbors": { "eth1": [ { "system_name", "port_id", "chassis_id" } ] } }
+  std::optional<nlohmann::json> lldp;
 };
 
 // Fails (the caller's no-evidence) when a value is not JSON or a leaf has the wrong type.
 // `now` turns last-established timestamps into uptimes.
 Expected<SnapshotFacts, std::string> snapshot_facts(
     const std::vector<GnmiNotification>& notifications, TimePoint now);
+
+// The configuration a Get of type CONFIG returned, merged into one tree (member names without
+// module prefixes) and written as indented JSON with sorted keys, so two captures diff line by
+// line: {"format": "openconfig-json", "text": ...}. Fails when the reply holds no update.
+Expected<nlohmann::json, std::string> config_facts(
+    const std::vector<GnmiNotification>& notifications);
 
 }  // namespace fabgate::gnmi

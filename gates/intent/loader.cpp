@@ -18,7 +18,8 @@ constexpr std::string_view kLayers[] = {"link",      "control-plane", "forwardin
 // so EVPN routes being present is never read as the overlay forwarding.
 constexpr std::string_view kProbeLayers[] = {"link",      "control-plane", "forwarding", "overlay",
                                              "transport", "workload",      "telemetry"};
-constexpr std::string_view kPlatforms[] = {"frr", "linux", "rdma-host", "sonic"};
+constexpr std::string_view kPlatforms[] = {"frr", "linux",   "rdma-host", "openconfig", "sonic",
+                                           "eos", "srlinux", "junos",     "nxos"};
 
 bool is_valid_identifier(const std::string& text) {
   static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]*");
@@ -343,7 +344,8 @@ Inventory Loader::load_inventory(const Settings& settings) {
     if (auto v = reader.string(node, "platform", Need::required, what)) {
       device.platform = *v;
       if (std::find(std::begin(kPlatforms), std::end(kPlatforms), *v) == std::end(kPlatforms)) {
-        std::string hint = "known platforms: frr, linux, rdma-host, sonic";
+        std::string hint =
+            "known platforms: frr, linux, rdma-host, openconfig, sonic, eos, srlinux, junos, nxos";
         if (auto s = nearest_word(*v, kPlatforms)) hint = "did you mean '" + *s + "'? " + hint;
         reader.error(node["platform"], "unknown platform '" + *v + "' for " + what, hint);
       }

@@ -15,6 +15,12 @@ EndpointGnmiFetcher::EndpointGnmiFetcher(const std::vector<const intent::Device*
 gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get(
     const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
     Duration deadline) {
+  return get_typed(device, paths, encoding, gnmi::DataType::all, deadline);
+}
+
+gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get_typed(
+    const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+    gnmi::DataType type, Duration deadline) {
   // Failures before the RPC name the Get the way the client's own failures do.
   const std::string operation = "gnmi: " + device + ": Get " + join(paths, " ") + ": ";
   auto found = devices_.find(device);
@@ -36,7 +42,7 @@ gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get(
     failure.message = operation + failure.message;
     return failure;
   }
-  return client.value()->get(paths, encoding, deadline);
+  return client.value()->get(paths, encoding, type, deadline);
 }
 
 TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*>& devices,

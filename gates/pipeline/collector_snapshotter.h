@@ -22,6 +22,9 @@ class EndpointGnmiFetcher final : public snapshot::GnmiFetcher {
                                                             const std::vector<std::string>& paths,
                                                             gnmi::Encoding encoding,
                                                             Duration deadline) override;
+  gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get_typed(
+      const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+      gnmi::DataType type, Duration deadline) override;
 
  private:
   std::map<std::string, const intent::Device*> devices_;

@@ -174,6 +174,11 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
     for (auto& line : taken.missing) record.details.push_back(std::move(line));
     return;
   }
+  if (label == "pre") outcome_.configs_captured = captured_configs(into);
+  if (label != "pre") {
+    for (auto& delta : config_deltas(pre_, into, label, with_.evidence.redactor()))
+      outcome_.config_deltas.push_back(std::move(delta));
+  }
   if (taken.missing.empty()) {
     record.verdict = Verdict::pass;
     record.summary = count_of(scope_.size(), "device") + ", every source collected";

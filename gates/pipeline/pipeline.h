@@ -14,6 +14,7 @@
 #include "adapters/core/exit_code.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/approval_gate.h"
+#include "gates/pipeline/config_diff.h"
 #include "gates/pipeline/evidence.h"
 #include "gates/pipeline/execute.h"
 #include "gates/pipeline/probes.h"
@@ -77,6 +78,9 @@ struct RunOutcome {
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
   std::vector<ApprovalRecord> approvals;     // every approval file given, counted or not
+  // Running-configuration diffs of each later snapshot against pre (config_diff.h).
+  std::vector<ConfigDelta> config_deltas;
+  std::vector<std::string> configs_captured;  // "leaf1 (42 lines)": config in the pre snapshot
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the

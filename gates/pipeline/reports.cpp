@@ -270,6 +270,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     steps_table(md, outcome.rollback_steps, redactor);
     md << "\n";
   }
+  md << config_diff_markdown(outcome.config_deltas);
   md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
         "`probes/`, every command sent in `commands.jsonl`, the journal in `journal.jsonl`. "
         "`fabgate evidence verify` checks this folder against `manifest.json`.\n";
@@ -412,6 +413,11 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
     }
   }
   if (in_force == 0) md << "None: nothing is waived.\n";
+  if (std::string config = config_diff_markdown(outcome.config_deltas); !config.empty())
+    md << "\n" << config;
+  else if (std::string captured = config_capture_markdown(outcome.configs_captured);
+           !captured.empty())
+    md << "\n" << captured;
 
   md << "\n## Approve\n\nThe digest covers the change, the resolved inventory, the rule sets, "
         "every policy file and the intent commit; any edit needs a new approval.\n\n";

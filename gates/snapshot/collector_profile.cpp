@@ -26,11 +26,19 @@ void read_gnmi_source(YamlReader& reader, const YAML::Node& source_node, const s
   }
   const YAML::Node node = source_node["gnmi"];
   if (!reader.expect_map(node, "gnmi")) return;
-  reader.check_keys(node, {"paths", "encoding"}, "gnmi");
+  reader.check_keys(node, {"paths", "encoding", "type"}, "gnmi");
   CollectorGnmiGet get;
   if (auto encoding =
           reader.choice(node, "encoding", Need::optional, "gnmi", {"json_ietf", "json"})) {
     get.encoding = *encoding == "json" ? gnmi::Encoding::json : gnmi::Encoding::json_ietf;
+  }
+  if (source.category == "config") get.type = gnmi::DataType::config;
+  if (auto type = reader.choice(node, "type", Need::optional, "gnmi",
+                                {"all", "config", "state", "operational"})) {
+    get.type = *type == "config"        ? gnmi::DataType::config
+               : *type == "state"       ? gnmi::DataType::state
+               : *type == "operational" ? gnmi::DataType::operational
+                                        : gnmi::DataType::all;
   }
   auto paths = reader.child(node, "paths", Need::required, what + " gnmi");
   if (paths && reader.expect_sequence(*paths, "paths")) {
@@ -55,7 +63,8 @@ void read_gnmi_source(YamlReader& reader, const YAML::Node& source_node, const s
 }  // namespace
 
 const std::vector<std::string>& gnmi_categories() {
-  static const std::vector<std::string> categories = {"identity", "interfaces", "bgp"};
+  static const std::vector<std::string> categories = {"identity", "interfaces", "bgp", "lldp",
+                                                      "config"};
   return categories;
 }
 

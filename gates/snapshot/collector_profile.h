@@ -25,6 +25,8 @@ struct CollectorCommand {
 struct CollectorGnmiGet {
   std::vector<std::string> paths;
   gnmi::Encoding encoding = gnmi::Encoding::json_ietf;
+  // GetRequest.type; `type: config` in the profile (the default for category config).
+  gnmi::DataType type = gnmi::DataType::all;
 };
 
 struct CollectorSource {

@@ -81,6 +81,12 @@ Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) 
   return Ok{};
 }
 
+Expected<Ok, std::string> parse_running_config(std::string_view output, json& config) {
+  if (trim(output).empty()) return std::string("empty running configuration");
+  config = {{"format", "text"}, {"text", std::string(output)}};
+  return Ok{};
+}
+
 // `show bfd peers json`: a list of sessions keyed here by peer address (and VRF when not
 // default), with the timers each side asked for: a timer change shows up even while the
 // session stays up. Uptime is kept (ignored by the default compare rules: it moves).

@@ -17,6 +17,7 @@ const std::optional<json>* category_of(const gnmi::SnapshotFacts& facts,
   if (category == "identity") return &facts.identity;
   if (category == "interfaces") return &facts.interfaces;
   if (category == "bgp") return &facts.bgp;
+  if (category == "lldp") return &facts.lldp;
   return nullptr;
 }
 
@@ -61,6 +62,7 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
   record.category = source.category;
   record.paths = source.gnmi->paths;
   record.encoding = source.gnmi->encoding;
+  record.type = source.gnmi->type;
   record.deadline = source.timeout;
   record.parse = "skipped";
   if (fetcher == nullptr) {
@@ -73,7 +75,8 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
   record.sent = true;
   record.started_at = now_utc();
   const auto started = std::chrono::steady_clock::now();
-  auto reply = fetcher->get(device, record.paths, record.encoding, source.timeout);
+  auto reply =
+      fetcher->get_typed(device, record.paths, record.encoding, record.type, source.timeout);
   record.duration =
       std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - started);
   if (!reply) {
@@ -82,6 +85,17 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
     return result;
   }
   record.reply = notifications_json(*reply);
+  if (source.category == "config") {
+    auto config = gnmi::config_facts(*reply);
+    if (!config) {
+      record.parse = "error: " + config.error();
+      result.reason = reason_prefix(device, record.paths) + config.error();
+      return result;
+    }
+    record.parse = "ok";
+    result.facts = std::move(config.value());
+    return result;
+  }
   auto facts = gnmi::snapshot_facts(*reply, now_utc());
   if (!facts) {
     record.parse = "error: " + facts.error();
@@ -121,12 +135,17 @@ json source_entries(const GnmiGetRecord& record) {
 }
 
 json evidence_entry(const GnmiGetRecord& record) {
-  json entry = {
-      {"device", record.device},     {"role", "read"},
-      {"transport", "gnmi"},         {"rpc", "get"},
-      {"category", record.category}, {"command", describe_gnmi_get(record.paths)},
-      {"paths", record.paths},       {"encoding", std::string(encoding_name(record.encoding))},
-      {"sent", record.sent},         {"deadline_ms", record.deadline.count()}};
+  json entry = {{"device", record.device},
+                {"role", "read"},
+                {"transport", "gnmi"},
+                {"rpc", "get"},
+                {"category", record.category},
+                {"command", describe_gnmi_get(record.paths)},
+                {"paths", record.paths},
+                {"encoding", std::string(encoding_name(record.encoding))},
+                {"type", std::string(gnmi::to_string(record.type))},
+                {"sent", record.sent},
+                {"deadline_ms", record.deadline.count()}};
   if (record.sent) {
     entry["started_at"] = format_utc(record.started_at);
     entry["duration_ms"] = record.duration.count();

@@ -28,6 +28,16 @@ class GnmiFetcher {
   virtual gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get(
       const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
       Duration deadline) = 0;
+  // A Get of one data type (CONFIG for configuration sources). A fetcher that cannot ask for
+  // one refuses every type but `all`, so nothing passes for configuration that was not.
+  virtual gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get_typed(
+      const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+      gnmi::DataType type, Duration deadline) {
+    if (type == gnmi::DataType::all) return get(device, paths, encoding, deadline);
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             "gnmi: " + device + ": this run cannot send a Get of type " +
+                                 std::string(gnmi::to_string(type))};
+  }
 };
 
 // Everything known about one Get fabgate meant to send, the gNMI counterpart of CommandRecord:
@@ -37,6 +47,7 @@ struct GnmiGetRecord {
   std::string category;
   std::vector<std::string> paths;
   gnmi::Encoding encoding = gnmi::Encoding::json_ietf;
+  gnmi::DataType type = gnmi::DataType::all;
   Duration deadline{0};
   bool sent = false;  // false: this run has no gNMI fetcher, nothing was sent
   TimePoint started_at;

@@ -6,7 +6,7 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 24> kNormalizers = {{
+constexpr std::array<Normalizer, 25> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
@@ -18,6 +18,7 @@ constexpr std::array<Normalizer, 24> kNormalizers = {{
     {"ip-route-v4", "routes", parse_ip_route_v4},
     {"ip-route-v6", "routes", parse_ip_route_v6},
     {"bgp-summary", "bgp", parse_bgp_summary},
+    {"running-config", "config", parse_running_config},
     {"bfd-peers", "bfd", parse_bfd_peers},
     {"bfd-counters", "bfd", parse_bfd_counters},
     {"evpn-vni", "evpn", parse_evpn_vni},

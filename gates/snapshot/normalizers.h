@@ -46,6 +46,9 @@ Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, nlohman
 Expected<Ok, std::string> parse_evpn_mac(std::string_view output, nlohmann::json& evpn);
 Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, nlohmann::json& evpn);
 Expected<Ok, std::string> parse_vxlan_links(std::string_view output, nlohmann::json& evpn);
+// Any `show running-config`: the text as it is ({"format": "text", "text": ...}), for the
+// configuration diffs of report.md and review.md. Empty output is an error.
+Expected<Ok, std::string> parse_running_config(std::string_view output, nlohmann::json& config);
 // RoCE/GPU hosts (fabgate_hostfacts parsers; layout in docs/rdma.md):
 Expected<Ok, std::string> parse_rdma_sysfs(std::string_view output, nlohmann::json& rdma);
 Expected<Ok, std::string> parse_rdma_link(std::string_view output, nlohmann::json& rdma);

@@ -1,7 +1,14 @@
 #include "adapters/gnmi/target/linux_node.h"
 
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -145,6 +152,63 @@ NodeResult<InterfaceState> LinuxNode::interface(const std::string& name) {
   return state;
 }
 
+NodeResult<std::map<std::string, std::vector<InterfaceAddress>>> LinuxNode::addresses() {
+  std::vector<std::string> argv = {options_.ip, "-j", "addr", "show"};
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  if (!outcome.succeeded()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
+  }
+  nlohmann::json parsed = nlohmann::json::parse(outcome.out, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_array()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       join(argv, " ") + ": output is not a JSON list"};
+  }
+  std::map<std::string, std::vector<InterfaceAddress>> out;
+  for (const auto& link : parsed) {
+    if (!link.is_object() || !link.contains("ifname")) continue;
+    auto& list = out[link.value("ifname", std::string())];
+    for (const auto& info : link.value("addr_info", nlohmann::json::array())) {
+      if (!info.is_object() || !info.contains("local") || !info.contains("prefixlen")) continue;
+      list.push_back({info.value("local", std::string()), info.value("prefixlen", 0),
+                      info.value("family", std::string()) == "inet6"});
+    }
+  }
+  return out;
+}
+
+NodeResult<std::vector<NicInfo>> LinuxNode::nics() {
+  std::error_code error;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(options_.sysfs_net, error)) {
+    names.push_back(entry.path().filename().string());
+  }
+  if (error) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "cannot list " + options_.sysfs_net + ": " + error.message()};
+  }
+  std::sort(names.begin(), names.end());
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       std::string("socket for ethtool: ") + std::strerror(errno)};
+  }
+  std::vector<NicInfo> out;
+  for (const auto& name : names) {
+    if (!plausible_interface_name(name)) continue;
+    ethtool_drvinfo info{};
+    info.cmd = ETHTOOL_GDRVINFO;
+    ifreq request{};
+    std::strncpy(request.ifr_name, name.c_str(), IFNAMSIZ - 1);
+    request.ifr_data = reinterpret_cast<char*>(&info);
+    // Interfaces without a driver (lo) refuse the request; ethtool -i skips them the same way.
+    if (::ioctl(fd, SIOCETHTOOL, &request) != 0) continue;
+    out.push_back({name, info.driver, info.version, info.fw_version, info.bus_info});
+  }
+  ::close(fd);
+  return out;
+}
+
 NodeResult<std::vector<InterfaceState>> LinuxNode::interfaces() {
   std::error_code error;
   std::vector<std::string> names;
@@ -156,12 +220,17 @@ NodeResult<std::vector<InterfaceState>> LinuxNode::interfaces() {
                        "cannot list " + options_.sysfs_net + ": " + error.message()};
   }
   std::sort(names.begin(), names.end());
+  auto addresses = this->addresses();
+  if (!addresses) return addresses.error();
   std::vector<InterfaceState> out;
   for (const auto& name : names) {
     auto state = interface(name);
     // An interface removed between listing and reading is simply gone.
     if (!state && state.error().kind == NodeFailure::Kind::not_found) continue;
     if (!state) return state.error();
+    if (auto found = addresses->find(name); found != addresses->end()) {
+      state->addresses = found->second;
+    }
     out.push_back(std::move(state.value()));
   }
   return out;
@@ -204,6 +273,8 @@ NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
         if (info.is_object() && info.contains("acceptedPrefixCounter")) {
           state.prefixes_received[afi_safi_name(family)] =
               info.value("acceptedPrefixCounter", std::uint64_t{0});
+          state.prefixes_sent[afi_safi_name(family)] =
+              info.value("sentPrefixCounter", std::uint64_t{0});
         }
       }
     }

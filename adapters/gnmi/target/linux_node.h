@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,14 @@ class LinuxNode final : public Node {
   std::string software_version() override;
   NodeResult<std::vector<InterfaceState>> interfaces() override;
   NodeResult<InterfaceState> interface(const std::string& name) override;
+  NodeResult<std::vector<NicInfo>> nics() override;
   NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override;
   NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override;
   NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override;
 
  private:
+  // name -> addresses, from `ip -j addr show`.
+  NodeResult<std::map<std::string, std::vector<InterfaceAddress>>> addresses();
   NodeResult<Ok> ip_link_set(const std::string& interface, std::vector<std::string> what);
   LinuxNodeOptions options_;
 };

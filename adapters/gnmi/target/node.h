@@ -16,6 +16,12 @@
 
 namespace fabgate::gnmi::target {
 
+struct InterfaceAddress {
+  std::string ip;  // "10.0.1.1", "2001:db8::1"
+  int prefix_length = 0;
+  bool ipv6 = false;
+};
+
 struct InterfaceState {
   std::string name;
   int ifindex = 0;
@@ -23,6 +29,16 @@ struct InterfaceState {
   bool admin_up = false;    // IFF_UP
   std::string oper_status;  // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
   std::map<std::string, std::uint64_t> counters;  // OpenConfig counter names
+  std::vector<InterfaceAddress> addresses;        // every address, link-local ones included
+};
+
+// What ethtool -i reports for an interface with a driver (served under /components).
+struct NicInfo {
+  std::string interface;
+  std::string driver;
+  std::string driver_version;
+  std::string firmware;
+  std::string bus;
 };
 
 struct BgpNeighborState {
@@ -32,6 +48,7 @@ struct BgpNeighborState {
   std::string session_state;  // OpenConfig enum: IDLE ... ESTABLISHED
   std::optional<std::uint64_t> last_established_ns;
   std::map<std::string, std::uint64_t> prefixes_received;  // afi-safi name -> count
+  std::map<std::string, std::uint64_t> prefixes_sent;      // afi-safi name -> count
 };
 
 // A failure of the node, as the target reports it to the client.
@@ -52,6 +69,8 @@ class Node {
   virtual std::string software_version() = 0;
   virtual NodeResult<std::vector<InterfaceState>> interfaces() = 0;
   virtual NodeResult<InterfaceState> interface(const std::string& name) = 0;
+  // Interfaces with driver information (the loopback has none).
+  virtual NodeResult<std::vector<NicInfo>> nics() = 0;
   // unavailable when FRR is not there: the BGP subtree is then not served at all.
   virtual NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() = 0;
   virtual NodeResult<Ok> set_mtu(const std::string& interface, int mtu) = 0;

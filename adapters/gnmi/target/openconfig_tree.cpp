@@ -6,10 +6,31 @@ namespace {
 
 using nlohmann::json;
 
+// Addresses live on subinterface 0 (Linux has no subinterfaces apart from VLAN devices,
+// which are interfaces of their own). The subinterface is served even without addresses, so
+// that "no addresses" is an answer and not a missing subtree.
+json subinterfaces_node(const InterfaceState& state) {
+  json ipv4 = json::array();
+  json ipv6 = json::array();
+  for (const auto& address : state.addresses) {
+    json entry = {{"ip", address.ip},
+                  {"config", {{"ip", address.ip}, {"prefix-length", address.prefix_length}}},
+                  {"state", {{"ip", address.ip}, {"prefix-length", address.prefix_length}}}};
+    (address.ipv6 ? ipv6 : ipv4).push_back(std::move(entry));
+  }
+  json subinterface = {{"index", 0},
+                       {"config", {{"index", 0}}},
+                       {"state", {{"index", 0}, {"enabled", state.admin_up}}}};
+  if (!ipv4.empty()) subinterface["ipv4"] = {{"addresses", {{"address", ipv4}}}};
+  if (!ipv6.empty()) subinterface["ipv6"] = {{"addresses", {{"address", ipv6}}}};
+  return {{"subinterface", json::array({subinterface})}};
+}
+
 json interface_node(const InterfaceState& state) {
   json counters = json::object();
   for (const auto& [name, value] : state.counters) counters[name] = value;
   return json{{"name", state.name},
+              {"subinterfaces", subinterfaces_node(state)},
               {"config", {{"name", state.name}, {"mtu", state.mtu}, {"enabled", state.admin_up}}},
               {"state",
                {{"name", state.name},
@@ -29,9 +50,14 @@ json neighbor_node(const BgpNeighborState& neighbor) {
   if (neighbor.last_established_ns) state["last-established"] = *neighbor.last_established_ns;
   json afi_safis = json::array();
   for (const auto& [name, received] : neighbor.prefixes_received) {
-    afi_safis.push_back(
-        {{"afi-safi-name", name},
-         {"state", {{"afi-safi-name", name}, {"prefixes", {{"received", received}}}}}});
+    json prefixes = {{"received", received}};
+    if (auto sent = neighbor.prefixes_sent.find(name); sent != neighbor.prefixes_sent.end()) {
+      prefixes["sent"] = sent->second;
+    }
+    std::string identity = "openconfig-bgp-types:" + name;
+    afi_safis.push_back({{"afi-safi-name", identity},
+                         {"config", {{"afi-safi-name", identity}}},
+                         {"state", {{"afi-safi-name", identity}, {"prefixes", prefixes}}}});
   }
   return json{{"neighbor-address", neighbor.address},
               {"config", {{"neighbor-address", neighbor.address}, {"peer-as", neighbor.peer_as}}},
@@ -42,6 +68,26 @@ json neighbor_node(const BgpNeighborState& neighbor) {
 NodeResult<Ok> add_system(Node& node, json& tree) {
   tree["system"] = {
       {"state", {{"hostname", node.hostname()}, {"software-version", node.software_version()}}}};
+  return Ok{};
+}
+
+// One component per interface with a driver: the NIC's driver and firmware versions.
+NodeResult<Ok> add_components(Node& node, json& tree) {
+  auto nics = node.nics();
+  if (!nics) return nics.error();
+  json list = json::array();
+  for (const auto& nic : *nics) {
+    json state = {{"name", nic.interface},
+                  {"type", "openconfig-platform-types:PORT"},
+                  {"description", nic.driver},
+                  {"software-version", nic.driver_version},
+                  {"firmware-version", nic.firmware},
+                  {"location", nic.bus}};
+    list.push_back({{"name", nic.interface},
+                    {"config", {{"name", nic.interface}}},
+                    {"state", std::move(state)}});
+  }
+  tree["components"] = {{"component", list}};
   return Ok{};
 }
 
@@ -87,13 +133,67 @@ json ietf_numbers(const json& value, bool is_uint64) {
   return value;
 }
 
+// `value` lies inside a config container (inside_config) or a state container (inside_state)
+// or neither; `config_sibling` is the config container next to the state container being
+// filtered, whose leaves OPERATIONAL leaves out.
+std::optional<json> filter_by_type(const json& value, DataType type, bool inside_config,
+                                   bool inside_state, const json* config_sibling) {
+  if (!value.is_object() && !value.is_array()) {
+    if (type == DataType::config && inside_state) return std::nullopt;
+    if (type != DataType::config && inside_config) return std::nullopt;
+    return value;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const auto& item : value) {
+      auto kept = filter_by_type(item, type, inside_config, inside_state, nullptr);
+      if (kept) out.push_back(std::move(*kept));
+    }
+    if (out.empty()) return std::nullopt;
+    return out;
+  }
+  json out = json::object();
+  bool has_container = false;
+  for (const auto& [name, member] : value.items()) {
+    bool is_config = inside_config || name == "config";
+    bool is_state = inside_state || name == "state";
+    const json* sibling = nullptr;
+    if (name == "state" && !inside_state) {
+      auto found = value.find("config");
+      if (found != value.end()) sibling = &*found;
+    } else if (config_sibling != nullptr && config_sibling->is_object()) {
+      auto found = config_sibling->find(name);
+      if (found != config_sibling->end()) sibling = &*found;
+    }
+    if (type == DataType::operational && inside_state && sibling != nullptr &&
+        !member.is_object() && !member.is_array()) {
+      continue;  // applied config: the config container has the same leaf
+    }
+    auto kept = filter_by_type(member, type, is_config, is_state, sibling);
+    if (!kept) continue;
+    if (kept->is_object() || kept->is_array()) has_container = true;
+    out[name] = std::move(*kept);
+  }
+  // A list entry or container left with nothing but key leaves has none of this type's data.
+  if (out.empty() || (!has_container && !inside_config && !inside_state)) return std::nullopt;
+  return out;
+}
+
 }  // namespace
+
+json select_data_type(const json& tree, DataType type) {
+  if (type == DataType::all) return tree;
+  return filter_by_type(tree, type, false, false, nullptr).value_or(json::object());
+}
 
 NodeResult<json> build_tree(Node& node, const GnmiPath& path) {
   json tree = json::object();
   std::string top = path.elements.empty() ? "" : strip_module_prefix(path.elements.front().name);
   if (top.empty() || top == "system") {
     if (auto added = add_system(node, tree); !added) return added.error();
+  }
+  if (top.empty() || top == "components") {
+    if (auto added = add_components(node, tree); !added) return added.error();
   }
   if (top.empty() || top == "interfaces") {
     if (auto added = add_interfaces(node, tree); !added) return added.error();

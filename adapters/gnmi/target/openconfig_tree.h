@@ -4,6 +4,8 @@
 //   /system/state                                  hostname, software-version
 //   /interfaces/interface[name=*]/state            admin/oper status, mtu, counters
 //   /interfaces/interface[name=*]/config           enabled, mtu (Set changes these)
+//   /interfaces/interface[name=*]/subinterfaces    addresses (subinterface 0)
+//   /components/component[name=*]/state            NIC driver and firmware versions
 //   /network-instances/network-instance[name=default]/protocols/
 //     protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state
 // The BGP subtree exists only while FRR answers.
@@ -12,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/gnmi/client.h"
 #include "adapters/gnmi/data_tree.h"
 #include "adapters/gnmi/path.h"
 #include "adapters/gnmi/target/node.h"
@@ -21,6 +24,12 @@ namespace fabgate::gnmi::target {
 // The parts of the tree that `path` can reach (all of it for the root). Fails with not_found
 // when the path's subtree is not served (the BGP subtree without FRR), with the reason.
 NodeResult<nlohmann::json> build_tree(Node& node, const GnmiPath& path);
+
+// The part of a whole tree that a Get of `type` returns (see DataType in client.h): CONFIG
+// keeps config containers, STATE state containers, OPERATIONAL the leaves of state
+// containers that their sibling config container does not have. List keys stay with their
+// entries; entries and containers left without data of the type are dropped.
+nlohmann::json select_data_type(const nlohmann::json& tree, DataType type);
 
 // The JSON text of a matched node. For JSON_IETF, 64-bit counters and timestamps become
 // strings as RFC 7951 requires; JSON keeps them numbers.

@@ -3,6 +3,8 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -66,6 +68,10 @@ class GnmiService final : public ::gnmi::gNMI::Service {
  public:
   GnmiService(const TargetOptions& options, Node& node) : options_(options), node_(node) {}
 
+  // Ends every STREAM subscription (they would otherwise hold a graceful shutdown to its
+  // deadline): called before the server shuts down.
+  void stop_streams() { stopping_ = true; }
+
   Status Capabilities(ServerContext* context, const ::gnmi::CapabilityRequest*,
                       ::gnmi::CapabilityResponse* response) override {
     if (Status denied = admit(context); !denied.ok()) return denied;
@@ -76,6 +82,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     };
     add_model("openconfig-system");
     add_model("openconfig-interfaces");
+    add_model("openconfig-if-ip");
+    add_model("openconfig-platform");
     if (node_.bgp_neighbors()) add_model("openconfig-network-instance");
     response->add_supported_encodings(::gnmi::JSON);
     response->add_supported_encodings(::gnmi::JSON_IETF);
@@ -89,10 +97,14 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     if (Status bad = check_encoding(request->encoding()); !bad.ok()) return bad;
     std::shared_lock lock(node_mutex_);
     GnmiPath prefix = from_proto(request->prefix());
+    DataType type = request->type() == ::gnmi::GetRequest::CONFIG        ? DataType::config
+                    : request->type() == ::gnmi::GetRequest::STATE       ? DataType::state
+                    : request->type() == ::gnmi::GetRequest::OPERATIONAL ? DataType::operational
+                                                                         : DataType::all;
     for (const auto& requested : request->path()) {
       Status status =
           resolve(join_paths(prefix, from_proto(requested)),
-                  request->encoding() == ::gnmi::JSON_IETF, *response->add_notification());
+                  request->encoding() == ::gnmi::JSON_IETF, *response->add_notification(), type);
       if (!status.ok()) return status;
     }
     return Status::OK;
@@ -151,11 +163,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
               "the first SubscribeRequest must be a subscription list"};
     }
     const ::gnmi::SubscriptionList list = request.subscribe();  // a copy: `request` is reused
-    if (list.mode() == ::gnmi::SubscriptionList::STREAM) {
-      return {StatusCode::UNIMPLEMENTED,
-              "STREAM subscriptions are not supported; fabgate-gnmid serves ONCE and POLL"};
-    }
     if (Status bad = check_encoding(list.encoding()); !bad.ok()) return bad;
+    if (list.mode() == ::gnmi::SubscriptionList::STREAM)
+      return stream_samples(context, list, *stream);
     if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;
     if (list.mode() == ::gnmi::SubscriptionList::ONCE) return Status::OK;
     while (stream->Read(&request)) {
@@ -195,7 +205,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   }
 
   // One notification with an update per node `path` matches (wildcards expanded).
-  Status resolve(const GnmiPath& requested, bool json_ietf, ::gnmi::Notification& notification) {
+  // A path that exists but holds no data of `type` gives a notification without updates.
+  Status resolve(const GnmiPath& requested, bool json_ietf, ::gnmi::Notification& notification,
+                 DataType type = DataType::all) {
     GnmiPath path = without_module_prefixes(requested);
     auto tree = build_tree(node_, path);
     if (!tree) return from_node_failure(tree.error());
@@ -205,6 +217,13 @@ class GnmiService final : public ::gnmi::gNMI::Service {
               "path " + requested.to_string() + " not found: " + matches.error()};
     }
     notification.set_timestamp(now_ns());
+    nlohmann::json selected;
+    if (type != DataType::all) {
+      selected = select_data_type(*tree, type);
+      auto typed = find_in_tree(selected, path);
+      if (!typed) return Status::OK;
+      matches = std::move(typed);
+    }
     for (const auto& match : *matches) {
       ::gnmi::Update* update = notification.add_update();
       *update->mutable_path() = to_proto(match.path);
@@ -217,9 +236,42 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     return Status::OK;
   }
 
+  // STREAM: every subscription is served as SAMPLE (TARGET_DEFINED included; ON_CHANGE is
+  // refused) at the shortest sample_interval asked for (0: 1 s; never under 100 ms). Each
+  // sample is a fresh read of the node stamped with the time it was taken; sync_response
+  // follows the first. Runs until the client cancels or the server shuts down.
+  Status stream_samples(
+      ServerContext* context, const ::gnmi::SubscriptionList& list,
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
+    std::chrono::nanoseconds interval{0};
+    for (const auto& subscription : list.subscription()) {
+      if (subscription.mode() == ::gnmi::ON_CHANGE) {
+        return {StatusCode::UNIMPLEMENTED,
+                "ON_CHANGE is not supported; fabgate-gnmid streams SAMPLE subscriptions"};
+      }
+      std::chrono::nanoseconds asked{subscription.sample_interval()};
+      if (asked.count() > 0 && (interval.count() == 0 || asked < interval)) interval = asked;
+    }
+    if (interval.count() == 0) interval = std::chrono::seconds(1);
+    interval = std::max<std::chrono::nanoseconds>(interval, std::chrono::milliseconds(100));
+    bool first = true;
+    auto next = std::chrono::steady_clock::now();
+    while (!context->IsCancelled() && !stopping_) {
+      if (Status sent = send_snapshot(list, stream, first); !sent.ok()) return sent;
+      first = false;
+      next += interval;
+      while (!context->IsCancelled() && !stopping_ && std::chrono::steady_clock::now() < next) {
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+            next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      }
+    }
+    return {StatusCode::UNAVAILABLE, "fabgate-gnmid is stopping"};
+  }
+
   Status send_snapshot(
       const ::gnmi::SubscriptionList& list,
-      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream,
+      bool with_sync = true) {
     GnmiPath prefix = from_proto(list.prefix());
     std::vector<::gnmi::SubscribeResponse> responses;
     {
@@ -235,6 +287,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     for (const auto& response : responses) {
       if (!stream.Write(response)) return {StatusCode::CANCELLED, "client went away"};
     }
+    if (!with_sync) return Status::OK;
     ::gnmi::SubscribeResponse sync;
     sync.set_sync_response(true);
     if (!stream.Write(sync)) return {StatusCode::CANCELLED, "client went away"};
@@ -243,7 +296,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
 
   const TargetOptions& options_;
   Node& node_;
-  std::shared_mutex node_mutex_;  // Set is exclusive, so no Get sees half a transaction
+  std::shared_mutex node_mutex_;
+  std::atomic<bool> stopping_{false};  // Set is exclusive, so no Get sees half a transaction
 };
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -262,6 +316,16 @@ int fail(const std::string& message) {
 }  // namespace
 
 int run_target(const TargetOptions& options) {
+  // Signals are taken by one thread with sigwait. They must be blocked before anything touches
+  // gRPC: creating credentials already initializes it and starts its threads, which inherit the
+  // mask of the thread that created them; one left unblocked gets SIGTERM's default action.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
   if (options.listen.empty()) return fail("--listen ADDR:PORT (or unix:PATH) is required");
   bool has_tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   if (has_tls == options.insecure_plaintext) {
@@ -288,15 +352,6 @@ int run_target(const TargetOptions& options) {
     credentials = grpc::SslServerCredentials(ssl);
   }
 
-  // Signals are taken by one thread with sigwait; block them before gRPC starts its threads so
-  // that none of those is picked to handle them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
   LinuxNode node(options.node);
   GnmiService service(options, node);
   grpc::ServerBuilder builder;
@@ -316,6 +371,7 @@ int run_target(const TargetOptions& options) {
   std::thread stopper([&] {
     int received = 0;
     sigwait(&stop_signals, &received);
+    service.stop_streams();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   server->Wait();

@@ -104,6 +104,24 @@ std::optional<std::string> TargetProcess::start(const std::vector<std::string>& 
   return std::nullopt;
 }
 
+std::optional<int> TargetProcess::terminate(std::chrono::milliseconds wait) {
+  if (pid_ <= 0) return std::nullopt;
+  ::kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    ::usleep(20'000);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return std::nullopt;
+}
+
 TargetProcess::~TargetProcess() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);

@@ -43,6 +43,10 @@ class TargetProcess {
                                    const std::vector<std::string>& extra_env = {});
   std::string failure;
 
+  // Sends SIGTERM and waits up to `wait` for the exit; returns the waitpid status, or nullopt
+  // when it had to be killed (or was not running).
+  std::optional<int> terminate(std::chrono::milliseconds wait = std::chrono::milliseconds(5000));
+
  private:
   pid_t pid_ = -1;
   int stdout_fd_ = -1;

@@ -4,15 +4,20 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "adapters/gnmi/client.h"
 #include "adapters/gnmi/snapshot_facts.h"
+#include "adapters/gnmi/telemetry.h"
 #include "tests/adapters/gnmi/gnmid_harness.h"
 
 namespace fabgate::gnmi {
@@ -123,6 +128,7 @@ TEST(Gnmid, CapabilitiesListServedModelsAndEncodings) {
   std::vector<std::string> models;
   for (const auto& model : capabilities->models) models.push_back(model.name);
   EXPECT_EQ(models, (std::vector<std::string>{"openconfig-system", "openconfig-interfaces",
+                                              "openconfig-if-ip", "openconfig-platform",
                                               "openconfig-network-instance"}));
   EXPECT_EQ(capabilities->encodings, (std::vector<std::string>{"JSON", "JSON_IETF"}));
   EXPECT_EQ(capabilities->gnmi_version, "0.10.0");
@@ -163,6 +169,66 @@ TEST(Gnmid, GetServesSystemInterfacesConfigAndBgp) {
   ASSERT_EQ((*bgp)[0].updates.size(), 2u);
   EXPECT_EQ(json::parse((*bgp)[0].updates[0].json)["session-state"], "ESTABLISHED");
   EXPECT_EQ(json::parse((*bgp)[0].updates[1].json)["session-state"], "ACTIVE");
+}
+
+TEST(Gnmid, GetTypeFiltersConfigStateAndOperationalData) {
+  // Given a Get of loopback's whole entry with each GetRequest type, then CONFIG returns only
+  // read/write data (config container and key, no state), STATE only read-only data (state,
+  // applied mtu included, no config), OPERATIONAL only state that is not also config
+  // (counters and oper-status, no mtu); and a CONFIG Get of a state container returns nothing.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto& client = *target->client;
+  const std::vector<std::string> lo = {"/interfaces/interface[name=lo]"};
+
+  json config = only_value(client.get(lo, Encoding::json, DataType::config, kDeadline));
+  EXPECT_EQ(config["name"], "lo");
+  EXPECT_TRUE(config.contains("config")) << config.dump();
+  EXPECT_FALSE(config.contains("state")) << config.dump();
+
+  json state = only_value(client.get(lo, Encoding::json, DataType::state, kDeadline));
+  EXPECT_FALSE(state.contains("config")) << state.dump();
+  EXPECT_TRUE(state["state"].contains("mtu")) << state.dump();
+  EXPECT_TRUE(state["state"].contains("counters")) << state.dump();
+
+  json operational = only_value(client.get(lo, Encoding::json, DataType::operational, kDeadline));
+  EXPECT_FALSE(operational.contains("config")) << operational.dump();
+  EXPECT_FALSE(operational["state"].contains("mtu")) << operational.dump();
+  EXPECT_FALSE(operational["state"].contains("enabled")) << operational.dump();
+  EXPECT_TRUE(operational["state"].contains("oper-status")) << operational.dump();
+  EXPECT_TRUE(operational["state"].contains("counters")) << operational.dump();
+
+  auto state_as_config = client.get({"/interfaces/interface[name=lo]/state"}, Encoding::json,
+                                    DataType::config, kDeadline);
+  ASSERT_TRUE(state_as_config) << state_as_config.error().message;
+  ASSERT_EQ(state_as_config->size(), 1u);
+  EXPECT_TRUE((*state_as_config)[0].updates.empty());
+
+  json all = only_value(client.get(lo, Encoding::json, kDeadline));
+  EXPECT_TRUE(all.contains("config") && all.contains("state")) << all.dump();
+}
+
+TEST(Gnmid, ServesAddressesAndNicComponentsThatFactsRead) {
+  // Given fabgate-gnmid on this host, then a Get of loopback's subinterfaces and of the
+  // components gives facts with lo's real addresses (127.0.0.1/8, ::1/128) and NIC entries
+  // only for interfaces with a driver (never lo), each naming its driver.
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  auto reply = target->client->get(
+      {"/interfaces/interface[name=lo]/subinterfaces", "/components/component[name=*]"},
+      Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(reply) << reply.error().message;
+  auto facts = snapshot_facts(*reply, TimePoint{});
+  ASSERT_TRUE(facts) << facts.error();
+  ASSERT_TRUE(facts->interfaces);
+  json addresses = (*facts->interfaces)["lo"]["addresses"];
+  EXPECT_NE(std::find(addresses.begin(), addresses.end(), "127.0.0.1/8"), addresses.end())
+      << addresses.dump();
+  ASSERT_TRUE(facts->identity);
+  EXPECT_FALSE((*facts->identity)["nics"].contains("lo")) << facts->identity->dump();
+  for (const auto& [name, nic] : (*facts->identity)["nics"].items()) {
+    EXPECT_FALSE(nic.value("driver", "").empty()) << name << ": " << nic.dump();
+  }
 }
 
 TEST(Gnmid, SnapshotFactsFromAGnmiCollector) {
@@ -234,7 +300,9 @@ TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
   ASSERT_TRUE(target);
   auto capabilities = target->client->capabilities(kDeadline);
   ASSERT_TRUE(capabilities);
-  EXPECT_EQ(capabilities->models.size(), 2u);
+  EXPECT_EQ(capabilities->models.size(), 4u);
+  for (const auto& model : capabilities->models)
+    EXPECT_NE(model.name, "openconfig-network-instance");
   auto bgp = target->client->get({kBgpNeighbors}, Encoding::json, kDeadline);
   ASSERT_FALSE(bgp);
   EXPECT_EQ(bgp.error().kind, GnmiFailure::Kind::rejected);
@@ -415,6 +483,20 @@ TEST(Gnmid, RefusesToStartWithoutTlsOrAnExplicitPlaintextFlag) {
       << process.failure;
 }
 
+TEST(Gnmid, SigtermStopsGracefullyWithExitStatusZero) {
+  // Given a serving fabgate-gnmid that has answered a call (so gRPC's threads are running),
+  // then SIGTERM stops it gracefully: it exits by itself with status 0 instead of being killed
+  // by the signal (status 143 from a shell).
+  auto target = start_plaintext();
+  ASSERT_TRUE(target);
+  ASSERT_TRUE(target->client->capabilities(kDeadline));
+  auto status = target->process.terminate();
+  ASSERT_TRUE(status) << "fabgate-gnmid did not stop within 5 s of SIGTERM";
+  EXPECT_FALSE(WIFSIGNALED(*status)) << "killed by signal " << WTERMSIG(*status);
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+}
+
 // ---- Set on a real interface inside a test network namespace ----------------------------
 
 class GnmidInNamespace : public ::testing::Test {
@@ -515,6 +597,113 @@ TEST_F(GnmidInNamespace, SetOfMissingInterfaceOrUnsettablePathChangesNothing) {
   ASSERT_FALSE(removal);
   EXPECT_EQ(removal.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(removal.error().message.find("delete is not supported"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabgate::gnmi
+
+namespace fabgate::gnmi {
+namespace {
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Runs a STREAM subscription on its own thread, keeping every notification.
+struct StreamRecorder {
+  std::unique_ptr<GnmiStream> stream;
+  std::mutex mutex;
+  std::vector<GnmiNotification> notifications;
+  GnmiResult<Ok> result = Ok{};
+  std::thread thread;
+
+  void start() {
+    thread = std::thread([this] {
+      auto ended = stream->run([this](const GnmiNotification& notification) {
+        std::lock_guard lock(mutex);
+        notifications.push_back(notification);
+      });
+      std::lock_guard lock(mutex);
+      result = ended;
+    });
+  }
+  void finish() {
+    stream->stop();
+    if (thread.joinable()) thread.join();
+  }
+  ~StreamRecorder() { finish(); }
+};
+
+TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
+  // Given a STREAM subscription sampling fgt0's state every 200 ms, and fgt0's peer taken down
+  // and up again while it runs, then the timeline covers the whole window without a silence
+  // and shows fgt0's oper-status leaving UP and coming back, at device timestamps inside the
+  // window, in that order.
+  auto stream =
+      target_->client->subscribe_stream({"/interfaces/interface[name=fgt0]/state"},
+                                        Encoding::json_ietf, Duration(200), Duration(20'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  StreamRecorder recorder;
+  recorder.stream = std::move(stream.value());
+  const std::int64_t window_start = wall_ns();
+  recorder.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "down"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "up"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const std::int64_t window_end = wall_ns();
+  recorder.finish();
+  ASSERT_TRUE(recorder.result) << recorder.result.error().message;
+
+  auto timeline =
+      interface_timeline(recorder.notifications, window_start, window_end, Duration(600));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.size() << " gaps, first: "
+                                  << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
+  EXPECT_GE(timeline.samples, 8u);
+  std::vector<std::string> flaps;
+  std::int64_t previous = window_start;
+  for (const auto& event : timeline.events) {
+    EXPECT_EQ(event.interface, "fgt0");
+    EXPECT_GE(event.timestamp_ns, previous);
+    EXPECT_LE(event.timestamp_ns, window_end);
+    previous = event.timestamp_ns;
+    if (event.what.rfind("oper-status", 0) == 0) flaps.push_back(event.what);
+  }
+  ASSERT_GE(flaps.size(), 2u) << "no link flap in the stream";
+  EXPECT_EQ(flaps.front().rfind("oper-status UP -> ", 0), 0u) << flaps.front();
+  EXPECT_EQ(flaps.back().substr(flaps.back().size() - 5), "-> UP") << flaps.back();
+}
+
+TEST_F(GnmidInNamespace, StreamThatStopsDeliveringIsNoEvidenceNotSilence) {
+  // Given a STREAM subscription whose target goes away a second into a three-second window,
+  // then run() ends with a failure and the timeline reports the silence up to the window's
+  // end: the window is not covered (no-evidence), though no event was seen.
+  auto stream = target_->client->subscribe_stream({"/interfaces/interface[name=fgt0]/state"},
+                                                  Encoding::json, Duration(200), Duration(20'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  StreamRecorder recorder;
+  recorder.stream = std::move(stream.value());
+  const std::int64_t window_start = wall_ns();
+  recorder.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  (void)target_->process.terminate();
+  if (recorder.thread.joinable()) recorder.thread.join();
+  const std::int64_t window_end = window_start + 3'000'000'000;
+  std::this_thread::sleep_for(
+      std::chrono::nanoseconds(std::max<std::int64_t>(0, window_end - wall_ns())));
+  EXPECT_FALSE(recorder.result) << "the stream ended without a failure";
+
+  auto timeline =
+      interface_timeline(recorder.notifications, window_start, window_end, Duration(600));
+  EXPECT_GT(timeline.samples, 0u);
+  EXPECT_TRUE(timeline.events.empty());
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_FALSE(timeline.gaps.empty());
+  EXPECT_NE(timeline.gaps.back().find("the end of the window"), std::string::npos)
+      << timeline.gaps.back();
 }
 
 }  // namespace

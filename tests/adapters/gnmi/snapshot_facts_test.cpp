@@ -72,10 +72,12 @@ TEST(GnmiSnapshotFacts, MapsInterfacesSystemAndBgpToSnapshotCategories) {
                                                   {"rx_dropped", 1},
                                                   {"tx_dropped", 2}}}}));
   ASSERT_TRUE(facts->bgp);
-  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"], (json{{"state", "Established"},
-                                                      {"remote_as", 65000},
-                                                      {"prefixes_received", 4},
-                                                      {"uptime_ms", 5000}}));
+  EXPECT_EQ((*facts->bgp)["peers"]["10.0.1.0"],
+            (json{{"state", "Established"},
+                  {"remote_as", 65000},
+                  {"prefixes_received", 4},
+                  {"address_families", {{"ipv4_unicast", {{"prefixes_received", 4}}}}},
+                  {"uptime_ms", 5000}}));
 }
 
 TEST(GnmiSnapshotFacts, CategoriesNotAskedForStayAbsent) {
@@ -88,6 +90,114 @@ TEST(GnmiSnapshotFacts, CategoriesNotAskedForStayAbsent) {
   EXPECT_FALSE(facts->bgp);
   ASSERT_TRUE(facts->interfaces);
   EXPECT_EQ((*facts->interfaces)["lo"]["mtu"], 65536);
+}
+
+TEST(GnmiSnapshotFacts, ColonsInNamesAndAddressesAreKeptOnlyIdentityrefsLoseTheirModule) {
+  // Given values that contain ':' without being module-qualified (an IPv6 neighbor, a
+  // channelized interface name, a hostname) next to enum and identityref leaves that a target
+  // module-qualifies (RFC 7951 identityrefs), then names and addresses are kept whole and only
+  // the identityref/enum leaves lose their "module:" prefix.
+  GnmiNotification notification;
+  notification.updates.push_back(update("/system/state", {{"hostname", "rack1:leaf1"}}));
+  notification.updates.push_back(update("/interfaces/interface[name=et-0/0/0:1]/state",
+                                        {{"name", "et-0/0/0:1"},
+                                         {"admin-status", "UP"},
+                                         {"oper-status", "openconfig-interfaces:DOWN"}}));
+  notification.updates.push_back(update(
+      "/network-instances/network-instance[name=default]/protocols/"
+      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=2001:db8::2]",
+      {{"neighbor-address", "2001:db8::2"},
+       {"state", {{"peer-as", 65002}, {"session-state", "openconfig-bgp:ESTABLISHED"}}},
+       {"afi-safis",
+        {{"afi-safi", json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV6_UNICAST"},
+                                    {"state", {{"prefixes", {{"received", 3}}}}}}})}}}}));
+
+  auto facts = snapshot_facts({notification}, TimePoint{});
+
+  ASSERT_TRUE(facts) << facts.error();
+  EXPECT_EQ((*facts->identity)["hostname"], "rack1:leaf1");
+  ASSERT_TRUE(facts->interfaces->contains("et-0/0/0:1")) << facts->interfaces->dump();
+  EXPECT_EQ((*facts->interfaces)["et-0/0/0:1"]["oper"], "down");
+  ASSERT_TRUE((*facts->bgp)["peers"].contains("2001:db8::2")) << facts->bgp->dump();
+  EXPECT_EQ((*facts->bgp)["peers"]["2001:db8::2"]["state"], "Established");
+  EXPECT_EQ((*facts->bgp)["peers"]["2001:db8::2"]["prefixes_received"], 3);
+}
+
+TEST(GnmiSnapshotFacts, AddressesNicsAddressFamiliesAndLldpInTheSshCollectorsShapes) {
+  // Given subinterface addresses (IPv4, IPv6, an IPv6 link-local), an interface whose only
+  // subinterface has none, PORT components with a driver, an OPERATING_SYSTEM component, BGP
+  // AFI-SAFIs with received and sent counts and an LLDP neighbor, then the facts have the
+  // shapes the SSH normalizers write: sorted "ip/len" without link-local, [] for no address,
+  // identity.nics like ethtool -i, address_families keyed like FRR's, lldp.neighbors.
+  GnmiNotification notification;
+  json address_v4 = {{"ip", "10.0.1.1"}, {"state", {{"ip", "10.0.1.1"}, {"prefix-length", 31}}}};
+  json address_v6 = {{"ip", "2001:db8::1"},
+                     {"state", {{"ip", "2001:db8::1"}, {"prefix-length", 64}}}};
+  json link_local = {{"ip", "fe80::1"}, {"state", {{"ip", "fe80::1"}, {"prefix-length", 64}}}};
+  notification.updates.push_back(update(
+      "/interfaces/interface[name=eth1]/subinterfaces",
+      {{"subinterface",
+        json::array({{{"index", 0},
+                      {"openconfig-if-ip:ipv6",
+                       {{"addresses", {{"address", json::array({address_v6, link_local})}}}}},
+                      {"openconfig-if-ip:ipv4",
+                       {{"addresses", {{"address", json::array({address_v4})}}}}}}})}}));
+  notification.updates.push_back(
+      update("/interfaces/interface[name=eth2]/subinterfaces",
+             {{"subinterface", json::array({{{"index", 0}, {"state", {{"index", 0}}}}})}}));
+  notification.updates.push_back(
+      update("/components/component[name=eth1]", {{"name", "eth1"},
+                                                  {"state",
+                                                   {{"type", "openconfig-platform-types:PORT"},
+                                                    {"description", "mlx5_core"},
+                                                    {"software-version", "24.04"},
+                                                    {"firmware-version", "28.39.1002"},
+                                                    {"location", "0000:3b:00.0"}}}}));
+  notification.updates.push_back(update("/components/component[name=EOS]",
+                                        {{"name", "EOS"},
+                                         {"state",
+                                          {{"type", "openconfig-platform-types:OPERATING_SYSTEM"},
+                                           {"software-version", "4.31.2F"}}}}));
+  notification.updates.push_back(update(
+      "/network-instances/network-instance[name=default]/protocols/"
+      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=10.0.1.0]",
+      {{"neighbor-address", "10.0.1.0"},
+       {"afi-safis",
+        {{"afi-safi", json::array({{{"afi-safi-name", "openconfig-bgp-types:IPV4_UNICAST"},
+                                    {"state", {{"prefixes", {{"received", 4}, {"sent", 6}}}}}},
+                                   {{"afi-safi-name", "L2VPN_EVPN"},
+                                    {"state", {{"prefixes", {{"received", 2}}}}}}})}}}}));
+  notification.updates.push_back(
+      update("/lldp/interfaces/interface[name=eth1]",
+             {{"name", "eth1"},
+              {"neighbors",
+               {{"neighbor", json::array({{{"id", "1"},
+                                           {"state",
+                                            {{"system-name", "spine1"},
+                                             {"port-id", "Ethernet1/1"},
+                                             {"chassis-id", "00:11:22:33:44:55"}}}}})}}}}));
+
+  auto facts = snapshot_facts({notification}, TimePoint{});
+
+  ASSERT_TRUE(facts) << facts.error();
+  EXPECT_EQ((*facts->interfaces)["eth1"]["addresses"], (json{"10.0.1.1/31", "2001:db8::1/64"}));
+  EXPECT_EQ((*facts->interfaces)["eth2"]["addresses"], json::array());
+  ASSERT_TRUE(facts->identity);
+  EXPECT_EQ((*facts->identity)["nics"]["eth1"], (json{{"driver", "mlx5_core"},
+                                                      {"driver_version", "24.04"},
+                                                      {"firmware", "28.39.1002"},
+                                                      {"bus", "0000:3b:00.0"}}));
+  EXPECT_EQ((*facts->identity)["os_version"], "4.31.2F");
+  const json& peer = (*facts->bgp)["peers"]["10.0.1.0"];
+  EXPECT_EQ(peer["prefixes_received"], 4) << "EVPN routes are not summed, as bgp-summary";
+  EXPECT_EQ(peer["address_families"],
+            (json{{"ipv4_unicast", {{"prefixes_received", 4}, {"prefixes_sent", 6}}},
+                  {"l2_vpn_evpn", {{"prefixes_received", 2}}}}));
+  ASSERT_TRUE(facts->lldp);
+  EXPECT_EQ((*facts->lldp)["neighbors"]["eth1"],
+            (json::array({{{"system_name", "spine1"},
+                           {"port_id", "Ethernet1/1"},
+                           {"chassis_id", "00:11:22:33:44:55"}}})));
 }
 
 TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace fabgate::snapshot {
 namespace {
 
@@ -16,6 +18,42 @@ TEST(CollectorProfile, ShippedProfilesAreEmbeddedAndValid) {
   for (const auto& source : profiles->at("frr").sources) categories.push_back(source.category);
   EXPECT_EQ(categories,
             (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd", "evpn"}));
+}
+
+TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) {
+  // Given the shipped openconfig, sonic, eos, srlinux, junos and nxos profiles, then each
+  // collects identity, interfaces, bgp, lldp and config with gNMI Gets only (no SSH command),
+  // config as a Get of type CONFIG, in the encoding its NOS documents, and SR Linux and NX-OS
+  // ask for origin openconfig while SONiC module-qualifies its paths.
+  auto profiles = load_profiles();
+  ASSERT_TRUE(profiles) << profiles.error().message;
+  const std::map<std::string, gnmi::Encoding> encodings = {
+      {"openconfig", gnmi::Encoding::json_ietf}, {"sonic", gnmi::Encoding::json_ietf},
+      {"eos", gnmi::Encoding::json_ietf},        {"srlinux", gnmi::Encoding::json_ietf},
+      {"junos", gnmi::Encoding::json},           {"nxos", gnmi::Encoding::json}};
+  for (const auto& [platform, encoding] : encodings) {
+    SCOPED_TRACE(platform);
+    ASSERT_EQ(profiles->count(platform), 1u);
+    std::vector<std::string> categories;
+    for (const auto& source : profiles->at(platform).sources) {
+      categories.push_back(source.category);
+      ASSERT_TRUE(source.gnmi) << source.category;
+      EXPECT_TRUE(source.commands.empty());
+      EXPECT_EQ(source.gnmi->encoding, encoding) << source.category;
+      EXPECT_EQ(source.gnmi->type,
+                source.category == "config" ? gnmi::DataType::config : gnmi::DataType::all);
+      for (const auto& path : source.gnmi->paths) {
+        if (platform == "srlinux" || platform == "nxos") {
+          EXPECT_EQ(path.rfind("openconfig:/", 0), 0u) << path;
+        }
+        if (platform == "sonic" && path != "/") {
+          EXPECT_EQ(path.rfind("/openconfig-", 0), 0u) << path;
+        }
+      }
+    }
+    EXPECT_EQ(categories,
+              (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp", "config"}));
+  }
 }
 
 TEST(CollectorProfile, AnOverrideReplacesTheShippedProfileOfItsPlatform) {

@@ -158,6 +158,42 @@ TEST_F(GnmiCollection, CollectsIdentityInterfacesAndBgpFromARealTarget) {
   EXPECT_NE(get["reply"].dump().find("interface[name=lo]"), std::string::npos) << get.dump();
 }
 
+TEST_F(GnmiCollection, ConfigSourceIsAGetOfTypeConfigWrittenAsIndentedJson) {
+  // Given a config source like the shipped openconfig profile's (a Get of "/", of type CONFIG
+  // by default for this category), then the snapshot's config is the target's read/write data
+  // as indented JSON text (lo's configured MTU, no state leaf such as counters or
+  // oper-status), and commands.jsonl says the Get was of type CONFIG.
+  auto profile = parse_collector_profile(R"(platform: gnmi-node
+sources:
+  - category: config
+    timeout: 5s
+    gnmi: {paths: ["/"]}
+)",
+                                         "policies/collectors/gnmi-node.yaml");
+  ASSERT_TRUE(profile) << profile.error().message;
+  ProfileSet config_only;
+  config_only.emplace("gnmi-node", std::move(profile.value()));
+  auto node = device("node1", port_);
+  ssh::ConnectionCache cache(no_ssh_);
+  pipeline::CollectorSnapshotter snapshotter(config_only, cache, bundle_.get(), 2);
+
+  auto taken = snapshotter.take({&node}, "c0ffee");
+
+  EXPECT_TRUE(taken.missing.empty()) << taken.missing.front();
+  const json& config = taken.document["devices"]["node1"]["config"];
+  EXPECT_EQ(config["format"], "openconfig-json");
+  const std::string text = config.value("text", "");
+  json parsed = json::parse(text, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << text;
+  EXPECT_NE(text.find("\n  \""), std::string::npos) << "not indented: " << text.substr(0, 200);
+  EXPECT_NE(text.find("\"mtu\""), std::string::npos);
+  EXPECT_EQ(text.find("counters"), std::string::npos);
+  EXPECT_EQ(text.find("oper-status"), std::string::npos);
+  auto lines = command_lines(bundle_->dir());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["type"], "CONFIG");
+}
+
 TEST_F(GnmiCollection, FailuresAreNoEvidenceNamingDeviceGetAndPath) {
   // Given a device without a gnmi endpoint, one whose endpoint has nothing listening, and a
   // profile path the target does not serve, then each source is no-evidence, absent from the

@@ -1,0 +1,235 @@
+// The shipped openconfig collector profile against the lab's real switches: each switch is
+// collected once over SSH (iproute2, ethtool, vtysh) and once wholly over gNMI (the
+// fabgate-gnmid every lab switch runs), both by the real fabgate binary, and the two snapshots
+// must agree: the same facts for the categories both collect, and `fabgate diff` of one
+// against the other holds with the default rule set.
+//
+// Needs root, FRR, sshd and jq; skips with the reason otherwise. The lab runs under its own
+// namespace prefix (fgn-) and state directory, swept by sweep-test-labs.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "tests/support/git_repo.h"
+
+namespace fabgate {
+namespace {
+
+using nlohmann::json;
+using testing::CommandOutput;
+using testing::run_shell;
+using testing::shell_quoted;
+
+const std::string kPrefix = "fgn-";
+const std::string kLabDir = "/run/fabgate-lab-gnmi-test";
+const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
+const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
+const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
+const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
+const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
+const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
+                         " FABGATE_GNMID=" + kGnmid + " ";
+const char* const kSwitches[] = {"spine1", "spine2", "leaf1", "leaf2"};
+
+// The SSH side: the shipped FRR profile's commands for the categories the openconfig profile
+// also fills from fabgate-gnmid.
+const char* kSshProfile = R"(platform: frr
+sources:
+  - category: identity
+    timeout: 10s
+    commands:
+      - run: hostname
+        parse: hostname
+      - run: cat /etc/os-release
+        parse: os-release
+      - run: uname -r
+        parse: kernel-release
+      - run: "command -v ethtool >/dev/null || exit 127; for dev in /sys/class/net/*; do n=${dev##*/}; echo \"== $n\"; ethtool -i \"$n\" 2>/dev/null; done; exit 0"
+        parse: ethtool-drivers
+      - run: vtysh -c 'show version'
+        parse: frr-version
+  - category: interfaces
+    timeout: 10s
+    commands:
+      - run: ip -j -s link show
+        parse: ip-link
+      - run: ip -j addr show
+        parse: ip-addr
+  - category: bgp
+    timeout: 10s
+    commands:
+      - run: vtysh -c 'show bgp summary json'
+        parse: bgp-summary
+)";
+
+CommandOutput lab(const std::string& arguments) {
+  return run_shell(kEnv + kLab + " " + arguments);
+}
+
+std::optional<std::string> unavailable() {
+  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
+  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh"})
+    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
+  return std::nullopt;
+}
+
+json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, false);
+}
+
+// The fields the compare rules read, per interface.
+json link_facts(const json& interfaces) {
+  json out = json::object();
+  for (const auto& [name, facts] : interfaces.items()) {
+    out[name] = {{"oper", facts["oper"]},
+                 {"admin", facts["admin"]},
+                 {"mtu", facts["mtu"]},
+                 {"addresses", facts["addresses"]}};
+  }
+  return out;
+}
+
+json peer_facts(const json& bgp) {
+  json out = json::object();
+  for (const auto& [peer, facts] : bgp["peers"].items()) {
+    out[peer] = {{"state", facts["state"]},
+                 {"remote_as", facts["remote_as"]},
+                 {"prefixes_received", facts["prefixes_received"]}};
+  }
+  return out;
+}
+
+class GnmiAgreement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = unavailable()) GTEST_SKIP() << *why;
+    auto up = lab("up");
+    lab_up_ = true;
+    ASSERT_EQ(up.exit_code, 0) << "lab up failed:\n" << up.output;
+    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge";
+    repo_.run("cp -r " + shell_quoted(kIntent) + "/. .");
+    repo_.run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
+              kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
+    repo_.write(".gitignore", "evidence/\n*.json\n");
+  }
+  void TearDown() override {
+    if (lab_up_) lab("down");
+  }
+
+  CommandOutput fabgate(const std::string& arguments) {
+    return repo_.run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
+                     arguments + " 2>&1");
+  }
+
+  bool lab_up_ = false;
+  testing::GitRepo repo_;
+};
+
+TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
+  // Given the lab's switches collected over SSH with FRR's commands, then again with the
+  // shipped openconfig profile (gNMI Gets only, with an SSH key that does not exist), then
+  // every category fabgate-gnmid serves is ok, the facts the compare rules read are equal on
+  // both sides, and `fabgate diff ssh gnmi` holds (exit 0).
+  repo_.write("policies/collectors/frr.yaml", kSshProfile);
+  repo_.commit_all("lab intent, switches collected over SSH");
+  auto ssh = fabgate("snapshot role:spine role:leaf -o ssh.json");
+  ASSERT_EQ(ssh.exit_code, 0) << ssh.output;
+
+  // The shipped openconfig profile as the switches' profile (the platform stays frr: the
+  // compare engine treats a changed platform as a different device), and the SSH read key
+  // made useless: a gNMI-only profile must not need it.
+  std::ifstream shipped(FABGATE_SOURCE_DIR "/policies/collectors/openconfig.yaml");
+  std::string profile((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+  ASSERT_NE(profile.find("platform: openconfig\n"), std::string::npos);
+  profile.replace(profile.find("platform: openconfig\n"), 21, "platform: frr\n");
+  repo_.write("policies/collectors/frr.yaml", profile);
+  repo_.run("sed -i 's#keys/read#keys/no-such-key#' inventory.yaml");
+  repo_.commit_all("switches collected with the openconfig profile over gNMI only");
+  auto gnmi = fabgate("snapshot role:spine role:leaf -o gnmi.json");
+  // lldp is no-evidence (fabgate-gnmid serves no /lldp), so the snapshot reports a gap.
+  EXPECT_NE(gnmi.exit_code, 2) << gnmi.output;
+
+  json by_ssh = read_json(repo_.file("ssh.json"));
+  json by_gnmi = read_json(repo_.file("gnmi.json"));
+  ASSERT_TRUE(by_ssh.is_object() && by_gnmi.is_object()) << ssh.output << gnmi.output;
+  for (const char* name : kSwitches) {
+    SCOPED_TRACE(name);
+    const json& s = by_ssh["devices"][name];
+    const json& g = by_gnmi["devices"][name];
+    for (const char* category : {"identity", "interfaces", "bgp"}) {
+      const json& source = g["sources"][category];
+      EXPECT_EQ(source["status"], "ok") << source.dump(2);
+      for (const auto& entry : source["commands"]) {
+        EXPECT_EQ(entry["transport"], "gnmi") << entry.dump();
+      }
+      EXPECT_EQ(s["sources"][category]["status"], "ok") << s["sources"][category].dump(2);
+    }
+    EXPECT_EQ(g["sources"]["lldp"]["status"], "no-evidence");
+    EXPECT_EQ(g["sources"]["config"]["status"], "ok") << g["sources"]["config"].dump(2);
+    EXPECT_EQ(g["config"]["format"], "openconfig-json");
+    for (const char* field : {"hostname", "os", "kernel", "frr_version", "nics"}) {
+      EXPECT_EQ(g["identity"][field], s["identity"][field]) << field;
+    }
+    EXPECT_EQ(link_facts(g["interfaces"]), link_facts(s["interfaces"]));
+    EXPECT_EQ(peer_facts(g["bgp"]), peer_facts(s["bgp"]));
+    EXPECT_FALSE(peer_facts(g["bgp"]).empty());
+  }
+  auto diff = fabgate("diff ssh.json gnmi.json");
+  EXPECT_EQ(diff.exit_code, 0) << diff.output;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::filesystem::path evidence_of(const std::string& output) {
+  auto at = output.find("evidence:");
+  if (at == std::string::npos) return {};
+  std::string rest = output.substr(at + 9);
+  auto start = rest.find_first_not_of(' ');
+  auto end = rest.find('\n', start);
+  return rest.substr(start, end - start);
+}
+
+TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
+  // Given the lab intent (its FRR profile captures `show running-config`), then a plan's
+  // review.md lists the configurations the baseline holds, and a rehearsal of draining spine1
+  // shows in report.md the added "neighbor LEAVES shutdown" as spine1's post vs pre diff, and
+  // every switch's restored configuration as unchanged.
+  std::filesystem::create_directories(kLabDir + "/bin");
+  std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
+                             std::filesystem::copy_options::overwrite_existing);
+  repo_.commit_all("lab intent");
+  auto plan = fabgate("plan drain-spine1");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  std::string review = read_text(evidence_of(plan.output) / "review.md");
+  EXPECT_NE(review.find("## Running configuration\n\nCaptured in `snapshots/pre.json` for "),
+            std::string::npos)
+      << review;
+  EXPECT_NE(review.find("spine1 ("), std::string::npos) << review;
+
+  auto rehearsal = fabgate("rehearse drain-spine1");
+  ASSERT_EQ(rehearsal.exit_code, 0) << rehearsal.output;
+  std::string report = read_text(evidence_of(rehearsal.output) / "report.md");
+  auto section = report.find("## Configuration changes");
+  ASSERT_NE(section, std::string::npos) << report;
+  auto spine1 = report.find("### spine1: post vs pre\n\n```diff\n--- spine1 (pre)\n", section);
+  ASSERT_NE(spine1, std::string::npos) << report.substr(section);
+  EXPECT_NE(report.find("\n+ neighbor LEAVES shutdown\n", spine1), std::string::npos)
+      << report.substr(spine1);
+  for (const char* name : kSwitches) {
+    EXPECT_NE(report.find(std::string("### ") + name + ": restored vs pre\n\nUnchanged."),
+              std::string::npos)
+        << name << "\n"
+        << report.substr(section);
+  }
+}
+
+}  // namespace
+}  // namespace fabgate
