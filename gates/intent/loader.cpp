@@ -745,7 +745,7 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
         change.acceptance.probes = probes(reader, *list, inventory);
       if (auto during = reader.child(*acceptance, "during", Need::optional, "acceptance")) {
         if (reader.expect_map(*during, "acceptance.during")) {
-          reader.check_keys(*during, {"host", "target", "flows", "max_disruption"},
+          reader.check_keys(*during, {"host", "target", "flows", "max_disruption", "interval"},
                             "acceptance.during");
           WatchProbe watch;
           watch.where = reader.at(*during);
@@ -761,6 +761,13 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
           if (auto v =
                   reader.duration(*during, "max_disruption", Need::required, "acceptance.during"))
             watch.max_disruption = *v;
+          if (auto v = reader.duration(*during, "interval", Need::optional, "acceptance.during")) {
+            if (*v < Duration{10} || *v > Duration{100})
+              reader.error((*during)["interval"],
+                           "interval must be 10ms-100ms (the watch's resolution; default 20ms)");
+            else
+              watch.interval = *v;
+          }
           change.acceptance.during = watch;
         }
       }

@@ -153,12 +153,14 @@ struct Probe {
 };
 
 // A continuous probe that runs from before execute until acceptance ends; the longest
-// interruption any of its flows saw is judged against max_disruption.
+// interruption any of its flows saw is judged against max_disruption. `interval` is the
+// resolution of that figure (fabgate-probe watch --interval, docs/probes.md).
 struct WatchProbe {
   std::string host;
   std::string target;
   int flows = 8;
   Duration max_disruption{0};
+  Duration interval{20};
   SourceLocation where;
 };
 
