@@ -111,6 +111,39 @@ json to_json(const ResponderStats& stats, const std::string& endpoint) {
               {"stopped_by", stats.stopped ? "signal" : "lifetime"}};
 }
 
+json to_json(const CollectiveReport& report) {
+  const auto& options = report.options;
+  json table = json::array();
+  for (const auto& entry : options.ranks)
+    table.push_back(entry.address + ":" + std::to_string(entry.port));
+  json iterations = json::array();
+  for (double ms : report.iteration_ms) iterations.push_back(round_us(ms));
+  const bool completed =
+      report.errors.empty() && static_cast<int>(report.iteration_ms.size()) == options.iterations;
+  return json{
+      {"probe", "collective"},
+      {"verdict", completed ? "pass" : "fail"},
+      {"reason",
+       completed ? "completed " + std::to_string(options.iterations) + " iterations without errors"
+                 : (report.errors.empty() ? std::string("incomplete") : report.errors.front())},
+      {"transport", "tcp"},
+      {"rank", options.rank},
+      {"ranks", table},
+      {"pattern", to_string(options.pattern)},
+      {"size", options.size},
+      {"chunk", chunk_size(options)},
+      {"channels", options.channels},
+      {"iterations", options.iterations},
+      {"op_timeout_ms", options.op_timeout.count()},
+      {"started_at", report.iteration_ms.empty() && report.errors.size() > 0
+                         ? json(nullptr)
+                         : json(format_utc(report.started_at))},
+      {"stopped_by", report.stopped ? json("signal") : json(nullptr)},
+      {"completed_iterations", report.iteration_ms.size()},
+      {"iteration_ms", iterations},
+      {"errors", report.errors}};
+}
+
 json no_evidence_json(const char* probe, const std::string& reason) {
   return json{
       {"probe", probe}, {"verdict", "no-evidence"}, {"reason", reason}, {"flows", json::array()}};
