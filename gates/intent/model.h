@@ -143,12 +143,21 @@ struct Step {
 struct Probe {
   std::string name;
   std::string layer = "forwarding";
-  std::string host;
-  std::string kind = "command";  // command | flows | rdma
+  std::string host;              // collective: rank 0's host
+  std::string kind = "command";  // command | flows | rdma | collective
   std::string run;
   std::string target;  // far end for flows / rdma probes
   int flows = 0;
   Duration timeout{30'000};
+  // kind: collective: one rank per host, in this order (from `hosts`, or every device of
+  // `role` in inventory order), and how they exchange and are judged (docs/probes.md).
+  std::vector<std::string> hosts;
+  std::string pattern = "ring";  // ring | all-to-all
+  std::int64_t size = 1 << 20;   // bytes each rank contributes per iteration
+  int iterations = 200;
+  std::string transport = "tcp";  // tcp | rdma
+  double max_tail_ratio = 3.0;    // slowest rank's p99 over the median rank's p99
+  std::optional<Duration> max_p99;
   SourceLocation where;
 };
 
