@@ -611,6 +611,7 @@ void Loader::collective_probe(YamlReader& reader, const YAML::Node& node, const 
       probe.max_tail_ratio = *v;
   }
   if (auto v = reader.duration(node, "max_p99", Need::optional, label)) probe.max_p99 = *v;
+  if (auto v = reader.duration(node, "tail_floor", Need::optional, label)) probe.tail_floor = *v;
   if (auto v = reader.duration(node, "timeout", Need::optional, label)) probe.timeout = *v;
   if (!node["layer"]) probe.layer = "workload";
 }
@@ -628,7 +629,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     reader.check_keys(
         node,
         {"name", "layer", "host", "kind", "run", "target", "flows", "timeout", "hosts", "role",
-         "pattern", "size", "iterations", "transport", "max_tail_ratio", "max_p99"},
+         "pattern", "size", "iterations", "transport", "max_tail_ratio", "max_p99", "tail_floor"},
         label);
     Probe probe;
     probe.where = reader.at(node);

@@ -158,6 +158,7 @@ struct Probe {
   std::string transport = "tcp";  // tcp | rdma
   double max_tail_ratio = 3.0;    // slowest rank's p99 over the median rank's p99
   std::optional<Duration> max_p99;
+  Duration tail_floor{5};  // the median p99 the ratio divides by is at least this
   SourceLocation where;
 };
 

@@ -107,8 +107,9 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
         judgement.ranks.begin(), judgement.ranks.end(),
         [](const RankSummary& a, const RankSummary& b) { return a.p99_ms < b.p99_ms; });
     judgement.slowest_rank = slowest->rank;
-    judgement.tail_ratio =
-        judgement.median_p99_ms > 0 ? slowest->p99_ms / judgement.median_p99_ms : 0;
+    const double divisor =
+        std::max(judgement.median_p99_ms, static_cast<double>(thresholds.tail_floor.count()));
+    judgement.tail_ratio = divisor > 0 ? slowest->p99_ms / divisor : 0;
     judge_average(judgement, thresholds);
   }
 

@@ -22,7 +22,10 @@ struct RankTimings {
 };
 
 struct CollectiveThresholds {
-  double max_tail_ratio = 0;        // worst rank's p99 over the median rank's p99
+  double max_tail_ratio = 0;  // worst rank's p99 over the median rank's p99
+  // The median p99 the ratio divides by is taken as at least this: between sub-millisecond
+  // p99s on a shared host (0.4 ms against 1.4 ms) a ratio of 3.5 is scheduling noise.
+  Duration tail_floor{5};
   std::optional<Duration> max_p99;  // absolute bound on every rank's p99
 };
 
@@ -41,7 +44,7 @@ struct CollectiveJudgement {
   std::vector<RankSummary> ranks;   // every rank that completed all its iterations
   std::optional<int> slowest_rank;  // the rank with the highest p99
   double median_p99_ms = 0;
-  double tail_ratio = 0;     // slowest p99 / median p99
+  double tail_ratio = 0;     // slowest p99 / max(median p99, tail_floor)
   double fleet_mean_ms = 0;  // every iteration of every rank, averaged
                              // What judging the fleet average alone would have said (the mean
                              // iteration time over every

@@ -327,6 +327,7 @@ nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe
           {"hosts", probe.hosts},
           {"max_tail_ratio", probe.max_tail_ratio},
           {"max_p99_ms", probe.max_p99 ? nlohmann::json(probe.max_p99->count()) : nullptr},
+          {"tail_floor_ms", probe.tail_floor.count()},
           {"verdict", std::string(to_string(judgement.verdict))},
           {"slow_rank", judgement.slowest_rank ? nlohmann::json(*judgement.slowest_rank) : nullptr},
           {"median_p99_ms", judgement.median_p99_ms},
@@ -413,7 +414,10 @@ void run_collective(Remote& remote, const ProbeContext& context, const intent::P
     timings.push_back(parse_rank(static_cast<int>(i), ranks[i].device->name, probe.iterations,
                                  result->stdout_text));
   }
-  CollectiveThresholds thresholds{probe.max_tail_ratio, probe.max_p99};
+  CollectiveThresholds thresholds;
+  thresholds.max_tail_ratio = probe.max_tail_ratio;
+  thresholds.max_p99 = probe.max_p99;
+  thresholds.tail_floor = probe.tail_floor;
   auto judgement = judge_collective(timings, thresholds);
   outcome.verdict = judgement.verdict;
   outcome.detail = to_json(judgement, probe);
@@ -429,13 +433,17 @@ void run_collective(Remote& remote, const ProbeContext& context, const intent::P
     auto routes = remote.run(*ranks[slow].device, ssh::CredentialRole::read, lookups,
                              Duration{10'000}, "probe");
     std::vector<std::string> hops;
-    if (routes.ok())
-      for (const auto& line : split_lines(routes->stdout_text))
-        if (!trim(line).empty()) hops.emplace_back(trim(line));
+    if (routes.ok()) {
+      for (const auto& line : split_lines(routes->stdout_text)) {
+        // `ip -o` folds its continuation lines into " \ ": the route is what comes before.
+        const std::string before = std::string(line).substr(0, line.find('\\'));
+        if (!trim(before).empty()) hops.emplace_back(trim(before));
+      }
+    }
     outcome.detail["slow_rank_routes"] = hops;
     if (!hops.empty()) outcome.reason += "; its route: " + hops.front();
   }
-  if (!judgement.average_reason.empty()) outcome.reason += " | " + judgement.average_reason;
+  if (!judgement.average_reason.empty()) outcome.reason += "; " + judgement.average_reason;
 }
 
 }  // namespace
@@ -598,6 +606,7 @@ nlohmann::json to_json(const intent::Probe& probe) {
     document["transport"] = probe.transport;
     document["max_tail_ratio"] = probe.max_tail_ratio;
     document["max_p99_ms"] = probe.max_p99 ? nlohmann::json(probe.max_p99->count()) : nullptr;
+    document["tail_floor_ms"] = probe.tail_floor.count();
   }
   return document;
 }

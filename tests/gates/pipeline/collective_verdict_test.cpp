@@ -33,23 +33,26 @@ CollectiveThresholds thresholds() {
 
 TEST(CollectiveVerdict, HealthyRanksPass) {
   // Given four ranks with the same timings, then the probe passes with a tail ratio near 1.
-  auto judgement = judge_collective({rank(0, 2), rank(1, 2), rank(2, 2), rank(3, 2)}, thresholds());
+  auto judgement =
+      judge_collective({rank(0, 10), rank(1, 10), rank(2, 10), rank(3, 10)}, thresholds());
   EXPECT_EQ(judgement.verdict, Verdict::pass) << judgement.reason;
   EXPECT_NEAR(judgement.tail_ratio, 1.0, 0.05);
   EXPECT_EQ(judgement.ranks.size(), 4u);
 }
 
 TEST(CollectiveVerdict, OneSlowRankFailsAndIsNamedWhileTheAverageWouldHavePassed) {
-  // Given rank 2 whose tail (5 of 100 iterations) is ten times the others' while its median is
-  // the same, then the probe fails naming rank 2 and its p99 against the median, and the fleet
-  // average (about 2.3 ms per iteration against max_p99 50 ms) alone would have passed.
-  auto judgement =
-      judge_collective({rank(0, 2), rank(1, 2), rank(2, 2, 100, 20, 20), rank(3, 2)}, thresholds());
+  // Given rank 2 whose tail (5 of 100 iterations at 100 ms) is ten times the others' while its
+  // median is the same 10 ms, then the probe fails naming rank 2 and its p99 against the
+  // median, and the fleet average (about 11 ms per iteration against max_p99 50 ms) alone would
+  // have passed.
+  auto judgement = judge_collective(
+      {rank(0, 10), rank(1, 10), rank(2, 10, 100, 20, 100), rank(3, 10)}, thresholds());
   EXPECT_EQ(judgement.verdict, Verdict::fail);
   ASSERT_TRUE(judgement.slowest_rank);
   EXPECT_EQ(*judgement.slowest_rank, 2);
-  EXPECT_NE(judgement.reason.find("rank 2 (host3) p99 20"), std::string::npos) << judgement.reason;
-  EXPECT_NE(judgement.reason.find("median p99 2.0"), std::string::npos) << judgement.reason;
+  EXPECT_NE(judgement.reason.find("rank 2 (host3) p99 100.0 ms vs median p99 10.1 ms"),
+            std::string::npos)
+      << judgement.reason;
   EXPECT_GT(judgement.tail_ratio, 9.0);
   EXPECT_EQ(judgement.average_verdict, Verdict::pass) << judgement.average_reason;
   EXPECT_NE(judgement.average_reason.find("would have passed"), std::string::npos);
@@ -107,6 +110,20 @@ TEST(CollectiveVerdict, ARankThatStoppedEarlyFails) {
   auto judgement = judge_collective({rank(0, 2), short_rank}, thresholds());
   EXPECT_EQ(judgement.verdict, Verdict::fail);
   EXPECT_NE(judgement.reason.find("completed 40 of 100"), std::string::npos) << judgement.reason;
+}
+
+TEST(CollectiveVerdict, SubMillisecondTailsAreNoiseBelowTheFloor) {
+  // Given a healthy lab where one rank's p99 is 1.4 ms against a median of 0.4 ms (seen after a
+  // rollback on a loaded host: raw ratio 3.5), then the probe passes: the median is taken as at
+  // least the 5 ms floor, so the ratio is 0.3; with the floor at 0 the same set fails.
+  auto judgement =
+      judge_collective({rank(0, 0.4), rank(1, 0.4, 100, 20, 1.4), rank(2, 0.4)}, thresholds());
+  EXPECT_EQ(judgement.verdict, Verdict::pass) << judgement.reason;
+  auto no_floor = thresholds();
+  no_floor.tail_floor = Duration(0);
+  EXPECT_EQ(
+      judge_collective({rank(0, 0.4), rank(1, 0.4, 100, 20, 1.4), rank(2, 0.4)}, no_floor).verdict,
+      Verdict::fail);
 }
 
 TEST(CollectivePercentile, NearestRank) {
