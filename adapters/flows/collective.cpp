@@ -78,6 +78,7 @@ class Rank {
   std::optional<std::string> connect_mesh(Clock::time_point deadline);
   std::optional<std::string> barrier(std::uint32_t iteration, Clock::time_point deadline);
   std::optional<std::string> iterate(std::uint32_t iteration);
+  void finish(std::uint32_t iterations, Clock::time_point deadline);
 
  private:
   std::string peer_name(int peer) const {
@@ -426,6 +427,43 @@ std::optional<std::string> Rank::iterate(std::uint32_t iteration) {
   return std::nullopt;
 }
 
+// After the last iteration: one more barrier, so that no rank closes while a slower one still
+// reads its last chunk, then an orderly close (FIN, and whatever is still in flight read and
+// dropped until the peer's FIN). Closing with unread bytes (a release copy still on its way)
+// would send a reset that destroys the data a peer has not read yet. Its failures are not the
+// run's: every iteration is already measured.
+void Rank::finish(std::uint32_t iterations, Clock::time_point deadline) {
+  (void)barrier(iterations + 1, deadline);
+  std::vector<pollfd> open;
+  for (auto& [peer, channels] : peers_)
+    for (auto& fd : channels) {
+      ::shutdown(fd.get(), SHUT_WR);
+      open.push_back(pollfd{fd.get(), POLLIN, 0});
+    }
+  const auto until = Clock::now() + options_.op_timeout;
+  std::array<std::byte, 4096> scratch;
+  while (!open.empty() && Clock::now() < until) {
+    const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
+    if (::poll(open.data(), open.size(), static_cast<int>(std::clamp<long long>(left, 0, 100))) <
+            0 &&
+        errno != EINTR)
+      return;
+    for (auto it = open.begin(); it != open.end();) {
+      if (it->revents == 0) {
+        ++it;
+        continue;
+      }
+      const ssize_t n = ::recv(it->fd, scratch.data(), scratch.size(), 0);
+      if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
+        it->revents = 0;
+        ++it;
+      } else {
+        it = open.erase(it);  // the peer's FIN (or an error): nothing more will come
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(CollectivePattern pattern) {
@@ -491,6 +529,7 @@ Expected<CollectiveReport, SocketError> run_collective(const CollectiveOptions& 
     report.iteration_ms.push_back(std::chrono::duration<double, std::milli>(took).count());
     barrier_deadline = Clock::now() + 2 * options.op_timeout;
   }
+  rank.finish(static_cast<std::uint32_t>(options.iterations), barrier_deadline);
   return report;
 }
 
