@@ -148,12 +148,14 @@ struct Probe {
   std::string run;
   std::string target;  // far end for flows / rdma probes
   int flows = 0;
+  int size = 0;        // flows: UDP payload bytes, sent with don't-fragment set; 0: 16 bytes
+  std::string source;  // flows: the host's address to send from (e.g. its overlay address)
   Duration timeout{30'000};
   // kind: collective: one rank per host, in this order (from `hosts`, or every device of
   // `role` in inventory order), and how they exchange and are judged (docs/probes.md).
   std::vector<std::string> hosts;
-  std::string pattern = "ring";  // ring | all-to-all
-  std::int64_t size = 1 << 20;   // bytes each rank contributes per iteration
+  std::string pattern = "ring";            // ring | all-to-all
+  std::int64_t collective_size = 1 << 20;  // `size` of a collective: bytes per rank and iteration
   int iterations = 200;
   std::string transport = "tcp";  // tcp | rdma
   double max_tail_ratio = 3.0;    // slowest rank's p99 over the median rank's p99

@@ -225,6 +225,8 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
                         " --count " + std::to_string(probe.flows) + " --proto udp --timeout " +
                         seconds_arg(budget);
+  if (probe.size > 0) command += " --size " + std::to_string(probe.size);
+  if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
   auto result = remote.run(host, ssh::CredentialRole::read, command,
                            probe.timeout + kTransportMargin, "probe");
   stop_responder(remote, responder);
@@ -321,7 +323,7 @@ nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe
                      {"max_ms", rank.max_ms},
                      {"mean_ms", rank.mean_ms}});
   return {{"pattern", probe.pattern},
-          {"size", probe.size},
+          {"size", probe.collective_size},
           {"iterations", probe.iterations},
           {"transport", probe.transport},
           {"hosts", probe.hosts},
@@ -374,7 +376,7 @@ void run_collective(Remote& remote, const ProbeContext& context, const intent::P
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     std::string command = shell_quote(context.settings.binary) + " collective --rank " +
                           std::to_string(i) + " --ranks " + shell_quote(table) + " --pattern " +
-                          probe.pattern + " --size " + std::to_string(probe.size) +
+                          probe.pattern + " --size " + std::to_string(probe.collective_size) +
                           " --iterations " + std::to_string(probe.iterations) + " --op-timeout " +
                           seconds_arg(op_timeout) + " --setup-timeout 30s --transport " +
                           probe.transport;
@@ -593,6 +595,7 @@ ProbeOutcome WatchSession::stop() {
 }
 
 nlohmann::json to_json(const intent::Probe& probe) {
+  // size and source only when set: a plan without them keeps the digest it always had.
   nlohmann::json document = {{"name", probe.name},   {"layer", probe.layer},
                              {"host", probe.host},   {"kind", probe.kind},
                              {"run", probe.run},     {"target", probe.target},
@@ -601,13 +604,15 @@ nlohmann::json to_json(const intent::Probe& probe) {
   if (probe.kind == "collective") {
     document["hosts"] = probe.hosts;
     document["pattern"] = probe.pattern;
-    document["size"] = probe.size;
+    document["size"] = probe.collective_size;
     document["iterations"] = probe.iterations;
     document["transport"] = probe.transport;
     document["max_tail_ratio"] = probe.max_tail_ratio;
     document["max_p99_ms"] = probe.max_p99 ? nlohmann::json(probe.max_p99->count()) : nullptr;
     document["tail_floor_ms"] = probe.tail_floor.count();
   }
+  if (probe.size > 0) document["size"] = probe.size;
+  if (!probe.source.empty()) document["source"] = probe.source;
   return document;
 }
 
