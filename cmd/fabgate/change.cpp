@@ -57,10 +57,18 @@ Runner define_rehearse(CLI::App& command, const app::CommonOptions& common) {
 
 Runner define_evidence(CLI::App& command, const app::CommonOptions& common) {
   auto dir = std::make_shared<std::string>();
+  auto html = std::make_shared<bool>(false);
   command.require_subcommand(1);
   auto* verify = command.add_subcommand("verify", "Check a bundle against its manifest");
   verify->add_option("dir", *dir, "Evidence bundle folder")->required();
-  return [dir, &common](app::Console& console) {
+  auto* show = command.add_subcommand(
+      "show", "Summarise a bundle: gates, verdicts, layers, and where its report.html is");
+  show->add_option("dir", *dir, "Evidence bundle folder")->required();
+  show->add_flag("--html", *html, "Print only the path of the bundle's report.html");
+  return [dir, html, show, &common](app::Console& console) {
+    if (show->parsed())
+      return app::run_evidence_show(
+          common, *dir, *html ? app::ShowWhat::html_path : app::ShowWhat::summary, console);
     return app::run_evidence_verify(common, *dir, console);
   };
 }

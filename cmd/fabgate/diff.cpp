@@ -17,6 +17,8 @@ Runner define_diff(CLI::App& command, const app::CommonOptions& common) {
   command.add_option("--change", options->change_file,
                      "Change file whose compare.expected differences replace no-change");
   command.add_option("--exceptions", options->exceptions_file, "Exceptions register file");
+  command.add_option("--html", options->html_file,
+                     "Also write the comparison as a self-contained HTML page to FILE");
   command
       .add_option("--max-age", options->max_age, "Oldest acceptable snapshot age (0s: no check)")
       ->capture_default_str();

@@ -11,6 +11,8 @@
 #include "gates/compare/expected_differences.h"
 #include "gates/compare/rule_set.h"
 #include "gates/compare/snapshot.h"
+#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/report_html.h"
 
 namespace fabgate::app {
 
@@ -97,6 +99,16 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
   auto report =
       compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions, compare_options);
 
+  if (!options.html_file.empty()) {
+    auto document = compare::to_json(report);
+    pipeline::ComparisonInput view{"pre " + options.pre_file + " vs post " + options.post_file,
+                                   &document, "", ""};
+    auto written = pipeline::write_file_atomically(
+        options.html_file, pipeline::render_comparison_page(view, console.redactor()));
+    if (!written.ok())
+      return Error::internal("diff: --html " + options.html_file + ": " + written.error().message);
+  }
+
   if (console.json_mode()) {
     console.json(compare::to_json(report));
   } else {
@@ -114,6 +126,7 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
       return std::string(text);
     };
     for (const auto& line : compare::render_human(report, paint)) console.line(line);
+    if (!options.html_file.empty()) console.line("page: " + options.html_file);
   }
   return report.accepted() ? ExitCode::accepted : ExitCode::refused;
 }

@@ -1,5 +1,9 @@
 #include "gates/app/evidence_command.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "gates/pipeline/evidence.h"
@@ -32,6 +36,129 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                                  : console.red("TAMPERED") + ": this evidence cannot be trusted");
   }
   return result.intact() ? ExitCode::accepted : ExitCode::refused;
+}
+
+namespace {
+
+std::string text_of(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || object[key].is_null()) return {};
+  return object[key].is_string() ? object[key].get<std::string>() : object[key].dump();
+}
+
+// "02:14:05.123" of an ISO time, or "-".
+std::string clock_of(const nlohmann::json& object, const char* key) {
+  std::string text = text_of(object, key);
+  return text.size() >= 23 ? text.substr(11, 12) : text.empty() ? "-" : text;
+}
+
+std::string padded(std::string text, std::size_t width) {
+  if (text.size() < width) text.resize(width, ' ');
+  return text;
+}
+
+}  // namespace
+
+Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir, ShowWhat what,
+                                   Console& console) {
+  std::filesystem::path bundle(dir);
+  std::filesystem::path page = std::filesystem::absolute(bundle / "report.html");
+  std::ifstream in(bundle / "manifest.json", std::ios::binary);
+  if (!in)
+    return Error::invalid_input("evidence show: " + dir +
+                                ": no manifest.json (not an evidence bundle, or one that was "
+                                "never sealed)");
+  auto manifest = nlohmann::json::parse(in, nullptr, false);
+  if (manifest.is_discarded() || !manifest.is_object())
+    return Error::invalid_input("evidence show: " + (bundle / "manifest.json").string() +
+                                ": not a JSON object");
+  bool has_page = std::filesystem::is_regular_file(page);
+  if (what == ShowWhat::html_path) {
+    if (!has_page)
+      return Error::invalid_input("evidence show: " + dir + ": no report.html in this bundle",
+                                  {"bundles written before report.html existed have report.md"});
+    if (console.json_mode())
+      console.json(nlohmann::json{{"page", page.string()}});
+    else
+      console.line(page.string());
+    return ExitCode::accepted;
+  }
+  auto check = pipeline::verify_bundle(bundle);
+  bool intact = check.ok() && check->intact();
+
+  if (console.json_mode()) {
+    console.json(
+        nlohmann::json{{"bundle", dir},
+                       {"intact", intact},
+                       {"page", has_page ? nlohmann::json(page.string()) : nullptr},
+                       {"mode", manifest.value("mode", "")},
+                       {"change", manifest.value("change", nlohmann::json())},
+                       {"exit_code", manifest.value("exit_code", -1)},
+                       {"outcome", manifest.value("outcome", "")},
+                       {"device_state", manifest.value("device_state", "")},
+                       {"first_disproven", manifest.value("first_disproven", "")},
+                       {"gates", manifest.value("gates", nlohmann::json::array())},
+                       {"layers", manifest.value("layer_recovery", nlohmann::json::array())}});
+    return intact ? ExitCode::accepted : ExitCode::refused;
+  }
+  const auto change = manifest.value("change", nlohmann::json::object());
+  console.line(console.bold("fabgate " + text_of(manifest, "mode") + " " + text_of(change, "id")) +
+               " run " + text_of(manifest, "run_id") + " by " + text_of(manifest, "operator") +
+               ", intent " + text_of(manifest, "intent_commit").substr(0, 12));
+  int exit_code = manifest.value("exit_code", -1);
+  std::string verdict = "exit " + std::to_string(exit_code) + ": " + text_of(manifest, "outcome");
+  console.line(exit_code == 0   ? console.green(verdict)
+               : exit_code == 4 ? console.yellow(verdict)
+                                : console.red(verdict));
+  if (!text_of(manifest, "device_state").empty())
+    console.line("devices:  " + text_of(manifest, "device_state"));
+  if (!text_of(manifest, "first_disproven").empty())
+    console.line("first disproven: " + text_of(manifest, "first_disproven"));
+  console.line("");
+  console.line("gates:");
+  for (const auto& gate : manifest.value("gates", nlohmann::json::array())) {
+    std::string gate_verdict = text_of(gate, "verdict");
+    std::string word = padded(gate_verdict == "fail"          ? "FAIL"
+                              : gate_verdict == "no-evidence" ? "NO-EVIDENCE"
+                                                              : gate_verdict,
+                              12);
+    std::ostringstream seconds;
+    seconds.setf(std::ios::fixed);
+    seconds.precision(2);
+    seconds << gate.value("duration_ms", 0) / 1000.0 << " s";
+    console.line("  " +
+                 (gate_verdict == "pass"      ? console.green(word)
+                  : gate_verdict == "skipped" ? word
+                                              : console.red(word)) +
+                 padded(text_of(gate, "name"), 18) + padded(seconds.str(), 10) +
+                 text_of(gate, "summary"));
+  }
+  auto layers = manifest.value("layer_recovery", nlohmann::json::array());
+  if (layers.is_array() && !layers.empty()) {
+    console.line("");
+    console.line("layers (last seen good / failed / proven restored, UTC):");
+    for (const auto& layer : layers) {
+      std::string status = text_of(layer, "status");
+      std::string word = padded(status, 14);
+      std::string painted = status == "held" || status == "restored" ? console.green(word)
+                            : status == "no evidence"                ? word
+                                                                     : console.red(word);
+      std::string line =
+          "  " + padded(text_of(layer, "layer"), 15) + (status == "no evidence" ? status : painted);
+      if (status != "no evidence")
+        line += padded(clock_of(layer, "last_good"), 14) +
+                padded(clock_of(layer, "failed_at"), 14) + clock_of(layer, "restored_at");
+      if (!text_of(layer, "failed_by").empty())
+        line += "  (" + text_of(layer, "failed_verdict") + ": " + text_of(layer, "failed_by") + ")";
+      console.line(line);
+    }
+  }
+  console.line("");
+  console.line(std::string("integrity: ") +
+               (intact ? console.green("intact") : console.red("TAMPERED")) +
+               (intact ? " (every file matches manifest.json)"
+                       : " (run `fabgate evidence verify` for the files)"));
+  console.line("page:     " + (has_page ? page.string() : std::string("(no report.html)")));
+  return intact ? ExitCode::accepted : ExitCode::refused;
 }
 
 }  // namespace fabgate::app

@@ -15,6 +15,7 @@
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
 #include "gates/pipeline/plan_digest.h"
+#include "gates/pipeline/report_html.h"
 #include "gates/pipeline/reports.h"
 
 namespace fabgate::pipeline {
@@ -865,6 +866,9 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
   for (const auto& run : outcome.rollback_steps) execution["rollback"].push_back(to_json(run));
   (void)with_.evidence.write_json("execution.json", execution);
   (void)with_.evidence.write("report.md", render_report_markdown(context, outcome));
+  // report.html: every value redacted before it was escaped, so the markup is written as it is.
+  auto page = render_bundle_report(context, outcome, with_.evidence.dir(), pre_);
+  (void)with_.evidence.write_redacted("report.html", page.html);
   (void)with_.evidence.write_redacted("junit.xml", render_junit(context, outcome));
   if (options_.mode == Mode::plan) {
     (void)with_.evidence.write("review.md", render_review_markdown(context, outcome));
@@ -876,6 +880,7 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
                                  {"exit_code", to_int(outcome.exit_code)},
                                  {"at", format_utc(now_utc())}});
   auto manifest = render_manifest(context, outcome);
+  manifest["layer_recovery"] = std::move(page.layers);  // `fabgate evidence show` prints it
   if (options_.annotate) options_.annotate(with_.evidence, manifest);
   (void)with_.evidence.finish(manifest);
 }

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/redact.h"
+#include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/reports.h"
+
+namespace fabgate::pipeline {
+
+// report.html: the evidence as one self-contained page (inline CSS and SVG, no script, no
+// external fetch; a Content-Security-Policy forbids any). Every value that came from intent,
+// devices or probes is redacted with the run's redactor, then cut to length, then HTML-escaped,
+// so the page is written as it is (EvidenceBundle::write_redacted). docs/report.md says how to
+// read it.
+
+// How much of a large bundle the page shows; the rest is linked (raw files in the bundle). A
+// 1M-route comparison stays a page of a few hundred KiB.
+struct ReportHtmlLimits {
+  std::size_t entries_per_rule = 20;  // differing elements listed per compare rule
+  std::size_t rules = 60;             // compare rules listed per comparison and verdict
+  std::size_t details_per_entry = 5;  // example lines (routes added/removed) per element
+  std::size_t table_rows = 32;        // rows of a probe's per-flow / per-rank table
+  std::size_t devices = 200;          // devices in the identity table
+  std::size_t value_chars = 240;      // characters of one value (pre, post, reason...)
+};
+
+// A comparison as compare::to_json wrote it, with its raw files relative to the page.
+struct ComparisonInput {
+  std::string title;                         // "post-change vs pre-change"
+  const nlohmann::json* document = nullptr;  // compare::to_json(report)
+  std::string json_link;                     // "diffs/post-vs-pre.json"; empty: not linked
+  std::string text_link;                     // "diffs/post-vs-pre.txt"; empty: not linked
+};
+
+struct ReportHtmlInput {
+  const ReportContext& context;
+  const RunOutcome& outcome;
+  // The snapshot whose per-device identity (software and firmware) the page lists; null or
+  // not an object: the page says no identity was collected.
+  const nlohmann::json* identity_snapshot = nullptr;
+  std::vector<ComparisonInput> comparisons;
+};
+
+std::string render_report_html(const ReportHtmlInput& input, const ReportHtmlLimits& limits = {});
+
+// The recovery of each layer, as the page draws it: [{layer, status, last_good, failed_at,
+// failed_verdict, failed_by, restored_at, evidence: [sources]}] in the page's order; status is
+// "held", "restored", "NOT RESTORED", "NOT PROVEN" or "no evidence". Times are ISO UTC or null.
+nlohmann::json layer_recovery_json(const ReportHtmlInput& input);
+
+// report.html for a bundle being sealed, and its layer recovery for the manifest: reads the
+// comparisons the run wrote (diffs/*-vs-pre.json) from `bundle_dir` and takes identity from
+// `baseline` (snapshots/pre).
+struct BundlePage {
+  std::string html;
+  nlohmann::json layers;  // layer_recovery_json
+};
+BundlePage render_bundle_report(const ReportContext& context, const RunOutcome& outcome,
+                                const std::filesystem::path& bundle_dir,
+                                const nlohmann::json& baseline);
+
+// `fabgate diff PRE POST --html FILE`: the same comparison view as report.html, as a page of
+// its own.
+std::string render_comparison_page(const ComparisonInput& comparison, const Redactor& redactor,
+                                   const ReportHtmlLimits& limits = {});
+
+// Escapes text for HTML element content and attribute values; control characters other than
+// tab and line breaks become '?'.
+std::string html_escape(std::string_view text);
+
+}  // namespace fabgate::pipeline
