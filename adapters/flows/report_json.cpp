@@ -77,6 +77,7 @@ json to_json(const WatchReport& report) {
     flows.push_back(json{{"src_port", flow.src_port},
                          {"samples_sent", flow.sent},
                          {"samples_received", flow.received},
+                         {"samples_late", flow.late},
                          {"errors", flow.send_errors},
                          {"interruptions", flow.interruptions.interruptions},
                          {"longest_interruption_ms", longest ? longest->length.count() : 0},
@@ -91,6 +92,9 @@ json to_json(const WatchReport& report) {
               {"port", options.port},
               {"count", options.count},
               {"interval_ms", options.interval.count()},
+              {"resolution_ms", options.interval.count()},
+              {"sample_period_ms", sample_period(options).count()},
+              {"late_after_ms", options.interval.count()},
               {"max_duration_ms", options.max_duration.count()},
               {"max_interruption_ms", options.max_interruption.count()},
               {"started_at", format_utc(report.started_at)},
@@ -108,6 +112,39 @@ json to_json(const ResponderStats& stats, const std::string& endpoint) {
               {"udp_datagrams_echoed", stats.udp_datagrams_echoed},
               {"ran_for_ms", stats.ran_for.count()},
               {"stopped_by", stats.stopped ? "signal" : "lifetime"}};
+}
+
+json to_json(const CollectiveReport& report) {
+  const auto& options = report.options;
+  json table = json::array();
+  for (const auto& entry : options.ranks)
+    table.push_back(entry.address + ":" + std::to_string(entry.port));
+  json iterations = json::array();
+  for (double ms : report.iteration_ms) iterations.push_back(round_us(ms));
+  const bool completed =
+      report.errors.empty() && static_cast<int>(report.iteration_ms.size()) == options.iterations;
+  return json{
+      {"probe", "collective"},
+      {"verdict", completed ? "pass" : "fail"},
+      {"reason",
+       completed ? "completed " + std::to_string(options.iterations) + " iterations without errors"
+                 : (report.errors.empty() ? std::string("incomplete") : report.errors.front())},
+      {"transport", "tcp"},
+      {"rank", options.rank},
+      {"ranks", table},
+      {"pattern", to_string(options.pattern)},
+      {"size", options.size},
+      {"chunk", chunk_size(options)},
+      {"channels", options.channels},
+      {"iterations", options.iterations},
+      {"op_timeout_ms", options.op_timeout.count()},
+      {"started_at", report.iteration_ms.empty() && report.errors.size() > 0
+                         ? json(nullptr)
+                         : json(format_utc(report.started_at))},
+      {"stopped_by", report.stopped ? json("signal") : json(nullptr)},
+      {"completed_iterations", report.iteration_ms.size()},
+      {"iteration_ms", iterations},
+      {"errors", report.errors}};
 }
 
 json no_evidence_json(const char* probe, const std::string& reason) {

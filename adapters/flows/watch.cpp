@@ -7,6 +7,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <deque>
+#include <optional>
 
 #include "adapters/flows/wire.h"
 
@@ -24,19 +27,76 @@ std::uint64_t steady_ns(Clock::time_point when) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count());
 }
 
-struct WatchFlow {
-  Fd fd;
-  WatchFlowResult result;
-  std::vector<std::uint8_t> received;  // per tick; one byte each keeps hours of samples small
+// A sample whose fate (answered on time or not) is not known yet.
+struct PendingSample {
+  std::uint32_t sequence = 0;
+  Clock::time_point sent;
+  std::optional<Clock::time_point> arrived;  // set when answered within the late bound
 };
 
-// Echoes arriving later than the reply timeout count as lost: a path that delays packets by
-// seconds is interrupted for the workload even if it eventually delivers.
-void drain(WatchFlow& flow, const std::vector<Clock::time_point>& tick_sent,
-           milliseconds reply_timeout, Clock::time_point now) {
+struct WatchFlow {
+  explicit WatchFlow(TimePoint origin) : tracker(origin) {}
+
+  Fd fd;
+  WatchFlowResult result;
+  std::deque<PendingSample> pending;  // in send order; at most a late bound's worth
+  // sequence + 1 of the sample counted as received in each slot: a duplicate echo (or one the
+  // network replayed) is counted once. Slots cover the reply timeout, so memory stays bounded
+  // however long the watch runs.
+  std::vector<std::uint32_t> counted;
+  InterruptionTracker tracker;
+};
+
+// Maps the kernel's receive timestamp (CLOCK_REALTIME) onto the steady clock, so an echo's
+// arrival is when the host got it rather than when this thread next ran: on a loaded host a
+// late wake-up would otherwise read as a late echo.
+class ArrivalClock {
+ public:
+  ArrivalClock() {
+    timespec real{};
+    ::clock_gettime(CLOCK_REALTIME, &real);
+    const auto steady = Clock::now();
+    offset_ns_ = static_cast<std::int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec -
+                 static_cast<std::int64_t>(steady_ns(steady));
+  }
+
+  // `fallback` (the time recv returned) when the stamp is missing or implausible (a wall-clock
+  // step during the watch).
+  Clock::time_point arrival(const msghdr& header, Clock::time_point sent,
+                            Clock::time_point fallback) const {
+    for (cmsghdr* c = CMSG_FIRSTHDR(const_cast<msghdr*>(&header)); c != nullptr;
+         c = CMSG_NXTHDR(const_cast<msghdr*>(&header), c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+      timespec stamp{};
+      std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+      const std::int64_t real_ns =
+          static_cast<std::int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
+      const Clock::time_point at{std::chrono::nanoseconds(real_ns - offset_ns_)};
+      if (at >= sent && at <= fallback) return at;
+    }
+    return fallback;
+  }
+
+ private:
+  std::int64_t offset_ns_ = 0;
+};
+
+// Reads every echo waiting on the flow's socket. Echoes within the late bound settle their
+// pending sample; later ones still count as received (up to the reply timeout) but not as
+// answers: the path did not carry them when it should have.
+void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sent,
+           milliseconds late_after, milliseconds reply_timeout) {
   std::array<std::byte, 512> buffer;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec)) * 2> control;
   while (true) {
-    ssize_t n = ::recv(flow.fd.get(), buffer.data(), buffer.size(), 0);
+    iovec io{buffer.data(), buffer.size()};
+    msghdr header{};
+    header.msg_iov = &io;
+    header.msg_iovlen = 1;
+    header.msg_control = control.data();
+    header.msg_controllen = control.size();
+    ssize_t n = ::recvmsg(flow.fd.get(), &header, 0);
+    const auto now = Clock::now();
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -44,15 +104,49 @@ void drain(WatchFlow& flow, const std::vector<Clock::time_point>& tick_sent,
       continue;
     }
     auto message = ProbeMessage::decode(std::span(buffer.data(), static_cast<std::size_t>(n)));
-    if (!message || message->sequence >= flow.received.size()) continue;
-    if (flow.received[message->sequence]) continue;
-    if (now - tick_sent[message->sequence] > reply_timeout) continue;
-    flow.received[message->sequence] = 1;
+    if (!message || message->sequence >= samples_sent) continue;
+    const Clock::time_point sent{std::chrono::nanoseconds(message->sent_ns)};
+    if (sent > now || now - sent > reply_timeout) continue;
+    auto& slot = flow.counted[message->sequence % flow.counted.size()];
+    if (slot == message->sequence + 1) continue;
+    slot = message->sequence + 1;
     ++flow.result.received;
+    const auto arrived = clock.arrival(header, sent, now);
+    auto pending =
+        std::find_if(flow.pending.begin(), flow.pending.end(),
+                     [&](const PendingSample& p) { return p.sequence == message->sequence; });
+    if (pending != flow.pending.end() && arrived - pending->sent <= late_after) {
+      pending->arrived = arrived;
+    } else {
+      ++flow.result.late;
+    }
+  }
+}
+
+// Hands every pending sample whose fate is known to the tracker, in send order. With
+// `everything`, samples still waiting count as not answered on time (the watch is over).
+void settle(WatchFlow& flow, Clock::time_point now, milliseconds late_after,
+            Clock::time_point started, bool everything) {
+  using Offset = InterruptionTracker::Offset;
+  while (!flow.pending.empty()) {
+    const auto& front = flow.pending.front();
+    if (front.arrived) {
+      flow.tracker.answered_on_time(std::chrono::duration_cast<Offset>(front.sent - started),
+                                    std::chrono::duration_cast<Offset>(*front.arrived - started));
+    } else if (everything || now - front.sent > late_after) {
+      flow.tracker.not_on_time(std::chrono::duration_cast<Offset>(front.sent - started));
+    } else {
+      return;
+    }
+    flow.pending.pop_front();
   }
 }
 
 }  // namespace
+
+milliseconds sample_period(const WatchOptions& options) {
+  return std::max(milliseconds(1), options.interval / kSamplesPerInterval);
+}
 
 std::vector<std::string> validate(const WatchOptions& options) {
   std::vector<std::string> problems;
@@ -115,22 +209,35 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   }
   WatchReport report;
   report.options = options;
-  std::vector<WatchFlow> flows(static_cast<std::size_t>(options.count));
-  for (auto& flow : flows) {
+  report.started_at = now_utc();
+  const auto utc_origin = report.started_at;
+  const milliseconds period = sample_period(options);
+  // An echo slower than one interval means the path did not deliver within the probe's
+  // resolution; counting it as an answer would hide the stall it sat through.
+  const milliseconds late_after = options.interval;
+  const std::size_t ring =
+      static_cast<std::size_t>(options.reply_timeout / period) + kSamplesPerInterval + 2;
+
+  std::vector<WatchFlow> flows;
+  flows.reserve(static_cast<std::size_t>(options.count));
+  const int on = 1;
+  for (int i = 0; i < options.count; ++i) {
+    auto& flow = flows.emplace_back(utc_origin);
+    flow.counted.assign(ring, 0);
     flow.fd = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!flow.fd.valid() || ::connect(flow.fd.get(), reinterpret_cast<const sockaddr*>(&*target),
-                                      sizeof *target) != 0) {
+    if (!flow.fd.valid() ||
+        ::setsockopt(flow.fd.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0 ||
+        ::connect(flow.fd.get(), reinterpret_cast<const sockaddr*>(&*target), sizeof *target) !=
+            0) {
       return SocketError{SocketFailure::create, std::string("udp socket: ") + std::strerror(errno)};
     }
     flow.result.src_port = local_port(flow.fd.get());
   }
 
-  report.started_at = now_utc();
+  const ArrivalClock arrival_clock;
   const auto started = Clock::now();
-  const auto utc_origin = report.started_at;
   const auto last_tick_by = started + options.max_duration;
-  std::vector<Clock::time_point> tick_sent;
-  std::vector<TimePoint> tick_utc;
+  std::uint32_t samples_sent = 0;
   std::vector<pollfd> pollfds(flows.size());
   for (std::size_t i = 0; i < flows.size(); ++i) pollfds[i] = pollfd{flows[i].fd.get(), POLLIN, 0};
 
@@ -153,18 +260,18 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
       if (all_answered || now >= drain_until) break;
     }
     if (sampling && now >= next_tick) {
-      const auto sequence = static_cast<std::uint32_t>(tick_sent.size());
-      tick_sent.push_back(now);
-      tick_utc.push_back(utc_origin + std::chrono::duration_cast<milliseconds>(now - started));
+      const auto sequence = samples_sent++;
       auto bytes = ProbeMessage{sequence, steady_ns(now)}.encode();
       for (auto& flow : flows) {
-        flow.received.push_back(0);
+        settle(flow, now, late_after, started, false);
+        flow.pending.push_back(PendingSample{sequence, now, std::nullopt});
         ++flow.result.sent;
+        // A refused send (no route while the local link is down) is a sample not answered.
         if (::send(flow.fd.get(), bytes.data(), bytes.size(), 0) < 0) ++flow.result.send_errors;
       }
       // Ticks keep their schedule; after a stall (a stopped process) sampling resumes from now.
-      next_tick += options.interval;
-      if (next_tick < now) next_tick = now + options.interval;
+      next_tick += period;
+      if (next_tick < now) next_tick = now + period;
       continue;
     }
     auto wake = sampling ? std::min(next_tick, last_tick_by) : drain_until;
@@ -172,29 +279,29 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
                               : static_cast<int>(std::min<long long>(
                                     std::chrono::ceil<milliseconds>(wake - now).count(), 100));
     if (::poll(pollfds.data(), pollfds.size(), timeout) <= 0) continue;
-    now = Clock::now();
     for (std::size_t i = 0; i < flows.size(); ++i) {
-      if (pollfds[i].revents) drain(flows[i], tick_sent, options.reply_timeout, now);
+      if (pollfds[i].revents)
+        drain(flows[i], arrival_clock, samples_sent, late_after, options.reply_timeout);
     }
     if (!report.sampling_since && std::all_of(flows.begin(), flows.end(), [](const WatchFlow& f) {
           return f.result.received > 0;
         })) {
+      now = Clock::now();
       report.sampling_since = utc_origin + std::chrono::duration_cast<milliseconds>(now - started);
       if (on_sampling) on_sampling();
     }
   }
   report.ended_at = utc_origin + std::chrono::duration_cast<milliseconds>(sampling_ended - started);
 
-  std::vector<Sample> samples;
+  const auto ended =
+      std::chrono::duration_cast<InterruptionTracker::Offset>(sampling_ended - started);
   for (auto& flow : flows) {
-    samples.clear();
-    for (std::size_t tick = 0; tick < flow.received.size(); ++tick) {
-      samples.push_back(Sample{tick_utc[tick], flow.received[tick] != 0});
-    }
-    flow.result.interruptions = find_interruptions(samples, report.ended_at);
+    settle(flow, Clock::now(), late_after, started, true);
+    flow.result.interruptions = flow.tracker.summary(ended);
     report.flows.push_back(flow.result);
   }
   report.verdict = judge(report.flows, options.max_interruption, report.reason);
+  report.reason += "; resolution " + std::to_string(options.interval.count()) + " ms";
   return report;
 }
 

@@ -17,26 +17,37 @@
 namespace fabgate::flows {
 
 // A continuous UDP probe: started before a change executes and stopped after acceptance, it
-// samples every flow every `interval` and reports how long each flow was interrupted. UDP only:
-// TCP's retransmissions would hide a short outage inside one late segment.
+// reports how long each flow was interrupted, to a resolution of `interval`: each flow is
+// sampled kSamplesPerInterval times per interval, an echo slower than one interval counts as
+// not answered, and each interruption is bracketed by the last answer before it and the first
+// after it, so a figure is never less than the outage and at most about one interval more
+// (statistics.h, docs/probes.md). UDP only: TCP's retransmissions would hide a short outage
+// inside one late segment.
+constexpr int kSamplesPerInterval = 3;
+
 struct WatchOptions {
   std::string target;
   std::uint16_t port = 0;
   int count = 16;
-  milliseconds interval{100};
+  milliseconds interval{20};                  // the resolution of every interruption figure
   milliseconds max_duration{10 * 60 * 1000};  // stops by itself even if nobody stops it
-  milliseconds reply_timeout{1000};           // a sample unanswered this long is lost
-  milliseconds max_interruption{0};           // longest tolerated interruption per flow
+  milliseconds reply_timeout{1000};  // echoes later than this are not even counted as received
+  milliseconds max_interruption{0};  // longest tolerated interruption per flow
 };
 
 std::vector<std::string> validate(const WatchOptions& options);
 
+// How often each flow is sampled: a third of the interval, so that the two ends of an
+// interruption together add at most about one interval.
+milliseconds sample_period(const WatchOptions& options);
+
 struct WatchFlowResult {
   std::uint16_t src_port = 0;
   int sent = 0;
-  int received = 0;
+  int received = 0;     // echoes back within the reply timeout, late ones included
   int send_errors = 0;  // ICMP errors reported on send/receive (counted as lost samples)
   InterruptionSummary interruptions;
+  int late = 0;  // echoes received but slower than one interval: not answers
 };
 
 struct WatchReport {

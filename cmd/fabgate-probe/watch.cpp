@@ -20,7 +20,7 @@ struct WatchFlags {
   std::string to;
   int port = 0;
   int count = 16;
-  std::string interval = "100ms";
+  std::string interval = "20ms";
   std::string max_duration = "10m";
   std::string reply_timeout = "1s";
   std::string max_interruption = "0ms";
@@ -91,7 +91,11 @@ Runner define_watch(CLI::App& command) {
   command.add_option("--port", flags->port, "The responder's port")->required();
   command.add_option("--count", flags->count, "Number of distinct flows, 1-256")
       ->capture_default_str();
-  command.add_option("--interval", flags->interval, "Sampling interval, 10ms-100ms")
+  command
+      .add_option(
+          "--interval", flags->interval,
+          "Resolution of every interruption figure, 10ms-100ms (each flow is sampled 3 times "
+          "per interval; an echo slower than one interval is not an answer)")
       ->capture_default_str();
   command.add_option("--max-duration", flags->max_duration, "Stop by itself after this long")
       ->capture_default_str();

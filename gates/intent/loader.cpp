@@ -143,6 +143,8 @@ class Loader {
   std::vector<Step> steps(YamlReader& reader, const YAML::Node& list, std::string_view what,
                           const std::vector<std::string>& targets, const Inventory& inventory);
   std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list, const Inventory& inventory);
+  void collective_probe(YamlReader& reader, const YAML::Node& node, const std::string& label,
+                        const Inventory& inventory, Probe& probe);
 
   std::map<std::string, std::string> policy_texts_;
   std::string source_;  // text of the file parsed last (a change while its steps are read)
@@ -227,7 +229,7 @@ Settings Loader::load_settings() {
       reader.check_keys(*probes, {"binary", "port"}, "probes");
       if (auto v = reader.string(*probes, "binary", Need::optional, "probes"))
         settings.probes.binary = *v;
-      if (auto v = reader.integer(*probes, "port", Need::optional, "probes", 1, 65534))
+      if (auto v = reader.integer(*probes, "port", Need::optional, "probes", 1, 65533))
         settings.probes.port = static_cast<int>(*v);
     }
   }
@@ -565,6 +567,62 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
   return out;
 }
 
+// kind: collective — N ranks on N hosts (docs/probes.md). Keys of the other kinds are refused
+// rather than ignored.
+void Loader::collective_probe(YamlReader& reader, const YAML::Node& node, const std::string& label,
+                              const Inventory& inventory, Probe& probe) {
+  for (const char* key : {"host", "run", "target", "flows", "source"})
+    if (node[key])
+      reader.error(node[key], label + " (collective) does not take '" + key + "'",
+                   "name the ranks with 'hosts' or 'role'");
+  const bool has_hosts = static_cast<bool>(node["hosts"]);
+  const bool has_role = static_cast<bool>(node["role"]);
+  if (has_hosts == has_role) {
+    reader.error(node, label + " (collective) needs exactly one of 'hosts' or 'role'",
+                 "hosts: [host1, host2, ...] or role: host");
+  } else if (has_hosts) {
+    if (auto v = reader.string_list(node, "hosts", Need::required, label)) {
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const std::string& host = (*v)[i];
+        check_device(reader, node["hosts"][i], host, inventory, label);
+        if (!seen.insert(host).second)
+          reader.error(node["hosts"][i], label + " names host '" + host + "' twice",
+                       "one rank per host");
+        probe.hosts.push_back(host);
+      }
+    }
+  } else if (auto role = reader.string(node, "role", Need::required, label)) {
+    for (const auto& device : inventory.devices)
+      if (device.role == *role) probe.hosts.push_back(device.name);
+    if (probe.hosts.empty())
+      reader.error(node["role"], label + ": no device in the inventory has role '" + *role + "'");
+  }
+  if (!probe.hosts.empty() && probe.hosts.size() < 2)
+    reader.error(has_hosts ? node["hosts"] : node["role"],
+                 label + " (collective) needs at least 2 ranks");
+  if (!probe.hosts.empty()) probe.host = probe.hosts.front();
+  if (auto v = reader.choice(node, "pattern", Need::optional, label, {"ring", "all-to-all"}))
+    probe.pattern = *v;
+  if (auto v = reader.integer(node, "size", Need::optional, label, 1, 256LL << 20))
+    probe.collective_size = *v;
+  if (auto v = reader.integer(node, "iterations", Need::optional, label, 1, 100000))
+    probe.iterations = static_cast<int>(*v);
+  if (auto v = reader.choice(node, "transport", Need::optional, label, {"tcp", "rdma"}))
+    probe.transport = *v;
+  if (auto v = reader.number(node, "max_tail_ratio", Need::optional, label)) {
+    if (*v < 1.0)
+      reader.error(node["max_tail_ratio"], label + ": max_tail_ratio must be at least 1",
+                   "the slowest rank's p99 over the median rank's p99; 3 is a usual bound");
+    else
+      probe.max_tail_ratio = *v;
+  }
+  if (auto v = reader.duration(node, "max_p99", Need::optional, label)) probe.max_p99 = *v;
+  if (auto v = reader.duration(node, "tail_floor", Need::optional, label)) probe.tail_floor = *v;
+  if (auto v = reader.duration(node, "timeout", Need::optional, label)) probe.timeout = *v;
+  if (!node["layer"]) probe.layer = "workload";
+}
+
 std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
                                   const Inventory& inventory) {
   std::vector<Probe> out;
@@ -575,10 +633,11 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     ++index;
     std::string label = "probe #" + std::to_string(index);
     if (!reader.expect_map(node, label)) continue;
-    reader.check_keys(
-        node,
-        {"name", "layer", "host", "kind", "run", "target", "flows", "size", "source", "timeout"},
-        label);
+    reader.check_keys(node,
+                      {"name", "layer", "host", "kind", "run", "target", "flows", "size", "source",
+                       "timeout", "hosts", "role", "pattern", "iterations", "transport",
+                       "max_tail_ratio", "max_p99", "tail_floor"},
+                      label);
     Probe probe;
     probe.where = reader.at(node);
     if (auto v = reader.string(node, "name", Need::required, label)) {
@@ -597,12 +656,18 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
         probe.layer = *v;
       }
     }
+    if (auto v = reader.choice(node, "kind", Need::optional, label,
+                               {"command", "flows", "rdma", "collective"}))
+      probe.kind = *v;
+    if (probe.kind == "collective") {
+      collective_probe(reader, node, label, inventory, probe);
+      out.push_back(std::move(probe));
+      continue;
+    }
     if (auto v = reader.string(node, "host", Need::required, label)) {
       probe.host = *v;
       check_device(reader, node["host"], *v, inventory, label);
     }
-    if (auto v = reader.choice(node, "kind", Need::optional, label, {"command", "flows", "rdma"}))
-      probe.kind = *v;
     check_command_tag(reader, source_, node, "run");
     if (auto v = reader.string(node, "run", Need::optional, label)) probe.run = *v;
     if (auto v = reader.string(node, "target", Need::optional, label)) probe.target = *v;
@@ -767,7 +832,7 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
         change.acceptance.probes = probes(reader, *list, inventory);
       if (auto during = reader.child(*acceptance, "during", Need::optional, "acceptance")) {
         if (reader.expect_map(*during, "acceptance.during")) {
-          reader.check_keys(*during, {"host", "target", "flows", "max_disruption"},
+          reader.check_keys(*during, {"host", "target", "flows", "max_disruption", "interval"},
                             "acceptance.during");
           WatchProbe watch;
           watch.where = reader.at(*during);
@@ -783,6 +848,13 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
           if (auto v =
                   reader.duration(*during, "max_disruption", Need::required, "acceptance.during"))
             watch.max_disruption = *v;
+          if (auto v = reader.duration(*during, "interval", Need::optional, "acceptance.during")) {
+            if (*v < Duration{10} || *v > Duration{100})
+              reader.error((*during)["interval"],
+                           "interval must be 10ms-100ms (the watch's resolution; default 20ms)");
+            else
+              watch.interval = *v;
+          }
           change.acceptance.during = watch;
         }
       }

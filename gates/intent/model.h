@@ -143,24 +143,36 @@ struct Step {
 struct Probe {
   std::string name;
   std::string layer = "forwarding";
-  std::string host;
-  std::string kind = "command";  // command | flows | rdma
+  std::string host;              // collective: rank 0's host
+  std::string kind = "command";  // command | flows | rdma | collective
   std::string run;
   std::string target;  // far end for flows / rdma probes
   int flows = 0;
   int size = 0;        // flows: UDP payload bytes, sent with don't-fragment set; 0: 16 bytes
   std::string source;  // flows: the host's address to send from (e.g. its overlay address)
   Duration timeout{30'000};
+  // kind: collective: one rank per host, in this order (from `hosts`, or every device of
+  // `role` in inventory order), and how they exchange and are judged (docs/probes.md).
+  std::vector<std::string> hosts;
+  std::string pattern = "ring";            // ring | all-to-all
+  std::int64_t collective_size = 1 << 20;  // `size` of a collective: bytes per rank and iteration
+  int iterations = 200;
+  std::string transport = "tcp";  // tcp | rdma
+  double max_tail_ratio = 3.0;    // slowest rank's p99 over the median rank's p99
+  std::optional<Duration> max_p99;
+  Duration tail_floor{5};  // the median p99 the ratio divides by is at least this
   SourceLocation where;
 };
 
 // A continuous probe that runs from before execute until acceptance ends; the longest
-// interruption any of its flows saw is judged against max_disruption.
+// interruption any of its flows saw is judged against max_disruption. `interval` is the
+// resolution of that figure (fabgate-probe watch --interval, docs/probes.md).
 struct WatchProbe {
   std::string host;
   std::string target;
   int flows = 8;
   Duration max_disruption{0};
+  Duration interval{20};
   SourceLocation where;
 };
 

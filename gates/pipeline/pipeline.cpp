@@ -507,7 +507,8 @@ void Pipeline::start_watch(GateRecord& record) {
   record.verdict = Verdict::pass;
   record.summary = std::to_string(change_.acceptance.during->flows) + " flows from " +
                    change_.acceptance.during->host + " to " + change_.acceptance.during->target +
-                   ", sampled every 100 ms";
+                   ", resolution " + std::to_string(change_.acceptance.during->interval.count()) +
+                   " ms";
 }
 
 void Pipeline::stop_watch(GateRecord& record) {

@@ -1,6 +1,7 @@
 #include "gates/pipeline/probes.h"
 
 #include "adapters/core/text.h"
+#include "gates/pipeline/collective_verdict.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -276,6 +277,177 @@ void run_rdma(Remote& remote, const ProbeContext& context, const intent::Probe& 
   judge_builtin(result.value(), outcome);
 }
 
+// ---- collective ------------------------------------------------------------------------------
+
+constexpr const char* kRankReady = "listening on";
+
+std::string address_only(const std::string& address) {
+  return address.substr(0, address.find('/'));
+}
+
+// One rank's JSON document as the verdict reads it; anything but a collective report with its
+// timings is a rank that never reported.
+RankTimings parse_rank(int rank, const std::string& host, int iterations, const std::string& text) {
+  RankTimings timings;
+  timings.rank = rank;
+  timings.host = host;
+  timings.iterations_planned = iterations;
+  auto document = nlohmann::json::parse(text, nullptr, false);
+  if (document.is_discarded() || !document.is_object()) {
+    timings.missing_reason =
+        "no report (" +
+        (trim(text).empty() ? std::string("no output") : "unparsable: " + last_line(text)) + ")";
+    return timings;
+  }
+  if (document.value("verdict", "") == "no-evidence" || !document.contains("iteration_ms") ||
+      !document["iteration_ms"].is_array()) {
+    timings.missing_reason = document.value("reason", std::string("no timings in its report"));
+    return timings;
+  }
+  timings.reported = true;
+  for (const auto& value : document["iteration_ms"])
+    if (value.is_number()) timings.iteration_ms.push_back(value.get<double>());
+  if (document.contains("errors") && document["errors"].is_array())
+    for (const auto& error : document["errors"])
+      if (error.is_string()) timings.errors.push_back(error.get<std::string>());
+  return timings;
+}
+
+nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe& probe) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& rank : judgement.ranks)
+    ranks.push_back({{"rank", rank.rank},
+                     {"host", rank.host},
+                     {"p50_ms", rank.p50_ms},
+                     {"p99_ms", rank.p99_ms},
+                     {"max_ms", rank.max_ms},
+                     {"mean_ms", rank.mean_ms}});
+  return {{"pattern", probe.pattern},
+          {"size", probe.collective_size},
+          {"iterations", probe.iterations},
+          {"transport", probe.transport},
+          {"hosts", probe.hosts},
+          {"max_tail_ratio", probe.max_tail_ratio},
+          {"max_p99_ms", probe.max_p99 ? nlohmann::json(probe.max_p99->count()) : nullptr},
+          {"tail_floor_ms", probe.tail_floor.count()},
+          {"verdict", std::string(to_string(judgement.verdict))},
+          {"slow_rank", judgement.slowest_rank ? nlohmann::json(*judgement.slowest_rank) : nullptr},
+          {"median_p99_ms", judgement.median_p99_ms},
+          {"tail_ratio", judgement.tail_ratio},
+          {"fleet_mean_ms", judgement.fleet_mean_ms},
+          {"average_verdict", std::string(to_string(judgement.average_verdict))},
+          {"average_reason", judgement.average_reason},
+          {"ranks", ranks}};
+}
+
+// N ranks, one per host: each is started detached and says when it listens; the ranks connect
+// a mesh and a barrier releases iteration 1 on all of them together. fabgate then collects
+// every rank's report and judges them together (collective_verdict.h).
+void run_collective(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
+                    ProbeOutcome& outcome) {
+  struct RankHost {
+    const intent::Device* device = nullptr;
+    std::string address;
+    Detached started;
+  };
+  std::vector<RankHost> ranks;
+  std::string table;
+  const int port = context.settings.port + 2;
+  for (const auto& name : probe.hosts) {
+    const intent::Device* device = context.inventory.find(name);
+    if (!device || device->data_addresses.empty()) {
+      outcome.reason = "rank " + std::to_string(ranks.size()) + " (" + name +
+                       ") has no data address in the inventory: the collective cannot run";
+      return;
+    }
+    ranks.push_back({device, address_only(device->data_addresses.front()), {}});
+    table += (table.empty() ? "" : ",") + ranks.back().address + ":" + std::to_string(port);
+  }
+  const auto started = now_utc();
+  auto stop_started = [&] {
+    for (auto& rank : ranks)
+      if (!rank.started.pid.empty())
+        (void)remote.run(
+            *rank.device, ssh::CredentialRole::read,
+            stop_command(rank.started.pid) + "; rm -f " + shell_quote(rank.started.output_file),
+            Duration{10'000}, "probe");
+  };
+  const Duration op_timeout{2'000};
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    std::string command = shell_quote(context.settings.binary) + " collective --rank " +
+                          std::to_string(i) + " --ranks " + shell_quote(table) + " --pattern " +
+                          probe.pattern + " --size " + std::to_string(probe.collective_size) +
+                          " --iterations " + std::to_string(probe.iterations) + " --op-timeout " +
+                          seconds_arg(op_timeout) + " --setup-timeout 30s --transport " +
+                          probe.transport;
+    ranks[i].started =
+        start_detached(remote, *ranks[i].device, "collective rank " + std::to_string(i), command,
+                       kRankReady, KeepOutput::yes);
+    if (!ranks[i].started.failure.empty()) {
+      // A rank that never ran leaves no evidence for the whole probe (its peers would only time
+      // out waiting for it).
+      outcome.reason = ranks[i].started.failure + ": the collective has no evidence";
+      stop_started();
+      return;
+    }
+  }
+  std::vector<RankTimings> timings;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto spent = std::chrono::duration_cast<Duration>(now_utc() - started);
+    const auto left = std::max(Duration{1'000}, probe.timeout - spent);
+    const std::string& pid = ranks[i].started.pid;
+    std::string collect = "i=0; while kill -0 " + pid + " 2>/dev/null && [ $i -lt " + tenths(left) +
+                          " ]; do sleep 0.1; i=$((i+1)); done; kill -TERM " + pid +
+                          " 2>/dev/null; i=0; while kill -0 " + pid +
+                          " 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; cat " +
+                          shell_quote(ranks[i].started.output_file) + "; rm -f " +
+                          shell_quote(ranks[i].started.output_file);
+    auto result = remote.run(*ranks[i].device, ssh::CredentialRole::read, collect,
+                             left + Duration{3'000} + kTransportMargin, "probe");
+    if (!result.ok()) {
+      RankTimings missing;
+      missing.rank = static_cast<int>(i);
+      missing.host = ranks[i].device->name;
+      missing.missing_reason = describe_failure(*ranks[i].device, "collect", result.error());
+      timings.push_back(missing);
+      continue;
+    }
+    outcome.output += result->stdout_text;
+    timings.push_back(parse_rank(static_cast<int>(i), ranks[i].device->name, probe.iterations,
+                                 result->stdout_text));
+  }
+  CollectiveThresholds thresholds;
+  thresholds.max_tail_ratio = probe.max_tail_ratio;
+  thresholds.max_p99 = probe.max_p99;
+  thresholds.tail_floor = probe.tail_floor;
+  auto judgement = judge_collective(timings, thresholds);
+  outcome.verdict = judgement.verdict;
+  outcome.detail = to_json(judgement, probe);
+  outcome.reason = judgement.reason;
+  if (judgement.slowest_rank && judgement.verdict != Verdict::no_evidence) {
+    // The path the slow rank used: what its host's routing table says toward its peers (the
+    // ECMP choice after the first hop is the fabric's; the collective's compare and snapshots
+    // show that side).
+    const auto slow = static_cast<std::size_t>(*judgement.slowest_rank);
+    std::string lookups;
+    for (std::size_t peer = 0; peer < ranks.size(); ++peer)
+      if (peer != slow) lookups += "ip -o route get " + ranks[peer].address + " 2>&1 | head -1; ";
+    auto routes = remote.run(*ranks[slow].device, ssh::CredentialRole::read, lookups,
+                             Duration{10'000}, "probe");
+    std::vector<std::string> hops;
+    if (routes.ok()) {
+      for (const auto& line : split_lines(routes->stdout_text)) {
+        // `ip -o` folds its continuation lines into " \ ": the route is what comes before.
+        const std::string before = std::string(line).substr(0, line.find('\\'));
+        if (!trim(before).empty()) hops.emplace_back(trim(before));
+      }
+    }
+    outcome.detail["slow_rank_routes"] = hops;
+    if (!hops.empty()) outcome.reason += "; its route: " + hops.front();
+  }
+  if (!judgement.average_reason.empty()) outcome.reason += "; " + judgement.average_reason;
+}
+
 }  // namespace
 
 const intent::Device* owner_of(const intent::Inventory& inventory, const std::string& target) {
@@ -321,6 +493,8 @@ std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context
       run_flows(remote, context, probe, *host, outcome);
     } else if (probe.kind == "rdma") {
       run_rdma(remote, context, probe, *host, outcome);
+    } else if (probe.kind == "collective") {
+      run_collective(remote, context, probe, outcome);
     } else {
       auto result = remote.run(*host, ssh::CredentialRole::read, probe.run, probe.timeout, "probe");
       if (!result.ok()) {
@@ -364,11 +538,12 @@ std::optional<ProbeOutcome> WatchSession::start(Duration max_duration) {
   }
   responder_device_ = responder.device;
   responder_pid_ = responder.pid;
-  std::string command =
-      shell_quote(context_.settings.binary) + " watch --to " + shell_quote(address) + " --port " +
-      std::to_string(watch_port(context_)) + " --count " + std::to_string(watch_.flows) +
-      " --interval 100ms --max-duration " + seconds_arg(max_duration) + " --max-interruption " +
-      std::to_string(watch_.max_disruption.count()) + "ms";
+  std::string command = shell_quote(context_.settings.binary) + " watch --to " +
+                        shell_quote(address) + " --port " + std::to_string(watch_port(context_)) +
+                        " --count " + std::to_string(watch_.flows) + " --interval " +
+                        std::to_string(watch_.interval.count()) + "ms --max-duration " +
+                        seconds_arg(max_duration) + " --max-interruption " +
+                        std::to_string(watch_.max_disruption.count()) + "ms";
   // Ready means every flow has had an echo: a watch that is not sampling by now would only be
   // found out at the disruption gate, after the change ran.
   auto watch = start_detached(remote_, *host_, "watch", command, kWatchReady, KeepOutput::yes);
@@ -405,10 +580,14 @@ ProbeOutcome WatchSession::stop() {
     outcome.output = result->stdout_text;
     judge_builtin(result.value(), outcome);
     if (outcome.detail.contains("longest_interruption_ms")) {
-      outcome.reason = "longest interruption " +
-                       std::to_string(outcome.detail.value("longest_interruption_ms", 0)) +
-                       " ms (allowed " + std::to_string(watch_.max_disruption.count()) +
-                       " ms): " + outcome.reason;
+      // The resolution goes with the figure: 0 ms at 100 ms resolution says far less than
+      // 0 ms at 10 ms.
+      outcome.reason =
+          "longest interruption " +
+          std::to_string(outcome.detail.value("longest_interruption_ms", 0)) + " ms (resolution " +
+          std::to_string(outcome.detail.value("resolution_ms", watch_.interval.count())) +
+          " ms; allowed " + std::to_string(watch_.max_disruption.count()) +
+          " ms): " + outcome.reason;
     }
   }
   outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - started_);
@@ -421,6 +600,17 @@ nlohmann::json to_json(const intent::Probe& probe) {
                              {"host", probe.host},   {"kind", probe.kind},
                              {"run", probe.run},     {"target", probe.target},
                              {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
+  // Only collective probes carry these, so the digests of other plans stay what they were.
+  if (probe.kind == "collective") {
+    document["hosts"] = probe.hosts;
+    document["pattern"] = probe.pattern;
+    document["size"] = probe.collective_size;
+    document["iterations"] = probe.iterations;
+    document["transport"] = probe.transport;
+    document["max_tail_ratio"] = probe.max_tail_ratio;
+    document["max_p99_ms"] = probe.max_p99 ? nlohmann::json(probe.max_p99->count()) : nullptr;
+    document["tail_floor_ms"] = probe.tail_floor.count();
+  }
   if (probe.size > 0) document["size"] = probe.size;
   if (!probe.source.empty()) document["source"] = probe.source;
   return document;

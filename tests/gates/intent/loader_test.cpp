@@ -370,6 +370,64 @@ TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
   EXPECT_NE(layer->hint.find("did you mean 'forwarding'?"), std::string::npos);
 }
 
+TEST(LoadIntent, CollectiveProbeTakesItsRanksFromHostsOrARole) {
+  // Given a collective probe over role 'leaf' with thresholds, then its ranks are the leaves in
+  // inventory order, its thresholds are read, and its layer defaults to workload.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change +=
+      "    - {name: allreduce, kind: collective, role: leaf, pattern: all-to-all, size: 65536,"
+      " iterations: 50, max_tail_ratio: 4, max_p99: 20ms}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  const auto& probe = outcome.repository->changes[0].acceptance.probes[1];
+  EXPECT_EQ(probe.kind, "collective");
+  EXPECT_EQ(probe.hosts, (std::vector<std::string>{"leaf1", "leaf2"}));
+  EXPECT_EQ(probe.host, "leaf1");
+  EXPECT_EQ(probe.pattern, "all-to-all");
+  EXPECT_EQ(probe.collective_size, 65536);
+  EXPECT_EQ(probe.iterations, 50);
+  EXPECT_DOUBLE_EQ(probe.max_tail_ratio, 4.0);
+  ASSERT_TRUE(probe.max_p99);
+  EXPECT_EQ(*probe.max_p99, std::chrono::milliseconds(20));
+  EXPECT_EQ(probe.layer, "workload");
+}
+
+TEST(LoadIntent, CollectiveProbeProblemsAreEachNamedAtTheirLine) {
+  // Given a collective probe with both hosts and a target, a host named twice, an unknown host,
+  // a bad pattern and a tail ratio below 1, then each problem is reported on line 15.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change +=
+      "    - {name: c, kind: collective, hosts: [host1, host1, gpu9], target: host1,"
+      " pattern: tree, max_tail_ratio: 0.5}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  for (const char* text : {"does not take 'target'", "names host 'host1' twice", "gpu9",
+                           "max_tail_ratio must be at least 1", "pattern"}) {
+    const auto* problem = find(outcome, text);
+    ASSERT_TRUE(problem) << text;
+    EXPECT_EQ(problem->where.line, 15) << text;
+  }
+}
+
+TEST(LoadIntent, DuringIntervalIsTheWatchResolutionWithinTenToAHundredMs) {
+  // Given acceptance.during without an interval, then it is 20 ms; given 250ms, then the error
+  // says the allowed range.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change += "  during: {host: host1, target: leaf2, max_disruption: 1s}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  EXPECT_EQ(outcome.repository->changes[0].acceptance.during->interval,
+            std::chrono::milliseconds(20));
+  change.replace(change.find("max_disruption: 1s"), 18, "max_disruption: 1s, interval: 250ms");
+  tree.files["changes/drain.yaml"] = change;
+  EXPECT_TRUE(find(load(tree), "interval must be 10ms-100ms"));
+}
+
 TEST(LoadIntent, OverlayFlowsProbeTakesSizeAndASourceOfItsHost) {
   // Given a flows probe on the overlay layer with a size and one of host2's data addresses as
   // source, then it loads with both; a source host2 does not own and a size on a command probe

@@ -1,0 +1,168 @@
+// The collective probe on the Clos lab, through the real fabgate binary from the lab's
+// management namespace:
+//   - healthy lab: the all-to-all collective of change 8 passes as a baseline probe (`plan`),
+//     and its tail ratio is printed as a figure (docs/benchmarks.md);
+//   - change 8, an nftables rule on spine1 dropping a random 2 % of packets toward host4:
+//     BGP, links and routes stay as they were and the fleet average stays within its bound,
+//     but host4's rank has a tail far above the median: exit 4, rolled back, the report names
+//     host4's rank, and the average alone would have passed.
+//
+// Needs root, FRR, sshd, jq and nft; skips with the reason otherwise. Its own lab prefix (fgr-)
+// and state folder, swept by the lab fixture like the other lab tests.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "tests/support/git_repo.h"
+
+namespace fabgate {
+namespace {
+
+using nlohmann::json;
+using testing::CommandOutput;
+using testing::run_shell;
+using testing::shell_quoted;
+
+const std::string kPrefix = "fgr-";
+const std::string kLabDir = "/run/fabgate-lab-collective-scenario";
+const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
+const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
+const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
+const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
+const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
+const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
+                         " FABGATE_GNMID=" + kGnmid + " ";
+
+CommandOutput lab(const std::string& arguments) {
+  return run_shell(kEnv + kLab + " " + arguments);
+}
+
+std::optional<std::string> unavailable() {
+  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
+  for (const char* tool :
+       {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh", "/usr/sbin/nft"})
+    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
+  return std::nullopt;
+}
+
+json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, false);
+}
+
+// The collective probe's outcome in a probes/*.json file of a run.
+json collective_in(const std::filesystem::path& file) {
+  json probes = read_json(file);
+  if (probes.is_object() && probes.contains("probes")) probes = probes["probes"];
+  if (probes.is_array())
+    for (const auto& probe : probes)
+      if (probe.value("kind", "") == "collective") return probe;
+  return json();
+}
+
+class CollectiveScenario : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (unavailable()) return;
+    auto up = lab("up");
+    lab_up_ = up.exit_code == 0;
+    lab_log_ = up.output;
+    if (!lab_up_) return;
+    std::filesystem::create_directories(kLabDir + "/bin");
+    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
+                               std::filesystem::copy_options::overwrite_existing);
+    repo_ = new testing::GitRepo();
+    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
+    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
+               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
+    repo_->write(".gitignore", "evidence/\n");
+    repo_->commit_all("lab intent for the collective scenario test");
+  }
+  static void TearDownTestSuite() {
+    delete repo_;
+    repo_ = nullptr;
+    if (!unavailable()) lab("down");
+  }
+  void SetUp() override {
+    if (auto why = unavailable()) GTEST_SKIP() << *why;
+    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
+    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge before the scenario";
+  }
+
+  CommandOutput fabgate(const std::string& arguments) {
+    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
+                      arguments + " 2>&1");
+  }
+  static std::filesystem::path evidence_of(const CommandOutput& out) {
+    std::smatch match;
+    std::regex line("evidence: +(\\S+)");
+    if (std::regex_search(out.output, match, line)) return match[1].str();
+    return {};
+  }
+  static json control_plane(const json& snapshot) {
+    json out = json::object();
+    for (const char* device : {"spine1", "spine2", "leaf1", "leaf2"}) {
+      const auto& facts = snapshot["devices"][device];
+      json states = json::object();
+      for (auto& [peer, value] : facts["bgp"]["peers"].items()) states[peer] = value["state"];
+      out[device] = {{"routes", facts["routes"]["ipv4"]}, {"bgp", states}};
+    }
+    return out;
+  }
+
+  static inline bool lab_up_ = false;
+  static inline std::string lab_log_;
+  static inline testing::GitRepo* repo_ = nullptr;
+};
+
+TEST_F(CollectiveScenario, HealthyLabPassesWithItsTailRatioRecorded) {
+  // Given the healthy lab, then the collective runs as a baseline probe of `plan` and passes:
+  // every rank completed every iteration and the tail ratio stays under 3.
+  auto out = fabgate("plan random-drop-spine1");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  auto probe = collective_in(evidence_of(out) / "probes/baseline.json");
+  ASSERT_TRUE(probe.is_object()) << out.output;
+  EXPECT_EQ(probe["verdict"], "pass") << probe.dump(2);
+  const auto& detail = probe["detail"];
+  std::cout << "[ figures ] collective all-to-all, healthy lab: tail ratio "
+            << detail.value("tail_ratio", -1.0) << ", median p99 "
+            << detail.value("median_p99_ms", -1.0) << " ms, fleet mean "
+            << detail.value("fleet_mean_ms", -1.0) << " ms\n";
+}
+
+TEST_F(CollectiveScenario, RandomDropTowardOneHostFailsOnItsRankWhileTheAverageWouldPass) {
+  // Given change 8 (spine1 drops 2 % of packets toward host4), then the collective fails on the
+  // tail of host4's rank (3), the average alone would have passed, fabgate rolls back and
+  // verifies the baseline (exit 4), and routes and BGP never changed.
+  auto out = fabgate("apply random-drop-spine1");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  auto bundle = evidence_of(out);
+  auto probe = collective_in(bundle / "probes/acceptance.json");
+  ASSERT_TRUE(probe.is_object()) << out.output;
+  EXPECT_EQ(probe["verdict"], "fail") << probe.dump(2);
+  const auto& detail = probe["detail"];
+  EXPECT_EQ(detail["slow_rank"], 3) << probe.dump(2);
+  EXPECT_NE(probe["reason"].get<std::string>().find("rank 3 (host4)"), std::string::npos)
+      << probe["reason"];
+  // The point of the scenario: a fleet average would have called this change healthy.
+  EXPECT_EQ(detail["average_verdict"], "pass") << detail["average_reason"];
+  auto report = testing::read_file((bundle / "report.md").string());
+  EXPECT_NE(report.find("rank 3 (host4)"), std::string::npos);
+  EXPECT_NE(report.find("an average alone would have passed"), std::string::npos);
+  EXPECT_EQ(control_plane(read_json(bundle / "snapshots/post.json")),
+            control_plane(read_json(bundle / "snapshots/pre.json")));
+  EXPECT_EQ(control_plane(read_json(bundle / "snapshots/restored.json")),
+            control_plane(read_json(bundle / "snapshots/pre.json")));
+  auto restored = collective_in(bundle / "probes/restored.json");
+  EXPECT_EQ(restored.value("verdict", ""), "pass") << restored.dump(2);
+  std::cout << "[ figures ] random drop 2 % toward host4: tail ratio "
+            << detail.value("tail_ratio", -1.0) << "; " << detail.value("average_reason", "")
+            << "\n";
+}
+
+}  // namespace
+}  // namespace fabgate
