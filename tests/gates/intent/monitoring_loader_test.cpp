@@ -1,5 +1,5 @@
 // The monitoring parts of an intent repository (docs/monitoring.md): the identity a device
-// declares in the inventory.
+// declares in the inventory, the monitoring settings and promql probes.
 
 #include <gtest/gtest.h>
 
@@ -74,6 +74,80 @@ TEST(InventoryIdentity, ABadMacAnUnknownFieldAndAnEmptyIdentityAreEachReportedWi
   EXPECT_NE(all.find("hostnme"), std::string::npos) << all;
   EXPECT_NE(all.find("inventory.yaml:7:"), std::string::npos) << all;
   EXPECT_NE(all.find("declares nothing to check"), std::string::npos) << all;
+}
+
+LoadOutcome load_monitoring(const std::string& monitoring, const std::string& probe) {
+  MemoryTree tree =
+      tree_with_devices("  leaf1: {platform: frr, role: leaf, ssh: {host: 192.0.2.11}}\n");
+  tree.files["fabgate.yaml"] = "version: 1\n" + monitoring;
+  tree.files["changes/c.yaml"] =
+      "id: c\ntitle: t\ntargets: [leaf1]\nbounds: {max_targets: 1, step_timeout: 10s, deadline: "
+      "1m}\n"
+      "steps: [{device: leaf1, run: 'true'}]\nrollback: [{device: leaf1, run: 'true'}]\n"
+      "acceptance:\n  expected_alerts: [BGPPeerDown]\n  probes:\n" +
+      probe;
+  return load(tree);
+}
+
+const char* kMonitoring =
+    "monitoring:\n"
+    "  prometheus:\n"
+    "    url: https://prom.example:9090\n"
+    "    ca_file: policies/ca.pem\n"
+    "    token_env: PROM_TOKEN\n"
+    "    series: 'device=\"{{name}}\"'\n"
+    "    max_age: 30s\n"
+    "    fresh: [node_network_up]\n"
+    "  alertmanager:\n"
+    "    url: http://127.0.0.1:9093\n"
+    "    failure_domain: [rack]\n"
+    "    silence: false\n";
+
+TEST(MonitoringSettings, EndpointsSeriesAndPromqlProbesLoadWithEveryField) {
+  // Given Prometheus and Alertmanager settings and a range promql probe, then every field is in
+  // the model, defaults included, and the change's expected alerts are kept.
+  auto outcome = load_monitoring(
+      kMonitoring,
+      "    - {name: drops, kind: promql, layer: link, host: leaf1, range: true,\n"
+      "       query: 'sum(rate(x{ {{series}} }[1m]))', expect: '< 5', empty_is_zero: true}\n");
+  ASSERT_TRUE(outcome.repository) << all_lines(outcome);
+  const auto& monitoring = outcome.repository->settings.monitoring;
+  ASSERT_TRUE(monitoring.prometheus);
+  EXPECT_EQ(monitoring.prometheus->endpoint.token_env, "PROM_TOKEN");
+  EXPECT_EQ(monitoring.prometheus->series, "device=\"{{name}}\"");
+  EXPECT_EQ(monitoring.prometheus->max_age, std::chrono::seconds(30));
+  EXPECT_EQ(monitoring.prometheus->fresh, std::vector<std::string>{"node_network_up"});
+  EXPECT_EQ(monitoring.prometheus->identity_metric, "node_uname_info");
+  ASSERT_TRUE(monitoring.alertmanager);
+  EXPECT_FALSE(monitoring.alertmanager->silence);
+  EXPECT_EQ(monitoring.alertmanager->device_label, "device");
+  const auto& change = outcome.repository->changes.at(0);
+  EXPECT_EQ(change.acceptance.expected_alerts, std::vector<std::string>{"BGPPeerDown"});
+  const auto& probe = change.acceptance.probes.at(0);
+  EXPECT_EQ(probe.kind, "promql");
+  EXPECT_EQ(probe.expect, "< 5");
+  EXPECT_TRUE(probe.range);
+  EXPECT_TRUE(probe.empty_is_zero);
+}
+
+TEST(MonitoringSettings, ATokenOverHttpABadComparisonAndAPromqlProbeWithoutPrometheusAreRefused) {
+  // Given a bearer token over plain http, then it is refused at its line; given a promql probe
+  // without a comparison, or with no monitoring.prometheus at all, then each is reported.
+  auto token =
+      load_monitoring("monitoring:\n  prometheus:\n    url: http://prom:9090\n    token_env: T\n",
+                      "    - {name: p, kind: promql, host: leaf1, query: up, expect: '== 1'}\n");
+  EXPECT_NE(all_lines(token).find("fabgate.yaml:5:"), std::string::npos) << all_lines(token);
+  EXPECT_NE(all_lines(token).find("bearer token over plain http"), std::string::npos);
+
+  auto comparison = load_monitoring(
+      kMonitoring, "    - {name: p, kind: promql, host: leaf1, query: up, expect: 'about 1'}\n");
+  EXPECT_NE(all_lines(comparison).find("needs 'expect', a comparison"), std::string::npos)
+      << all_lines(comparison);
+
+  auto without = load_monitoring(
+      "", "    - {name: p, kind: promql, host: leaf1, query: up, expect: '== 1'}\n");
+  EXPECT_NE(all_lines(without).find("fabgate.yaml has no monitoring.prometheus"), std::string::npos)
+      << all_lines(without);
 }
 
 }  // namespace
