@@ -598,6 +598,13 @@ std::vector<const intent::Device*> Pipeline::targets() const {
   return out;
 }
 
+void Pipeline::note_telemetry(const std::string& phase, Verdict verdict) {
+  // The worst verdict of the phase's telemetry checks, like the probes' layers.
+  auto& layer = outcome_.layers[phase]["telemetry"];
+  if (layer.is_null() || layer == "pass" || (verdict == Verdict::fail && layer != "fail"))
+    layer = std::string(to_string(verdict));
+}
+
 void Pipeline::probe_promql(const intent::Probe& declared, const std::string& phase,
                             std::vector<ProbeOutcome>& outcomes) {
   const auto& settings = repository_.settings.monitoring.prometheus;
@@ -629,7 +636,7 @@ void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);
-  outcome_.layers[phase]["telemetry"] = std::string(to_string(record.verdict));
+  note_telemetry(phase == "pre" ? "baseline" : "acceptance", record.verdict);
   auto written =
       with_.evidence.write_json("monitoring/freshness-" + phase + ".json", judgement.evidence);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
@@ -659,8 +666,7 @@ void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);
-  outcome_.layers[phase == "pre" ? "baseline" : "acceptance"]["telemetry"] =
-      std::string(to_string(record.verdict));
+  note_telemetry(phase == "pre" ? "baseline" : "acceptance", record.verdict);
   auto written =
       with_.evidence.write_json("monitoring/alerts-" + phase + ".json", judgement.evidence);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);

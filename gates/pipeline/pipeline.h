@@ -132,6 +132,7 @@ class Pipeline {
   void probe_promql(const intent::Probe& probe, const std::string& phase,
                     std::vector<ProbeOutcome>& outcomes);
   std::vector<const intent::Device*> targets() const;
+  void note_telemetry(const std::string& phase, Verdict verdict);
   void check_rollback_plan(GateRecord& record);
   void check_approval(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);

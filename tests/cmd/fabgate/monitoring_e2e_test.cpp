@@ -40,8 +40,10 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
   }
 
   // A change on d1 whose step writes `link_value` into d1's textfile metric; the rollback
-  // writes 1. The probe asks Prometheus for the metric (>= 0, so only the alert gate judges).
-  void commit_change(const std::string& link_value, const std::string& step_extra = "") {
+  // writes 1. Settle 6 s: a scrape (1 s), a rule evaluation (1 s) and the delivery to
+  // Alertmanager, with margin for a loaded CI machine. The probe asks Prometheus for the metric
+  // (>= 0, so only the alert gate judges).
+  void commit_change(const std::string& link_value) {
     std::string write = "printf 'fabgate_lab_link_up %s\\\\n' " + link_value + " > " +
                         stack_->textfile_dir() + "/.t && mv " + stack_->textfile_dir() + "/.t " +
                         stack_->textfile_dir() + "/lab.prom";
@@ -52,12 +54,12 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
         "id: c\ntitle: set d1's link\ntargets: [d1]\n"
         "bounds: {max_targets: 1, step_timeout: 40s, deadline: 2m}\n"
         "steps:\n  - device: d1\n    run: \"" +
-        write + step_extra +
+        write +
         "\"\n"
         "rollback:\n  - device: d1\n    run: \"" +
         undo +
         "\"\n"
-        "acceptance:\n  settle: 4s\n  probes:\n"
+        "acceptance:\n  settle: 6s\n  probes:\n"
         "    - {name: link-metric, kind: promql, layer: link, host: d1, "
         "query: 'fabgate_lab_link_up{ {{series}} }', expect: '>= 0'}\n";
     std::string settings =

@@ -73,8 +73,12 @@ TEST(IdentityGate, AMatchingIdentityPassesAndADeclaredFieldNobodyCollectsIsNoEvi
     EXPECT_EQ(pre->verdict, Verdict::pass) << all_details(*pre);
     EXPECT_NE(pre->summary.find("1 declared identity field match"), std::string::npos);
   }
-  run.repository.inventory.devices[0].identity->serial = "SN1";
-  auto outcome = run.run();
+  // A second run in its own evidence root: two bundles of one run id in one second collide.
+  ScriptedRun second({"leaf1"});
+  declare_hostname(second, "leaf1", "leaf1");
+  second.snapshotter.identities["leaf1"] = {{"hostname", "LEAF1.dc1"}};
+  second.repository.inventory.devices[0].identity->serial = "SN1";
+  auto outcome = second.run();
   const GateRecord* pre = gate_named(outcome, "snapshot-pre");
   ASSERT_NE(pre, nullptr);
   EXPECT_EQ(pre->verdict, Verdict::no_evidence);

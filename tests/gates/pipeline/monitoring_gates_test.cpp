@@ -191,7 +191,9 @@ TEST_F(MonitoringGates, AChangeThatMakesAnAlertFireIsRolledBackWithTheAlertNamed
   // Given a step that sets leaf1's link down (FabgateLinkDown fires, silenced by fabgate's own
   // silence), then alerts-acceptance fails naming the alert, the change is rolled back (exit 4),
   // and the silence is expired all the same.
-  run_.change.acceptance.settle = Duration{4'000};
+  // A scrape (1 s), a rule evaluation (1 s) and the delivery to Alertmanager, with margin for a
+  // loaded CI machine.
+  run_.change.acceptance.settle = Duration{6'000};
   run_.change.acceptance.probes[0].expect = ">= 0";  // only the alert gate judges the link
   auto outcome = run();
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back) << outcome.first_disproven;
