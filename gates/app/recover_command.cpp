@@ -158,6 +158,10 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);
+  // A silence the dead run created for its change window is ended first, whatever else
+  // recover finds (docs/monitoring.md "Silence lifecycle").
+  for (const auto& line : run.expire_silences(crashed->open_silences))
+    if (!console.json_mode()) console.line(line);
 
   if (crashed->touched.empty()) {
     // Nothing was sent, but the run may have taken locks and armed timers: give them back, so

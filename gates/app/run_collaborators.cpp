@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "adapters/core/text.h"
 #include "gates/app/console.h"
@@ -24,6 +25,18 @@ pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   options.take_over = setup.take_over;
   options.operator_name = setup.operator_name;
   return options;
+}
+
+prom::HttpEndpoint http_endpoint(const intent::MonitoringEndpoint& endpoint,
+                                 const std::filesystem::path& intent_dir) {
+  prom::HttpEndpoint out;
+  out.base_url = endpoint.url;
+  if (!endpoint.ca_file.empty()) out.ca_file = resolve(intent_dir, endpoint.ca_file).string();
+  out.timeout = endpoint.timeout;
+  // The token's value is redacted like every configured secret (secrets.cpp).
+  if (!endpoint.token_env.empty())
+    if (const char* token = std::getenv(endpoint.token_env.c_str())) out.bearer_token = token;
+  return out;
 }
 
 }  // namespace
@@ -59,7 +72,44 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
       gnmi_steps_(grpc_gnmi_, setup.evidence),
       snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
       safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
-                  safeguard_options(setup)) {}
+                  safeguard_options(setup)) {
+  const auto& monitoring = setup.repository.settings.monitoring;
+  if (monitoring.prometheus)
+    prometheus_ = std::make_unique<prom::PrometheusClient>(
+        http_endpoint(monitoring.prometheus->endpoint, setup.intent_dir));
+  if (monitoring.alertmanager)
+    alertmanager_ = std::make_unique<prom::AlertmanagerClient>(
+        http_endpoint(monitoring.alertmanager->endpoint, setup.intent_dir));
+}
+
+std::vector<std::string> RunCollaborators::expire_silences(const std::vector<std::string>& ids) {
+  std::vector<std::string> lines;
+  nlohmann::json document = nlohmann::json::array();
+  for (const auto& id : ids) {
+    if (!alertmanager_) {
+      lines.push_back("silence " + id +
+                      " left by the run: no Alertmanager configured at this "
+                      "commit; it ends by itself");
+      document.push_back({{"silence", id}, {"expired", false}, {"why", lines.back()}});
+      continue;
+    }
+    auto expired = alertmanager_->expire_silence(id);
+    if (expired.ok()) {
+      evidence_.append_journal({{"event", "silence-expired"},
+                                {"silence", id},
+                                {"by", "recover"},
+                                {"at", format_utc(now_utc())}});
+      lines.push_back("silence " + id + " left by the run: expired");
+      document.push_back({{"silence", id}, {"expired", true}});
+    } else {
+      lines.push_back("silence " + id + " left by the run: NOT expired: " +
+                      expired.error().message + "; it ends by itself");
+      document.push_back({{"silence", id}, {"expired", false}, {"why", expired.error().message}});
+    }
+  }
+  if (!ids.empty()) (void)evidence_.write_json("monitoring/silence-recover.json", document);
+  return lines;
+}
 
 void RunCollaborators::release_untouched(const std::string& run_id) {
   safeguards_.adopt_timers(run_id, targets_);
@@ -71,9 +121,15 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
 }
 
 pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateObserver& observer) {
-  return {remote_, snapshotter_, evidence_, observer, &gnmi_steps_, &safeguards_, [this] {
-            return session_notes();
-          }};
+  return {remote_,
+          snapshotter_,
+          evidence_,
+          observer,
+          &gnmi_steps_,
+          &safeguards_,
+          [this] { return session_notes(); },
+          prometheus_.get(),
+          alertmanager_.get()};
 }
 
 std::vector<std::string> RunCollaborators::session_notes() {

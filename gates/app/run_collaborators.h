@@ -50,6 +50,10 @@ class RunCollaborators {
   // For `recover` of a run that died before sending a step: disarms the timers and releases
   // the locks that run may have left on its targets, and records that in safeguards.json.
   void release_untouched(const std::string& run_id);
+  // For `recover`: expires the Alertmanager silences a dead run left (journaled silence-created
+  // without silence-expired), journals each and writes monitoring/silence-recover.json. Returns
+  // one line per silence for the terminal.
+  std::vector<std::string> expire_silences(const std::vector<std::string>& ids);
 
  private:
   RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_options,
@@ -66,6 +70,9 @@ class RunCollaborators {
   pipeline::RecordingGnmiSteps gnmi_steps_;
   pipeline::CollectorSnapshotter snapshotter_;
   pipeline::Safeguards safeguards_;
+  // docs/monitoring.md: present when fabgate.yaml configures them.
+  std::unique_ptr<prom::PrometheusClient> prometheus_;
+  std::unique_ptr<prom::AlertmanagerClient> alertmanager_;
   std::size_t startups_seen_ = 0;
 };
 

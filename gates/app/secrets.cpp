@@ -10,6 +10,12 @@ ConfiguredSecrets configured_secrets(const intent::IntentRepository& repository)
   for (const auto& device : repository.inventory.devices)
     if (device.gnmi && !device.gnmi->credentials_env.empty())
       names.push_back(device.gnmi->credentials_env + "_PASSWORD");
+  // Monitoring bearer tokens (docs/monitoring.md): redacted like every secret.
+  const auto& monitoring = repository.settings.monitoring;
+  if (monitoring.prometheus && !monitoring.prometheus->endpoint.token_env.empty())
+    names.push_back(monitoring.prometheus->endpoint.token_env);
+  if (monitoring.alertmanager && !monitoring.alertmanager->endpoint.token_env.empty())
+    names.push_back(monitoring.alertmanager->endpoint.token_env);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
 

@@ -131,6 +131,13 @@ class Loader {
   std::map<std::string, std::string> take_policy_texts() { return std::move(policy_texts_); }
 
  private:
+  bool has_prometheus_ = false;  // promql probes need monitoring.prometheus
+  MonitoringSettings monitoring_settings(YamlReader& reader, const YAML::Node& node);
+  std::optional<MonitoringEndpoint> monitoring_endpoint(YamlReader& reader, const YAML::Node& node,
+                                                        const std::string& what,
+                                                        std::vector<std::string_view> keys);
+  std::optional<ExpectedIdentity> expected_identity(YamlReader& reader, const YAML::Node& node,
+                                                    const std::string& what);
   std::optional<Credential> credential(YamlReader& reader, const YAML::Node& node,
                                        std::string_view what);
   std::optional<Change> change(const std::string& path, const Inventory& inventory,
@@ -166,7 +173,7 @@ Settings Loader::load_settings() {
   if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
-                     "snapshot", "compare", "probes", "secrets", "safeguards"},
+                     "snapshot", "compare", "probes", "secrets", "safeguards", "monitoring"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -272,6 +279,8 @@ Settings Loader::load_settings() {
       }
     }
   }
+  if (auto monitoring = reader.child(*root, "monitoring", Need::optional, "fabgate.yaml"))
+    settings.monitoring = monitoring_settings(reader, *monitoring);
   if (auto compare = reader.child(*root, "compare", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*compare, "compare")) {
       reader.check_keys(*compare, {"rule_sets"}, "compare");
@@ -280,6 +289,105 @@ Settings Loader::load_settings() {
     }
   }
   return settings;
+}
+
+// `monitoring:` in fabgate.yaml (docs/monitoring.md "Settings").
+std::optional<MonitoringEndpoint> Loader::monitoring_endpoint(YamlReader& reader,
+                                                              const YAML::Node& node,
+                                                              const std::string& what,
+                                                              std::vector<std::string_view> keys) {
+  for (auto key : {"url", "ca_file", "token_env", "timeout"}) keys.push_back(key);
+  reader.check_keys(node, std::span<const std::string_view>(keys.data(), keys.size()), what);
+  MonitoringEndpoint endpoint;
+  endpoint.where = reader.at(node);
+  auto url = reader.string(node, "url", Need::required, what);
+  if (!url) return std::nullopt;
+  endpoint.url = *url;
+  bool https = url->rfind("https://", 0) == 0;
+  if (!https && url->rfind("http://", 0) != 0)
+    reader.error(node["url"], what + " url '" + *url + "' is not an http:// or https:// URL");
+  if (auto v = reader.string(node, "ca_file", Need::optional, what)) endpoint.ca_file = *v;
+  if (auto v = reader.string(node, "token_env", Need::optional, what)) endpoint.token_env = *v;
+  if (auto v = reader.duration(node, "timeout", Need::optional, what)) {
+    if (v->count() <= 0 || *v > Duration{120'000})
+      reader.error(node["timeout"], what + " timeout must be between 1ms and 2m");
+    else
+      endpoint.timeout = *v;
+  }
+  if (!endpoint.token_env.empty() && !https)
+    reader.error(node["token_env"], what + " sends a bearer token over plain http",
+                 "use an https:// url with a ca_file, or leave token_env out");
+  return endpoint;
+}
+
+MonitoringSettings Loader::monitoring_settings(YamlReader& reader, const YAML::Node& node) {
+  MonitoringSettings out;
+  if (!reader.expect_map(node, "monitoring")) return out;
+  reader.check_keys(node, {"prometheus", "alertmanager"}, "monitoring");
+  if (auto prometheus = reader.child(node, "prometheus", Need::optional, "monitoring")) {
+    const std::string what = "monitoring.prometheus";
+    if (reader.expect_map(*prometheus, what)) {
+      auto endpoint = monitoring_endpoint(reader, *prometheus, what,
+                                          {"series", "max_age", "fresh", "identity"});
+      if (endpoint) {
+        PrometheusSettings settings;
+        settings.endpoint = *endpoint;
+        if (auto v = reader.string(*prometheus, "series", Need::optional, what)) {
+          settings.series = *v;
+          if (v->find("{{") == std::string::npos || v->find('=') == std::string::npos)
+            reader.error((*prometheus)["series"],
+                         what + " series '" + *v + "' does not name the device",
+                         "a label matcher template such as instance=\"{{mgmt}}:9100\" or "
+                         "device=\"{{name}}\"");
+        }
+        if (auto v = reader.duration(*prometheus, "max_age", Need::optional, what)) {
+          if (v->count() <= 0)
+            reader.error((*prometheus)["max_age"], what + " max_age must be longer than 0");
+          else
+            settings.max_age = *v;
+        }
+        if (auto v = reader.string_list(*prometheus, "fresh", Need::optional, what)) {
+          static const std::regex metric("[a-zA-Z_:][a-zA-Z0-9_:]*");
+          for (std::size_t i = 0; i < v->size(); ++i)
+            if (!std::regex_match((*v)[i], metric))
+              reader.error((*prometheus)["fresh"][i],
+                           "'" + (*v)[i] + "' in " + what + " fresh is not a metric name");
+          settings.fresh = *v;
+        }
+        if (auto identity = reader.child(*prometheus, "identity", Need::optional, what)) {
+          if (identity->IsScalar() && identity->Scalar() == "none") {
+            settings.identity_metric.clear();
+          } else if (reader.expect_map(*identity, what + " identity")) {
+            reader.check_keys(*identity, {"metric", "label"}, what + " identity");
+            if (auto v = reader.string(*identity, "metric", Need::required, what + " identity"))
+              settings.identity_metric = *v;
+            if (auto v = reader.string(*identity, "label", Need::required, what + " identity"))
+              settings.identity_label = *v;
+          }
+        }
+        out.prometheus = settings;
+      }
+    }
+  }
+  if (auto alertmanager = reader.child(node, "alertmanager", Need::optional, "monitoring")) {
+    const std::string what = "monitoring.alertmanager";
+    if (reader.expect_map(*alertmanager, what)) {
+      auto endpoint = monitoring_endpoint(reader, *alertmanager, what,
+                                          {"device_label", "failure_domain", "silence"});
+      if (endpoint) {
+        AlertmanagerSettings settings;
+        settings.endpoint = *endpoint;
+        if (auto v = reader.string(*alertmanager, "device_label", Need::optional, what))
+          settings.device_label = *v;
+        if (auto v = reader.string_list(*alertmanager, "failure_domain", Need::optional, what))
+          settings.failure_domain = *v;
+        if (auto v = reader.boolean(*alertmanager, "silence", Need::optional, what))
+          settings.silence = *v;
+        out.alertmanager = settings;
+      }
+    }
+  }
+  return out;
 }
 
 // ---- inventory.yaml -------------------------------------------------------------------------
@@ -304,6 +412,39 @@ std::optional<Credential> Loader::credential(YamlReader& reader, const YAML::Nod
                  "set identity_file or agent: true");
   }
   return out;
+}
+
+// `identity: leaf2` (the hostname) or `identity: {hostname, serial, system_mac}`.
+std::optional<ExpectedIdentity> Loader::expected_identity(YamlReader& reader,
+                                                          const YAML::Node& node,
+                                                          const std::string& what) {
+  ExpectedIdentity identity;
+  identity.where = reader.at(node);
+  const std::string label = what + " identity";
+  if (node.IsScalar()) {
+    identity.hostname = node.Scalar();
+  } else if (reader.expect_map(node, label)) {
+    reader.check_keys(node, {"hostname", "serial", "system_mac"}, label);
+    if (auto v = reader.string(node, "hostname", Need::optional, label)) identity.hostname = *v;
+    if (auto v = reader.string(node, "serial", Need::optional, label)) identity.serial = *v;
+    if (auto v = reader.string(node, "system_mac", Need::optional, label)) {
+      static const std::regex mac("[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}");
+      if (!std::regex_match(*v, mac))
+        reader.error(node["system_mac"], label + ": '" + *v + "' is not a MAC address",
+                     "write six colon-separated hex bytes, e.g. 02:00:00:00:00:01");
+      identity.system_mac = *v;
+      for (auto& c : identity.system_mac)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (identity.hostname.empty() && identity.serial.empty() && identity.system_mac.empty()) {
+    reader.error(node, label + " declares nothing to check",
+                 "give the hostname (identity: leaf2) or hostname/serial/system_mac");
+    return std::nullopt;
+  }
+  return identity;
 }
 
 Inventory Loader::load_inventory(const Settings& settings) {
@@ -339,7 +480,9 @@ Inventory Loader::load_inventory(const Settings& settings) {
     }
     if (!reader.expect_map(node, what)) continue;
     reader.check_keys(
-        node, {"platform", "role", "ssh", "gnmi", "credentials", "data_addresses", "labels"}, what);
+        node,
+        {"platform", "role", "ssh", "gnmi", "credentials", "data_addresses", "labels", "identity"},
+        what);
     Device device;
     device.name = name;
     device.where = reader.at(it->first);
@@ -428,6 +571,8 @@ Inventory Loader::load_inventory(const Settings& settings) {
         }
       }
     }
+    if (auto identity = reader.child(node, "identity", Need::optional, what))
+      device.identity = expected_identity(reader, *identity, what);
     inventory.devices.push_back(std::move(device));
   }
   if (inventory.devices.empty() && diagnostics_.empty())
@@ -636,7 +781,8 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     reader.check_keys(node,
                       {"name", "layer", "host", "kind", "run", "target", "flows", "size", "source",
                        "timeout", "hosts", "role", "pattern", "iterations", "transport",
-                       "max_tail_ratio", "max_p99", "tail_floor"},
+                       "max_tail_ratio", "max_p99", "tail_floor", "query", "expect", "range",
+                       "empty_is_zero"},
                       label);
     Probe probe;
     probe.where = reader.at(node);
@@ -657,7 +803,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
       }
     }
     if (auto v = reader.choice(node, "kind", Need::optional, label,
-                               {"command", "flows", "rdma", "collective"}))
+                               {"command", "flows", "rdma", "collective", "promql"}))
       probe.kind = *v;
     if (probe.kind == "collective") {
       collective_probe(reader, node, label, inventory, probe);
@@ -667,6 +813,30 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     if (auto v = reader.string(node, "host", Need::required, label)) {
       probe.host = *v;
       check_device(reader, node["host"], *v, inventory, label);
+    }
+    if (auto v = reader.string(node, "query", Need::optional, label)) probe.query = *v;
+    if (auto v = reader.string(node, "expect", Need::optional, label)) probe.expect = *v;
+    if (auto v = reader.boolean(node, "range", Need::optional, label)) probe.range = *v;
+    if (auto v = reader.boolean(node, "empty_is_zero", Need::optional, label))
+      probe.empty_is_zero = *v;
+    if (probe.kind == "promql") {
+      static const std::regex comparison(
+          "\\s*(<|<=|==|!=|>=|>)\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*");
+      if (probe.query.empty())
+        reader.error(node, label + " is a promql probe without 'query'",
+                     "a PromQL expression; {{series}} stands for the host's label matcher");
+      if (!std::regex_match(probe.expect, comparison))
+        reader.error(node["expect"].IsDefined() ? node["expect"] : node,
+                     label + " needs 'expect', a comparison such as '< 5' or '== 0'",
+                     "operators: < <= == != >= >, then a number");
+      if (!has_prometheus_)
+        reader.error(node, label +
+                               " is a promql probe but fabgate.yaml has no "
+                               "monitoring.prometheus");
+    } else {
+      for (auto key : {"query", "expect", "range", "empty_is_zero"})
+        if (node[key].IsDefined())
+          reader.error(node[key], label + ": '" + std::string(key) + "' is for promql probes");
     }
     check_command_tag(reader, source_, node, "run");
     if (auto v = reader.string(node, "run", Need::optional, label)) probe.run = *v;
@@ -690,7 +860,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     if (probe.kind == "command" && probe.run.empty())
       reader.error(node, label + " is a command probe without 'run'",
                    "give the command whose exit status is the verdict");
-    if (probe.kind != "command" && probe.target.empty())
+    if (probe.kind != "command" && probe.kind != "promql" && probe.target.empty())
       reader.error(node, label + " (" + probe.kind + ") needs a 'target' to send to");
     if (probe.kind == "flows" && probe.flows == 0) probe.flows = 16;
     out.push_back(std::move(probe));
@@ -825,7 +995,10 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
 
   if (auto acceptance = reader.child(*root, "acceptance", Need::optional, "change")) {
     if (reader.expect_map(*acceptance, "acceptance")) {
-      reader.check_keys(*acceptance, {"settle", "probes", "during"}, "acceptance");
+      reader.check_keys(*acceptance, {"settle", "probes", "during", "expected_alerts"},
+                        "acceptance");
+      if (auto v = reader.string_list(*acceptance, "expected_alerts", Need::optional, "acceptance"))
+        change.acceptance.expected_alerts = *v;
       if (auto v = reader.duration(*acceptance, "settle", Need::optional, "acceptance"))
         change.acceptance.settle = *v;
       if (auto list = reader.child(*acceptance, "probes", Need::optional, "acceptance"))
@@ -917,6 +1090,7 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
 
 std::vector<Change> Loader::load_changes(const Settings& settings, const Inventory& inventory,
                                          const std::set<std::string>& rule_set_names) {
+  has_prometheus_ = settings.monitoring.prometheus.has_value();
   std::vector<Change> changes;
   std::map<std::string, std::string> file_of_id;
   for (const auto& path : files_.list(settings.changes_dir)) {

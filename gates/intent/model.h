@@ -47,6 +47,43 @@ struct SafeguardSettings {
   std::string timer_dir = "/var/tmp/fabgate-confirm";
 };
 
+// An HTTP API fabgate reads (Prometheus) or writes silences to (Alertmanager).
+struct MonitoringEndpoint {
+  std::string url;          // http://127.0.0.1:9090; https needs ca_file unless tls_insecure_lab
+  std::string ca_file;      // TLS trust anchor (path on the controller)
+  std::string token_env;    // environment variable holding a bearer token; its value is redacted
+  Duration timeout{5'000};  // every request, connect included
+  SourceLocation where;
+};
+
+// docs/monitoring.md. The series template turns a device into a label matcher: {{name}} is the
+// inventory name, {{mgmt}} its SSH host, {{label.KEY}} one of its labels.
+struct PrometheusSettings {
+  MonitoringEndpoint endpoint;
+  std::string series = "instance=\"{{mgmt}}:9100\"";
+  Duration max_age{60'000};  // a sample older than this is stale
+  // Metrics whose newest sample every target must have, fresh, before and after the change
+  // (besides `up`).
+  std::vector<std::string> fresh;
+  // The series and label that carry the identity the source reports; empty metric: not checked.
+  std::string identity_metric = "node_uname_info";
+  std::string identity_label = "nodename";
+};
+
+struct AlertmanagerSettings {
+  MonitoringEndpoint endpoint;
+  // The label of an alert that names the device (matched against the inventory name); the
+  // device's inventory labels listed in failure_domain widen the match (an alert on its rack).
+  std::string device_label = "device";
+  std::vector<std::string> failure_domain;  // inventory label keys, e.g. [rack, pod]
+  bool silence = true;                      // silence the targets during the change window
+};
+
+struct MonitoringSettings {
+  std::optional<PrometheusSettings> prometheus;
+  std::optional<AlertmanagerSettings> alertmanager;
+};
+
 struct Settings {
   std::string inventory = "inventory.yaml";
   std::string changes_dir = "changes";
@@ -62,6 +99,7 @@ struct Settings {
   // steps use...): their values are redacted from evidence, logs and the terminal. The values
   // themselves never live in the intent repository.
   std::vector<std::string> secret_env;
+  MonitoringSettings monitoring;
   SourceLocation where;
 };
 
@@ -89,6 +127,16 @@ struct GnmiEndpoint {
   std::string credentials_env;  // env var prefix holding username/password, outside the repo
 };
 
+// What a device must say it is (docs/monitoring.md "Identity"): checked against the identity
+// every snapshot collects, so an address that now answers as another device is caught. Empty
+// fields are not checked; a declared field the device's sources do not collect is no-evidence.
+struct ExpectedIdentity {
+  std::string hostname;
+  std::string serial;
+  std::string system_mac;  // lower case, colon separated
+  SourceLocation where;
+};
+
 struct Device {
   std::string name;
   std::string platform;  // collector profile: frr, linux, sonic, ...
@@ -99,6 +147,7 @@ struct Device {
   Credential change;                        // steps and rollback
   std::vector<std::string> data_addresses;  // data-plane addresses probes send to
   std::map<std::string, std::string> labels;
+  std::optional<ExpectedIdentity> identity;  // none: identity is collected but not checked
   SourceLocation where;
 };
 
@@ -144,9 +193,15 @@ struct Probe {
   std::string name;
   std::string layer = "forwarding";
   std::string host;              // collective: rank 0's host
-  std::string kind = "command";  // command | flows | rdma | collective
+  std::string kind = "command";  // command | flows | rdma | collective | promql
   std::string run;
-  std::string target;  // far end for flows / rdma probes
+  // promql: `query` ({{series}} is the host's label matcher), judged by `expect` ("< 5",
+  // "== 0") on every value; `range`: over the change window instead of at one instant.
+  std::string query;
+  std::string expect;
+  bool range = false;
+  bool empty_is_zero = false;  // an empty answer reads as 0 instead of no-evidence
+  std::string target;          // far end for flows / rdma probes
   int flows = 0;
   int size = 0;        // flows: UDP payload bytes, sent with don't-fragment set; 0: 16 bytes
   std::string source;  // flows: the host's address to send from (e.g. its overlay address)
@@ -180,6 +235,9 @@ struct Acceptance {
   Duration settle{0};
   std::vector<Probe> probes;  // before the change (baseline) and after settle
   std::optional<WatchProbe> during;
+  // Alert names this change may raise on its targets without failing acceptance
+  // (docs/monitoring.md "Acceptance").
+  std::vector<std::string> expected_alerts;
 };
 
 // A difference the change is expected to make: elements matching `path` on `device` are

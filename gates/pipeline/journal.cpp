@@ -295,6 +295,15 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
     if (event == "run-end" && body.contains("exit_code") && body["exit_code"].is_number_integer())
       run.ended_with = body["exit_code"].get<int>();
     if (event == "recover-start") run.recovered_before = true;
+    if ((event == "silence-created" || event == "silence-expired") && body.contains("silence") &&
+        body["silence"].is_string()) {
+      auto id = body["silence"].get<std::string>();
+      auto& open = run.open_silences;
+      if (event == "silence-created")
+        open.push_back(id);
+      else
+        open.erase(std::remove(open.begin(), open.end(), id), open.end());
+    }
     bool start = event == "step-start" || event == "rollback-start";
     bool end = event == "step-end" || event == "rollback-end";
     if (!start && !end) continue;

@@ -135,6 +135,9 @@ struct CrashedRun {
   bool recovered_before = false;     // a recover-start exists: an earlier recover died
   std::vector<std::string> touched;  // devices with a step or rollback step started, first first
   std::vector<StepRun> steps;        // every step that was started, as far as the journal says
+  // Alertmanager silences the run created and did not expire (silence-created without
+  // silence-expired): recover expires them (docs/monitoring.md "Silence lifecycle").
+  std::vector<std::string> open_silences;
 };
 
 // Reads what recover needs from an intact journal; a journal without a valid first run-start

@@ -14,6 +14,8 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/identity_check.h"
+#include "gates/pipeline/monitoring.h"
 #include "gates/pipeline/plan_digest.h"
 #include "gates/pipeline/report_html.h"
 #include "gates/pipeline/reports.h"
@@ -187,6 +189,45 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
     record.summary = count_of(taken.missing.size(), "source") + " without evidence";
     for (auto& line : taken.missing) record.details.push_back(std::move(line));
   }
+  check_identity(record, label, into);
+}
+
+void Pipeline::check_identity(GateRecord& record, const std::string& label,
+                              const nlohmann::json& snapshot) {
+  // Every snapshot, not only the baseline: an address that answers as another device after the
+  // change (or after a rollback) would make post and restored describe the wrong box.
+  auto findings = check_identities(scope_, snapshot);
+  if (findings.empty()) return;
+  std::size_t wrong = 0, unproven = 0;
+  nlohmann::json document = nlohmann::json::array();
+  std::vector<std::string> lines;
+  for (const auto& finding : findings) {
+    wrong += finding.verdict == Verdict::fail;
+    unproven += finding.verdict == Verdict::no_evidence;
+    if (finding.verdict != Verdict::pass) lines.push_back(finding.line);
+    document.push_back(to_json(finding));
+  }
+  // Wrong identities first: they are the headline of the gate.
+  std::stable_partition(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find(" answered as ") != std::string::npos;
+  });
+  record.details.insert(record.details.begin(), lines.begin(), lines.end());
+  auto written = with_.evidence.write_json("snapshots/" + label + "-identity.json", document);
+  if (!written.ok()) {
+    record.details.push_back("evidence: " + written.error().message);
+    if (record.verdict == Verdict::pass) record.verdict = Verdict::no_evidence;
+  }
+  if (wrong) {
+    record.verdict = Verdict::fail;
+    record.summary =
+        count_of(wrong, "device identity") + " differ from the inventory; " + record.summary;
+  } else if (unproven) {
+    if (record.verdict == Verdict::pass) record.verdict = Verdict::no_evidence;
+    record.summary =
+        count_of(unproven, "declared identity field") + " not proven; " + record.summary;
+  } else {
+    record.summary += "; " + count_of(findings.size(), "declared identity field") + " match";
+  }
 }
 
 void Pipeline::check_compat(GateRecord& record) {
@@ -337,7 +378,13 @@ void Pipeline::check_approval(GateRecord& record) {
 }
 
 void Pipeline::probe(GateRecord& record, const std::string& phase) {
-  auto outcomes = run_probes(with_.remote, probe_context_, change_.acceptance.probes, phase);
+  // promql probes ask Prometheus; every other kind runs on its host.
+  std::vector<intent::Probe> on_hosts;
+  for (const auto& declared : change_.acceptance.probes)
+    if (declared.kind != "promql") on_hosts.push_back(declared);
+  auto outcomes = run_probes(with_.remote, probe_context_, on_hosts, phase);
+  for (const auto& declared : change_.acceptance.probes)
+    if (declared.kind == "promql") probe_promql(declared, phase, outcomes);
   nlohmann::json document = nlohmann::json::array();
   std::size_t passed = 0;
   record.verdict = Verdict::pass;
@@ -559,10 +606,159 @@ void Pipeline::roll_back(GateRecord& record) {
   record.summary = join(parts, "; ");
 }
 
+// ---- monitoring (docs/monitoring.md) ---------------------------------------------------------
+
+std::vector<const intent::Device*> Pipeline::targets() const {
+  std::vector<const intent::Device*> out;
+  for (const auto& name : change_.targets)
+    if (const auto* device = repository_.inventory.find(name)) out.push_back(device);
+  return out;
+}
+
+void Pipeline::note_telemetry(const std::string& phase, Verdict verdict) {
+  // The worst verdict of the phase's telemetry checks, like the probes' layers.
+  auto& layer = outcome_.layers[phase]["telemetry"];
+  if (layer.is_null() || layer == "pass" || (verdict == Verdict::fail && layer != "fail"))
+    layer = std::string(to_string(verdict));
+}
+
+void Pipeline::probe_promql(const intent::Probe& declared, const std::string& phase,
+                            std::vector<ProbeOutcome>& outcomes) {
+  const auto& settings = repository_.settings.monitoring.prometheus;
+  const intent::Device* host = repository_.inventory.find(declared.host);
+  if (!settings || !with_.prometheus || !host) {
+    ProbeOutcome outcome;
+    outcome.name = declared.name;
+    outcome.layer = declared.layer;
+    outcome.host = declared.host;
+    outcome.kind = "promql";
+    outcome.phase = phase;
+    outcome.started = now_utc();
+    outcome.reason = "no Prometheus client: monitoring.prometheus is not configured for this run";
+    outcomes.push_back(std::move(outcome));
+    return;
+  }
+  outcomes.push_back(run_promql_probe(*with_.prometheus, *settings, *host, declared, phase,
+                                      run_started_at_, now_utc()));
+}
+
+void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
+  const auto& settings = *repository_.settings.monitoring.prometheus;
+  if (!with_.prometheus) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "fabgate.yaml configures Prometheus but this run has no client for it";
+    return;
+  }
+  auto judgement = check_freshness_of(*with_.prometheus, settings, targets(), now_utc());
+  record.verdict = judgement.verdict;
+  record.summary = std::move(judgement.summary);
+  record.details = std::move(judgement.details);
+  note_telemetry(phase == "pre" ? "baseline" : "acceptance", record.verdict);
+  auto written =
+      with_.evidence.write_json("monitoring/freshness-" + phase + ".json", judgement.evidence);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+}
+
+void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
+  const auto& settings = *repository_.settings.monitoring.alertmanager;
+  if (!with_.alertmanager) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "fabgate.yaml configures Alertmanager but this run has no client for it";
+    return;
+  }
+  MonitoringJudgement judgement;
+  if (phase == "pre") {
+    auto exceptions = exceptions_for(repository_);
+    static const compare::ExceptionRegister kNone;
+    judgement = check_alerts_before(*with_.alertmanager, settings, targets(),
+                                    exceptions.ok() ? exceptions.value() : kNone, now_utc());
+    for (const auto& id : judgement.exceptions_used)
+      if (std::find(outcome_.exceptions_used.begin(), outcome_.exceptions_used.end(), id) ==
+          outcome_.exceptions_used.end())
+        outcome_.exceptions_used.push_back(id);
+  } else {
+    judgement = check_alerts_after(*with_.alertmanager, settings, targets(),
+                                   change_.acceptance.expected_alerts, run_started_at_);
+  }
+  record.verdict = judgement.verdict;
+  record.summary = std::move(judgement.summary);
+  record.details = std::move(judgement.details);
+  note_telemetry(phase == "pre" ? "baseline" : "acceptance", record.verdict);
+  auto written =
+      with_.evidence.write_json("monitoring/alerts-" + phase + ".json", judgement.evidence);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+}
+
+void Pipeline::create_silence(GateRecord& record) {
+  const auto& settings = *repository_.settings.monitoring.alertmanager;
+  if (!with_.alertmanager) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "fabgate.yaml configures Alertmanager but this run has no client for it";
+    return;
+  }
+  // Long enough for the whole run, like the device locks' lease; fabgate expires it sooner.
+  Duration span = change_.bounds.deadline + 2 * change_.acceptance.settle +
+                  change_.confirm_timeout.value_or(Duration::zero()) + Duration{15 * 60'000};
+  auto start = now_utc();
+  auto request =
+      window_silence(settings, targets(), with_.evidence.run_id(), change_.id, start, start + span);
+  auto created = with_.alertmanager->create_silence(request);
+  nlohmann::json matchers = nlohmann::json::array();
+  for (const auto& m : request.matchers)
+    matchers.push_back({{"name", m.name}, {"value", m.value}, {"is_regex", m.is_regex}});
+  nlohmann::json document = {{"alertmanager", settings.endpoint.url},
+                             {"matchers", matchers},
+                             {"starts_at", format_utc(request.starts_at)},
+                             {"ends_at", format_utc(request.ends_at)},
+                             {"comment", request.comment}};
+  if (!created.ok()) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "the change-window silence could not be created";
+    record.details.push_back("[telemetry] " + created.error().message);
+    document["error"] = created.error().message;
+    (void)with_.evidence.write_json("monitoring/silence.json", document);
+    return;
+  }
+  silence_id_ = created.value();
+  // Journaled before any step, so `fabgate recover` expires it if this run dies.
+  with_.evidence.append_journal({{"event", "silence-created"},
+                                 {"silence", silence_id_},
+                                 {"alertmanager", settings.endpoint.url},
+                                 {"ends_at", format_utc(request.ends_at)},
+                                 {"at", format_utc(now_utc())}});
+  document["id"] = silence_id_;
+  (void)with_.evidence.write_json("monitoring/silence.json", document);
+  record.verdict = Verdict::pass;
+  record.summary = "silence " + silence_id_ + " on " + matchers[0]["name"].get<std::string>() +
+                   "=~" + matchers[0]["value"].get<std::string>() + " until " +
+                   format_utc(request.ends_at) + " (expired when the run ends)";
+}
+
+void Pipeline::expire_silence() {
+  if (silence_id_.empty() || !with_.alertmanager) return;
+  gate("silence-expire", [&](GateRecord& record) {
+    auto expired = with_.alertmanager->expire_silence(silence_id_);
+    if (!expired.ok()) {
+      // The run's outcome stands; the silence still ends by itself at its end time.
+      record.verdict = Verdict::fail;
+      record.summary = "silence " + silence_id_ +
+                       " could not be expired; it ends by itself (monitoring/silence.json)";
+      record.details.push_back("[telemetry] " + expired.error().message);
+      return;
+    }
+    with_.evidence.append_journal(
+        {{"event", "silence-expired"}, {"silence", silence_id_}, {"at", format_utc(now_utc())}});
+    record.verdict = Verdict::pass;
+    record.summary = "silence " + silence_id_ + " expired";
+    silence_id_.clear();
+  });
+}
+
 // ---- the pipeline ---------------------------------------------------------------------------
 
 RunOutcome Pipeline::run() {
   started_ = Clock::now();
+  run_started_at_ = now_utc();
   // Everything `fabgate recover` needs to rebuild this run if the controller dies.
   RunStart start{options_.origin.repo,
                  options_.origin.ref,
@@ -591,9 +787,24 @@ RunOutcome Pipeline::run() {
   if (!stopped()) gate("rollback-plan", [&](GateRecord& r) { check_rollback_plan(r); });
   // 5. approval: the plan was approved as policy requires (plan only reports it).
   if (!stopped()) gate("approval", [&](GateRecord& r) { check_approval(r); });
+  // 5b. freshness-pre: the monitoring observes every target now (scraped, fresh samples, the
+  //     source reports the inventory's identity); otherwise its silence proves nothing.
+  const auto& monitoring = repository_.settings.monitoring;
+  if (!stopped() && monitoring.prometheus)
+    gate("freshness-pre", [&](GateRecord& r) { check_freshness(r, "pre"); });
+  // 5c. alerts-pre: no firing, unsilenced alert on a target's failure domain: a change on a
+  //     device that is already alarming would be blamed for it, or hide it.
+  if (!stopped() && monitoring.alertmanager)
+    gate("alerts-pre", [&](GateRecord& r) { check_alerts(r, "pre"); });
   // 6. baseline-probes: the service works before the change; otherwise we would be blamed
   //    for, or hide, an existing fault.
   if (!stopped()) gate("baseline-probes", [&](GateRecord& r) { probe(r, "baseline"); });
+
+  // 6a. silence: the targets' alerts are silenced for the change window (journaled; expired
+  //     when the run ends, or by `fabgate recover`).
+  if (!stopped() && options_.mode != Mode::plan && monitoring.alertmanager &&
+      monitoring.alertmanager->silence)
+    gate("silence", [&](GateRecord& r) { create_silence(r); });
 
   // 6b. confirm-arm: like a confirmed commit, each target gets a device-side job that rolls it
   //     back by itself unless this run confirms the change: a controller that dies or loses
@@ -622,6 +833,12 @@ RunOutcome Pipeline::run() {
   //    during the change stays within max_disruption.
   if (!stopped()) gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  // 9b. freshness-post and alerts-acceptance: the monitoring still observes the targets, and
+  //     no alert started firing on them during the change (silenced or not).
+  if (!stopped() && monitoring.prometheus)
+    gate("freshness-post", [&](GateRecord& r) { check_freshness(r, "post"); });
+  if (!stopped() && monitoring.alertmanager)
+    gate("alerts-acceptance", [&](GateRecord& r) { check_alerts(r, "acceptance"); });
   // 10. snapshot(post) and 11. compare: everything not declared as expected must hold. They
   //     run even when an earlier gate failed, to capture the fault before rolling back: the
   //     report then says which layers held while which failed (BGP up, flows dropped).
@@ -857,6 +1074,7 @@ void Pipeline::diagnose() {
 }
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
+  expire_silence();  // whatever the outcome
   finish_safeguards(outcome);
   diagnose();
   ReportContext context{repository_,

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/exit_code.h"
+#include "adapters/prom/alertmanager_client.h"
+#include "adapters/prom/prometheus_client.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/approval_gate.h"
 #include "gates/pipeline/config_diff.h"
@@ -99,6 +101,10 @@ class Pipeline {
     // Things the connections noticed while a gate ran that a reader of that gate must see
     // (a slow remote login shell); called after each gate, returns only new lines. Empty: none.
     std::function<std::vector<std::string>()> session_notes;
+    // The monitoring stack (docs/monitoring.md). Null while fabgate.yaml configures it: its
+    // gates are no-evidence.
+    const prom::PrometheusClient* prometheus = nullptr;
+    const prom::AlertmanagerClient* alertmanager = nullptr;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
@@ -118,7 +124,19 @@ class Pipeline {
 
   void check_window(GateRecord& record);
   void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
+  // The inventory's declared identities against what a snapshot collected (identity_check.h).
+  void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot);
   void check_compat(GateRecord& record);
+  // Monitoring gates (monitoring.h): freshness of the series, alerts before and after the
+  // change, and the change-window silence, which expire_silence() ends whatever the outcome.
+  void check_freshness(GateRecord& record, const std::string& phase);
+  void check_alerts(GateRecord& record, const std::string& phase);
+  void create_silence(GateRecord& record);
+  void expire_silence();
+  void probe_promql(const intent::Probe& probe, const std::string& phase,
+                    std::vector<ProbeOutcome>& outcomes);
+  std::vector<const intent::Device*> targets() const;
+  void note_telemetry(const std::string& phase, Verdict verdict);
   void check_rollback_plan(GateRecord& record);
   void check_approval(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);
@@ -160,6 +178,8 @@ class Pipeline {
   std::unique_ptr<WatchSession> watch_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
+  TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts
+  std::string silence_id_;                // the change-window silence while it is active
 };
 
 }  // namespace fabgate::pipeline

@@ -27,6 +27,10 @@ nlohmann::json device_json(const intent::Device& device) {
                         {"data_addresses", device.data_addresses},
                         {"labels", device.labels},
                         {"gnmi", nullptr}};
+  if (device.identity)  // only when declared, so other plans keep the digest they had
+    out["identity"] = {{"hostname", device.identity->hostname},
+                       {"serial", device.identity->serial},
+                       {"system_mac", device.identity->system_mac}};
   if (device.gnmi)
     out["gnmi"] = {{"host", device.gnmi->host},
                    {"port", device.gnmi->port},
@@ -56,7 +60,15 @@ nlohmann::json steps_json(const std::vector<intent::Step>& steps) {
 
 nlohmann::json change_json(const intent::Change& change) {
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& probe : change.acceptance.probes) probes.push_back(to_json(probe));
+  for (const auto& probe : change.acceptance.probes) {
+    probes.push_back(to_json(probe));
+    if (probe.kind == "promql") {  // only then, so other plans keep the digest they had
+      probes.back()["query"] = probe.query;
+      probes.back()["expect"] = probe.expect;
+      probes.back()["range"] = probe.range;
+      probes.back()["empty_is_zero"] = probe.empty_is_zero;
+    }
+  }
   nlohmann::json during = nullptr;
   if (const auto& watch = change.acceptance.during)
     during = {{"host", watch->host},
@@ -73,25 +85,27 @@ nlohmann::json change_json(const intent::Change& change) {
   if (change.window)
     window = {{"start_ms", change.window->start.time_since_epoch().count()},
               {"end_ms", change.window->end.time_since_epoch().count()}};
-  return {
-      {"id", change.id},
-      {"title", change.title},
-      {"file", change.file},
-      {"targets", change.targets},
-      {"window", window},
-      {"bounds",
-       {{"max_targets", change.bounds.max_targets},
-        {"step_timeout_ms", change.bounds.step_timeout.count()},
-        {"deadline_ms", change.bounds.deadline.count()},
-        {"waves", change.bounds.waves}}},
-      {"confirm_timeout_ms", change.confirm_timeout
-                                 ? nlohmann::json(change.confirm_timeout->count())
-                                 : nlohmann::json(nullptr)},
-      {"steps", steps_json(change.steps)},
-      {"rollback", steps_json(change.rollback)},
-      {"acceptance",
-       {{"settle_ms", change.acceptance.settle.count()}, {"probes", probes}, {"during", during}}},
-      {"compare", {{"rule_sets", change.compare.rule_sets}, {"expected", expected}}}};
+  nlohmann::json acceptance = {
+      {"settle_ms", change.acceptance.settle.count()}, {"probes", probes}, {"during", during}};
+  if (!change.acceptance.expected_alerts.empty())
+    acceptance["expected_alerts"] = change.acceptance.expected_alerts;
+  return {{"id", change.id},
+          {"title", change.title},
+          {"file", change.file},
+          {"targets", change.targets},
+          {"window", window},
+          {"bounds",
+           {{"max_targets", change.bounds.max_targets},
+            {"step_timeout_ms", change.bounds.step_timeout.count()},
+            {"deadline_ms", change.bounds.deadline.count()},
+            {"waves", change.bounds.waves}}},
+          {"confirm_timeout_ms", change.confirm_timeout
+                                     ? nlohmann::json(change.confirm_timeout->count())
+                                     : nlohmann::json(nullptr)},
+          {"steps", steps_json(change.steps)},
+          {"rollback", steps_json(change.rollback)},
+          {"acceptance", acceptance},
+          {"compare", {{"rule_sets", change.compare.rule_sets}, {"expected", expected}}}};
 }
 
 nlohmann::json settings_json(const intent::Settings& settings) {
@@ -100,18 +114,37 @@ nlohmann::json settings_json(const intent::Settings& settings) {
                              {"allowed_signers", settings.approval.allowed_signers}};
   // Only when set, so plans of intents that never set it keep the digest they had.
   if (settings.approval.max_age) approval["max_age_ms"] = settings.approval.max_age->count();
-  return {{"inventory", settings.inventory},
-          {"changes_dir", settings.changes_dir},
-          {"policies_dir", settings.policies_dir},
-          {"ssh",
-           {{"known_hosts", settings.ssh.known_hosts},
-            {"connect_timeout_ms", settings.ssh.connect_timeout.count()},
-            {"command_timeout_ms", settings.ssh.command_timeout.count()},
-            {"parallelism", settings.ssh.parallelism}}},
-          {"approval", approval},
-          {"probes", {{"binary", settings.probes.binary}, {"port", settings.probes.port}}},
-          {"snapshot_max_age_ms", settings.snapshot_max_age.count()},
-          {"rule_sets", settings.rule_sets}};
+  nlohmann::json out = {
+      {"inventory", settings.inventory},
+      {"changes_dir", settings.changes_dir},
+      {"policies_dir", settings.policies_dir},
+      {"ssh",
+       {{"known_hosts", settings.ssh.known_hosts},
+        {"connect_timeout_ms", settings.ssh.connect_timeout.count()},
+        {"command_timeout_ms", settings.ssh.command_timeout.count()},
+        {"parallelism", settings.ssh.parallelism}}},
+      {"approval", approval},
+      {"probes", {{"binary", settings.probes.binary}, {"port", settings.probes.port}}},
+      {"snapshot_max_age_ms", settings.snapshot_max_age.count()},
+      {"rule_sets", settings.rule_sets}};
+  // The monitoring gates judge the change too (docs/monitoring.md); only when configured.
+  auto endpoint = [](const intent::MonitoringEndpoint& e) {
+    return nlohmann::json{{"url", e.url},
+                          {"ca_file", e.ca_file},
+                          {"token_env", e.token_env},
+                          {"timeout_ms", e.timeout.count()}};
+  };
+  if (const auto& p = settings.monitoring.prometheus)
+    out["monitoring"]["prometheus"] = {
+        {"endpoint", endpoint(p->endpoint)},     {"series", p->series},
+        {"max_age_ms", p->max_age.count()},      {"fresh", p->fresh},
+        {"identity_metric", p->identity_metric}, {"identity_label", p->identity_label}};
+  if (const auto& a = settings.monitoring.alertmanager)
+    out["monitoring"]["alertmanager"] = {{"endpoint", endpoint(a->endpoint)},
+                                         {"device_label", a->device_label},
+                                         {"failure_domain", a->failure_domain},
+                                         {"silence", a->silence}};
+  return out;
 }
 
 // The rule sets the compare gates will use, resolved the way the pipeline resolves them: the

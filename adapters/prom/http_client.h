@@ -1,0 +1,52 @@
+#pragma once
+
+// HTTP for the monitoring adapters (Prometheus, Alertmanager), through libcurl. Every request
+// has a hard deadline, talks to the endpoint directly (no proxy from the environment), follows
+// no redirect, verifies TLS against the configured CA, and reads at most a bounded answer.
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "adapters/core/duration.h"
+#include "adapters/core/result.h"
+
+namespace fabgate::prom {
+
+struct HttpEndpoint {
+  std::string base_url;      // http://127.0.0.1:9090 or https://prometheus.example:9090
+  std::string ca_file;       // TLS trust anchor; empty: the system's
+  std::string bearer_token;  // empty: no Authorization header; never logged
+  Duration timeout{10'000};  // the whole request, connect included
+};
+
+struct HttpFailure {
+  enum class Kind {
+    unreachable,  // refused, no route, name not resolved, connection reset
+    timeout,      // the deadline passed
+    tls,          // certificate or handshake
+    too_large,    // the answer exceeded the limit
+  };
+  Kind kind = Kind::unreachable;
+  std::string message;  // "GET http://127.0.0.1:9/api/v1/query: connection refused"
+};
+std::string_view to_string(HttpFailure::Kind kind);
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+};
+
+enum class HttpMethod { get, post, del };
+
+// One request. `path` starts with '/' and is appended to the base URL (query string included);
+// `form` is sent url-encoded as the body of a POST, `json_body` as application/json.
+Expected<HttpResponse, HttpFailure> http_request(
+    const HttpEndpoint& endpoint, HttpMethod method, const std::string& path,
+    const std::map<std::string, std::string>& form = {},
+    const std::optional<std::string>& json_body = {});
+
+// Percent-encodes one query-string value.
+std::string url_encode(const std::string& text);
+
+}  // namespace fabgate::prom

@@ -1,0 +1,187 @@
+#pragma once
+
+// A real monitoring stack on 127.0.0.1 for tests: the Debian prometheus-node-exporter (uname,
+// netclass-free: only the collectors named below), prometheus scraping it every second with
+// alert rules evaluated every second, and prometheus-alertmanager receiving the alerts. Each
+// runs from generated configuration in a temporary folder, on free ports, and dies with the
+// test (tests/support/process.h). The scrape target carries the label device="<device>" (as
+// a relabelling would in production), so `device="{{name}}"` selects its series. The node
+// exporter's textfile collector reads `textfile_dir()`, so a test (or a change's step over SSH)
+// can make a metric move by writing a file: `fabgate_lab_link_up 0` in lab.prom makes the
+// FabgateLinkDown rule fire for that device.
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "adapters/prom/alertmanager_client.h"
+#include "adapters/prom/prometheus_client.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabgate::testing {
+
+inline int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t size = sizeof address;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// Polls `done` every 100 ms until it is true or `limit` passed.
+inline bool eventually(const std::function<bool()>& done,
+                       std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+class MonitoringStack {
+ public:
+  static constexpr const char* kPrometheus = "/usr/bin/prometheus";
+  static constexpr const char* kAlertmanager = "/usr/bin/prometheus-alertmanager";
+  static constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
+
+  // Why the stack cannot run here, or empty when it can.
+  static std::string missing() {
+    for (const char* binary : {kPrometheus, kAlertmanager, kNodeExporter})
+      if (!std::filesystem::exists(binary))
+        return std::string(binary) + " is not installed (scripts/bootstrap installs it)";
+    return {};
+  }
+
+  // `extra_rules`: more alerting rules (YAML list items, indented 6) next to FabgateLinkDown.
+  explicit MonitoringStack(std::string device = "leaf1", const std::string& extra_rules = {})
+      : device_(std::move(device)) {
+    exporter_port_ = free_loopback_port();
+    prometheus_port_ = free_loopback_port();
+    alertmanager_port_ = free_loopback_port();
+    std::filesystem::create_directories(dir_.file("textfile"));
+    set_link(true);
+    write_file(dir_.file("rules.yml"),
+               "groups:\n"
+               "  - name: fabgate-test\n"
+               "    interval: 1s\n"
+               "    rules:\n"
+               "      - alert: FabgateLinkDown\n"
+               "        expr: fabgate_lab_link_up == 0\n"
+               "        labels: {severity: critical}\n" +
+                   extra_rules);
+    write_file(dir_.file("prometheus.yml"),
+               "global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 900ms}\n"
+               "rule_files: [" +
+                   dir_.file("rules.yml") +
+                   "]\n"
+                   "alerting:\n"
+                   "  alertmanagers:\n"
+                   "    - static_configs: [{targets: ['127.0.0.1:" +
+                   std::to_string(alertmanager_port_) +
+                   "']}]\n"
+                   "scrape_configs:\n"
+                   "  - job_name: node\n"
+                   "    static_configs:\n"
+                   "      - targets: ['" +
+                   exporter_address() +
+                   "']\n"
+                   "        labels: {device: " +
+                   device_ + "}\n");
+    write_file(
+        dir_.file("alertmanager.yml"),
+        "route: {receiver: nobody, group_wait: 0s, group_interval: 1s, repeat_interval: 1h}\n"
+        "receivers: [{name: nobody}]\n");
+    start_exporter();
+    prometheus_ = ChildProcess(
+        {"/bin/sh", "-c",
+         std::string("exec ") + kPrometheus + " --config.file=" + dir_.file("prometheus.yml") +
+             " --storage.tsdb.path=" + dir_.file("tsdb") + " --web.listen-address=127.0.0.1:" +
+             std::to_string(prometheus_port_) + " >" + dir_.file("prometheus.log") + " 2>&1"});
+    alertmanager_ = ChildProcess(
+        {"/bin/sh", "-c",
+         std::string("exec ") + kAlertmanager + " --config.file=" + dir_.file("alertmanager.yml") +
+             " --storage.path=" + dir_.file("am") +
+             " --web.listen-address=127.0.0.1:" + std::to_string(alertmanager_port_) +
+             " --cluster.listen-address= >" + dir_.file("alertmanager.log") + " 2>&1"});
+  }
+
+  // Waits until both daemons answer /-/ready and the exporter's first scrape is in; false
+  // after the deadline (the log tails say why).
+  bool wait_ready(std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+    auto prometheus = prometheus_client();
+    auto alertmanager = alertmanager_client();
+    return eventually(
+        [&] {
+          if (!prometheus.ready().ok() || !alertmanager.ready().ok()) return false;
+          auto up = prometheus.query("up{job=\"node\"} == 1", now_utc());
+          return up.ok() && !up->series.empty();
+        },
+        limit);
+  }
+
+  std::string logs() const {
+    std::string out;
+    for (const char* name : {"prometheus.log", "alertmanager.log"})
+      if (file_exists(dir_.file(name))) {
+        std::string text = read_file(dir_.file(name));
+        out += std::string("--- ") + name + "\n" +
+               (text.size() > 3000 ? text.substr(text.size() - 3000) : text);
+      }
+    return out;
+  }
+
+  void set_link(bool up) {
+    std::string temporary = dir_.file("textfile/.lab.tmp");
+    write_file(temporary, std::string("fabgate_lab_link_up ") + (up ? "1" : "0") + "\n");
+    std::filesystem::rename(temporary, dir_.file("textfile/lab.prom"));
+  }
+
+  void stop_exporter() { exporter_ = ChildProcess(); }
+  void start_exporter() {
+    exporter_ =
+        ChildProcess({kNodeExporter, "--web.listen-address=" + exporter_address(),
+                      "--collector.disable-defaults", "--collector.uname", "--collector.textfile",
+                      "--collector.textfile.directory=" + dir_.file("textfile")});
+  }
+
+  std::string exporter_address() const { return "127.0.0.1:" + std::to_string(exporter_port_); }
+  std::string prometheus_url() const {
+    return "http://127.0.0.1:" + std::to_string(prometheus_port_);
+  }
+  std::string alertmanager_url() const {
+    return "http://127.0.0.1:" + std::to_string(alertmanager_port_);
+  }
+  std::string textfile_dir() const { return dir_.file("textfile"); }
+  prom::PrometheusClient prometheus_client() const {
+    return prom::PrometheusClient(prom::HttpEndpoint{prometheus_url(), "", "", Duration{3'000}});
+  }
+  prom::AlertmanagerClient alertmanager_client() const {
+    return prom::AlertmanagerClient(
+        prom::HttpEndpoint{alertmanager_url(), "", "", Duration{3'000}});
+  }
+
+ private:
+  std::string device_;
+  TempDir dir_{"fabgate-monitoring"};
+  int exporter_port_ = 0, prometheus_port_ = 0, alertmanager_port_ = 0;
+  ChildProcess exporter_, prometheus_, alertmanager_;
+};
+
+}  // namespace fabgate::testing

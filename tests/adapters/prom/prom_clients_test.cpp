@@ -1,0 +1,213 @@
+// The Prometheus and Alertmanager clients against the real Debian daemons on 127.0.0.1
+// (tests/adapters/prom/monitoring_stack.h), and against endpoints that are down, hang or answer
+// garbage: every failure is a typed value within the deadline, never a crash or a hang.
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "tests/adapters/prom/monitoring_stack.h"
+
+namespace fabgate::prom {
+namespace {
+
+using testing::eventually;
+using testing::MonitoringStack;
+
+// A one-connection-at-a-time TCP server on 127.0.0.1 that answers every request with `reply`
+// (or with nothing, holding the connection, when `reply` is empty). Stops with the object.
+class StubServer {
+ public:
+  explicit StubServer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::listen(fd_, 8);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] {
+      while (!stopping_) {
+        int client = ::accept(fd_, nullptr, nullptr);
+        if (client < 0) return;
+        char buffer[4096];
+        (void)::recv(client, buffer, sizeof buffer, 0);
+        if (!reply_.empty()) {
+          (void)::send(client, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+          ::close(client);
+        } else {
+          held_.push_back(client);
+        }
+      }
+    });
+  }
+  ~StubServer() {
+    stopping_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+    for (int client : held_) ::close(client);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string reply_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::vector<int> held_;
+  std::thread thread_;
+};
+
+std::string http_reply(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+TEST(PrometheusClient, AnEndpointThatIsDownHangsOrAnswersGarbageIsATypedFailureWithinTheDeadline) {
+  // Given a closed port, a server that never answers, a server answering HTML and one answering
+  // JSON of the wrong shape, then each query fails as unreachable, timeout or bad-answer, and
+  // the hanging one gives up after its 500 ms deadline, not later.
+  auto at = now_utc();
+  PrometheusClient closed(
+      {"http://127.0.0.1:" + std::to_string(testing::free_loopback_port()), "", "", Duration{500}});
+  auto refused = closed.query("up", at);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, PromFailure::Kind::unreachable) << refused.error().message;
+
+  StubServer silent("");
+  PrometheusClient hanging({silent.url(), "", "", Duration{500}});
+  auto start = std::chrono::steady_clock::now();
+  auto timed_out = hanging.query("up", at);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(timed_out.ok());
+  EXPECT_EQ(timed_out.error().kind, PromFailure::Kind::timeout) << timed_out.error().message;
+  EXPECT_NE(timed_out.error().message.find("timed out after 500ms"), std::string::npos)
+      << timed_out.error().message;
+  EXPECT_LT(took, std::chrono::seconds(3));
+
+  StubServer html(http_reply("<html>proxy login</html>"));
+  auto not_json = PrometheusClient({html.url(), "", "", Duration{2'000}}).query("up", at);
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(not_json.error().kind, PromFailure::Kind::bad_answer);
+  EXPECT_NE(not_json.error().message.find("not JSON"), std::string::npos);
+
+  StubServer shape(http_reply(R"({"status":"success","data":{"resultType":"vector",)"
+                              R"("result":[{"metric":{},"value":["x"]}]}})"));
+  auto wrong = PrometheusClient({shape.url(), "", "", Duration{2'000}}).query("up", at);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().kind, PromFailure::Kind::bad_answer);
+
+  auto alerts = AlertmanagerClient({html.url(), "", "", Duration{2'000}}).alerts();
+  ASSERT_FALSE(alerts.ok());
+  EXPECT_EQ(alerts.error().kind, PromFailure::Kind::bad_answer);
+}
+
+TEST(PrometheusClient, ParsesNaNInfinitiesScalarsAndTheApiErrorObject) {
+  // Given answers as Prometheus writes them, then special values survive and an API error is
+  // `rejected` with Prometheus' own words.
+  auto answer = parse_query_answer(
+      R"({"status":"success","data":{"resultType":"vector","result":[)"
+      R"({"metric":{"a":"1"},"value":[1700000000.5,"NaN"]},{"metric":{},"value":[1,"+Inf"]}]}})",
+      200, "q");
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  ASSERT_EQ(answer->series.size(), 2u);
+  EXPECT_TRUE(std::isnan(answer->series[0].points[0].value));
+  EXPECT_EQ(answer->series[0].labels.at("a"), "1");
+  EXPECT_TRUE(std::isinf(answer->series[1].points[0].value));
+  auto scalar = parse_query_answer(
+      R"({"status":"success","data":{"resultType":"scalar","result":[1,"4"]}})", 200, "q");
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_EQ(scalar->series.at(0).points.at(0).value, 4);
+  auto error = parse_query_answer(
+      R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", 400, "q");
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.error().kind, PromFailure::Kind::rejected);
+  EXPECT_NE(error.error().message.find("bad_data: parse error at char 3"), std::string::npos);
+}
+
+TEST(MonitoringDaemons, QueriesAlertsAndTheSilenceLifecycleAgainstRealPrometheusAndAlertmanager) {
+  // Given the real prometheus scraping a real node exporter and alerting a real alertmanager,
+  // then: `up` and node_uname_info come back with their labels and a sample time near now; a
+  // range query returns several points; a bad query is rejected; a link set down makes
+  // FabgateLinkDown fire in Alertmanager; a silence fabgate creates suppresses it and names
+  // itself in the alert; expiring it (twice) leaves it expired and the alert active again.
+  if (auto why = MonitoringStack::missing(); !why.empty()) GTEST_SKIP() << why;
+  MonitoringStack stack;
+  ASSERT_TRUE(stack.wait_ready()) << stack.logs();
+  auto prometheus = stack.prometheus_client();
+  auto alertmanager = stack.alertmanager_client();
+
+  auto up = prometheus.query("up{instance=\"" + stack.exporter_address() + "\"}", now_utc());
+  ASSERT_TRUE(up.ok()) << up.error().message;
+  ASSERT_EQ(up->series.size(), 1u);
+  EXPECT_EQ(up->series[0].points[0].value, 1);
+  EXPECT_NE(up->raw.find("\"status\":\"success\""), std::string::npos);
+  auto uname = prometheus.query("timestamp(node_uname_info)", now_utc());
+  ASSERT_TRUE(uname.ok()) << uname.error().message;
+  ASSERT_EQ(uname->series.size(), 1u);
+  EXPECT_LT(std::abs(uname->series[0].points[0].value -
+                     std::chrono::duration<double>(now_utc().time_since_epoch()).count()),
+            10.0);
+  ASSERT_TRUE(eventually([&] {
+    auto range = prometheus.query_range("up", now_utc() - std::chrono::seconds(5), now_utc(),
+                                        Duration{1'000});
+    return range.ok() && range->result_type == "matrix" && !range->series.empty() &&
+           range->series[0].points.size() >= 2;
+  })) << stack.logs();
+  auto bad = prometheus.query("up{", now_utc());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, PromFailure::Kind::rejected);
+
+  stack.set_link(false);
+  std::vector<Alert> firing;
+  ASSERT_TRUE(eventually([&] {
+    auto alerts = alertmanager.alerts();
+    if (!alerts.ok()) return false;
+    firing = *alerts;
+    return !firing.empty();
+  })) << stack.logs();
+  EXPECT_EQ(firing[0].name(), "FabgateLinkDown");
+  EXPECT_EQ(firing[0].labels.at("device"), "leaf1");
+  EXPECT_EQ(firing[0].state, "active");
+
+  SilenceRequest request{{{"device", "leaf1", false}},
+                         now_utc(),
+                         now_utc() + std::chrono::minutes(10),
+                         "fabgate",
+                         "fabgate run run1 change drain-leaf1"};
+  auto id = alertmanager.create_silence(request);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto created = alertmanager.silence(*id);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_EQ(created->state, "active");
+  EXPECT_EQ(created->comment, "fabgate run run1 change drain-leaf1");
+  ASSERT_TRUE(eventually([&] {
+    auto alerts = alertmanager.alerts();
+    return alerts.ok() && !alerts->empty() && alerts->at(0).state == "suppressed" &&
+           alerts->at(0).silenced_by == std::vector<std::string>{*id};
+  })) << stack.logs();
+
+  ASSERT_TRUE(alertmanager.expire_silence(*id).ok());
+  auto expired = alertmanager.silence(*id);
+  ASSERT_TRUE(expired.ok());
+  EXPECT_EQ(expired->state, "expired");
+  auto again = alertmanager.expire_silence(*id);
+  EXPECT_TRUE(again.ok()) << again.error().message;
+  ASSERT_TRUE(eventually([&] {
+    auto alerts = alertmanager.alerts();
+    return alerts.ok() && !alerts->empty() && alerts->at(0).state == "active";
+  })) << stack.logs();
+}
+
+}  // namespace
+}  // namespace fabgate::prom
