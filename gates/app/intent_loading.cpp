@@ -19,7 +19,7 @@ intent::CommitInfo to_commit_info(const git::CommitMeta& meta) {
 }
 
 Result<LoadedIntent> read_intent(const CommonOptions& options) {
-  auto tree = git::CommitTree::open(options.repo, options.ref);
+  auto tree = git::CommitTree::open(options.repo, options.ref, "fabgate.yaml");
   if (!tree.ok()) return Error::invalid_input(tree.error().message);
   LoadedIntent loaded;
   loaded.outcome = intent::load_intent_repository(tree.value(), to_commit_info(tree->commit()),
