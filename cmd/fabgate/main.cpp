@@ -14,6 +14,7 @@
 #include "adapters/core/redact.h"
 #include "cmd/fabgate/approve.h"
 #include "cmd/fabgate/change.h"
+#include "cmd/fabgate/complete.h"
 #include "cmd/fabgate/diff.h"
 #include "cmd/fabgate/recover.h"
 #include "cmd/fabgate/snapshot.h"
@@ -91,6 +92,7 @@ int run(int argc, char** argv, Redactor& redactor) {
     for (auto* nested : command->get_subcommands({})) nested->footer(app::common_help_footer());
     names.emplace_back(row.name);
   }
+  define_complete(app, common, runners);
 
   try {
     app.parse(argc, argv);

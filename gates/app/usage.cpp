@@ -1,6 +1,7 @@
 #include "gates/app/usage.h"
 
 #include "adapters/core/text.h"
+#include "gates/app/intent_loading.h"
 
 namespace fabgate::app {
 
@@ -49,6 +50,14 @@ std::string common_help_footer() {
   for (const auto& code : exit_code_help())
     text += "  " + std::to_string(code.code) + "  " + code.meaning + "\n";
   return text;
+}
+
+std::vector<std::string> change_ids_at(const CommonOptions& common) {
+  std::vector<std::string> ids;
+  auto loaded = read_intent(common);
+  if (!loaded.ok() || !loaded->outcome.repository) return ids;
+  for (const auto& change : loaded->outcome.repository->changes) ids.push_back(change.id);
+  return ids;
 }
 
 }  // namespace fabgate::app

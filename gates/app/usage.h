@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gates/app/options.h"
+
 namespace fabgate::app {
 
 // Text the CLI shows around its parsed options, kept here (not in cmd/) so it is testable and
@@ -31,5 +33,9 @@ const std::vector<ExitCodeHelp>& exit_code_help();
 
 // The footer every subcommand's --help ends with: the common options and the exit codes.
 std::string common_help_footer();
+
+// The change ids of the intent at --repo/--ref, for shell completion; empty on any error (no
+// repository, invalid intent): completion stays silent.
+std::vector<std::string> change_ids_at(const CommonOptions& common);
 
 }  // namespace fabgate::app
