@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "adapters/flows/wire.h"
 
@@ -18,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kMaxFlows = 1024;
 constexpr int kMaxPacketsPerFlow = 1000;
 constexpr milliseconds kMaxTimeout{10 * 60 * 1000};
+constexpr int kMaxUdpPayload = 65507;  // 65535 - 20 (IPv4) - 8 (UDP)
 
 std::uint64_t steady_ns(Clock::time_point when) {
   return static_cast<std::uint64_t>(
@@ -36,9 +38,21 @@ FlowError classify(int error) {
       return FlowError::unreachable;
     case ETIMEDOUT:
       return FlowError::timed_out;
+    case EMSGSIZE:
+      return FlowError::too_big;
     default:
       return FlowError::reset;
   }
+}
+
+// The flow's error detail: the system's words, and for EMSGSIZE what it means for the path.
+std::string describe(int error, const char* operation, const FlowProbeOptions& options) {
+  std::string text = std::string(operation) + ": " + std::strerror(error);
+  if (error == EMSGSIZE)
+    text += " (EMSGSIZE: a " + std::to_string(options.size) +
+            "-byte payload with don't-fragment set exceeds the MTU; full-size frames do not "
+            "cross this path)";
+  return text;
 }
 
 // One flow's progress. Packets are sent on a fixed schedule (every `spacing`) whether or not
@@ -63,8 +77,11 @@ struct Flow {
   }
 };
 
-void record_echo(Flow& flow, std::span<const std::byte> bytes, Clock::time_point now) {
-  auto message = ProbeMessage::decode(bytes);
+// An echo counts only at the size it was sent: the probe message is its first 16 bytes.
+void record_echo(Flow& flow, std::span<const std::byte> bytes, std::size_t expected_size,
+                 Clock::time_point now) {
+  if (bytes.size() != expected_size) return;
+  auto message = ProbeMessage::decode(bytes.first(ProbeMessage::kSize));
   if (!message || message->sequence >= flow.answered.size()) return;
   if (message->sequence >= static_cast<std::uint32_t>(flow.result.sent)) return;
   if (flow.answered[message->sequence]) return;  // a duplicate is not a second reply
@@ -76,7 +93,9 @@ void record_echo(Flow& flow, std::span<const std::byte> bytes, Clock::time_point
 
 void send_next(Flow& flow, const FlowProbeOptions& options, Clock::time_point now) {
   ProbeMessage message{static_cast<std::uint32_t>(flow.result.sent), steady_ns(now)};
-  auto bytes = message.encode();
+  auto encoded = message.encode();
+  std::vector<std::byte> bytes(encoded.begin(), encoded.end());
+  if (options.size > 0) bytes.resize(static_cast<std::size_t>(options.size), std::byte{0});
   ssize_t written = ::send(flow.fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
   if (written == static_cast<ssize_t>(bytes.size())) {
     ++flow.result.sent;
@@ -90,22 +109,25 @@ void send_next(Flow& flow, const FlowProbeOptions& options, Clock::time_point no
   }
   // A partial TCP write of 16 bytes on an empty socket does not happen; treat it as an error.
   int error = written < 0 ? errno : EIO;
-  flow.fail(classify(error), std::string("send: ") + std::strerror(error));
+  flow.fail(classify(error), describe(error, "send", options));
 }
 
-void receive(Flow& flow, Protocol protocol, Clock::time_point now) {
-  std::array<std::byte, 4096> buffer;
+void receive(Flow& flow, const FlowProbeOptions& options, Clock::time_point now) {
+  const Protocol protocol = options.protocol;
+  const std::size_t expected =
+      options.size > 0 ? static_cast<std::size_t>(options.size) : ProbeMessage::kSize;
+  static thread_local std::array<std::byte, 65536> buffer;
   while (!flow.done) {
     ssize_t n = ::recv(flow.fd.get(), buffer.data(), buffer.size(), 0);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
       int error = errno;
-      flow.fail(classify(error), std::string("receive: ") + std::strerror(error));
+      flow.fail(classify(error), describe(error, "receive", options));
       return;
     }
     if (protocol == Protocol::udp) {
-      record_echo(flow, std::span(buffer.data(), static_cast<std::size_t>(n)), now);
+      record_echo(flow, std::span(buffer.data(), static_cast<std::size_t>(n)), expected, now);
       continue;
     }
     if (n == 0) {
@@ -118,7 +140,8 @@ void receive(Flow& flow, Protocol protocol, Clock::time_point now) {
     flow.stream.insert(flow.stream.end(), buffer.begin(), buffer.begin() + n);
     std::size_t whole = flow.stream.size() / ProbeMessage::kSize * ProbeMessage::kSize;
     for (std::size_t at = 0; at < whole; at += ProbeMessage::kSize) {
-      record_echo(flow, std::span(flow.stream.data() + at, ProbeMessage::kSize), now);
+      record_echo(flow, std::span(flow.stream.data() + at, ProbeMessage::kSize),
+                  ProbeMessage::kSize, now);
     }
     flow.stream.erase(flow.stream.begin(),
                       flow.stream.begin() + static_cast<std::ptrdiff_t>(whole));
@@ -149,6 +172,20 @@ Expected<Flow, SocketError> open_flow(const FlowProbeOptions& options, const soc
   }
   flow.answered.assign(static_cast<std::size_t>(options.packets_per_flow), false);
   flow.next_send = now;
+  if (options.size > 0) {
+    if (int error = set_dont_fragment(flow.fd.get()); error != 0)
+      return SocketError{SocketFailure::create,
+                         std::string("setsockopt IP_MTU_DISCOVER: ") + std::strerror(error)};
+  }
+  if (!options.source.empty()) {
+    auto source = parse_ipv4(options.source, 0);
+    if (!source)
+      return SocketError{SocketFailure::invalid_address,
+                         "source '" + options.source + "' is not an IPv4 address"};
+    if (::bind(flow.fd.get(), reinterpret_cast<const sockaddr*>(&*source), sizeof *source) != 0)
+      return SocketError{SocketFailure::bind,
+                         "bind " + options.source + ": " + std::strerror(errno)};
+  }
   // connect() picks a distinct ephemeral source port per socket: that port is what makes each
   // flow a distinct 5-tuple for the fabric's ECMP hash.
   int rc = ::connect(flow.fd.get(), reinterpret_cast<const sockaddr*>(&target), sizeof target);
@@ -159,7 +196,7 @@ Expected<Flow, SocketError> open_flow(const FlowProbeOptions& options, const soc
     if (error == EMFILE || error == ENFILE || error == EADDRNOTAVAIL || error == ENOBUFS) {
       return SocketError{SocketFailure::create, std::string("connect: ") + std::strerror(error)};
     }
-    flow.fail(classify(error), std::string("connect: ") + std::strerror(error));
+    flow.fail(classify(error), describe(error, "connect", options));
   }
   flow.result.src_port = local_port(flow.fd.get());
   return flow;
@@ -207,6 +244,8 @@ const char* to_string(FlowError error) {
       return "reset";
     case FlowError::timed_out:
       return "timed-out";
+    case FlowError::too_big:
+      return "message-too-long";
   }
   return "none";
 }
@@ -229,15 +268,26 @@ std::vector<std::string> validate(const FlowProbeOptions& options) {
   if (options.reply_timeout <= milliseconds(0))
     problems.push_back("reply timeout must be more than 0");
   if (options.spacing < milliseconds(0)) problems.push_back("spacing must not be negative");
+  if (options.size != 0) {
+    if (options.protocol != Protocol::udp)
+      problems.push_back("size needs udp: TCP re-segments, so a size is no frame size");
+    if (options.size < static_cast<int>(ProbeMessage::kSize) || options.size > kMaxUdpPayload)
+      problems.push_back("size must be " + std::to_string(ProbeMessage::kSize) + "-" +
+                         std::to_string(kMaxUdpPayload) + " bytes");
+  }
+  if (!options.source.empty() && !parse_ipv4(options.source, 0))
+    problems.push_back("source '" + options.source + "' is not an IPv4 address");
   return problems;
 }
 
 Verdict judge(const std::vector<FlowResult>& flows, std::string& reason) {
   int completed = 0;
   int refused = 0;
+  int too_big = 0;
   for (const auto& flow : flows) {
     if (flow.completed) ++completed;
     if (flow.error == FlowError::refused) ++refused;
+    if (flow.error == FlowError::too_big) ++too_big;
   }
   const int total = static_cast<int>(flows.size());
   if (total == 0) {
@@ -254,6 +304,11 @@ Verdict judge(const std::vector<FlowResult>& flows, std::string& reason) {
   }
   reason = std::to_string(total - completed) + " of " + std::to_string(total) +
            " flows did not complete";
+  // A packet refused for its size never crossed: that is the path failing full-size frames,
+  // not a probe that could not run.
+  if (too_big > 0)
+    reason += " (" + std::to_string(too_big) +
+              " with EMSGSIZE: message too long for the MTU with don't-fragment set)";
   return Verdict::fail;
 }
 
@@ -316,7 +371,7 @@ Expected<FlowProbeReport, SocketError> run_flow_probe(const FlowProbeOptions& op
         finish_connect(flow, now);
         continue;
       }
-      receive(flow, options.protocol, now);
+      receive(flow, options, now);
     }
   }
 

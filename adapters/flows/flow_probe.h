@@ -33,6 +33,10 @@ struct FlowProbeOptions {
   int packets_per_flow = 5;
   milliseconds spacing{20};          // between two packets of one flow
   milliseconds reply_timeout{1000};  // a packet unanswered this long after sending is lost
+  // Payload bytes per UDP packet, sent with the don't-fragment bit set; 0: the 16-byte probe
+  // message without DF. With 1472 on a 1500-byte MTU a packet is a full-size frame.
+  int size = 0;
+  std::string source;  // IPv4 address to send from (an overlay address); empty: the route's
 };
 
 // Problems in the options, one line each; empty when they are usable.
@@ -45,6 +49,8 @@ enum class FlowError {
   unreachable,  // a router or this host said there is no route (ICMP or local route lookup)
   reset,        // an established TCP flow was reset or closed by the far end
   timed_out,    // no answer at all before the deadline: the silent-drop signature
+  too_big,      // EMSGSIZE: the packet does not fit the MTU with DF set (refused here, or an
+                // ICMP "fragmentation needed" came back): full-size frames do not cross
 };
 const char* to_string(FlowError error);
 

@@ -49,6 +49,11 @@ std::uint16_t local_port(int fd) {
   return ntohs(address.sin_port);
 }
 
+int set_dont_fragment(int fd) {
+  int mode = IP_PMTUDISC_PROBE;
+  return ::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &mode, sizeof mode) == 0 ? 0 : errno;
+}
+
 Expected<Fd, SocketError> bound_socket(int type, const sockaddr_in& address) {
   Fd fd(::socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) {

@@ -44,6 +44,13 @@ std::optional<sockaddr_in> parse_ipv4(std::string_view address, std::uint16_t po
 std::string format_endpoint(const sockaddr_in& address);
 std::uint16_t local_port(int fd);
 
+// Sets the don't-fragment bit on everything `fd` sends, against the interface MTU only
+// (IP_PMTUDISC_PROBE): a datagram larger than the path MTU is then dropped on the path, or
+// refused here with EMSGSIZE when it exceeds the outgoing interface's MTU, never fragmented.
+// A path MTU learned from an earlier ICMP message (which lingers for minutes) is not applied,
+// so a probe after a repaired path sees the repaired path. Returns errno, 0 on success.
+int set_dont_fragment(int fd);
+
 // A non-blocking socket of `type` (SOCK_STREAM or SOCK_DGRAM) bound to `address`.
 Expected<Fd, SocketError> bound_socket(int type, const sockaddr_in& address);
 

@@ -34,6 +34,8 @@ struct FlowsFlags {
   std::string reply_timeout = "1s";
   std::string duration = "60s";
   std::string pid_file;
+  int size = 0;
+  std::string from;
 };
 
 void print(const nlohmann::ordered_json& document) {
@@ -114,6 +116,8 @@ ProbeExit probe(const FlowsFlags& flags) {
   options.packets_per_flow = flags.packets;
   options.spacing = *spacing;
   options.reply_timeout = *reply_timeout;
+  options.size = flags.size;
+  options.source = flags.from;
   problems = flows::validate(options);
   if (!problems.empty()) return usage_error(problems);
 
@@ -146,6 +150,9 @@ Runner define_flows(CLI::App& command) {
   command
       .add_option("--reply-timeout", flags->reply_timeout, "A packet unanswered this long is lost")
       ->capture_default_str();
+  command.add_option("--size", flags->size,
+                     "UDP payload bytes per packet, sent with don't-fragment set (16-65507)");
+  command.add_option("--from", flags->from, "Probe: IPv4 address to send from (e.g. overlay)");
   command.add_option("--duration", flags->duration, "Responder: exit after this long")
       ->capture_default_str();
   command.add_option("--pid-file", flags->pid_file, "Responder: write its pid here while it runs");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -75,6 +76,28 @@ class SpawnAttributes {
  private:
   posix_spawnattr_t attributes_;
 };
+
+// Writes to the child's stdin with SIGPIPE blocked on this thread: a child that exits without
+// reading its input (a broken or hostile ssh-keygen) must give EPIPE, a value, not a signal
+// that kills fabgate. A SIGPIPE the write raised is consumed; one already pending is left.
+ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t pipe_only, previous, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ssize_t n = ::write(fd, data, size);
+  const int write_errno = errno;
+  if (n < 0 && write_errno == EPIPE && !was_pending) {
+    const timespec no_wait{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = write_errno;
+  return n;
+}
 
 }  // namespace
 
@@ -156,8 +179,8 @@ Result<ChildResult> run_child(const ChildRequest& request) {
     for (nfds_t i = 0; i < count; ++i) {
       if (fds[i].revents == 0) continue;
       if (fds[i].fd == in.write.get()) {
-        ssize_t n =
-            ::write(in.write.get(), request.input.data() + written, request.input.size() - written);
+        ssize_t n = write_without_sigpipe(in.write.get(), request.input.data() + written,
+                                          request.input.size() - written);
         if (n > 0) written += static_cast<std::size_t>(n);
         if (n < 0 && errno != EAGAIN && errno != EINTR) in.write.reset();
         if (written == request.input.size()) in.write.reset();

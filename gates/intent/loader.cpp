@@ -14,6 +14,10 @@ namespace {
 
 constexpr std::string_view kLayers[] = {"link",      "control-plane", "forwarding",
                                         "transport", "workload",      "telemetry"};
+// A probe may also say it proves the overlay (forwarding across VXLAN): reports keep it apart,
+// so EVPN routes being present is never read as the overlay forwarding.
+constexpr std::string_view kProbeLayers[] = {"link",      "control-plane", "forwarding", "overlay",
+                                             "transport", "workload",      "telemetry"};
 constexpr std::string_view kPlatforms[] = {"frr", "linux", "rdma-host", "sonic"};
 
 bool is_valid_identifier(const std::string& text) {
@@ -569,8 +573,10 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     ++index;
     std::string label = "probe #" + std::to_string(index);
     if (!reader.expect_map(node, label)) continue;
-    reader.check_keys(node, {"name", "layer", "host", "kind", "run", "target", "flows", "timeout"},
-                      label);
+    reader.check_keys(
+        node,
+        {"name", "layer", "host", "kind", "run", "target", "flows", "size", "source", "timeout"},
+        label);
     Probe probe;
     probe.where = reader.at(node);
     if (auto v = reader.string(node, "name", Need::required, label)) {
@@ -579,10 +585,11 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
       if (!names.insert(*v).second) reader.error(node["name"], "duplicate probe name '" + *v + "'");
     }
     if (auto v = reader.string(node, "layer", Need::optional, label)) {
-      if (std::find(std::begin(kLayers), std::end(kLayers), *v) == std::end(kLayers)) {
+      if (std::find(std::begin(kProbeLayers), std::end(kProbeLayers), *v) ==
+          std::end(kProbeLayers)) {
         std::string hint =
-            "layers: link, control-plane, forwarding, transport, workload, telemetry";
-        if (auto s = nearest_word(*v, kLayers)) hint = "did you mean '" + *s + "'? " + hint;
+            "layers: link, control-plane, forwarding, overlay, transport, workload, telemetry";
+        if (auto s = nearest_word(*v, kProbeLayers)) hint = "did you mean '" + *s + "'? " + hint;
         reader.error(node["layer"], label + " has unknown layer '" + *v + "'", hint);
       } else {
         probe.layer = *v;
@@ -599,6 +606,19 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     if (auto v = reader.string(node, "target", Need::optional, label)) probe.target = *v;
     if (auto v = reader.integer(node, "flows", Need::optional, label, 1, 1024))
       probe.flows = static_cast<int>(*v);
+    if (auto v = reader.integer(node, "size", Need::optional, label, 16, 65507))
+      probe.size = static_cast<int>(*v);
+    if (auto v = reader.string(node, "source", Need::optional, label)) {
+      probe.source = *v;
+      const Device* host = inventory.find(probe.host);
+      if (host && std::find(host->data_addresses.begin(), host->data_addresses.end(), *v) ==
+                      host->data_addresses.end())
+        reader.error(node["source"],
+                     label + " sends from " + *v + ", which is not a data address of " + probe.host,
+                     "list it in the host's data_addresses in the inventory");
+    }
+    if ((probe.size != 0 || !probe.source.empty()) && probe.kind != "flows")
+      reader.error(node, label + ": size and source apply to flows probes only");
     if (auto v = reader.duration(node, "timeout", Need::optional, label)) probe.timeout = *v;
     if (probe.kind == "command" && probe.run.empty())
       reader.error(node, label + " is a command probe without 'run'",

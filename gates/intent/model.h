@@ -148,6 +148,8 @@ struct Probe {
   std::string run;
   std::string target;  // far end for flows / rdma probes
   int flows = 0;
+  int size = 0;        // flows: UDP payload bytes, sent with don't-fragment set; 0: 16 bytes
+  std::string source;  // flows: the host's address to send from (e.g. its overlay address)
   Duration timeout{30'000};
   SourceLocation where;
 };

@@ -464,6 +464,16 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
                   ? "pass"
                   : std::string(compare::to_string(result.verdict));
     if (bad) record.details.push_back(check_line(result));
+    // BFD and EVPN are control plane, and reported as their own layers too: an overlay report
+    // must say whether EVPN held separately from the underlay's sessions.
+    for (const char* part : {"bfd", "evpn"}) {
+      if (result.path.find("devices." + result.device + "." + part + ".") != 0) continue;
+      auto& own = layers[part];
+      if (own.empty() || (bad && own != "fail"))
+        own = result.verdict == compare::Verdict::waived
+                  ? "pass"
+                  : std::string(compare::to_string(result.verdict));
+    }
   }
   for (const auto& [layer, verdict] : layers) outcome_.layers[label + "-compare"][layer] = verdict;
   if (report.first_disproven && !report.results.empty()) {
@@ -798,6 +808,39 @@ void Pipeline::diagnose() {
         "the change declared)" +
         (link == "pass" ? " and so did every link check" : "") +
         ", yet traffic was lost. A dashboard of sessions and links would have shown green.");
+  }
+  // The overlay: EVPN routes being present say nothing about frames crossing VXLAN. Only an
+  // overlay probe proves the overlay; without one the report says so.
+  std::string overlay = verdict_of("acceptance", "overlay");
+  std::string evpn = verdict_of("post-compare", "evpn");
+  if (!evpn.empty() && overlay.empty())
+    outcome_.diagnosis.push_back(
+        "the overlay was not probed: EVPN state (" + evpn +
+        ") shows what the control plane advertises, not that frames cross VXLAN; declare a "
+        "flows probe with layer: overlay to prove it.");
+  if (overlay == "fail" && control == "pass") {
+    bool small_passed = false, full_size_failed = false;
+    for (const auto& probe : outcome_.probes) {
+      if (probe.phase != "acceptance") continue;
+      int size = probe.detail.is_object() && probe.detail.contains("size") &&
+                         probe.detail["size"].is_number_integer()
+                     ? probe.detail["size"].get<int>()
+                     : 0;
+      if (probe.verdict == Verdict::pass && size < 1400) small_passed = true;
+      if (probe.layer == "overlay" && probe.verdict == Verdict::fail && size >= 1400)
+        full_size_failed = true;
+    }
+    if (small_passed && full_size_failed)
+      outcome_.diagnosis.push_back(
+          "control plane and small packets held while full-size overlay frames were lost: "
+          "every BGP, BFD and EVPN check held and small probes crossed, yet full-size frames "
+          "with don't-fragment set did not cross the overlay. That is an MTU black hole: "
+          "VXLAN adds 50 bytes, so the underlay must carry more than the hosts' MTU.");
+    else
+      outcome_.diagnosis.push_back(
+          "control plane held while the overlay failed: every BGP, BFD and EVPN check held, "
+          "yet frames did not cross the overlay. EVPN routes present are not a working "
+          "overlay.");
   }
   if (verdict_of("restored-compare", "control-plane") == "pass" &&
       verdict_of("restored", "forwarding") == "fail")

@@ -224,6 +224,8 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
                         " --count " + std::to_string(probe.flows) + " --proto udp --timeout " +
                         seconds_arg(budget);
+  if (probe.size > 0) command += " --size " + std::to_string(probe.size);
+  if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
   auto result = remote.run(host, ssh::CredentialRole::read, command,
                            probe.timeout + kTransportMargin, "probe");
   stop_responder(remote, responder);
@@ -414,10 +416,14 @@ ProbeOutcome WatchSession::stop() {
 }
 
 nlohmann::json to_json(const intent::Probe& probe) {
-  return {{"name", probe.name},   {"layer", probe.layer},
-          {"host", probe.host},   {"kind", probe.kind},
-          {"run", probe.run},     {"target", probe.target},
-          {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
+  // size and source only when set: a plan without them keeps the digest it always had.
+  nlohmann::json document = {{"name", probe.name},   {"layer", probe.layer},
+                             {"host", probe.host},   {"kind", probe.kind},
+                             {"run", probe.run},     {"target", probe.target},
+                             {"flows", probe.flows}, {"timeout_ms", probe.timeout.count()}};
+  if (probe.size > 0) document["size"] = probe.size;
+  if (!probe.source.empty()) document["source"] = probe.source;
+  return document;
 }
 
 }  // namespace fabgate::pipeline

@@ -234,11 +234,19 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
 
   if (!outcome.layers.empty()) {
     md << "## By layer\n\nA layer is proven only by checks of that layer: a session back up is "
-          "not forwarding restored.\n\n| phase | layer | verdict |\n|---|---|---|\n";
+          "not forwarding restored, and EVPN routes present are not an overlay that forwards "
+          "(only an overlay probe proves that).\n\n| phase | layer | verdict |\n|---|---|---|\n";
+    // bfd and evpn are parts of the control plane, overlay (frames across VXLAN) a part of
+    // forwarding: each is shown with the layer it belongs to.
+    auto layer_name = [](const std::string& layer) {
+      if (layer == "bfd" || layer == "evpn") return layer + " (control plane)";
+      if (layer == "overlay") return layer + " (forwarding)";
+      return layer;
+    };
     for (auto phase = outcome.layers.begin(); phase != outcome.layers.end(); ++phase)
       for (auto layer = phase->begin(); layer != phase->end(); ++layer)
-        md << "| " << phase.key() << " | " << layer.key() << " | " << layer->get<std::string>()
-           << " |\n";
+        md << "| " << phase.key() << " | " << layer_name(layer.key()) << " | "
+           << layer->get<std::string>() << " |\n";
     md << "\n";
   }
 

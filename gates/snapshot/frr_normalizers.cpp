@@ -1,6 +1,9 @@
 // Normalizers for FRR's vtysh JSON (FRR 8.x field names).
 
+#include <algorithm>
 #include <cctype>
+#include <utility>
+#include <vector>
 
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
@@ -50,7 +53,9 @@ Expected<Ok, std::string> parse_frr_version(std::string_view output, json& ident
 }
 
 // `show bgp summary json`: one object per address family, each with "peers". A peer appears
-// once with its session state; prefixes are summed over families and kept per family.
+// once with its session state; prefixes are kept per family and summed over the underlay
+// families. EVPN prefixes (one per MAC, so they move as hosts talk) are left out of the sum:
+// the evpn category compares them with their own tolerance (bgp-evpn-summary).
 // `{}` (BGP configured with no address family active) is a real, empty answer.
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) {
   auto document = parse_json_object(output);
@@ -65,7 +70,9 @@ Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) 
       entry["remote_as"] = peer.value("remoteAs", 0);
       entry["uptime_ms"] = peer.value("peerUptimeMsec", 0);
       int received = peer.value("pfxRcd", 0);
-      entry["prefixes_received"] = entry.value("prefixes_received", 0) + received;
+      if (!entry.contains("prefixes_received")) entry["prefixes_received"] = 0;
+      if (family != "l2VpnEvpn")
+        entry["prefixes_received"] = entry["prefixes_received"].get<int>() + received;
       entry["address_families"][family_key] = {{"prefixes_received", received},
                                                {"prefixes_sent", peer.value("pfxSnt", 0)}};
     }
@@ -74,7 +81,9 @@ Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) 
   return Ok{};
 }
 
-// `show bfd peers json`: a list of sessions keyed here by peer address (and VRF when not default).
+// `show bfd peers json`: a list of sessions keyed here by peer address (and VRF when not
+// default), with the timers each side asked for: a timer change shows up even while the
+// session stays up. Uptime is kept (ignored by the default compare rules: it moves).
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
   json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_array()) {
@@ -82,33 +91,202 @@ Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
   }
   json peers = json::object();
   for (const auto& session : document) {
+    if (!session.is_object() || !session.contains("peer") || !session.contains("status"))
+      return std::string("a BFD peer without 'peer' or 'status'");
     std::string key = session.at("peer").get<std::string>();
     std::string vrf = session.value("vrf", "default");
     if (vrf != "default") key += "%" + vrf;
     json entry = {{"status", session.at("status")}, {"multihop", session.value("multihop", false)}};
     if (session.contains("interface")) entry["interface"] = session.at("interface");
+    if (session.contains("uptime")) entry["uptime_ms"] = session.value("uptime", 0) * 1000;
+    for (const auto& [from, to] : {std::pair{"receive-interval", "receive_interval_ms"},
+                                   {"transmit-interval", "transmit_interval_ms"},
+                                   {"detect-multiplier", "detect_multiplier"},
+                                   {"remote-receive-interval", "remote_receive_interval_ms"},
+                                   {"remote-transmit-interval", "remote_transmit_interval_ms"},
+                                   {"remote-detect-multiplier", "remote_detect_multiplier"}}) {
+      if (session.contains(from) && session.at(from).is_number()) entry[to] = session.at(from);
+    }
     peers[key] = std::move(entry);
   }
   bfd["peers"] = std::move(peers);
   return Ok{};
 }
 
-// `show evpn vni json`: an object keyed by VNI. L3 VNIs report "n/a" remote VTEPs.
+// `show bfd peers counters json`: how often each session went up and down since bfdd started.
+// A flap between two snapshots shows as a session_down_events increase even when the session
+// is up again by the second one, so a rule can prove there was no flap during a change.
+// Merges into the peers `bfd-peers` found (run it after that command).
+Expected<Ok, std::string> parse_bfd_counters(std::string_view output, json& bfd) {
+  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_array())
+    return std::string("expected a JSON list of BFD peer counters");
+  if (!bfd.contains("peers") || !bfd.at("peers").is_object()) bfd["peers"] = json::object();
+  for (const auto& session : document) {
+    if (!session.is_object() || !session.contains("peer") || !session.contains("session-down") ||
+        !session.at("session-down").is_number_integer())
+      return std::string("a BFD counter entry without 'peer' or 'session-down'");
+    std::string key = session.at("peer").get<std::string>();
+    std::string vrf = session.value("vrf", "default");
+    if (vrf != "default") key += "%" + vrf;
+    json& entry = bfd["peers"][key];
+    entry["session_up_events"] = session.value("session-up", 0);
+    entry["session_down_events"] = session.at("session-down");
+  }
+  return Ok{};
+}
+
+namespace {
+
+// FRR 8.4's zebra prints nothing at all for `show evpn vni [detail] json` when EVPN is not
+// enabled on the switch (a spine that only carries the family): a real answer, no VNIs.
+bool is_empty_output(std::string_view output) {
+  return trim(output).empty();
+}
+
+json& vnis_of(json& evpn) {
+  if (!evpn.contains("vnis") || !evpn.at("vnis").is_object()) evpn["vnis"] = json::object();
+  return evpn["vnis"];
+}
+
+json sorted_strings(const json& list) {
+  std::vector<std::string> items;
+  if (list.is_array())
+    for (const auto& item : list)
+      if (item.is_string()) items.push_back(item.get<std::string>());
+  std::sort(items.begin(), items.end());
+  return json(items);
+}
+
+}  // namespace
+
+// `show evpn vni json`: an object keyed by VNI. L3 VNIs report "n/a" remote VTEPs; an L2 VNI
+// without remote VTEPs has no "remoteVteps" key at all, recorded as an empty set.
 Expected<Ok, std::string> parse_evpn_vni(std::string_view output, json& evpn) {
+  json& vnis = vnis_of(evpn);
+  if (is_empty_output(output)) return Ok{};
   auto document = parse_json_object(output);
   if (!document) return document.error();
-  json vnis = json::object();
   for (const auto& [vni, detail] : document->items()) {
-    json entry = {{"type", detail.at("type")},
-                  {"vxlan_if", detail.value("vxlanIf", "")},
-                  {"tenant_vrf", detail.value("tenantVrf", "")}};
+    if (!detail.is_object() || !detail.contains("type")) return "VNI " + vni + " without a 'type'";
+    json& entry = vnis[vni];
+    entry["type"] = detail.at("type");
+    entry["vxlan_if"] = detail.value("vxlanIf", "");
+    entry["tenant_vrf"] = detail.value("tenantVrf", "");
     const auto& vteps = detail.value("numRemoteVteps", json());
     if (vteps.is_number_integer()) entry["vtep_count"] = vteps;
-    if (detail.contains("remoteVteps")) entry["remote_vteps"] = detail.at("remoteVteps");
+    if (detail.contains("remoteVteps")) {
+      entry["remote_vteps"] = sorted_strings(detail.at("remoteVteps"));
+    } else if (detail.at("type") == "L2") {
+      entry["remote_vteps"] = json::array();
+    }
     if (detail.contains("numMacs")) entry["macs"] = detail.at("numMacs");
-    vnis[vni] = std::move(entry);
   }
-  evpn["vnis"] = std::move(vnis);
+  return Ok{};
+}
+
+// `show evpn vni detail json`: a list, one object per VNI, with the local VTEP address, the
+// bridge (FRR's "SVI") and, under the misleading name "numRemoteVteps", the remote VTEP list.
+Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, json& evpn) {
+  json& vnis = vnis_of(evpn);
+  if (is_empty_output(output)) return Ok{};
+  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_array())
+    return std::string("expected a JSON list of VNIs");
+  for (const auto& detail : document) {
+    if (!detail.is_object() || !detail.contains("vni") || !detail.at("vni").is_number_integer())
+      return std::string("a VNI entry without a numeric 'vni'");
+    json& entry = vnis[std::to_string(detail.at("vni").get<long long>())];
+    if (detail.contains("type")) entry["type"] = detail.at("type");
+    if (detail.contains("vtepIp")) entry["local_vtep"] = detail.at("vtepIp");
+    if (detail.contains("sviInterface")) entry["bridge"] = detail.at("sviInterface");
+    const auto& remote = detail.value("numRemoteVteps", json());
+    if (remote.is_array()) {
+      entry["remote_vteps"] = sorted_strings(remote);
+      entry["vtep_count"] = remote.size();
+    } else if (detail.value("type", "") == "L2") {
+      entry["remote_vteps"] = json::array();
+      entry["vtep_count"] = 0;
+    }
+  }
+  return Ok{};
+}
+
+// `show evpn mac vni all json`: per VNI, the MACs zebra knows. Only counts are kept (MACs age
+// and move; the addresses themselves would make every snapshot differ): local, remote, and
+// remote MACs per remote VTEP.
+Expected<Ok, std::string> parse_evpn_mac(std::string_view output, json& evpn) {
+  json& vnis = vnis_of(evpn);
+  if (is_empty_output(output)) return Ok{};
+  auto document = parse_json_object(output);
+  if (!document) return document.error();
+  for (const auto& [vni, table] : document->items()) {
+    if (!table.is_object()) return "VNI " + vni + ": expected an object of MACs";
+    int local = 0, remote = 0;
+    json per_vtep = json::object();
+    const json macs = table.value("macs", json::object());
+    for (const auto& [mac, detail] : macs.items()) {
+      std::string type = detail.value("type", "");
+      if (type == "local") ++local;
+      if (type == "remote") {
+        ++remote;
+        std::string vtep = detail.value("remoteVtep", "");
+        per_vtep[vtep] = per_vtep.value(vtep, 0) + 1;
+      }
+    }
+    json& entry = vnis[vni];
+    entry["macs"] = table.value("numMacs", local + remote);
+    entry["macs_local"] = local;
+    entry["macs_remote"] = remote;
+    entry["macs_per_remote_vtep"] = std::move(per_vtep);
+  }
+  return Ok{};
+}
+
+// `show bgp l2vpn evpn summary json`: the EVPN sessions (the same eBGP sessions as the
+// underlay's, with the l2vpn evpn family active) and their EVPN prefix counts.
+Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, json& evpn) {
+  auto document = parse_json_object(output);
+  if (!document) return document.error();
+  json peers = json::object();
+  if (document->contains("peers")) {
+    if (!document->at("peers").is_object()) return std::string("'peers' is not an object");
+    for (const auto& [address, peer] : document->at("peers").items()) {
+      if (!peer.is_object() || !peer.contains("state"))
+        return "EVPN peer " + address + " without a 'state'";
+      peers[address] = {{"state", peer.at("state")},
+                        {"remote_as", peer.value("remoteAs", 0)},
+                        {"uptime_ms", peer.value("peerUptimeMsec", 0)},
+                        {"prefixes_received", peer.value("pfxRcd", 0)},
+                        {"prefixes_sent", peer.value("pfxSnt", 0)}};
+    }
+  }
+  evpn["peers"] = std::move(peers);
+  return Ok{};
+}
+
+// `ip -j -d link show type vxlan`: the kernel's VXLAN devices, keyed by VNI. This is the VNI's
+// state on the switch (device administratively up or down), which FRR's JSON does not carry.
+Expected<Ok, std::string> parse_vxlan_links(std::string_view output, json& evpn) {
+  json& vnis = vnis_of(evpn);
+  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_array())
+    return std::string("expected a JSON list of links");
+  for (const auto& link : document) {
+    const json data = link.value("linkinfo", json::object()).value("info_data", json::object());
+    if (!data.contains("id") || !data.at("id").is_number_integer())
+      return "link '" + link.value("ifname", std::string("?")) + "' has no VXLAN id";
+    json& entry = vnis[std::to_string(data.at("id").get<long long>())];
+    bool up = false;
+    const json flags = link.value("flags", json::array());
+    for (const auto& flag : flags) up = up || flag == "UP";
+    entry["state"] = up ? "up" : "down";
+    entry["vxlan_if"] = link.value("ifname", "");
+    if (data.contains("local")) entry["local_vtep"] = data.at("local");
+    if (data.contains("port")) entry["udp_port"] = data.at("port");
+    if (data.contains("learning")) entry["learning"] = data.at("learning");
+    if (link.contains("mtu")) entry["mtu"] = link.at("mtu");
+  }
   return Ok{};
 }
 

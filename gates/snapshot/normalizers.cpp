@@ -6,7 +6,7 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 19> kNormalizers = {{
+constexpr std::array<Normalizer, 24> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
@@ -19,7 +19,12 @@ constexpr std::array<Normalizer, 19> kNormalizers = {{
     {"ip-route-v6", "routes", parse_ip_route_v6},
     {"bgp-summary", "bgp", parse_bgp_summary},
     {"bfd-peers", "bfd", parse_bfd_peers},
+    {"bfd-counters", "bfd", parse_bfd_counters},
     {"evpn-vni", "evpn", parse_evpn_vni},
+    {"evpn-vni-detail", "evpn", parse_evpn_vni_detail},
+    {"evpn-mac", "evpn", parse_evpn_mac},
+    {"bgp-evpn-summary", "evpn", parse_bgp_evpn_summary},
+    {"vxlan-links", "evpn", parse_vxlan_links},
     {"rdma-sysfs", "rdma", parse_rdma_sysfs},
     {"rdma-link", "rdma", parse_rdma_link},
     {"ibv-devinfo", "rdma", parse_ibv_devinfo},

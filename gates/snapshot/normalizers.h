@@ -41,6 +41,11 @@ Expected<Ok, std::string> parse_frr_version(std::string_view output, nlohmann::j
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, nlohmann::json& bgp);
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, nlohmann::json& bfd);
 Expected<Ok, std::string> parse_evpn_vni(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_bfd_counters(std::string_view output, nlohmann::json& bfd);
+Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_evpn_mac(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, nlohmann::json& evpn);
+Expected<Ok, std::string> parse_vxlan_links(std::string_view output, nlohmann::json& evpn);
 // RoCE/GPU hosts (fabgate_hostfacts parsers; layout in docs/rdma.md):
 Expected<Ok, std::string> parse_rdma_sysfs(std::string_view output, nlohmann::json& rdma);
 Expected<Ok, std::string> parse_rdma_link(std::string_view output, nlohmann::json& rdma);

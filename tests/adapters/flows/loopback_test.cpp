@@ -2,7 +2,10 @@
 // sockets on ports the kernel picks.
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <set>
@@ -86,6 +89,55 @@ TEST(FlowProbeLoopback, UdpFlowsAllCompleteFromDistinctSourcePorts) {
   }
   EXPECT_EQ(ports.size(), 16u);
   EXPECT_EQ(responder.stop().udp_datagrams_echoed, 48u);
+}
+
+TEST(FlowProbeLoopback, FullSizePayloadsCrossWithDontFragmentSet) {
+  // Given a responder on loopback, then 4 flows of 1472-byte payloads (a full 1500-byte
+  // frame) with don't-fragment set complete, and the JSON says the size and DF.
+  RunningResponder responder;
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  auto options = options_for(responder.port(), Protocol::udp, 4);
+  options.size = 1472;
+  options.source = "127.0.0.1";
+  auto report = run_flow_probe(options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  auto document = to_json(*report);
+  EXPECT_EQ(document["size"], 1472);
+  EXPECT_EQ(document["dont_fragment"], true);
+  EXPECT_EQ(document["source"], "127.0.0.1");
+}
+
+TEST(FlowProbeLoopback, OversizePayloadRefusedLocallyFailsWithEmsgsize) {
+  // Given a private network namespace whose loopback has MTU 1500 (root only), then a
+  // 1472-byte probe passes and a 1600-byte probe with DF set fails: the stack refuses each send
+  // with EMSGSIZE, and every flow says so. Never a pass, never no-evidence.
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for a network namespace with a small MTU";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNET) != 0) ::_exit(10);
+    if (std::system("ip link set lo mtu 1500 up") != 0) ::_exit(11);
+    RunningResponder responder;
+    if (!responder.error().empty()) ::_exit(12);
+    auto options = options_for(responder.port(), Protocol::udp, 4);
+    options.size = 1472;
+    auto fits = run_flow_probe(options);
+    if (!fits || fits->verdict != Verdict::pass) ::_exit(13);
+    options.size = 1600;
+    auto oversize = run_flow_probe(options);
+    if (!oversize || oversize->verdict != Verdict::fail) ::_exit(14);
+    for (const auto& flow : oversize->flows)
+      if (flow.error != FlowError::too_big || flow.detail.find("EMSGSIZE") == std::string::npos)
+        ::_exit(15);
+    if (oversize->reason.find("EMSGSIZE") == std::string::npos) ::_exit(16);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  // 13: the fitting probe did not pass; 14: the oversize one did not fail; 15/16: not EMSGSIZE.
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(FlowProbeLoopback, TcpFlowsAllCompleteAndJsonCarriesEachFlow) {

@@ -46,6 +46,40 @@ TEST(FlowVerdict, EveryFlowBlackholedFails) {
             Verdict::fail);
 }
 
+TEST(FlowVerdict, MessageTooLongIsAFailureNamedAsSuch) {
+  // Given flows whose full-size packets were refused with EMSGSIZE (DF set, bigger than the
+  // MTU) while the rest completed, then the probe fails and says EMSGSIZE: a packet that never
+  // left is not a pass, and the path was observed (small packets crossed), so not no-evidence.
+  std::vector<FlowResult> flows(3, completed());
+  flows.push_back(failed(FlowError::too_big));
+  std::string reason;
+  EXPECT_EQ(judge(flows, reason), Verdict::fail);
+  EXPECT_NE(reason.find("EMSGSIZE"), std::string::npos) << reason;
+  EXPECT_STREQ(to_string(FlowError::too_big), "message-too-long");
+  // Even when every flow was refused for its size.
+  EXPECT_EQ(judge({failed(FlowError::too_big), failed(FlowError::too_big)}, reason), Verdict::fail);
+}
+
+TEST(FlowOptions, SizeIsUdpOnlyAndWithinAUdpDatagram) {
+  // Given a size on TCP, a size below the probe message or above a UDP datagram, or a source
+  // that is no address, then each is refused; a full-size 1472-byte UDP payload is accepted.
+  FlowProbeOptions options;
+  options.target = "10.100.0.13";
+  options.port = 7447;
+  options.size = 1472;
+  EXPECT_TRUE(validate(options).empty());
+  options.protocol = Protocol::tcp;
+  EXPECT_EQ(validate(options).size(), 1u);
+  options.protocol = Protocol::udp;
+  options.size = 15;
+  EXPECT_EQ(validate(options).size(), 1u);
+  options.size = 65508;
+  EXPECT_EQ(validate(options).size(), 1u);
+  options.size = 0;
+  options.source = "host1";
+  EXPECT_EQ(validate(options).size(), 1u);
+}
+
 TEST(FlowOptions, OutOfRangeOptionsAreAllReported) {
   // Given a bad address, no port, zero flows and no deadline, then each problem is listed.
   FlowProbeOptions options;

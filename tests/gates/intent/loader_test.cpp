@@ -370,6 +370,36 @@ TEST(LoadIntent, CommandProbeWithoutRunIsRefused) {
   EXPECT_NE(layer->hint.find("did you mean 'forwarding'?"), std::string::npos);
 }
 
+TEST(LoadIntent, OverlayFlowsProbeTakesSizeAndASourceOfItsHost) {
+  // Given a flows probe on the overlay layer with a size and one of host2's data addresses as
+  // source, then it loads with both; a source host2 does not own and a size on a command probe
+  // are each refused at their line.
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = std::string(kInventory) +
+                                 "  host2:  {platform: linux, role: host, ssh: {host: 192.0.2.22},"
+                                 " data_addresses: [10.1.2.11, 10.100.0.13]}\n";
+  std::string change = kChange;
+  change.replace(change.find("    - {name: ping"), std::string::npos,
+                 "    - {name: full-size, layer: overlay, host: host2, kind: flows, "
+                 "source: 10.100.0.13, target: 10.100.0.13, size: 1472}\n");
+  tree.files["changes/drain.yaml"] = change;
+  auto good = load(tree);
+  ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
+  const auto& probe = good.repository->changes.at(0).acceptance.probes.at(0);
+  EXPECT_EQ(probe.layer, "overlay");
+  EXPECT_EQ(probe.size, 1472);
+  EXPECT_EQ(probe.source, "10.100.0.13");
+
+  change.replace(change.find("source: 10.100.0.13"), 19, "source: 10.100.0.99");
+  change += "    - {name: ping, host: host1, run: ping -c1 192.0.2.12, size: 100}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto bad = load(tree);
+  const auto* source = find(bad, "sends from 10.100.0.99, which is not a data address of host2");
+  ASSERT_TRUE(source);
+  EXPECT_EQ(source->where.line, 14);
+  EXPECT_TRUE(find(bad, "size and source apply to flows probes only"));
+}
+
 TEST(LoadIntent, YamlSyntaxErrorsPointAtTheLine) {
   auto tree = valid_tree();
   tree.files["inventory.yaml"] = "devices:\n  spine1: {platform: frr\n";

@@ -59,6 +59,8 @@ class ScriptedRemote final : public Remote {
 class ScriptedSnapshotter final : public Snapshotter {
  public:
   nlohmann::json identities = nlohmann::json::object();  // device name -> identity fields
+  // device name -> category -> facts, each collected with an ok source (e.g. evpn, bfd).
+  nlohmann::json categories = nlohmann::json::object();
   std::function<void()> before_returning;  // runs inside take(), e.g. to break the evidence
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
@@ -77,6 +79,12 @@ class ScriptedSnapshotter final : public Snapshotter {
         entry["sources"]["identity"] = {
             {"status", "ok"},
             {"commands", {{{"command", "hostname"}, {"exit_status", 0}, {"parse", "ok"}}}}};
+      }
+      if (categories.contains(device->name)) {
+        for (auto& [category, facts] : categories[device->name].items()) {
+          entry[category] = facts;
+          entry["sources"][category] = {{"status", "ok"}, {"commands", nlohmann::json::array()}};
+        }
       }
       taken.document["devices"][device->name] = std::move(entry);
     }
