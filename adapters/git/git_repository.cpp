@@ -3,8 +3,12 @@
 #include <git2.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <system_error>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fabgate::git {
 namespace {
@@ -45,6 +49,53 @@ std::string join_path(const std::string& a, const std::string& b) {
   return a + "/" + b;
 }
 
+bool tree_has_blob(git_tree* tree, const std::string& path) {
+  git_tree_entry* raw_entry = nullptr;
+  if (git_tree_entry_bypath(&raw_entry, tree, path.c_str()) != 0) {
+    git_error_clear();
+    return false;
+  }
+  TreeEntryHandle entry(raw_entry);
+  return git_tree_entry_type(entry.get()) == GIT_OBJECT_BLOB;
+}
+
+// The nearest folder at or above `folder` (inside the commit) holding `marker`; `folder` itself
+// when none does.
+std::string enclosing_root(git_tree* commit_tree, const std::string& folder,
+                           const std::string& marker) {
+  std::string candidate = folder;
+  while (true) {
+    if (tree_has_blob(commit_tree, join_path(candidate, marker))) return candidate;
+    if (candidate.empty()) return folder;
+    auto slash = candidate.rfind('/');
+    candidate = slash == std::string::npos ? "" : candidate.substr(0, slash);
+  }
+}
+
+// libgit2 refuses a repository another user owns, as git does (GIT_EOWNER; 1.5 reports it as
+// GIT_ENOTFOUND with an unrelated message). Say so, with the owner, instead of the misleading
+// "not inside a git repository"; nullopt when the nearest repository above is ours.
+std::optional<GitFailure> ownership_failure(const std::filesystem::path& named,
+                                            const std::filesystem::path& folder) {
+  for (auto at = folder; !at.empty(); at = at.parent_path()) {
+    struct stat git_dir {
+    }, work_dir{};
+    if (::lstat((at / ".git").c_str(), &git_dir) == 0 && ::stat(at.c_str(), &work_dir) == 0) {
+      uid_t owner = git_dir.st_uid != ::geteuid() ? git_dir.st_uid : work_dir.st_uid;
+      if (owner == ::geteuid()) return std::nullopt;
+      git_error_clear();
+      return GitFailure{GitFailure::Kind::not_owned,
+                        "git: open '" + named.string() + "': the repository " + at.string() +
+                            " is owned by uid " + std::to_string(owner) + ", not by you (uid " +
+                            std::to_string(::geteuid()) +
+                            "); git calls this dubious ownership (if you trust it, add it to "
+                            "safe.directory in your git config)"};
+    }
+    if (at == at.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct CommitTree::State {
@@ -61,7 +112,8 @@ CommitTree& CommitTree::operator=(CommitTree&&) noexcept = default;
 CommitTree::~CommitTree() = default;
 
 Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& repo_folder,
-                                                  const std::string& ref) {
+                                                  const std::string& ref,
+                                                  const std::string& root_marker) {
   ensure_libgit2_initialised();
   std::error_code ec;
   auto folder = std::filesystem::weakly_canonical(std::filesystem::absolute(repo_folder), ec);
@@ -71,7 +123,8 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
   }
 
   git_repository* raw_repository = nullptr;
-  if (git_repository_open_ext(&raw_repository, folder.c_str(), 0, nullptr) != 0) {
+  if (int code = git_repository_open_ext(&raw_repository, folder.c_str(), 0, nullptr); code != 0) {
+    if (auto refused = ownership_failure(repo_folder, folder)) return *refused;
     return GitFailure{GitFailure::Kind::not_a_repository,
                       "git: open '" + repo_folder.string() +
                           "': not inside a git repository (intent must be committed to git)"};
@@ -130,6 +183,8 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
                       "git: read tree of commit " + state->meta.id + ": " + last_git_error()};
   }
   TreeHandle commit_tree(raw_tree);
+  if (!root_marker.empty())
+    state->intent_root = enclosing_root(commit_tree.get(), state->intent_root, root_marker);
   if (state->intent_root.empty()) {
     state->root_tree = std::move(commit_tree);
   } else {

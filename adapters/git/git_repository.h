@@ -14,6 +14,7 @@ namespace fabgate::git {
 struct GitFailure {
   enum class Kind {
     not_a_repository,  // --repo is not inside a git work tree
+    not_owned,         // the repository belongs to another user (git's "dubious ownership")
     bad_ref,           // --ref does not resolve to a commit
     read_failed,       // an object could not be read
   };
@@ -44,8 +45,12 @@ struct WorkTreeDifference {
 // of a monorepo.
 class CommitTree final : public FileTree {
  public:
+  // With `root_marker` set ("fabgate.yaml") and no such file in the named folder at the commit,
+  // the intent root is the nearest enclosing folder that has one, so --repo may name any folder
+  // inside the intent; when none has it, the folder named (and the caller reports it missing).
   static Expected<CommitTree, GitFailure> open(const std::filesystem::path& repo_folder,
-                                               const std::string& ref);
+                                               const std::string& ref,
+                                               const std::string& root_marker = "");
   CommitTree(CommitTree&&) noexcept;
   CommitTree& operator=(CommitTree&&) noexcept;
   ~CommitTree() override;

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +14,13 @@
 #include "adapters/core/redact.h"
 #include "cmd/fabgate/approve.h"
 #include "cmd/fabgate/change.h"
+#include "cmd/fabgate/complete.h"
 #include "cmd/fabgate/diff.h"
 #include "cmd/fabgate/recover.h"
 #include "cmd/fabgate/snapshot.h"
 #include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/validate.h"
+#include "gates/app/usage.h"
 
 namespace fabgate::cli {
 
@@ -51,6 +55,19 @@ int report(const Result<ExitCode>& outcome, const Redactor& redactor) {
   return to_int(error.exit_code);
 }
 
+// The first word on the command line CLI11 did not take, when no subcommand was recognised:
+// that is a mistyped command name, not a stray argument.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (!app.get_subcommands().empty()) return std::nullopt;
+  auto extras = app.remaining();
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (!word.starts_with("-") && std::find(extras.begin(), extras.end(), word) != extras.end())
+      return word;
+  }
+  return std::nullopt;
+}
+
 int run(int argc, char** argv, Redactor& redactor) {
   CLI::App app{"fabgate: change-control gates for AI-datacenter fabrics"};
   app.require_subcommand(0, 1);
@@ -67,14 +84,24 @@ int run(int argc, char** argv, Redactor& redactor) {
   app.add_flag("--version", show_version, "Print version and build commit");
 
   std::map<const CLI::App*, Runner> runners;
+  std::vector<std::string> names;
   for (const auto& row : kSubcommands) {
     CLI::App* command = app.add_subcommand(row.name, row.help);
+    command->footer(app::common_help_footer());
     runners[command] = row.define(*command, common);
+    for (auto* nested : command->get_subcommands({})) nested->footer(app::common_help_footer());
+    names.emplace_back(row.name);
   }
+  define_complete(app, common, runners);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (auto word = unknown_command(app, argc, argv)) {
+      std::fprintf(stderr, "fabgate: error: %s\n",
+                   app::unknown_command_message(*word, names).c_str());
+      return to_int(ExitCode::invalid_input);
+    }
     int code = app.exit(e);
     // CLI11 returns 0 for --help; every real parse error is invalid input (2).
     return code == 0 ? 0 : to_int(ExitCode::invalid_input);

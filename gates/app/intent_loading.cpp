@@ -19,7 +19,7 @@ intent::CommitInfo to_commit_info(const git::CommitMeta& meta) {
 }
 
 Result<LoadedIntent> read_intent(const CommonOptions& options) {
-  auto tree = git::CommitTree::open(options.repo, options.ref);
+  auto tree = git::CommitTree::open(options.repo, options.ref, "fabgate.yaml");
   if (!tree.ok()) return Error::invalid_input(tree.error().message);
   LoadedIntent loaded;
   loaded.outcome = intent::load_intent_repository(tree.value(), to_commit_info(tree->commit()),
@@ -29,6 +29,16 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
   loaded.intent_dir = tree->work_tree() / tree->intent_root();
   std::vector<std::string> paths = intent::intent_paths(
       loaded.outcome.repository ? loaded.outcome.repository->settings : intent::Settings{});
+  auto shown_path = [&](const std::string& path) {
+    return tree->intent_root().empty() ? path : tree->intent_root() + "/" + path;
+  };
+  for (const auto& path : paths) {
+    if (tree->read(path)) {
+      loaded.files.push_back(shown_path(path));
+      continue;
+    }
+    for (const auto& file : tree->list(path)) loaded.files.push_back(shown_path(file));
+  }
   for (const auto& difference : tree->work_tree_differences(paths)) {
     std::string shown =
         tree->intent_root().empty() ? difference.path : tree->intent_root() + "/" + difference.path;

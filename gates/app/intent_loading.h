@@ -20,6 +20,7 @@ struct LoadedIntent {
   std::filesystem::path intent_dir;  // the intent root in the work tree (for relative paths)
   intent::LoadOutcome outcome;
   std::vector<std::string> uncommitted;  // "examples/intent/changes/x.yaml (modified)"
+  std::vector<std::string> files;        // intent files at the commit, as diagnostics name them
 };
 
 // Opens the repository and reads the intent from the commit (never the work tree). Only an

@@ -1,11 +1,14 @@
 #include "gates/app/validate_command.h"
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "adapters/core/text.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/policy_check.h"
+#include "gates/pipeline/reports.h"
 
 namespace fabgate::app {
 namespace {
@@ -55,12 +58,86 @@ std::string change_summary(const intent::Change& change) {
   return out;
 }
 
+// One JUnit testcase per intent file checked, failing with that file's file:line:column
+// problems; problems that name no checked file (a missing file, an unknown change id) and the
+// policy check get testcases of their own, so nothing found is left out of the report.
+std::string validate_junit(const std::vector<std::string>& files, const Diagnostics& problems,
+                           const std::vector<std::string>& policy_lines, const std::string& fatal) {
+  struct Case {
+    std::string classname, name;
+    std::vector<std::string> failures;
+  };
+  std::vector<Case> cases;
+  std::map<std::string, std::size_t> by_file;
+  for (const auto& file : files) {
+    by_file[file] = cases.size();
+    cases.push_back({"intent.files", file, {}});
+  }
+  for (const auto& item : problems.items()) {
+    std::string file = item.where.file;
+    // A YAML syntax error carries its file:line:column in the message, not in `where`.
+    if (file.empty())
+      for (const auto& checked : files)
+        if (starts_with(item.message, checked + ":")) file = checked;
+    auto found = by_file.find(file);
+    if (found == by_file.end()) {
+      by_file[file] = cases.size();
+      cases.push_back({"intent.files", file.empty() ? "intent" : file, {}});
+      found = by_file.find(file);
+    }
+    cases[found->second].failures.push_back(item.where.file.empty() ? item.message
+                                                                    : item.to_string());
+  }
+  if (!policy_lines.empty() || !files.empty())
+    cases.push_back({"intent.policies", "policy check", policy_lines});
+  if (!fatal.empty()) cases.push_back({"intent", "read intent", {fatal}});
+  std::size_t failures = 0;
+  for (const auto& test : cases) failures += !test.failures.empty();
+  using pipeline::xml_escape;
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml << "<testsuites name=\"fabgate\" tests=\"" << cases.size() << "\" failures=\"" << failures
+      << "\">\n";
+  xml << "  <testsuite name=\"validate\" tests=\"" << cases.size() << "\" failures=\"" << failures
+      << "\">\n";
+  for (const auto& test : cases) {
+    xml << "    <testcase classname=\"" << xml_escape(test.classname) << "\" name=\""
+        << xml_escape(test.name) << "\">\n";
+    if (!test.failures.empty()) {
+      xml << "      <failure type=\"invalid\" message=\"" << xml_escape(test.failures.front())
+          << "\">" << xml_escape(join(test.failures, "\n")) << "</failure>\n";
+    }
+    xml << "    </testcase>\n";
+  }
+  xml << "  </testsuite>\n</testsuites>\n";
+  return xml.str();
+}
+
+void write_junit(const CommonOptions& common, Console& console, const std::string& xml) {
+  if (common.junit_file.empty()) return;
+  std::ofstream junit(common.junit_file);
+  junit << xml;
+  if (!junit) console.warn("could not write " + common.junit_file);
+}
+
 }  // namespace
 
 Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions& options,
                               Console& console) {
   auto loaded = read_intent(common);
-  if (!loaded.ok()) return std::move(loaded).error();
+  if (!loaded.ok()) {
+    // No intent to check (no repository, unknown ref, no intent root): still one document a CI
+    // job can read, on stdout and in the JUnit file.
+    const Error& error = loaded.error();
+    if (console.json_mode())
+      console.json({{"valid", false},
+                    {"error", {{"message", error.message}, {"details", error.details}}},
+                    {"exit_code", to_int(error.exit_code)},
+                    {"problems", nlohmann::json::array()},
+                    {"policy_problems", nlohmann::json::array()}});
+    write_junit(common, console, validate_junit({}, Diagnostics{}, {}, error.message));
+    return std::move(loaded).error();
+  }
   const auto& outcome = loaded->outcome;
   const intent::Change* selected = nullptr;
   Diagnostics problems = outcome.diagnostics;
@@ -109,6 +186,8 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
     }
     console.json(document);
   }
+
+  write_junit(common, console, validate_junit(loaded->files, problems, policy_lines, ""));
 
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file +

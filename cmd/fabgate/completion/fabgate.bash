@@ -1,0 +1,50 @@
+# bash completion for fabgate. Installed by scripts/install into
+# PREFIX/share/bash-completion/completions/fabgate. Commands, flags and change ids come from the
+# binary itself (the hidden `fabgate __complete`), so they follow the CLI and the intent at HEAD.
+
+_fabgate() {
+  local cur=${COMP_WORDS[COMP_CWORD]}
+  local prev=${COMP_WORDS[COMP_CWORD - 1]}
+  local fabgate=${COMP_WORDS[0]}
+  local command="" repo=() i word
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word=${COMP_WORDS[i]}
+    case $word in
+      --repo) repo=(--repo "${COMP_WORDS[i + 1]}") ;;
+      --repo=*) repo=(--repo "${word#--repo=}") ;;
+      -*) ;;
+      *)
+        case ${COMP_WORDS[i - 1]} in
+          --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers) ;;
+          *) [[ -z $command ]] && command=$word ;;
+        esac
+        ;;
+    esac
+  done
+  case $prev in
+    --repo | --evidence)
+      COMPREPLY=($(compgen -d -- "$cur"))
+      return
+      ;;
+    --junit | --key | --out | --allowed-signers)
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return
+      ;;
+    --ref | --identity) return ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$("$fabgate" __complete flags "$command" 2>/dev/null)" -- "$cur"))
+  elif [[ -z $command ]]; then
+    COMPREPLY=($(compgen -W "$("$fabgate" __complete commands 2>/dev/null)" -- "$cur"))
+  else
+    case $command in
+      validate | plan | apply | rehearse)
+        COMPREPLY=($(compgen -W "$("$fabgate" "${repo[@]}" __complete changes 2>/dev/null)" \
+          -- "$cur"))
+        ;;
+      evidence) COMPREPLY=($(compgen -W "verify" -- "$cur")) ;;
+      *) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    esac
+  fi
+}
+complete -F _fabgate fabgate
