@@ -1,5 +1,7 @@
 #include "gates/app/recover_command.h"
 
+#include "gates/pipeline/report_html.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "gates/app/step_secrets.h"
 #include "gates/pipeline/journal.h"
 #include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/report_html.h"
 #include "gates/pipeline/reports.h"
 
 namespace fabgate::app {
@@ -66,6 +69,16 @@ Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBun
       "\n- journal: the run stopped after record " + std::to_string(crashed.last_sequence) + " (" +
       crashed.last_event + ")\n\n" + why + "\n\nexit " + std::to_string(to_int(code)) + "\n";
   if (auto written = evidence.write("recover.md", report); !written.ok())
+    return std::move(written).error();
+  // The page every bundle has (docs/report.md), here saying why nothing ran.
+  const pipeline::RecoverNotice notice{crashed.start.change,     crashed.start.run_id,
+                                       crashed.start.mode,       crashed.start.operator_name,
+                                       crashed.start.commit,     operator_name,
+                                       crashed.last_sequence,    crashed.last_event,
+                                       why,                      code};
+  if (auto written = evidence.write_redacted(
+          "report.html", pipeline::render_recover_notice_page(notice, evidence.redactor()));
+      !written.ok())
     return std::move(written).error();
   evidence.append_journal(
       {{"event", "run-end"}, {"exit_code", to_int(code)}, {"at", format_utc(now_utc())}});

@@ -1132,6 +1132,30 @@ BundlePage render_bundle_report(const ReportContext& context, const RunOutcome& 
   return {render_report_html(input), layer_recovery_json(input)};
 }
 
+std::string render_recover_notice_page(const RecoverNotice& notice, const Redactor& redactor) {
+  const ReportHtmlLimits limits;  // Text keeps a reference
+  Text text(redactor, limits);
+  std::ostringstream html;
+  html << page_open("fabgate recover: " + text(notice.change));
+  html << "<h1>fabgate recover: " << text(notice.change) << "</h1>\n";
+  html << "<div class=\"verdict " << verdict_css(notice.exit_code) << "\">"
+       << text(notice.why) << " (exit " << to_int(notice.exit_code) << ")</div>\n";
+  html << "<dl class=\"facts\">";
+  const std::pair<const char*, std::string> facts[] = {
+      {"dead run", notice.run_id + " (" + notice.mode + " by " + notice.run_operator + ")"},
+      {"intent commit", notice.intent_commit},
+      {"recovered by", notice.recovered_by},
+      {"journal", "the run stopped after record " + std::to_string(notice.after_record) + " (" +
+                      notice.last_event + ")"}};
+  for (const auto& [label, value] : facts)
+    html << "<dt>" << label << "</dt><dd>" << text(value) << "</dd>";
+  html << "</dl>\n<h2>Layers</h2>\n<p>No layer was checked by this recover: it had nothing to "
+          "roll back, so it proves nothing about the devices' state. The dead run's journal and "
+          "whatever snapshots and probes it wrote in this folder are its evidence.</p>\n";
+  html << "</main></body></html>\n";
+  return html.str();
+}
+
 std::string render_comparison_page(const ComparisonInput& comparison, const Redactor& redactor,
                                    const ReportHtmlLimits& limits) {
   Text text(redactor, limits);

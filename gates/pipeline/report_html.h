@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -65,6 +66,23 @@ struct BundlePage {
 BundlePage render_bundle_report(const ReportContext& context, const RunOutcome& outcome,
                                 const std::filesystem::path& bundle_dir,
                                 const nlohmann::json& baseline);
+
+// report.html of a bundle `recover` seals without running anything (the dead run had finished,
+// or had sent no step): what recover found and why nothing was rolled back. It proves no layer,
+// and says so: the crashed run's own records hold whatever evidence it gathered.
+struct RecoverNotice {
+  std::string change;
+  std::string run_id;
+  std::string mode;           // the dead run's mode: apply, rehearse
+  std::string run_operator;   // who started the dead run
+  std::string intent_commit;
+  std::string recovered_by;
+  std::uint64_t after_record = 0;  // the journal record the dead run stopped after
+  std::string last_event;
+  std::string why;  // recover's verdict in words
+  ExitCode exit_code = ExitCode::internal_error;
+};
+std::string render_recover_notice_page(const RecoverNotice& notice, const Redactor& redactor);
 
 // `fabgate diff PRE POST --html FILE`: the same comparison view as report.html, as a page of
 // its own.

@@ -227,6 +227,12 @@ TEST_F(RedactionEndToEnd, RecoverSealsAFinishedRunWithTheConfiguredValues) {
   EXPECT_EQ(recovered.exit_code, 2) << recovered.out << recovered.err;
   EXPECT_NE(testing::read_file((bundle() / "recover.md").string()).find("ops <redacted>"),
             std::string::npos);
+  // The sealed bundle has its page too (every bundle does), hashed in the manifest, saying why
+  // nothing ran, with the operator's name redacted before it was escaped.
+  const std::string page = testing::read_file((bundle() / "report.html").string());
+  EXPECT_NE(page.find("nothing to recover"), std::string::npos) << page;
+  EXPECT_NE(page.find("ops &lt;redacted&gt;"), std::string::npos) << page;
+  EXPECT_TRUE(read_json(bundle() / "manifest.json")["files"].contains("report.html"));
   expect_clean_bundle(bundle());
 }
 
