@@ -8,7 +8,7 @@
 //   7. BFD timers tightened, spine1 -> accepted (exit 0), no BFD session down during the change
 // plus what the lab itself must show: `status --json` reports VNIs, VTEPs and BFD; a send too
 // big for the overlay interface is a failure with EMSGSIZE; many overlay flows spread over
-// both spines (the outer UDP source port follows the inner flow).
+// both spines in each direction (the outer UDP source port follows the inner flow).
 //
 // Needs root, FRR, sshd and jq; skips with the reason otherwise. Own namespace prefix (fgv-)
 // and state directory, so no other lab on the machine is touched.
@@ -60,7 +60,7 @@ json lab_json(const std::string& arguments) {
 std::optional<std::string> unavailable() {
   if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
   for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/lib/frr/bfdd", "/usr/sbin/sshd",
-                           "/usr/bin/jq", "/usr/bin/vtysh"})
+                           "/usr/bin/jq", "/usr/bin/vtysh", "/usr/sbin/nft"})
     if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
   return std::nullopt;
 }
@@ -177,6 +177,7 @@ TEST_F(OverlayScenarios, StatusReportsVnisVtepsAndBfd) {
     if (node["role"] != "leaf") continue;
     std::string other = name == "leaf1" ? "leaf2" : "leaf1";
     EXPECT_EQ(node["vtep"]["address"], vtep[name]);
+    EXPECT_EQ(node["vtep"]["outer_route_cache"], "bypassed") << name;
     ASSERT_EQ(node["vtep"]["vnis"].size(), 1u) << node.dump();
     EXPECT_EQ(node["vtep"]["vnis"][0]["state"], "up");
     EXPECT_EQ(node["vtep"]["vnis"][0]["remote_vteps"], json::array({vtep[other]}));
@@ -210,25 +211,27 @@ TEST_F(OverlayScenarios, OversizeOverlaySendIsAFailureWithEmsgsize) {
   for (const auto& flow : report["flows"]) EXPECT_EQ(flow["error"], "message-too-long");
 }
 
-// DISABLED: not dependable on this kernel (6.18). It passed in the first runs after `lab up`
-// and failed every time once the lab had fully converged (all 643 packets on spine1, none on
-// spine2): the likely cause is the VXLAN device's per-remote route cache (dst_cache), which
-// pins every flow to one VTEP to the uplink the first lookup chose, whatever the outer source
-// port. Until that is understood and the lab (or the claim) changed, it stays out of CI rather
-// than pass by the luck of route churn. docs/lab.md "Path spread" says the same.
-TEST_F(OverlayScenarios, DISABLED_ManyOverlayFlowsSpreadOverBothSpines) {
-  // Given 16 UDP flows from host1 to host3 across the overlay, then `lab paths` sees both
-  // spines forward them: each leaf derives the VXLAN packet's outer UDP source port from the
-  // inner flow, so the underlay's ECMP hash spreads the encapsulated flows too.
+TEST_F(OverlayScenarios, ManyOverlayFlowsSpreadOverBothSpines) {
+  // Given 24 UDP flows from host1 to host3 across the overlay, then `lab paths` sees both
+  // spines forward them in each direction: each leaf derives the VXLAN packet's outer UDP
+  // source port from the inner flow and routes every encapsulated packet by its outer
+  // five-tuple, so the underlay's ECMP hash spreads the encapsulated flows. Per direction, not
+  // per spine: a leaf that pins all its flows to one uplink while the other leaf pins its
+  // replies to the other spine would still keep both spines busy.
   run_shell(in_ns("host3") + "sh -c " +
             shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7102 "
                                   "--duration 30s >/dev/null 2>&1 &"));
   run_shell("sleep 0.5");
-  // 16 flows x 20 packets each way is ~640 packets; a spine that carried under 100 did not
-  // carry probe traffic (BFD and keepalives add about 9 packets/s per spine).
-  auto paths = run_shell(kEnv + kLab + " paths --min-packets 100 -- " + in_ns("host1") + kProbe +
-                         " flows --from 10.100.0.11 --to 10.100.0.13 --port 7102 --count 16 "
-                         "--packets 20 --spacing 5ms --timeout 8s 2>/dev/null");
+  // 24 flows x 20 packets each way (1.3 s here). A path that carries at least two flows
+  // forwards 40 or more; an idle one only BFD and keepalives, about 4 packets/s per interface.
+  // With a working per-flow hash, fewer than two of 24 flows on one path is a 3-in-a-million
+  // event per direction.
+  constexpr int kFlows = 24, kPacketsPerFlow = 20, kBusyPath = 2 * kPacketsPerFlow;
+  auto paths = run_shell("timeout 30 env " + kEnv + kLab + " paths --min-packets " +
+                         std::to_string(kBusyPath) + " -- " + in_ns("host1") + kProbe +
+                         " flows --from 10.100.0.11 --to 10.100.0.13 " + "--port 7102 --count " +
+                         std::to_string(kFlows) + " --packets " + std::to_string(kPacketsPerFlow) +
+                         " --spacing 5ms --timeout 8s 2>/dev/null");
   run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7102'");
   EXPECT_EQ(paths.exit_code, 0) << paths.output;
   // stdout carries only the paths report (the probe's own output goes to stderr, dropped).
@@ -236,9 +239,21 @@ TEST_F(OverlayScenarios, DISABLED_ManyOverlayFlowsSpreadOverBothSpines) {
   ASSERT_TRUE(report.is_object()) << paths.output;
   EXPECT_EQ(report["command_status"], 0);
   EXPECT_TRUE(report["idle_paths"].empty()) << report.dump(2);
-  for (const auto& spine : report["spines"])
-    std::cout << "[ figures ] overlay spread: " << spine["spine"].get<std::string>()
-              << " forwarded " << spine["forwarded"] << " packets\n";
+  // A spine's interface to leaf2 transmits what leaf1 sent it (host1 to host3), its
+  // interface to leaf1 what leaf2 sent it (host3's echoes).
+  std::map<std::string, int> forwarded;
+  for (const auto& interface : report["interfaces"])
+    forwarded[interface.value("spine", "") + " " + interface.value("interface", "")] =
+        interface.value("tx_delta", 0);
+  for (const char* direction : {"to-leaf2", "to-leaf1"}) {
+    for (const char* spine : {"spine1", "spine2"}) {
+      std::string path = std::string(spine) + " " + direction;
+      EXPECT_GE(forwarded[path], kBusyPath) << path << " carried no overlay flow\n"
+                                            << report.dump(2);
+      std::cout << "[ figures ] overlay spread: " << path << " forwarded " << forwarded[path]
+                << " packets\n";
+    }
+  }
 }
 
 TEST_F(OverlayScenarios, MtuBlackHoleIsCaughtByFullSizeOverlayFramesAndRolledBack) {
