@@ -10,23 +10,19 @@
 // big for the overlay interface is a failure with EMSGSIZE; many overlay flows spread over
 // both spines in each direction (the outer UDP source port follows the inner flow).
 //
-// Needs root, FRR, sshd and jq; skips with the reason otherwise. Own namespace prefix (fgv-)
+// Needs root, FRR, sshd, jq and nft; skips with the reason otherwise. Own namespace prefix (fgv-)
 // and state directory, so no other lab on the machine is touched.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <set>
 #include <thread>
 
-#include "tests/support/git_repo.h"
+#include "tests/examples/clos-lab/lab_harness.h"
 
 namespace fabgate {
 namespace {
@@ -35,40 +31,14 @@ using nlohmann::json;
 using testing::CommandOutput;
 using testing::run_shell;
 using testing::shell_quoted;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::FlowsResponder;
+using testing::clos_lab::kLabScript;
+using testing::clos_lab::kProbe;
+using testing::clos_lab::Lab;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgv-";
-const std::string kLabDir = "/run/fabgate-lab-overlay-scenarios";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
-
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-// A lab command whose stdout is JSON (its stderr dropped); null when it is not JSON.
-json lab_json(const std::string& arguments) {
-  auto out = run_shell(kEnv + kLab + " " + arguments + " 2>/dev/null");
-  auto parsed = json::parse(out.output, nullptr, false);
-  return parsed.is_discarded() ? json() : parsed;
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/lib/frr/bfdd", "/usr/sbin/sshd",
-                           "/usr/bin/jq", "/usr/bin/vtysh", "/usr/sbin/nft"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
-  return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
+const Lab lab("fgv-", "/run/fabgate-lab-overlay-scenarios");
 
 // What a VNI is on each leaf in a snapshot: state, local VTEP and remote VTEP set.
 json overlay_of(const json& snapshot) {
@@ -101,59 +71,16 @@ json probe_named(const json& probes, const std::string& name) {
   return json();
 }
 
-class OverlayScenarios : public ::testing::Test {
+class OverlayScenarios : public testing::clos_lab::SharedLabSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (unavailable()) return;
-    auto up = lab("up");
-    lab_up_ = up.exit_code == 0;
-    lab_log_ = up.output;
-    if (!lab_up_) return;
-    std::filesystem::create_directories(kLabDir + "/bin");
-    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                               std::filesystem::copy_options::overwrite_existing);
-    repo_ = new testing::GitRepo();
-    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
-    repo_->write(".gitignore", "evidence/\n");
-    repo_->commit_all("lab intent for the overlay scenario test");
-  }
-  static void TearDownTestSuite() {
-    delete repo_;
-    repo_ = nullptr;
-    if (!unavailable()) lab("down");
-  }
-  void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
-    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge before the scenario";
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                      arguments + " 2>&1");
-  }
-  static std::filesystem::path evidence_of(const CommandOutput& out) {
-    std::smatch match;
-    std::regex line("evidence: +(\\S+)");
-    if (std::regex_search(out.output, match, line)) return match[1].str();
-    return {};
-  }
-  static std::string in_ns(const std::string& node) {
-    return "ip netns exec " + kPrefix + node + " ";
-  }
-
-  static inline bool lab_up_ = false;
-  static inline std::string lab_log_;
-  static inline testing::GitRepo* repo_ = nullptr;
+  static void SetUpTestSuite() { bring_up(lab, "lab intent for the overlay scenario test"); }
 };
 
 TEST_F(OverlayScenarios, StatusReportsVnisVtepsAndBfd) {
   // Given the lab up, then `status --json` shows each leaf as a VTEP on its loopback with VNI
   // 10100 up and the other leaf as its only remote VTEP, every switch with two BFD sessions up
   // at the profile's 300 ms, two EVPN sessions Established, and each host's overlay address.
-  auto status = lab_json("status --json");
+  auto status = lab.json("status --json");
   ASSERT_TRUE(status.is_object());
   EXPECT_EQ(status["overlay"]["vnis"][0]["vni"], 10100);
   EXPECT_EQ(status["overlay"]["underlay_mtu"], 9000);
@@ -183,24 +110,21 @@ TEST_F(OverlayScenarios, StatusReportsVnisVtepsAndBfd) {
     EXPECT_EQ(node["vtep"]["vnis"][0]["remote_vteps"], json::array({vtep[other]}));
   }
   // Underlay links really run at 9000, the hosts' overlay interfaces at 1500.
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
-  EXPECT_EQ(run_shell(in_ns("host1") + "cat /sys/class/net/ov0/mtu").output, "1500\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("host1") + "cat /sys/class/net/ov0/mtu").output, "1500\n");
 }
 
 TEST_F(OverlayScenarios, OversizeOverlaySendIsAFailureWithEmsgsize) {
   // Given host1's overlay interface at MTU 1500, then a 1472-byte payload with DF set crosses
   // the overlay to host3, and a 1600-byte one is refused by host1's own stack (EMSGSIZE): the
   // probe fails (exit 3) and every flow says message-too-long. It never passes.
-  run_shell(in_ns("host3") + "sh -c " +
-            shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7101 "
-                                  "--duration 30s >/dev/null 2>&1 &"));
-  run_shell("sleep 0.5");
-  std::string probe = in_ns("host1") + kProbe +
+  FlowsResponder responder(lab, "host3", "10.100.0.13", 7101, std::chrono::seconds(30));
+  ASSERT_TRUE(responder.ready()) << "the responder on host3 did not start";
+  std::string probe = lab.in_ns("host1") + kProbe +
                       " flows --from 10.100.0.11 --to 10.100.0.13 --port 7101 --count 4 "
                       "--timeout 4s --size ";
   auto fits = run_shell(probe + "1472 2>/dev/null");
   auto oversize = run_shell(probe + "1600 2>/dev/null");
-  run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7101'");
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_EQ(oversize.exit_code, 3) << oversize.output;
   auto report = json::parse(oversize.output, nullptr, false);
@@ -218,21 +142,18 @@ TEST_F(OverlayScenarios, ManyOverlayFlowsSpreadOverBothSpines) {
   // five-tuple, so the underlay's ECMP hash spreads the encapsulated flows. Per direction, not
   // per spine: a leaf that pins all its flows to one uplink while the other leaf pins its
   // replies to the other spine would still keep both spines busy.
-  run_shell(in_ns("host3") + "sh -c " +
-            shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7102 "
-                                  "--duration 30s >/dev/null 2>&1 &"));
-  run_shell("sleep 0.5");
+  FlowsResponder responder(lab, "host3", "10.100.0.13", 7102, std::chrono::seconds(30));
+  ASSERT_TRUE(responder.ready()) << "the responder on host3 did not start";
   // 24 flows x 20 packets each way (1.3 s here). A path that carries at least two flows
   // forwards 40 or more; an idle one only BFD and keepalives, about 4 packets/s per interface.
   // With a working per-flow hash, fewer than two of 24 flows on one path is a 3-in-a-million
   // event per direction.
   constexpr int kFlows = 24, kPacketsPerFlow = 20, kBusyPath = 2 * kPacketsPerFlow;
-  auto paths = run_shell("timeout 30 env " + kEnv + kLab + " paths --min-packets " +
-                         std::to_string(kBusyPath) + " -- " + in_ns("host1") + kProbe +
+  auto paths = run_shell("timeout 30 env " + lab.env() + kLabScript + " paths --min-packets " +
+                         std::to_string(kBusyPath) + " -- " + lab.in_ns("host1") + kProbe +
                          " flows --from 10.100.0.11 --to 10.100.0.13 " + "--port 7102 --count " +
                          std::to_string(kFlows) + " --packets " + std::to_string(kPacketsPerFlow) +
                          " --spacing 5ms --timeout 8s 2>/dev/null");
-  run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7102'");
   EXPECT_EQ(paths.exit_code, 0) << paths.output;
   // stdout carries only the paths report (the probe's own output goes to stderr, dropped).
   auto report = json::parse(paths.output, nullptr, false);
@@ -278,8 +199,8 @@ TEST_F(OverlayScenarios, MtuBlackHoleIsCaughtByFullSizeOverlayFramesAndRolledBac
   EXPECT_EQ(sessions_of(read_json(bundle / "snapshots/post.json")), sessions_of(pre));
   auto report = testing::read_file((bundle / "report.md").string());
   EXPECT_NE(report.find("overlay (forwarding)"), std::string::npos);
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine2/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine2/mtu").output, "9000\n");
   EXPECT_EQ(overlay_of(read_json(bundle / "snapshots/restored.json")), overlay_of(pre));
 }
 
@@ -318,7 +239,7 @@ TEST_F(OverlayScenarios, TightenedBfdTimersAreAcceptedWithoutAFlap) {
   std::atomic<int> samples{0}, not_up{0};
   std::thread watcher([&] {
     while (!stop) {
-      auto bfd = lab_json("exec leaf1 vtysh -c 'show bfd peers json'");
+      auto bfd = lab.json("exec leaf1 vtysh -c 'show bfd peers json'");
       if (bfd.is_array() && bfd.size() == 2) {
         ++samples;
         for (const auto& peer : bfd)
@@ -347,9 +268,9 @@ TEST_F(OverlayScenarios, TightenedBfdTimersAreAcceptedWithoutAFlap) {
   std::cout << "[ figures ] bfd-timers-spine1: " << samples.load()
             << " BFD reads on leaf1 during the change, none down\n";
   // The change is meant to stay; put the lab's timers back for later scenarios.
-  auto rollback = lab_json("status --json")["mechanisms"]["bfd_timers_spine1"]["rollback"][0];
+  auto rollback = lab.json("status --json")["mechanisms"]["bfd_timers_spine1"]["rollback"][0];
   ASSERT_TRUE(rollback.is_string());
-  ASSERT_EQ(lab("exec spine1 sh -c " + shell_quoted(rollback.get<std::string>())).exit_code, 0);
+  ASSERT_EQ(lab.run("exec spine1 sh -c " + shell_quoted(rollback.get<std::string>())).exit_code, 0);
 }
 
 }  // namespace
