@@ -465,6 +465,11 @@ TEST(LoadIntent, YamlSyntaxErrorsPointAtTheLine) {
   ASSERT_FALSE(outcome.diagnostics.empty());
   EXPECT_NE(outcome.diagnostics.lines()[0].find("inventory.yaml:"), std::string::npos);
   EXPECT_NE(outcome.diagnostics.lines()[0].find("YAML syntax"), std::string::npos);
+  // The location is kept as fields, not only inside the message (validate --json prints them).
+  const auto& where = outcome.diagnostics.items()[0].where;
+  EXPECT_EQ(where.file, "inventory.yaml");
+  EXPECT_EQ(where.line, 3);
+  EXPECT_GT(where.column, 0);
 }
 
 TEST(LoadIntent, MissingFabgateYamlSaysWhatAnIntentRootIs) {
