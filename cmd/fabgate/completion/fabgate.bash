@@ -42,7 +42,7 @@ _fabgate() {
         COMPREPLY=($(compgen -W "$("$fabgate" "${repo[@]}" __complete changes 2>/dev/null)" \
           -- "$cur"))
         ;;
-      evidence) COMPREPLY=($(compgen -W "verify" -- "$cur")) ;;
+      evidence) COMPREPLY=($(compgen -W "verify show sign" -- "$cur")) ;;
       *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
   fi
