@@ -114,9 +114,8 @@ Expected<YAML::Node, Diagnostic> parse_yaml_located(std::string_view text,
   } catch (const ExpansionRefused& e) {
     return Diagnostic{SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, e.message, {}};
   } catch (const YAML::ParserException& e) {
-    return Diagnostic{SourceLocation{file, e.mark.line + 1, e.mark.column + 1},
-                      "YAML syntax: " + e.msg,
-                      {}};
+    return Diagnostic{
+        SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg, {}};
   } catch (const YAML::Exception& e) {
     return Diagnostic{SourceLocation{file, 0, 0}, std::string("YAML: ") + e.what(), {}};
   }

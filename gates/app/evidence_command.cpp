@@ -94,8 +94,7 @@ Result<ExitCode> run_evidence_sign(const CommonOptions&, const std::string& dir,
     console.line("signed:    manifest.json sha256 " + signed_bundle->manifest_sha256);
     console.line("signature: " + signed_bundle->signature_file.string() + " (namespace " +
                  approval::kEvidenceNamespace + ")");
-    console.line("check it with: fabgate evidence verify " + dir +
-                 " --allowed-signers FILE");
+    console.line("check it with: fabgate evidence verify " + dir + " --allowed-signers FILE");
   }
   return ExitCode::accepted;
 }

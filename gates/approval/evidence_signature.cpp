@@ -70,8 +70,7 @@ std::string_view to_string(BundleSignatureStatus status) {
 }
 
 BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
-                                            std::string_view allowed_signers,
-                                            SignatureTool& tool) {
+                                            std::string_view allowed_signers, SignatureTool& tool) {
   using Status = BundleSignatureStatus;
   BundleSignatureCheck check;
   auto signature = read_bytes(dir / pipeline::kManifestSignatureFile);
@@ -95,8 +94,9 @@ BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
   }
   if (principals->empty()) {
     check.status = Status::unknown_signer;
-    check.reason = "the key that made the signature is not listed in allowed signers (or the "
-                   "file is not an SSH signature)";
+    check.reason =
+        "the key that made the signature is not listed in allowed signers (or the "
+        "file is not an SSH signature)";
     return check;
   }
   const std::string statement = evidence_statement(sha256_hex(*manifest));
@@ -120,7 +120,8 @@ BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
   check.status = Status::bad_signature;
   check.reason = "the signature by " + join(principals.value(), ", ") +
                  " does not match this manifest (rewritten after signing, or signed in another "
-                 "namespace): " + last_reason;
+                 "namespace): " +
+                 last_reason;
   return check;
 }
 

@@ -32,12 +32,12 @@ Result<SignedBundle> sign_bundle(const std::filesystem::path& dir, const std::st
                                  SignatureTool& tool, Prompt prompt);
 
 enum class BundleSignatureStatus {
-  verified,        // a key allowed_signers lists signed this manifest
+  verified,         // a key allowed_signers lists signed this manifest
   unsigned_bundle,  // no manifest.json.sig
-  unknown_signer,  // the key that signed is not listed in allowed_signers
-  bad_signature,   // a listed key, but not over this manifest (rewritten manifest), or a
-                   // signature in another namespace, or not a signature at all
-  not_verified,    // ssh-keygen could not run or timed out: nothing was proven
+  unknown_signer,   // the key that signed is not listed in allowed_signers
+  bad_signature,    // a listed key, but not over this manifest (rewritten manifest), or a
+                    // signature in another namespace, or not a signature at all
+  not_verified,     // ssh-keygen could not run or timed out: nothing was proven
 };
 std::string_view to_string(BundleSignatureStatus status);
 
@@ -51,7 +51,6 @@ struct BundleSignatureCheck {
 // Checks `dir`'s manifest.json.sig against the manifest as it is now, for a key that
 // `allowed_signers` (the file's text) lists. `tool` must verify in kEvidenceNamespace.
 BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
-                                            std::string_view allowed_signers,
-                                            SignatureTool& tool);
+                                            std::string_view allowed_signers, SignatureTool& tool);
 
 }  // namespace fabgate::approval

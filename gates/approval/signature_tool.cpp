@@ -65,8 +65,7 @@ Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_f
   if (!write_text(statement, message))
     return SignatureFailure{Kind::io, "cannot write " + statement};
   ChildRequest request;
-  request.argv = {program_, "-q", "-Y", "sign", "-f", key_file, "-n", namespace_,
-                  statement};
+  request.argv = {program_, "-q", "-Y", "sign", "-f", key_file, "-n", namespace_, statement};
   // Someone typing a passphrase gets longer than a machine.
   request.deadline = prompt == Prompt::on_terminal ? Duration{120'000} : deadline_;
   request.terminal = prompt == Prompt::on_terminal ? Terminal::inherited : Terminal::detached;
@@ -106,9 +105,8 @@ Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view
   if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
     return SignatureFailure{Kind::io, "cannot write temporary files"};
   ChildRequest request;
-  request.argv = {
-      program_, "-Y", "verify", "-f", signers, "-I", principal, "-n", namespace_,
-      "-s",     sig};
+  request.argv = {program_,  "-Y", "verify",   "-f", signers, "-I",
+                  principal, "-n", namespace_, "-s", sig};
   request.input = std::string(message);
   request.deadline = deadline_;
   auto run = run_child(request);

@@ -33,9 +33,15 @@ struct ApprovalRecord {
   std::string bundle_copy;
 
   nlohmann::json to_json() const {
-    return {{"file", file},       {"approver", approver}, {"digest", digest},
-            {"approved_at", approved_at}, {"key", key}, {"counted", counted},
-            {"outcome", outcome}, {"reason", reason},     {"bundle_copy", bundle_copy}};
+    return {{"file", file},
+            {"approver", approver},
+            {"digest", digest},
+            {"approved_at", approved_at},
+            {"key", key},
+            {"counted", counted},
+            {"outcome", outcome},
+            {"reason", reason},
+            {"bundle_copy", bundle_copy}};
   }
 };
 

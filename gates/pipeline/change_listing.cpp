@@ -21,8 +21,10 @@ std::string relative_path(const std::string& path, const std::string& device) {
 std::string md_code(const Redactor& redactor, const std::string& entry) {
   std::string text = redactor.redact(entry);
   for (auto& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-    else if (c == '`') c = '\'';
+    if (c == '\n' || c == '\r')
+      c = ' ';
+    else if (c == '`')
+      c = '\'';
   return text;
 }
 
@@ -51,7 +53,8 @@ std::vector<ChangeCategory> changes_of(const nlohmann::json& comparison) {
       for (const auto& detail : result["details"]) {
         if (!detail.is_string()) continue;
         const std::string line = detail.get<std::string>();
-        if (line.size() < 3 || line[1] != ' ' || (line[0] != '+' && line[0] != '-' && line[0] != '~'))
+        if (line.size() < 3 || line[1] != ' ' ||
+            (line[0] != '+' && line[0] != '-' && line[0] != '~'))
           continue;
         route_lines = true;
         ++named;

@@ -34,8 +34,8 @@ struct ChangeCategory {
 
 // One comparison's changes ("post vs pre"), and the diffs/ file holding the full list.
 struct ChangeListing {
-  std::string label;  // "post vs pre", "restored vs pre"
-  std::string file;   // "diffs/post-vs-pre-changes.txt"
+  std::string label;                       // "post vs pre", "restored vs pre"
+  std::string file;                        // "diffs/post-vs-pre-changes.txt"
   std::vector<ChangeCategory> categories;  // in order of first appearance
 };
 

@@ -546,10 +546,9 @@ void header(std::ostringstream& html, const ReportHtmlInput& input, const Text& 
            << text(approval.outcome)
            << (approval.reason.empty() ? "" : ": " + text(approval.reason)) << "</td><td>"
            << (approval.counted ? "yes" : "no") << "</td><td>"
-           << (approval.bundle_copy.empty()
-                   ? std::string("not copied")
-                   : "<a href=\"" + text(approval.bundle_copy) + "\">" +
-                         text(approval.bundle_copy) + "</a>")
+           << (approval.bundle_copy.empty() ? std::string("not copied")
+                                            : "<a href=\"" + text(approval.bundle_copy) + "\">" +
+                                                  text(approval.bundle_copy) + "</a>")
            << "</td></tr>";
     html << "</table>\n";
   }
@@ -816,8 +815,8 @@ void changed_entries(std::ostringstream& html, const ComparisonInput& comparison
     full_list = json.substr(0, json.size() - 5) + "-changes.txt";
   html << "<h4>What changed</h4>\n";
   for (const auto& category : categories) {
-    html << "<p><strong>" << text(category.name) << "</strong>: "
-         << html_escape(change_counts(category)) << "</p>\n<ul>";
+    html << "<p><strong>" << text(category.name)
+         << "</strong>: " << html_escape(change_counts(category)) << "</p>\n<ul>";
     std::size_t shown = 0;
     for (const auto& entry : category.entries) {
       if (shown++ == kChangesShownPerCategory) break;

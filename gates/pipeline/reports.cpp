@@ -180,8 +180,8 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   const Redactor& redactor = context.redactor;
   std::ostringstream md;
   md << "# fabgate " << to_string(context.mode) << ": " << change.id << "\n\n";
-  md << "**Outcome: exit " << to_int(outcome.exit_code) << " — " << exit_meaning(context.mode, outcome.exit_code)
-     << ".**\n\n";
+  md << "**Outcome: exit " << to_int(outcome.exit_code) << " — "
+     << exit_meaning(context.mode, outcome.exit_code) << ".**\n\n";
   md << "- Devices left: " << outcome.device_state << "\n";
   md << "- First disproven hypothesis: "
      << (outcome.first_disproven.empty() ? "none" : md_cell(redactor, outcome.first_disproven))

@@ -399,9 +399,8 @@ TEST_F(ApprovalEndToEnd, APlanTheGatesRefusedCannotBeApproved) {
   // Given a change whose baseline probe fails, then plan exits 3, its review.md has no
   // "Approve" section, and approve refuses to sign it (exit 3, nothing written); there is no
   // option to force it.
-  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
-                            "false"),
-                     1);
+  commit_with_policy(
+      change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf", "false"), 1);
   auto planned = fabgate("plan c");
   ASSERT_EQ(planned.exit_code, 3) << planned.output;
   auto plan_dir = evidence_of(planned);
@@ -519,17 +518,17 @@ TEST_F(ApprovalEndToEnd, SignedEvidenceVerifiesOnlyForAListedKeyAndTheManifestIt
   ASSERT_EQ(sign(bundle, other_key).exit_code, 0);
   auto unknown = verify(bundle);
   EXPECT_EQ(unknown.exit_code, 3) << unknown.output;
-  EXPECT_NE(unknown.output.find("signature: unknown-signer"), std::string::npos)
-      << unknown.output;
+  EXPECT_NE(unknown.output.find("signature: unknown-signer"), std::string::npos) << unknown.output;
 
   // The listed key, but a signature in the plan-approval namespace over the same statement.
   std::string statement = repo_.file("statement");
-  testing::write_file(statement, "fabgate.evidence-signature/1\nnamespace: fabgate-evidence\n"
-                                 "manifest_sha256: " +
-                                     fabgate::sha256_hex(manifest_text) + "\n");
+  testing::write_file(statement,
+                      "fabgate.evidence-signature/1\nnamespace: fabgate-evidence\n"
+                      "manifest_sha256: " +
+                          fabgate::sha256_hex(manifest_text) + "\n");
   ASSERT_EQ(run_shell("ssh-keygen -q -Y sign -f " + shell_quoted(ci_key) + " -n fabgate-plan " +
-                      shell_quoted(statement) + " && cp " + shell_quoted(statement + ".sig") +
-                      " " + shell_quoted((bundle / "manifest.json.sig").string()))
+                      shell_quoted(statement) + " && cp " + shell_quoted(statement + ".sig") + " " +
+                      shell_quoted((bundle / "manifest.json.sig").string()))
                 .exit_code,
             0);
   auto other_namespace = verify(bundle);

@@ -126,8 +126,7 @@ TEST(ValidateJson, MalformedYamlIsADocumentListingTheProblem) {
       << out.output;
   // The human form still names file:line:column.
   auto human = example.fabgate("validate --repo net/intent 2>&1");
-  EXPECT_NE(human.output.find("net/intent/fabgate.yaml:2:1: error: YAML syntax"),
-            std::string::npos)
+  EXPECT_NE(human.output.find("net/intent/fabgate.yaml:2:1: error: YAML syntax"), std::string::npos)
       << human.output;
 }
 

@@ -55,7 +55,8 @@ TEST_F(EvidenceSignatureTest, AListedKeyOverThisManifestVerifies) {
   EXPECT_EQ(check().status, BundleSignatureStatus::unsigned_bundle);
   auto signed_bundle = sign_bundle(bundle_, ci_, keygen_, Prompt::never);
   ASSERT_TRUE(signed_bundle.ok()) << signed_bundle.error().message;
-  EXPECT_EQ(signed_bundle->manifest_sha256, sha256_hex(read_file((bundle_ / "manifest.json").string())));
+  EXPECT_EQ(signed_bundle->manifest_sha256,
+            sha256_hex(read_file((bundle_ / "manifest.json").string())));
   auto verified = check();
   EXPECT_EQ(verified.status, BundleSignatureStatus::verified) << verified.reason;
   EXPECT_EQ(verified.signer, "ci@example.net");

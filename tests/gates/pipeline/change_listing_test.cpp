@@ -9,8 +9,8 @@
 namespace fabgate::pipeline {
 namespace {
 
-nlohmann::json result(const std::string& device, const std::string& relative,
-                      nlohmann::json pre, nlohmann::json post, const std::string& verdict) {
+nlohmann::json result(const std::string& device, const std::string& relative, nlohmann::json pre,
+                      nlohmann::json post, const std::string& verdict) {
   return {{"device", device},
           {"path", "devices." + device + "." + relative},
           {"pre", std::move(pre)},
@@ -26,15 +26,14 @@ TEST(ChangeListing, NamesRoutesAndChangedElementsButNotCountersThatMayMove) {
   auto routes = result("leaf1", "routes.ipv4", "3 routes", "3 routes", "fail");
   routes["details"] = {"- 10.1.2.0/24 via 10.0.1.0", "+ 10.9.0.0/24 via 10.0.1.0",
                        "~ 10.1.3.0/24: via 10.0.1.0 -> via 10.0.2.0"};
-  auto expected = result("spine1", "bgp.peers.\"10.0.1.1\".state", "\"Established\"",
-                         "\"Idle\"", "pass");
+  auto expected =
+      result("spine1", "bgp.peers.\"10.0.1.1\".state", "\"Established\"", "\"Idle\"", "pass");
   expected["expected_difference"] = true;
   nlohmann::json comparison = {
       {"results",
        {routes,
         result("leaf1", "bgp.peers.\"10.0.1.0\".state", "\"Established\"", "\"Active\"", "fail"),
-        expected,
-        result("leaf1", "interfaces.eth1.counters.rx_packets", "100", "250", "pass"),
+        expected, result("leaf1", "interfaces.eth1.counters.rx_packets", "100", "250", "pass"),
         result("leaf2", "bgp.peers.\"10.0.3.0\".state", "\"Established\"", "\"Established\"",
                "pass")}}};
   auto categories = changes_of(comparison);
@@ -52,8 +51,7 @@ TEST(ChangeListing, NamesRoutesAndChangedElementsButNotCountersThatMayMove) {
   ChangeListing listing{"post vs pre", "diffs/post-vs-pre-changes.txt", categories};
   std::string text = change_listing_text(listing);
   EXPECT_NE(text.find("## routes: 1 added, 1 removed, 1 changed"), std::string::npos) << text;
-  EXPECT_NE(text.find("+ leaf1 routes.ipv4: 10.9.0.0/24 via 10.0.1.0"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("+ leaf1 routes.ipv4: 10.9.0.0/24 via 10.0.1.0"), std::string::npos) << text;
   EXPECT_EQ(text.find("rx_packets"), std::string::npos) << text;
 }
 
@@ -100,8 +98,7 @@ TEST(ChangeListing, MarkdownShowsTenPerCategoryThenPointsToTheFile) {
       {{"post vs pre", "diffs/post-vs-pre-changes.txt", {routes}}}, Redactor({"Canary9"}));
   EXPECT_NE(md.find("10.1.9.0/24"), std::string::npos) << md;
   EXPECT_EQ(md.find("10.1.10.0/24"), std::string::npos) << md;
-  EXPECT_NE(md.find("and 2 more, full list in `diffs/post-vs-pre-changes.txt`"),
-            std::string::npos)
+  EXPECT_NE(md.find("and 2 more, full list in `diffs/post-vs-pre-changes.txt`"), std::string::npos)
       << md;
   EXPECT_EQ(md.find("Canary9"), std::string::npos) << md;
   EXPECT_NE(md.find("tag '<redacted>'`"), std::string::npos) << md;

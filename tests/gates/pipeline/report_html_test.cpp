@@ -310,9 +310,8 @@ TEST_F(ReportHtmlTest, WhatChangedNamesTheRoutesAndLinksTheFullList) {
   routes["details"] = nlohmann::json::array();
   for (int i = 0; i < 12; ++i)
     routes["details"].push_back("- 10.1." + std::to_string(i) + ".0/24 via 10.0.1.0");
-  nlohmann::json doc = {{"verdict", "fail"},
-                        {"counts", {{"total", 1}, {"fail", 1}}},
-                        {"results", {routes}}};
+  nlohmann::json doc = {
+      {"verdict", "fail"}, {"counts", {{"total", 1}, {"fail", 1}}}, {"results", {routes}}};
   std::string page =
       render({{"Post-change snapshot vs pre-change", &doc, "diffs/post-vs-pre.json", ""}});
   std::string section = between(page, "<h4>What changed</h4>", "</ul>");

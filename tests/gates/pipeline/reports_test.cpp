@@ -152,15 +152,14 @@ TEST_F(ReviewWordingTest, ReportNamesWhatChangedAndPointsToTheFullList) {
   nlohmann::json details = nlohmann::json::array();
   for (int i = 0; i < 15; ++i)
     details.push_back("- 10.1." + std::to_string(i) + ".0/24 via 10.0.1.0");
-  nlohmann::json comparison = {
-      {"results",
-       {{{"device", "leaf1"},
-         {"path", "devices.leaf1.routes.ipv4"},
-         {"pre", "20 routes"},
-         {"post", "5 routes"},
-         {"verdict", "pass"},
-         {"expected_difference", true},
-         {"details", details}}}}};
+  nlohmann::json comparison = {{"results",
+                                {{{"device", "leaf1"},
+                                  {"path", "devices.leaf1.routes.ipv4"},
+                                  {"pre", "20 routes"},
+                                  {"post", "5 routes"},
+                                  {"verdict", "pass"},
+                                  {"expected_difference", true},
+                                  {"details", details}}}}};
   outcome_.changes.push_back(
       {"post vs pre", "diffs/post-vs-pre-changes.txt", changes_of(comparison)});
   ApprovalRecord approval;
