@@ -63,6 +63,11 @@ TEST(BashCompletion, CompletesEvidenceSubcommandsAndTheirFlags) {
   EXPECT_EQ(complete("evidence s"), "show sign");
   EXPECT_EQ(complete("evidence --allowed"), "--allowed-signers");
   EXPECT_EQ(complete("evidence --ke"), "--key");
+  // After the subcommand, the bundle folder.
+  testing::TempDir dir;
+  run_shell("mkdir -p " + shell_quoted(dir.file("bundle-1")) + " && touch " +
+            shell_quoted(dir.file("notes.txt")));
+  EXPECT_EQ(complete("evidence sign b", dir.path()), "bundle-1");
 }
 
 TEST(BashCompletion, CompletesChangeIdsFromTheIntentAtHead) {
