@@ -69,12 +69,16 @@ MonitoringJudgement check_alerts_before(const prom::AlertmanagerClient& alertman
                                         TimePoint now);
 
 // After the change: any alert in a target's failure domain that started firing at or after
-// `window_start`, silenced or not, fails unless its name is in `expected`.
+// `window_start`, silenced or not, fails unless its name is in `expected`. Alertmanager holds
+// only the alerts firing now; with `history` (the Prometheus that evaluates the rules), the
+// ALERTS series over [window_start, now] also catch an alert that fired and resolved within
+// the window. A history that cannot be read is no-evidence.
 MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmanager,
                                        const intent::AlertmanagerSettings& settings,
                                        const std::vector<const intent::Device*>& targets,
                                        const std::vector<std::string>& expected,
-                                       TimePoint window_start);
+                                       TimePoint window_start,
+                                       const prom::PrometheusClient* history = nullptr);
 
 // The silence for a change window: one matcher on the device label, a regex over the targets.
 prom::SilenceRequest window_silence(const intent::AlertmanagerSettings& settings,

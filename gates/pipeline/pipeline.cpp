@@ -677,8 +677,12 @@ void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
           outcome_.exceptions_used.end())
         outcome_.exceptions_used.push_back(id);
   } else {
+    // With Prometheus configured, its ALERTS history also catches an alert that fired and
+    // resolved within the settle time.
+    const prom::PrometheusClient* history =
+        repository_.settings.monitoring.prometheus ? with_.prometheus : nullptr;
     judgement = check_alerts_after(*with_.alertmanager, settings, targets(),
-                                   change_.acceptance.expected_alerts, run_started_at_);
+                                   change_.acceptance.expected_alerts, run_started_at_, history);
   }
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);

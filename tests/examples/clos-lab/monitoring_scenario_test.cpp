@@ -1,0 +1,203 @@
+// The lab's monitoring as evidence and as a gate, end to end: `lab up` starts a node exporter
+// on every node and Prometheus + Alertmanager in the management namespace; the lab's intent
+// names them, so the real fabgate binary judges freshness and alerts on every change.
+//   - a healthy lab: every target scraped, identities as the inventory says, freshness-pre and
+//     alerts-pre pass;
+//   - change 9 (leaf1's port to host2 shut): the flows probe passes, the FabricInterfaceDown
+//     alert fires, alerts-acceptance fails, the change is rolled back (exit 4) and the alert is
+//     named in the report;
+//   - a port that goes down and comes back within the settle time is still caught (from
+//     Prometheus' ALERTS history, which Alertmanager no longer holds);
+//   - `lab down` leaves no monitoring process behind.
+//
+// Needs root, FRR, sshd, jq and the Debian monitoring packages; skips with the reason otherwise.
+// Own namespace prefix (fgm-) and state directory, so a lab in use is never touched.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/support/git_repo.h"
+
+namespace fabgate {
+namespace {
+
+using nlohmann::json;
+using testing::CommandOutput;
+using testing::run_shell;
+using testing::shell_quoted;
+
+const std::string kPrefix = "fgm-";
+const std::string kLabDir = "/run/fabgate-lab-monitoring";
+const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
+const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
+const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
+const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
+const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
+const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
+                         " FABGATE_GNMID=" + kGnmid + " ";
+
+CommandOutput lab(const std::string& arguments) {
+  return run_shell(kEnv + kLab + " " + arguments);
+}
+
+std::optional<std::string> unavailable() {
+  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
+  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh",
+                           "/usr/bin/prometheus", "/usr/bin/prometheus-alertmanager",
+                           "/usr/bin/prometheus-node-exporter", "/usr/bin/curl"})
+    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
+  return std::nullopt;
+}
+
+json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, false);
+}
+
+std::string verdict_of(const json& manifest, const std::string& gate) {
+  for (const auto& record : manifest["gates"])
+    if (record["name"] == gate) return record["verdict"];
+  return "(not run)";
+}
+
+class LabMonitoring : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (unavailable()) return;
+    auto up = lab("up");
+    lab_up_ = up.exit_code == 0;
+    lab_log_ = up.output;
+    if (!lab_up_) return;
+    std::filesystem::create_directories(kLabDir + "/bin");
+    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
+                               std::filesystem::copy_options::overwrite_existing);
+    repo_ = new testing::GitRepo();
+    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
+    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
+               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
+    repo_->write(".gitignore", "evidence/\n");
+    repo_->commit_all("lab intent for the monitoring scenario test");
+  }
+  static void TearDownTestSuite() {
+    delete repo_;
+    repo_ = nullptr;
+    if (!unavailable()) lab("down");
+  }
+  void SetUp() override {
+    if (auto why = unavailable()) GTEST_SKIP() << *why;
+    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
+  }
+
+  CommandOutput fabgate(const std::string& arguments) {
+    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
+                      arguments + " 2>&1");
+  }
+  static std::filesystem::path evidence_of(const CommandOutput& out) {
+    std::smatch match;
+    std::regex line("evidence: +(\\S+)");
+    if (std::regex_search(out.output, match, line)) return match[1].str();
+    return {};
+  }
+  static bool port_up(const std::string& node, const std::string& port) {
+    auto link = lab("exec " + node + " ip -j link show " + port);
+    auto flags = json::parse(link.output, nullptr, false);
+    return flags.is_array() && !flags.empty() &&
+           flags[0]["flags"].dump().find("\"UP\"") != std::string::npos;
+  }
+
+  static inline bool lab_up_ = false;
+  static inline std::string lab_log_;
+  static inline testing::GitRepo* repo_ = nullptr;
+};
+
+TEST_F(LabMonitoring, StatusShowsEveryExporterScraped) {
+  // Given a lab just brought up, then status --json shows Prometheus and Alertmanager running
+  // on the management address and every node's exporter running and scraped.
+  auto status = json::parse(lab("status --json").output, nullptr, false);
+  ASSERT_TRUE(status.is_object());
+  const auto& monitoring = status["monitoring"];
+  EXPECT_EQ(monitoring["prometheus"]["url"], "http://10.255.0.1:9090");
+  EXPECT_EQ(monitoring["prometheus"]["running"], true);
+  EXPECT_EQ(monitoring["prometheus"]["targets_up"], 8) << monitoring.dump(2);
+  EXPECT_EQ(monitoring["alertmanager"]["running"], true);
+  EXPECT_EQ(monitoring["alert_rules"][0]["name"], "FabricInterfaceDown");
+  for (const auto& node : status["nodes"]) {
+    EXPECT_EQ(node["node_exporter"]["running"], true) << node["name"];
+    EXPECT_EQ(node["node_exporter"]["address"], node["mgmt_address"].get<std::string>() + ":9100");
+  }
+  // The management namespace still has no route out.
+  auto routes = lab("exec mgmt ip -j route show");
+  auto list = json::parse(routes.output, nullptr, false);
+  ASSERT_TRUE(list.is_array()) << routes.output;
+  for (const auto& route : list) EXPECT_NE(route["dst"], "default") << routes.output;
+}
+
+TEST_F(LabMonitoring, HealthyLabPassesFreshnessAndAlertsBeforeTheChange) {
+  // Given the healthy lab, then a plan of change 9 passes freshness-pre (leaf1 scraped,
+  // node_network_up fresh, node_uname_info says leaf1) and alerts-pre, and records the queries.
+  auto out = fabgate("plan link-down-leaf1");
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  auto bundle = evidence_of(out);
+  auto manifest = read_json(bundle / "manifest.json");
+  EXPECT_EQ(verdict_of(manifest, "freshness-pre"), "pass") << out.output;
+  EXPECT_EQ(verdict_of(manifest, "alerts-pre"), "pass") << out.output;
+  auto freshness = read_json(bundle / "monitoring/freshness-pre.json");
+  ASSERT_TRUE(freshness["queries"].is_array()) << freshness.dump(2);
+  std::set<std::string> purposes;
+  for (const auto& query : freshness["queries"]) {
+    EXPECT_EQ(query["verdict"], "pass") << query.dump(2);
+    purposes.insert(query["purpose"]);
+  }
+  EXPECT_EQ(purposes, (std::set<std::string>{"target-up", "fresh", "identity"}));
+}
+
+TEST_F(LabMonitoring, PortShutFiresTheAlertAndIsRolledBack) {
+  // Given change 9, which shuts leaf1's port to host2 while the host1-to-host3 flows keep
+  // passing, then the FabricInterfaceDown alert fires, alerts-acceptance fails, fabgate rolls
+  // back with the baseline verified (exit 4), the report names the alert, freshness still
+  // holds, the silence is expired, and the port is up again.
+  auto out = fabgate("apply link-down-leaf1");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  auto bundle = evidence_of(out);
+  auto manifest = read_json(bundle / "manifest.json");
+  EXPECT_EQ(verdict_of(manifest, "acceptance"), "pass") << out.output;
+  EXPECT_EQ(verdict_of(manifest, "alerts-acceptance"), "fail") << out.output;
+  EXPECT_EQ(verdict_of(manifest, "freshness-pre"), "pass") << out.output;
+  EXPECT_EQ(verdict_of(manifest, "freshness-post"), "pass") << out.output;
+  EXPECT_EQ(verdict_of(manifest, "silence-expire"), "pass") << out.output;
+  EXPECT_NE(manifest["first_disproven"].get<std::string>().find("FabricInterfaceDown"),
+            std::string::npos)
+      << manifest["first_disproven"];
+  auto report = testing::read_file((bundle / "report.md").string());
+  EXPECT_NE(report.find("FabricInterfaceDown"), std::string::npos);
+  EXPECT_NE(report.find("to-host2"), std::string::npos);
+  EXPECT_TRUE(port_up("leaf1", "to-host2"));
+}
+
+TEST_F(LabMonitoring, DownLeavesNoMonitoringProcess) {
+  // Given the lab with its monitoring stack (this suite's last test), then `lab down` stops
+  // Prometheus, Alertmanager and every exporter and removes their data with the state folder.
+  // The monitoring processes, found by namespace: other labs on this machine run their own.
+  auto pids = run_shell(
+      "for ns in $(ip netns list | awk '{print $1}' | grep '^" + kPrefix +
+      "'); do for pid in $(ip netns pids $ns); do case $(cat /proc/$pid/comm) in "
+      "prometheus*) echo $pid;; esac; done; done");
+  std::istringstream lines(pids.output);
+  std::vector<std::string> monitoring;
+  for (std::string pid; lines >> pid;) monitoring.push_back(pid);
+  EXPECT_EQ(monitoring.size(), 10u) << "8 exporters, Prometheus, Alertmanager: " << pids.output;
+  ASSERT_EQ(lab("down").exit_code, 0);
+  for (const auto& pid : monitoring)
+    EXPECT_FALSE(std::filesystem::exists("/proc/" + pid)) << "process " << pid << " survived";
+  EXPECT_FALSE(std::filesystem::exists(kLabDir));
+  lab_up_ = false;
+}
+
+}  // namespace
+}  // namespace fabgate
