@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -36,6 +38,12 @@ class LinkRemote final : public Remote {
     if (purpose == "step") ++steps;
     if (command.find("link down") != std::string::npos) stack_->set_link(false);
     if (command.find("link up") != std::string::npos) stack_->set_link(true);
+    if (command.find("link blip") != std::string::npos) {
+      // Down long enough for a scrape and a rule evaluation to see it, then up again.
+      stack_->set_link(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3'500));
+      stack_->set_link(true);
+    }
     ssh::CommandResult result;
     result.exit_status = 0;
     result.started_at = now_utc();
@@ -220,6 +228,27 @@ TEST_F(MonitoringGates, AChangeThatMakesAnAlertFireIsRolledBackWithTheAlertNamed
   ASSERT_NE(allowed, nullptr);
   EXPECT_EQ(allowed->verdict, Verdict::pass) << all_details(*allowed);
   EXPECT_NE(all_details(*allowed).find("declared as expected"), std::string::npos);
+}
+
+TEST_F(MonitoringGates, AnAlertThatFiredAndResolvedWithinTheSettleTimeStillFailsTheChange) {
+  // Given a step that takes leaf1's link down for 3.5 s and brings it back, and a settle time
+  // long enough for FabgateLinkDown to fire and resolve before alerts-acceptance runs (so
+  // Alertmanager no longer holds it), then Prometheus' ALERTS history still shows it: the gate
+  // fails naming the alert as resolved, and the change is rolled back (exit 4).
+  run_.change.steps[0].run = "set leaf1 link blip";
+  run_.change.acceptance.settle = Duration{8'000};
+  run_.change.acceptance.probes[0].expect = ">= 0";  // only the alert gate judges the link
+  auto outcome = run();
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back) << outcome.first_disproven;
+  const GateRecord* alerts = gate_named(outcome, "alerts-acceptance");
+  ASSERT_NE(alerts, nullptr);
+  EXPECT_EQ(alerts->verdict, Verdict::fail) << alerts->summary;
+  EXPECT_NE(all_details(*alerts).find("FabgateLinkDown{device=\"leaf1\""), std::string::npos)
+      << all_details(*alerts);
+  EXPECT_NE(all_details(*alerts).find("resolved before this check"), std::string::npos)
+      << all_details(*alerts);
+  auto document = evidence("monitoring/alerts-acceptance.json");
+  EXPECT_EQ(document["history"]["query"], "ALERTS{alertstate=\"firing\"}") << document.dump(2);
 }
 
 TEST_F(MonitoringGates, AnAlertFiringBeforeTheChangeRefusesItUnlessAnExceptionWaivesIt) {
