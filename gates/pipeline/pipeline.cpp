@@ -1079,6 +1079,16 @@ void Pipeline::diagnose() {
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
   expire_silence();  // whatever the outcome
+  // A silence fabgate could not expire keeps the targets' alerts from paging anyone until its
+  // end time. An accepted run then exits 1, so CI does not read it as a clean success; exits
+  // 3, 4 and 5 stand (they already ask for attention) and name the silence too.
+  if (!silence_id_.empty()) {
+    std::string left = "silence " + silence_id_ +
+                       " could not be expired and hides the targets' alerts until its end time: "
+                       "expire it by hand";
+    if (outcome.exit_code == ExitCode::accepted) outcome.exit_code = ExitCode::internal_error;
+    outcome.device_state += "; " + left;
+  }
   finish_safeguards(outcome);
   diagnose();
   ReportContext context{repository_,

@@ -55,6 +55,16 @@ class LinkRemote final : public Remote {
   MonitoringStack* stack_;
 };
 
+// The real Alertmanager, except that expiring a silence fails (as when Alertmanager went away
+// after the change).
+class AlertmanagerThatCannotExpire final : public prom::AlertmanagerClient {
+ public:
+  using prom::AlertmanagerClient::AlertmanagerClient;
+  Expected<Ok, prom::AlertFailure> expire_silence(const std::string&) const override {
+    return prom::AlertFailure{prom::AlertFailure::Kind::unreachable, "connection refused"};
+  }
+};
+
 class MonitoringGates : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -106,11 +116,16 @@ class MonitoringGates : public ::testing::Test {
     run_.change.acceptance.probes = {link};
   }
 
-  RunOutcome run(Duration timeout = Duration{3'000}) {
+  enum class Expiry { works, fails };
+  RunOutcome run(Duration timeout = Duration{3'000}, Expiry expiry = Expiry::works) {
     prom::PrometheusClient prometheus(
         {run_.repository.settings.monitoring.prometheus->endpoint.url, "", "", timeout});
-    prom::AlertmanagerClient alertmanager(
-        {run_.repository.settings.monitoring.alertmanager->endpoint.url, "", "", timeout});
+    prom::HttpEndpoint am_endpoint{run_.repository.settings.monitoring.alertmanager->endpoint.url,
+                                   "", "", timeout};
+    prom::AlertmanagerClient working(am_endpoint);
+    AlertmanagerThatCannotExpire failing(am_endpoint);
+    const prom::AlertmanagerClient& alertmanager =
+        expiry == Expiry::works ? working : static_cast<const prom::AlertmanagerClient&>(failing);
     auto bundle = EvidenceBundle::create(run_.evidence_root.path(), run_.change.id, now_utc(),
                                          "run" + std::to_string(++runs_), Redactor{});
     EXPECT_TRUE(bundle.ok());
@@ -249,6 +264,24 @@ TEST_F(MonitoringGates, AnAlertThatFiredAndResolvedWithinTheSettleTimeStillFails
       << all_details(*alerts);
   auto document = evidence("monitoring/alerts-acceptance.json");
   EXPECT_EQ(document["history"]["query"], "ALERTS{alertstate=\"firing\"}") << document.dump(2);
+}
+
+TEST_F(MonitoringGates, ASilenceThatCannotBeExpiredTurnsAnAcceptedRunIntoExitOne) {
+  // Given a harmless change that passes every gate but whose silence cannot be expired, then
+  // silence-expire fails, the run exits 1 (not 0) and its device state names the silence that
+  // still hides the targets' alerts; the silence itself ends at its end time.
+  run_.change.steps[0].run = "echo harmless";
+  auto outcome = run(Duration{3'000}, Expiry::fails);
+  EXPECT_EQ(outcome.exit_code, ExitCode::internal_error) << outcome.first_disproven;
+  const GateRecord* expire = gate_named(outcome, "silence-expire");
+  ASSERT_NE(expire, nullptr);
+  EXPECT_EQ(expire->verdict, Verdict::fail);
+  EXPECT_NE(outcome.device_state.find("could not be expired"), std::string::npos)
+      << outcome.device_state;
+  auto silence = evidence("monitoring/silence.json");
+  ASSERT_TRUE(silence.contains("id")) << silence.dump(2);
+  // Leave the stack clean for the next test.
+  EXPECT_TRUE(stack_->alertmanager_client().expire_silence(silence["id"].get<std::string>()).ok());
 }
 
 TEST_F(MonitoringGates, AnAlertFiringBeforeTheChangeRefusesItUnlessAnExceptionWaivesIt) {
