@@ -136,10 +136,40 @@ std::string expected_hostname(const intent::Device& device) {
                                                                : device.name;
 }
 
-MonitoringJudgement check_freshness_of(const prom::PrometheusClient& prometheus,
-                                       const intent::PrometheusSettings& settings,
-                                       const std::vector<const intent::Device*>& targets,
-                                       TimePoint at) {
+std::vector<std::string> promql_metric_names(const std::string& query) {
+  std::vector<std::string> names;
+  auto is_start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
+  auto is_part = [&](char c) { return is_start(c) || std::isdigit(static_cast<unsigned char>(c)); };
+  std::size_t i = 0;
+  while (i < query.size()) {
+    char c = query[i];
+    if (c == '"' || c == '\'' || c == '`') {  // skip string literals (label values)
+      std::size_t end = i + 1;
+      while (end < query.size() && query[end] != c) end += query[end] == '\\' ? 2 : 1;
+      i = end + 1;
+      continue;
+    }
+    if (!is_start(c) || (i > 0 && is_part(query[i - 1]))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < query.size() && is_part(query[end])) ++end;
+    std::size_t next = end;
+    while (next < query.size() && std::isspace(static_cast<unsigned char>(query[next]))) ++next;
+    std::string name = query.substr(i, end - i);
+    if (next < query.size() && query[next] == '{' &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+    i = end;
+  }
+  return names;
+}
+
+MonitoringJudgement check_freshness_of(
+    const prom::PrometheusClient& prometheus, const intent::PrometheusSettings& settings,
+    const std::vector<const intent::Device*>& targets, TimePoint at,
+    const std::map<std::string, std::vector<std::string>>& probe_metrics) {
   MonitoringJudgement judgement;
   judgement.verdict = Verdict::pass;
   nlohmann::json queries = nlohmann::json::array();
@@ -199,8 +229,14 @@ MonitoringJudgement check_freshness_of(const prom::PrometheusClient& prometheus,
     }
     verdict_last(Verdict::pass, device->name + ": scraped (up == 1)");
 
-    // 2. Every metric a check needs has a sample younger than max_age.
-    for (const auto& metric : settings.fresh) {
+    // 2. Every metric a check needs (the `fresh` list and what this device's promql probes
+    //    select) has a sample younger than max_age.
+    std::vector<std::string> needed = settings.fresh;
+    if (auto probed = probe_metrics.find(device->name); probed != probe_metrics.end())
+      for (const auto& metric : probed->second)
+        if (std::find(needed.begin(), needed.end(), metric) == needed.end())
+          needed.push_back(metric);
+    for (const auto& metric : needed) {
       const std::string query = "timestamp(" + metric + "{" + *matcher + "})";
       auto answer = ask("fresh", query);
       if (!answer) continue;

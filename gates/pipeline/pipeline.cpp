@@ -649,7 +649,15 @@ void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
     record.summary = "fabgate.yaml configures Prometheus but this run has no client for it";
     return;
   }
-  auto judgement = check_freshness_of(*with_.prometheus, settings, targets(), now_utc());
+  // The metrics the change's promql probes read on a target must be fresh too. Probes that
+  // read an empty answer as 0 are left out: for them no series is a valid answer.
+  std::map<std::string, std::vector<std::string>> probe_metrics;
+  for (const auto& probe : change_.acceptance.probes)
+    if (probe.kind == "promql" && !probe.empty_is_zero)
+      for (auto& metric : promql_metric_names(probe.query))
+        probe_metrics[probe.host].push_back(std::move(metric));
+  auto judgement =
+      check_freshness_of(*with_.prometheus, settings, targets(), now_utc(), probe_metrics);
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);

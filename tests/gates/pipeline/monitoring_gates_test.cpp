@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gates/pipeline/monitoring.h"
 #include "tests/adapters/prom/monitoring_stack.h"
 #include "tests/gates/pipeline/scripted_pipeline.h"
 
@@ -368,17 +369,26 @@ TEST_F(MonitoringGates, AWrongIdentityLabelFailsAndAnUnreachableOrStoppedSourceI
 }
 
 TEST_F(MonitoringGates, AnEmptyPromqlAnswerIsNoEvidenceUnlessTheProbeSaysEmptyMeansZero) {
-  // Given a promql probe on a metric nobody exports, then baseline-probes is no-evidence and the
-  // run is refused; with empty_is_zero and `== 0`, the same probe passes.
+  // Given a promql probe on a metric nobody exports, then freshness-pre is no-evidence (the
+  // probe's own metric has no series on its host) and the run is refused before any probe;
+  // the probe alone reads the empty answer as no-evidence too. With empty_is_zero and `== 0`
+  // (such a probe's metric is not required to exist), the same change passes.
   run_.change.acceptance.probes[0].query = "fabgate_no_such_metric{ {{series}} }";
   run_.change.acceptance.probes[0].expect = "== 0";
   run_.change.steps[0].run = "echo harmless";
   auto empty = run();
   EXPECT_EQ(empty.exit_code, ExitCode::refused);
-  const GateRecord* baseline = gate_named(empty, "baseline-probes");
-  ASSERT_NE(baseline, nullptr);
-  EXPECT_EQ(baseline->verdict, Verdict::no_evidence);
-  EXPECT_NE(all_details(*baseline).find("returned nothing"), std::string::npos);
+  const GateRecord* freshness = gate_named(empty, "freshness-pre");
+  ASSERT_NE(freshness, nullptr);
+  EXPECT_EQ(freshness->verdict, Verdict::no_evidence);
+  EXPECT_NE(all_details(*freshness).find("no fabgate_no_such_metric{"), std::string::npos)
+      << all_details(*freshness);
+  auto probe = run_promql_probe(stack_->prometheus_client(),
+                                *run_.repository.settings.monitoring.prometheus,
+                                run_.repository.inventory.devices[0],
+                                run_.change.acceptance.probes[0], "baseline", now_utc(), now_utc());
+  EXPECT_EQ(probe.verdict, Verdict::no_evidence);
+  EXPECT_NE(probe.reason.find("returned nothing"), std::string::npos) << probe.reason;
 
   run_.change.acceptance.probes[0].empty_is_zero = true;
   run_.change.acceptance.probes[0].range = true;
