@@ -64,12 +64,12 @@ std::vector<IdentityFinding> check_identities(const std::vector<const intent::De
       auto value = identity.find(field);
       if (value == identity.end() || !value->is_string() || value->get<std::string>().empty()) {
         auto why = identity.find(std::string(field) + "_unavailable");
-        finding.line = device->name + ": no identity source of platform " + device->platform +
-                       " collected " + field +
-                       (why != identity.end() && why->is_string()
-                            ? " (" + why->get<std::string>() + ")"
-                            : std::string()) +
-                       ", so " + device->ssh.host + " is not proven to be " + *expected + where;
+        finding.line =
+            device->name + ": no identity source of platform " + device->platform + " collected " +
+            field +
+            (why != identity.end() && why->is_string() ? " (" + why->get<std::string>() + ")"
+                                                       : std::string()) +
+            ", so " + device->ssh.host + " is not proven to be " + *expected + where;
         findings.push_back(std::move(finding));
         continue;
       }

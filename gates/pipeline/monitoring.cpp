@@ -138,7 +138,9 @@ std::string expected_hostname(const intent::Device& device) {
 
 std::vector<std::string> promql_metric_names(const std::string& query) {
   std::vector<std::string> names;
-  auto is_start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
+  auto is_start = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+  };
   auto is_part = [&](char c) { return is_start(c) || std::isdigit(static_cast<unsigned char>(c)); };
   std::size_t i = 0;
   while (i < query.size()) {
@@ -527,7 +529,7 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
         alert.labels = series.labels;
         alert.labels.erase("__name__");
         alert.labels.erase("alertstate");
-        if (known.count(labels_text(alert.labels))) continue;  // Alertmanager has it
+        if (known.count(labels_text(alert.labels))) continue;         // Alertmanager has it
         if (series.points.front().time <= start_s + 0.001) continue;  // firing before the run
         alert.starts_at = prom::from_api_time(series.points.front().time);
         alert.state = series.points.back().time < seconds_of(now) - 2 * step_s
@@ -571,13 +573,13 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
     }
   }
   judgement.evidence["findings"] = findings;
-  if (history_missing && judgement.verdict == Verdict::pass) judgement.verdict = Verdict::no_evidence;
+  if (history_missing && judgement.verdict == Verdict::pass)
+    judgement.verdict = Verdict::no_evidence;
   judgement.summary =
       fresh ? count_of(fresh, "alert") + " started firing on the targets during the change"
-      : history_missing
-          ? "no new alert in Alertmanager, but the alert history could not be read"
-          : "no new alert on " + count_of(targets.size(), "target") +
-                (history ? " (Alertmanager and Prometheus' alert history)" : "");
+      : history_missing ? "no new alert in Alertmanager, but the alert history could not be read"
+                        : "no new alert on " + count_of(targets.size(), "target") +
+                              (history ? " (Alertmanager and Prometheus' alert history)" : "");
   if (allowed) judgement.summary += " (" + std::to_string(allowed) + " expected)";
   return judgement;
 }

@@ -120,9 +120,13 @@ Expected<Ok, std::string> parse_system_identity(std::string_view output, json& i
       saw_serial = true;
       std::string serial(trim(std::string_view(line).substr(6)));
       // Firmware placeholders are not serials.
-      static const char* kPlaceholders[] = {"to be filled by o.e.m.", "not specified",
-                                            "default string", "system serial number", "none",
-                                            "0", "0123456789"};
+      static const char* kPlaceholders[] = {"to be filled by o.e.m.",
+                                            "not specified",
+                                            "default string",
+                                            "system serial number",
+                                            "none",
+                                            "0",
+                                            "0123456789"};
       bool placeholder = std::any_of(std::begin(kPlaceholders), std::end(kPlaceholders),
                                      [&](const char* p) { return lower(serial) == p; });
       if (!serial.empty() && !placeholder) {
@@ -130,10 +134,10 @@ Expected<Ok, std::string> parse_system_identity(std::string_view output, json& i
         identity["serial_source"] = "/sys/class/dmi/id/product_serial";
       } else {
         identity["serial_unavailable"] =
-            serial.empty() ? "/sys/class/dmi/id/product_serial is absent, empty or unreadable "
-                             "(a VM, a container or no root)"
-                           : "/sys/class/dmi/id/product_serial holds the placeholder '" + serial +
-                                 "'";
+            serial.empty()
+                ? "/sys/class/dmi/id/product_serial is absent, empty or unreadable "
+                  "(a VM, a container or no root)"
+                : "/sys/class/dmi/id/product_serial holds the placeholder '" + serial + "'";
       }
       continue;
     }

@@ -89,9 +89,9 @@ class MonitoringStack {
     if (tls_ == Tls::on) {
       proxy_port_ = free_loopback_port();
       make_certificates();
-      write_file(dir_.file("web.yml"), "tls_server_config:\n  cert_file: " +
-                                           dir_.file("server.pem") + "\n  key_file: " +
-                                           dir_.file("server.key") + "\n");
+      write_file(dir_.file("web.yml"),
+                 "tls_server_config:\n  cert_file: " + dir_.file("server.pem") +
+                     "\n  key_file: " + dir_.file("server.key") + "\n");
       web_config = " --web.config.file=" + dir_.file("web.yml");
     }
     std::filesystem::create_directories(dir_.file("textfile"));
@@ -131,9 +131,9 @@ class MonitoringStack {
     prometheus_ = ChildProcess(
         {"/bin/sh", "-c",
          std::string("exec ") + kPrometheus + " --config.file=" + dir_.file("prometheus.yml") +
-             " --storage.tsdb.path=" + dir_.file("tsdb") + " --web.listen-address=127.0.0.1:" +
-             std::to_string(prometheus_port_) + web_config + " >" + dir_.file("prometheus.log") +
-             " 2>&1"});
+             " --storage.tsdb.path=" + dir_.file("tsdb") +
+             " --web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_) + web_config +
+             " >" + dir_.file("prometheus.log") + " 2>&1"});
     alertmanager_ = ChildProcess(
         {"/bin/sh", "-c",
          std::string("exec ") + kAlertmanager + " --config.file=" + dir_.file("alertmanager.yml") +
@@ -143,12 +143,11 @@ class MonitoringStack {
     if (tls_ == Tls::on)
       proxy_ = ChildProcess(
           {"/bin/sh", "-c",
-           "exec env FABGATE_TEST_AM_TOKEN=" + token() + " python3 " FABGATE_SOURCE_DIR
-           "/tests/adapters/prom/bearer_tls_proxy.py " +
+           "exec env FABGATE_TEST_AM_TOKEN=" + token() +
+               " python3 " FABGATE_SOURCE_DIR "/tests/adapters/prom/bearer_tls_proxy.py " +
                std::to_string(proxy_port_) + " " + std::to_string(alertmanager_port_) + " " +
-               dir_.file("server.pem") + " " + dir_.file("server.key") +
-               " FABGATE_TEST_AM_TOKEN " + dir_.file("refusals") + " >" + dir_.file("proxy.log") +
-               " 2>&1"});
+               dir_.file("server.pem") + " " + dir_.file("server.key") + " FABGATE_TEST_AM_TOKEN " +
+               dir_.file("refusals") + " >" + dir_.file("proxy.log") + " 2>&1"});
   }
 
   // Waits until both daemons answer /-/ready and the exporter's first scrape is in; false

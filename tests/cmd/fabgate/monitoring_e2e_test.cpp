@@ -74,8 +74,7 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
         "    identity: none\n"
         "  alertmanager:\n"
         "    url: " +
-        stack_->alertmanager_url() + "\n" + endpoint_extra("AM_TOKEN") +
-        "    timeout: 3s\n";
+        stack_->alertmanager_url() + "\n" + endpoint_extra("AM_TOKEN") + "    timeout: 3s\n";
     commit_intent(change_yaml, settings);
   }
 

@@ -216,10 +216,9 @@ TEST_F(LabMonitoring, DownLeavesNoMonitoringProcess) {
   // Given the lab with its monitoring stack (this suite's last test), then `lab down` stops
   // Prometheus, Alertmanager and every exporter and removes their data with the state folder.
   // The monitoring processes, found by namespace: other labs on this machine run their own.
-  auto pids = run_shell(
-      "for ns in $(ip netns list | awk '{print $1}' | grep '^" + kPrefix +
-      "'); do for pid in $(ip netns pids $ns); do case $(cat /proc/$pid/comm) in "
-      "prometheus*) echo $pid;; esac; done; done");
+  auto pids = run_shell("for ns in $(ip netns list | awk '{print $1}' | grep '^" + kPrefix +
+                        "'); do for pid in $(ip netns pids $ns); do case $(cat /proc/$pid/comm) in "
+                        "prometheus*) echo $pid;; esac; done; done");
   std::istringstream lines(pids.output);
   std::vector<std::string> monitoring;
   for (std::string pid; lines >> pid;) monitoring.push_back(pid);

@@ -111,8 +111,7 @@ TEST(IdentityGate, ASystemMacIsCheckedAndAMissingSerialIsNoEvidenceWithItsReason
     const GateRecord* pre = gate_named(outcome, "snapshot-pre");
     ASSERT_NE(pre, nullptr);
     EXPECT_EQ(pre->verdict, Verdict::fail);
-    EXPECT_NE(all_details(*pre).find("answered as system_mac 0c:42:a1:00:00:02"),
-              std::string::npos)
+    EXPECT_NE(all_details(*pre).find("answered as system_mac 0c:42:a1:00:00:02"), std::string::npos)
         << all_details(*pre);
   }
   ScriptedRun serial({"leaf1"});

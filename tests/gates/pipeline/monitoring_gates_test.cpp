@@ -383,10 +383,10 @@ TEST_F(MonitoringGates, AnEmptyPromqlAnswerIsNoEvidenceUnlessTheProbeSaysEmptyMe
   EXPECT_EQ(freshness->verdict, Verdict::no_evidence);
   EXPECT_NE(all_details(*freshness).find("no fabgate_no_such_metric{"), std::string::npos)
       << all_details(*freshness);
-  auto probe = run_promql_probe(stack_->prometheus_client(),
-                                *run_.repository.settings.monitoring.prometheus,
-                                run_.repository.inventory.devices[0],
-                                run_.change.acceptance.probes[0], "baseline", now_utc(), now_utc());
+  auto probe =
+      run_promql_probe(stack_->prometheus_client(), *run_.repository.settings.monitoring.prometheus,
+                       run_.repository.inventory.devices[0], run_.change.acceptance.probes[0],
+                       "baseline", now_utc(), now_utc());
   EXPECT_EQ(probe.verdict, Verdict::no_evidence);
   EXPECT_NE(probe.reason.find("returned nothing"), std::string::npos) << probe.reason;
 

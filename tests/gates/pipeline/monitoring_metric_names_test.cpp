@@ -16,10 +16,12 @@ TEST(PromqlMetricNames, FindsEveryMetricSelectedWithBracesOnce) {
   // aggregation labels and the {{series}} placeholder are not.
   EXPECT_EQ(promql_metric_names("sum(increase(node_network_receive_drop_total{ {{series}} }[5m]))"),
             Names{"node_network_receive_drop_total"});
-  EXPECT_EQ(promql_metric_names("sum by (device) (rate(rdma_pfc_pause_rx_total{ {{series}} }[1m]))"),
-            Names{"rdma_pfc_pause_rx_total"});
-  EXPECT_EQ(promql_metric_names("fabgate_lab_link_up{ {{series}} } + fabgate_lab_link_up {x=\"1\"}"),
-            Names{"fabgate_lab_link_up"});
+  EXPECT_EQ(
+      promql_metric_names("sum by (device) (rate(rdma_pfc_pause_rx_total{ {{series}} }[1m]))"),
+      Names{"rdma_pfc_pause_rx_total"});
+  EXPECT_EQ(
+      promql_metric_names("fabgate_lab_link_up{ {{series}} } + fabgate_lab_link_up {x=\"1\"}"),
+      Names{"fabgate_lab_link_up"});
   EXPECT_EQ(promql_metric_names("a:recorded:rate5m{job=\"n\"} / on(instance) b_total{job=\"n\"}"),
             (Names{"a:recorded:rate5m", "b_total"}));
 }

@@ -85,10 +85,11 @@ TEST(LinuxNormalizers, SystemIdentityPrefersAPermanentMacAndSaysWhyASerialIsMiss
   // Given a real serial and only random addresses (lab veths), then the serial is taken and
   // the MAC is the lowest ifindex's, flagged as one that may change.
   json lab;
-  ASSERT_TRUE(parse_system_identity("serial FOC2231X0AB\n"
-                                    "iface 9 to-spine1 AA:BB:CC:00:00:09 1\n"
-                                    "iface 3 mgmt0 aa:bb:cc:00:00:03 1\n",
-                                    lab));
+  ASSERT_TRUE(
+      parse_system_identity("serial FOC2231X0AB\n"
+                            "iface 9 to-spine1 AA:BB:CC:00:00:09 1\n"
+                            "iface 3 mgmt0 aa:bb:cc:00:00:03 1\n",
+                            lab));
   EXPECT_EQ(lab.at("serial"), "FOC2231X0AB");
   EXPECT_EQ(lab.at("system_mac"), "aa:bb:cc:00:00:03");
   EXPECT_NE(lab.at("system_mac_source").get<std::string>().find("may change"), std::string::npos);
