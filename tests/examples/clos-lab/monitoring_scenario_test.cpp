@@ -23,42 +23,29 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/examples/clos-lab/lab_harness.h"
 #include "tests/support/git_repo.h"
 
 namespace fabgate {
 namespace {
 
 using nlohmann::json;
-using testing::CommandOutput;
 using testing::run_shell;
 using testing::shell_quoted;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::Lab;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgm-";
-const std::string kLabDir = "/run/fabgate-lab-monitoring";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
+const Lab lab("fgm-", "/run/fabgate-lab-monitoring");
+const std::string kPrefix = lab.prefix();
+const std::string kLabDir = lab.dir();
 
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh",
-                           "/usr/bin/prometheus", "/usr/bin/prometheus-alertmanager",
+// What the monitoring stack needs besides the lab (lab_harness.h checks the lab's own tools).
+std::optional<std::string> monitoring_unavailable() {
+  for (const char* tool : {"/usr/bin/prometheus", "/usr/bin/prometheus-alertmanager",
                            "/usr/bin/prometheus-node-exporter", "/usr/bin/curl"})
     if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
   return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
 }
 
 std::string verdict_of(const json& manifest, const std::string& gate) {
@@ -67,60 +54,27 @@ std::string verdict_of(const json& manifest, const std::string& gate) {
   return "(not run)";
 }
 
-class LabMonitoring : public ::testing::Test {
+class LabMonitoring : public testing::clos_lab::SharedLabSuite {
  protected:
   static void SetUpTestSuite() {
-    if (unavailable()) return;
-    auto up = lab("up");
-    lab_up_ = up.exit_code == 0;
-    lab_log_ = up.output;
-    if (!lab_up_) return;
-    std::filesystem::create_directories(kLabDir + "/bin");
-    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                               std::filesystem::copy_options::overwrite_existing);
-    repo_ = new testing::GitRepo();
-    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
-    repo_->write(".gitignore", "evidence/\n");
-    repo_->commit_all("lab intent for the monitoring scenario test");
-  }
-  static void TearDownTestSuite() {
-    delete repo_;
-    repo_ = nullptr;
-    if (!unavailable()) lab("down");
+    if (monitoring_unavailable()) return;
+    bring_up(lab, "lab intent for the monitoring scenario test");
   }
   void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                      arguments + " 2>&1");
-  }
-  static std::filesystem::path evidence_of(const CommandOutput& out) {
-    std::smatch match;
-    std::regex line("evidence: +(\\S+)");
-    if (std::regex_search(out.output, match, line)) return match[1].str();
-    return {};
+    if (auto why = monitoring_unavailable()) GTEST_SKIP() << *why;
+    SharedLabSuite::SetUp();
   }
   static bool port_up(const std::string& node, const std::string& port) {
-    auto link = lab("exec " + node + " ip -j link show " + port);
-    auto flags = json::parse(link.output, nullptr, false);
+    auto flags = lab.json("exec " + node + " ip -j link show " + port);
     return flags.is_array() && !flags.empty() &&
            flags[0]["flags"].dump().find("\"UP\"") != std::string::npos;
   }
-
-  static inline bool lab_up_ = false;
-  static inline std::string lab_log_;
-  static inline testing::GitRepo* repo_ = nullptr;
 };
 
 TEST_F(LabMonitoring, StatusShowsEveryExporterScraped) {
   // Given a lab just brought up, then status --json shows Prometheus and Alertmanager running
   // on the management address and every node's exporter running and scraped.
-  auto status = json::parse(lab("status --json").output, nullptr, false);
+  auto status = json::parse(lab.run("status --json").output, nullptr, false);
   ASSERT_TRUE(status.is_object());
   const auto& monitoring = status["monitoring"];
   EXPECT_EQ(monitoring["prometheus"]["url"], "http://10.255.0.1:9090");
@@ -133,7 +87,7 @@ TEST_F(LabMonitoring, StatusShowsEveryExporterScraped) {
     EXPECT_EQ(node["node_exporter"]["address"], node["mgmt_address"].get<std::string>() + ":9100");
   }
   // The management namespace still has no route out.
-  auto routes = lab("exec mgmt ip -j route show");
+  auto routes = lab.run("exec mgmt ip -j route show");
   auto list = json::parse(routes.output, nullptr, false);
   ASSERT_TRUE(list.is_array()) << routes.output;
   for (const auto& route : list) EXPECT_NE(route["dst"], "default") << routes.output;
@@ -186,7 +140,7 @@ TEST_F(LabMonitoring, APortThatFlapsWithinTheSettleTimeIsStillCaught) {
   // brings it back, with a settle time after which Alertmanager no longer holds the alert,
   // then alerts-acceptance still fails from Prometheus' ALERTS history, naming the alert as
   // resolved, and the change is rolled back (exit 4).
-  repo_->write("changes/10-test-flap-to-host2.yaml", R"(id: test-flap-to-host2
+  repo().write("changes/10-test-flap-to-host2.yaml", R"(id: test-flap-to-host2
 title: Flap leaf1's port to host2 (down 3 s)
 targets: [leaf1]
 bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
@@ -201,7 +155,7 @@ acceptance:
   probes:
     - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 5s}
 )");
-  repo_->commit_all("a port flap within the settle time");
+  repo().commit_all("a port flap within the settle time");
   auto out = fabgate("apply test-flap-to-host2");
   EXPECT_EQ(out.exit_code, 4) << out.output;
   auto manifest = read_json(evidence_of(out) / "manifest.json");
@@ -223,7 +177,7 @@ TEST_F(LabMonitoring, DownLeavesNoMonitoringProcess) {
   std::vector<std::string> monitoring;
   for (std::string pid; lines >> pid;) monitoring.push_back(pid);
   EXPECT_EQ(monitoring.size(), 10u) << "8 exporters, Prometheus, Alertmanager: " << pids.output;
-  ASSERT_EQ(lab("down").exit_code, 0);
+  ASSERT_EQ(lab.run("down").exit_code, 0);
   // An exiting process leaves its namespaces before its parent (init) reaps it: gone or a
   // zombie within 3 s counts as stopped.
   auto running = [](const std::string& pid) {
@@ -239,7 +193,6 @@ TEST_F(LabMonitoring, DownLeavesNoMonitoringProcess) {
     EXPECT_FALSE(running(pid)) << "process " << pid << " survived `lab down`";
   }
   EXPECT_FALSE(std::filesystem::exists(kLabDir));
-  lab_up_ = false;
 }
 
 }  // namespace
