@@ -687,7 +687,15 @@ void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
     record.summary = "fabgate.yaml configures Prometheus but this run has no client for it";
     return;
   }
-  auto judgement = check_freshness_of(*with_.prometheus, settings, targets(), now_utc());
+  // The metrics the change's promql probes read on a target must be fresh too. Probes that
+  // read an empty answer as 0 are left out: for them no series is a valid answer.
+  std::map<std::string, std::vector<std::string>> probe_metrics;
+  for (const auto& probe : change_.acceptance.probes)
+    if (probe.kind == "promql" && !probe.empty_is_zero)
+      for (auto& metric : promql_metric_names(probe.query))
+        probe_metrics[probe.host].push_back(std::move(metric));
+  auto judgement =
+      check_freshness_of(*with_.prometheus, settings, targets(), now_utc(), probe_metrics);
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);
@@ -715,8 +723,12 @@ void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
           outcome_.exceptions_used.end())
         outcome_.exceptions_used.push_back(id);
   } else {
+    // With Prometheus configured, its ALERTS history also catches an alert that fired and
+    // resolved within the settle time.
+    const prom::PrometheusClient* history =
+        repository_.settings.monitoring.prometheus ? with_.prometheus : nullptr;
     judgement = check_alerts_after(*with_.alertmanager, settings, targets(),
-                                   change_.acceptance.expected_alerts, run_started_at_);
+                                   change_.acceptance.expected_alerts, run_started_at_, history);
   }
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
@@ -1113,6 +1125,16 @@ void Pipeline::diagnose() {
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
   expire_silence();  // whatever the outcome
+  // A silence fabgate could not expire keeps the targets' alerts from paging anyone until its
+  // end time. An accepted run then exits 1, so CI does not read it as a clean success; exits
+  // 3, 4 and 5 stand (they already ask for attention) and name the silence too.
+  if (!silence_id_.empty()) {
+    std::string left = "silence " + silence_id_ +
+                       " could not be expired and hides the targets' alerts until its end time: "
+                       "expire it by hand";
+    if (outcome.exit_code == ExitCode::accepted) outcome.exit_code = ExitCode::internal_error;
+    outcome.device_state += "; " + left;
+  }
   finish_safeguards(outcome);
   diagnose();
   ReportContext context{repository_,
