@@ -12,11 +12,19 @@
 
 namespace fabgate::compare {
 
+// What a snapshot older than max_age does to a comparison. Either way it cannot pass.
+enum class StaleSnapshots {
+  every_element,  // each element is no-evidence naming the age (a change run's gates)
+  stated_once,    // the elements are compared and Report::stale says once why none can pass
+                  // (`fabgate diff` of archived snapshots: the real differences stay visible)
+};
+
 struct CompareOptions {
-  // A snapshot whose taken_at is older than this (relative to `now`) is stale and all its
-  // elements are no-evidence. Zero turns the check off (forensic diffs of archived snapshots).
+  // A snapshot whose taken_at is older than this (relative to `now`) is stale. Zero turns the
+  // check off (forensic diffs of archived snapshots).
   Duration max_age{600'000};
   TimePoint now = now_utc();
+  StaleSnapshots stale = StaleSnapshots::every_element;
 };
 
 // Compares post against pre under the rule sets (in order), with the change's expected
