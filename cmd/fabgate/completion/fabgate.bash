@@ -6,7 +6,7 @@ _fabgate() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD - 1]}
   local fabgate=${COMP_WORDS[0]}
-  local command="" repo=() i word
+  local command="" subcommand="" repo=() i word
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
     case $word in
@@ -16,7 +16,10 @@ _fabgate() {
       *)
         case ${COMP_WORDS[i - 1]} in
           --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers) ;;
-          *) [[ -z $command ]] && command=$word ;;
+          --from) ;;
+          *)
+            if [[ -z $command ]]; then command=$word; elif [[ -z $subcommand ]]; then subcommand=$word; fi
+            ;;
         esac
         ;;
     esac
@@ -31,6 +34,10 @@ _fabgate() {
       return
       ;;
     --ref | --identity) return ;;
+    --from)
+      COMPREPLY=($(compgen -W "containerlab ansible" -- "$cur"))
+      return
+      ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$("$fabgate" __complete flags "$command" 2>/dev/null)" -- "$cur"))
@@ -43,6 +50,13 @@ _fabgate() {
           -- "$cur"))
         ;;
       evidence) COMPREPLY=($(compgen -W "verify" -- "$cur")) ;;
+      inventory)
+        if [[ -z $subcommand ]]; then
+          COMPREPLY=($(compgen -W "import" -- "$cur"))
+        else
+          COMPREPLY=($(compgen -f -- "$cur"))
+        fi
+        ;;
       *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
   fi
