@@ -28,6 +28,7 @@ void GatePrinter::gate_started(const std::string& name) {
   {
     std::lock_guard lock(mutex_);
     running_ = name;
+    ++gates_started_;
     started_ = Clock::now();
     waiting_for_.clear();
   }
@@ -54,7 +55,7 @@ std::string GatePrinter::running_line(Clock::duration elapsed) const {
 void GatePrinter::keep_time() {
   std::unique_lock lock(mutex_);
   Clock::time_point next_plain{};
-  std::string shown_for;  // the gate the plain schedule belongs to
+  std::uint64_t scheduled_for = 0;  // the gate the plain schedule belongs to
   while (!stopping_) {
     if (running_.empty()) {
       changed_.wait(lock);
@@ -72,8 +73,8 @@ void GatePrinter::keep_time() {
       changed_.wait_for(lock, timing_.redraw);
       continue;
     }
-    if (shown_for != running_ || next_plain < started_) {
-      shown_for = running_;
+    if (scheduled_for != gates_started_) {
+      scheduled_for = gates_started_;
       next_plain = started_ + timing_.plain;
     }
     if (now >= next_plain) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -49,7 +50,8 @@ class GatePrinter final : public pipeline::GateObserver {
   ProgressTiming timing_;
   std::mutex mutex_;  // guards everything below and the console while a gate runs
   std::condition_variable changed_;
-  std::string running_;  // the running gate; empty between gates
+  std::string running_;              // the running gate; empty between gates
+  std::uint64_t gates_started_ = 0;  // tells two runs of one gate name apart
   Clock::time_point started_;
   std::string waiting_for_;  // "6/8 devices"; empty until the gate reports progress
   bool live_shown_ = false;
