@@ -90,7 +90,7 @@ TEST(GatePrinter, OnATerminalASlowGateShowsALiveLineWithElapsedTimeAndProgress) 
   ::setenv("TERM", "xterm", 1);
   ::setenv("NO_COLOR", "1", 1);
   PseudoTerminal terminal;
-  ASSERT_TRUE(terminal.ok()) << "openpty failed";
+  if (!terminal.ok()) GTEST_SKIP() << "no pseudo-terminal here (openpty failed)";
   Redactor redactor;
   File err(std::tmpfile());
   Console console(terminal.slave(), err.get(), false, redactor);
