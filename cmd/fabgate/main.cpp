@@ -16,6 +16,7 @@
 #include "cmd/fabgate/change.h"
 #include "cmd/fabgate/complete.h"
 #include "cmd/fabgate/diff.h"
+#include "cmd/fabgate/inventory.h"
 #include "cmd/fabgate/recover.h"
 #include "cmd/fabgate/snapshot.h"
 #include "cmd/fabgate/subcommand.h"
@@ -39,6 +40,8 @@ const std::vector<Subcommand> kSubcommands = {
     {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails",
      define_diff},
     {"snapshot", "Collect device state over SSH; exit 3 when anything is missing", define_snapshot},
+    {"inventory", "Write an inventory.yaml from a containerlab topology or Ansible inventory",
+     define_inventory},
 };
 
 namespace {

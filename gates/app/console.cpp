@@ -13,6 +13,10 @@ Console::Console(std::FILE* out, std::FILE* err, bool json_mode, Redactor& redac
   const char* no_color = std::getenv("NO_COLOR");
   colour_ = tty && !json_mode_ && !(no_color && *no_color);
   interactive_ = ::isatty(STDIN_FILENO) == 1 && tty;
+  const char* term = std::getenv("TERM");
+  bool dumb = term && std::string_view(term) == "dumb";
+  std::FILE* human = json_mode_ ? err_ : out_;
+  terminal_ = ::isatty(::fileno(human)) == 1 && !dumb;
 }
 
 Console Console::standard(bool json_mode, Redactor& redactor) {
@@ -24,6 +28,19 @@ void Console::line(std::string_view raw) {
   std::FILE* stream = json_mode_ ? err_ : out_;
   std::fwrite(text.data(), 1, text.size(), stream);
   std::fputc('\n', stream);
+  std::fflush(stream);
+}
+
+void Console::live(std::string_view raw) {
+  std::string text = "\r" + redactor_.redact(raw) + "\033[K";
+  std::FILE* stream = json_mode_ ? err_ : out_;
+  std::fwrite(text.data(), 1, text.size(), stream);
+  std::fflush(stream);
+}
+
+void Console::clear_live() {
+  std::FILE* stream = json_mode_ ? err_ : out_;
+  std::fputs("\r\033[K", stream);
   std::fflush(stream);
 }
 

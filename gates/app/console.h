@@ -25,8 +25,14 @@ class Console {
 
   bool json_mode() const { return json_mode_; }
   bool interactive() const { return interactive_; }
+  // Human lines go to a terminal that can redraw a line in place (not TERM=dumb).
+  bool terminal() const { return terminal_; }
 
   void line(std::string_view text);  // human output
+  // A line redrawn in place on a terminal (a running gate's elapsed time): carriage return, the
+  // text, clear to the end of the line, no newline. The next line() or clear_live() replaces it.
+  void live(std::string_view text);
+  void clear_live();
   void warn(std::string_view text);  // "fabgate: warning: ..." on stderr
   // The one JSON document (stdout), its values redacted before it is serialised. Takes the
   // document, not text: redacting serialised JSON breaks it (a pattern swallows the quote after
@@ -53,6 +59,7 @@ class Console {
   bool json_mode_;
   bool colour_;
   bool interactive_;
+  bool terminal_;
 };
 
 }  // namespace fabgate::app

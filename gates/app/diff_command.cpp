@@ -1,10 +1,13 @@
 #include "gates/app/diff_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <future>
 #include <sstream>
 
 #include "adapters/core/duration.h"
+#include "adapters/core/text.h"
+#include "adapters/core/time.h"
 #include "gates/compare/default_rules.h"
 #include "gates/compare/engine.h"
 #include "gates/compare/exception_register.h"
@@ -55,6 +58,33 @@ Result<std::vector<compare::RuleSet>> load_rules(const DiffOptions& options) {
   return sets;
 }
 
+// Said once, after the "compare PRE -> POST" line, when a snapshot is older than --max-age:
+// which, how old, what it means and how to compare archived snapshots.
+std::vector<std::string> stale_statement(const compare::Report& report,
+                                         const DiffOptions& options) {
+  if (report.stale.empty()) return {};
+  std::vector<std::string> sides;
+  Duration oldest{0};
+  for (const auto& item : report.stale) {
+    sides.push_back(item.side + " taken at " + format_utc(item.taken_at) + " is " +
+                    compare::format_age(item.age) + " old");
+    oldest = std::max(oldest, item.age);
+  }
+  // A max age that covers the oldest: whole hours from an hour up, else whole minutes.
+  const Duration hour = std::chrono::hours(1), minute = std::chrono::minutes(1);
+  Duration unit = oldest >= hour ? hour : minute;
+  auto covering = Duration((oldest.count() / unit.count() + 1) * unit.count());
+  return {
+      "",
+      "stale: " + join(sides, ", ") + ", older than max age " + format_duration(report.max_age) +
+          ".",
+      "  Nothing proves the devices still look like this, so no check can pass (exit 3); the",
+      "  differences below are what the snapshots hold. To compare archived snapshots, give a",
+      "  max age that covers them: fabgate diff --max-age " + format_duration(covering) + " " +
+          options.pre_file + " " + options.post_file + " (or --max-age 0s: no age check).",
+  };
+}
+
 }  // namespace
 
 Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& common,
@@ -96,6 +126,9 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
 
   compare::CompareOptions compare_options;
   compare_options.max_age = *max_age;
+  // Archived snapshots: one statement of their age instead of every element's no-evidence,
+  // and the differences they hold still listed.
+  compare_options.stale = compare::StaleSnapshots::stated_once;
   auto report =
       compare::compare_snapshots(*pre, *post, *rule_sets, expected, exceptions, compare_options);
 
@@ -125,7 +158,12 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
       }
       return std::string(text);
     };
-    for (const auto& line : compare::render_human(report, paint)) console.line(line);
+    auto lines = compare::render_human(report, paint);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      console.line(lines[i]);
+      if (i == 0)
+        for (const auto& stale : stale_statement(report, options)) console.line(stale);
+    }
     if (!options.html_file.empty()) console.line("page: " + options.html_file);
   }
   return report.accepted() ? ExitCode::accepted : ExitCode::refused;

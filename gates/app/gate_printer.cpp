@@ -6,10 +6,94 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gates/pipeline/folded_details.h"
+
 namespace fabgate::app {
 
+GatePrinter::GatePrinter(Console& console, ProgressTiming timing)
+    : console_(console), timing_(timing) {
+  if (!console_.json_mode()) clock_ = std::thread([this] { keep_time(); });
+}
+
+GatePrinter::~GatePrinter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (clock_.joinable()) clock_.join();
+}
+
+void GatePrinter::gate_started(const std::string& name) {
+  {
+    std::lock_guard lock(mutex_);
+    running_ = name;
+    ++gates_started_;
+    started_ = Clock::now();
+    waiting_for_.clear();
+  }
+  changed_.notify_all();
+}
+
+void GatePrinter::progress(std::size_t done, std::size_t total, std::string_view unit) {
+  std::lock_guard lock(mutex_);
+  waiting_for_ = std::to_string(done) + "/" + std::to_string(total) + " " + std::string(unit);
+}
+
+std::string GatePrinter::running_line(Clock::duration elapsed) const {
+  char seconds[32];
+  double value = std::chrono::duration<double>(elapsed).count();
+  if (console_.terminal())
+    std::snprintf(seconds, sizeof seconds, "%.1f s", value);
+  else
+    std::snprintf(seconds, sizeof seconds, "still running after %.0f s", value);
+  std::string line = "  " + running_ + " " + seconds;
+  if (!waiting_for_.empty()) line += ", " + waiting_for_;
+  return line;
+}
+
+void GatePrinter::keep_time() {
+  std::unique_lock lock(mutex_);
+  Clock::time_point next_plain{};
+  std::uint64_t scheduled_for = 0;  // the gate the plain schedule belongs to
+  while (!stopping_) {
+    if (running_.empty()) {
+      changed_.wait(lock);
+      continue;
+    }
+    auto now = Clock::now();
+    auto elapsed = now - started_;
+    if (console_.terminal()) {
+      if (elapsed < timing_.quiet) {
+        changed_.wait_until(lock, started_ + timing_.quiet);
+        continue;
+      }
+      console_.live(running_line(elapsed));
+      live_shown_ = true;
+      changed_.wait_for(lock, timing_.redraw);
+      continue;
+    }
+    if (scheduled_for != gates_started_) {
+      scheduled_for = gates_started_;
+      next_plain = started_ + timing_.plain;
+    }
+    if (now >= next_plain) {
+      console_.line(running_line(elapsed));
+      next_plain += timing_.plain;
+      continue;
+    }
+    changed_.wait_until(lock, next_plain);
+  }
+}
+
 void GatePrinter::gate_finished(const pipeline::GateRecord& record) {
+  std::lock_guard lock(mutex_);
+  running_.clear();
   if (console_.json_mode()) return;
+  if (live_shown_) {
+    console_.clear_live();
+    live_shown_ = false;
+  }
   std::string verdict(pipeline::to_string(record.verdict));
   std::string painted = record.verdict == pipeline::Verdict::pass ? console_.green(verdict)
                         : pipeline::blocks(record.verdict)        ? console_.red(verdict)
@@ -20,13 +104,13 @@ void GatePrinter::gate_finished(const pipeline::GateRecord& record) {
   console_.line(std::string(line) + painted + "  " + record.summary);
   if (!pipeline::blocks(record.verdict)) return;
   constexpr std::size_t kShown = 10;
-  for (std::size_t i = 0; i < record.details.size(); ++i) {
+  auto details = pipeline::fold_repeated_details(record.details);
+  for (std::size_t i = 0; i < details.size(); ++i) {
     if (i == kShown) {
-      console_.line("      … " + std::to_string(record.details.size() - kShown) +
-                    " more in the report");
+      console_.line("      … " + std::to_string(details.size() - kShown) + " more in the report");
       break;
     }
-    console_.line("      " + record.details[i]);
+    console_.line("      " + details[i]);
   }
 }
 

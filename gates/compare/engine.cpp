@@ -86,6 +86,18 @@ class Engine {
             {entry.id, entry.owner, entry.reason, entry.expiry, entry.where, 0});
     pre_stale_ = stale_reason("pre", pre);
     post_stale_ = stale_reason("post", post);
+    if (options.stale == StaleSnapshots::stated_once) {
+      for (const auto* side : {&pre, &post}) {
+        if (options.max_age.count() <= 0 || options.now - side->taken_at <= options.max_age)
+          continue;
+        report_.stale.push_back(
+            {side == &pre ? "pre" : "post", side->taken_at,
+             std::chrono::duration_cast<Duration>(options.now - side->taken_at)});
+      }
+      report_.max_age = options.max_age;
+      pre_stale_.clear();
+      post_stale_.clear();
+    }
   }
 
   Report run() {

@@ -12,15 +12,23 @@
 
 namespace fabgate::compare {
 
+// What a snapshot older than max_age does to a comparison. Either way it cannot pass.
+enum class StaleSnapshots {
+  every_element,  // each element is no-evidence naming the age (a change run's gates)
+  stated_once,    // the elements are compared and Report::stale says once why none can pass
+                  // (`fabgate diff` of archived snapshots: the real differences stay visible)
+};
+
 struct CompareOptions {
-  // A snapshot whose taken_at is older than this (relative to `now`) is stale and all its
-  // elements are no-evidence. Zero turns the check off (forensic diffs of archived snapshots).
+  // A snapshot whose taken_at is older than this (relative to `now`) is stale. Zero turns the
+  // check off (forensic diffs of archived snapshots).
   Duration max_age{600'000};
   TimePoint now = now_utc();
   // Routes named per route table and direction (added, removed, changed) in a result's details;
   // the counts in its reason are always exact. The pipeline asks for more, so the evidence
   // lists every route that changed (docs/report.md).
   std::size_t route_examples = 5;
+  StaleSnapshots stale = StaleSnapshots::every_element;
 };
 
 // Compares post against pre under the rule sets (in order), with the change's expected

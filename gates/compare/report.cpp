@@ -44,7 +44,7 @@ void Report::recount() {
 
 Verdict Report::verdict() const {
   if (failed > 0) return Verdict::fail;
-  if (no_evidence > 0 || results.empty()) return Verdict::no_evidence;
+  if (no_evidence > 0 || results.empty() || !stale.empty()) return Verdict::no_evidence;
   return Verdict::pass;
 }
 
@@ -105,7 +105,14 @@ nlohmann::json to_json(const Report& report) {
     first = result_json(report.results[*report.first_disproven]);
     first["index"] = *report.first_disproven;
   }
-  return {
+  nlohmann::json stale = nlohmann::json::array();
+  for (const auto& item : report.stale)
+    stale.push_back({{"side", item.side},
+                     {"taken_at", format_utc(item.taken_at)},
+                     {"age", format_age(item.age)},
+                     {"age_ms", item.age.count()},
+                     {"max_age", format_duration(report.max_age)}});
+  nlohmann::json document = {
       {"pre", {{"file", report.pre_file}, {"taken_at", format_utc(report.pre_taken_at)}}},
       {"post", {{"file", report.post_file}, {"taken_at", format_utc(report.post_taken_at)}}},
       {"verdict", to_string(report.verdict())},
@@ -121,6 +128,17 @@ nlohmann::json to_json(const Report& report) {
       {"exceptions_used", report.exceptions_used},
       {"results", results},
   };
+  if (!stale.empty()) document["stale"] = std::move(stale);
+  return document;
+}
+
+std::string format_age(Duration age) {
+  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(age).count();
+  if (minutes < 1)
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) + "s";
+  if (minutes < 60) return std::to_string(minutes) + "m";
+  return std::to_string(minutes / 60) + "h" +
+         (minutes % 60 ? std::to_string(minutes % 60) + "m" : "");
 }
 
 std::string summary_line(const Report& report) {
@@ -133,6 +151,12 @@ std::string summary_line(const Report& report) {
                      std::to_string(report.no_evidence) + " no-evidence, " +
                      std::to_string(report.waived) + " waived";
   if (report.results.empty()) line += "; no rule reached any element, so nothing was compared";
+  if (!report.stale.empty())
+    line += "; " +
+            std::string(report.stale.size() == 2
+                            ? "both snapshots are"
+                            : "the " + report.stale.front().side + " snapshot is") +
+            " older than max age " + format_duration(report.max_age) + ", so no check can pass";
   if (report.first_disproven)
     line += "; first disproven hypothesis: " + first_disproven_text(report);
   return line;

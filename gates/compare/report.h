@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adapters/core/diagnostics.h"
+#include "adapters/core/duration.h"
 #include "adapters/core/time.h"
 #include "gates/compare/rule_set.h"
 
@@ -57,6 +58,13 @@ struct ExpiredException {
   std::size_t would_match = 0;  // results it would have waived had it not expired
 };
 
+// A snapshot older than the comparison's max age (StaleSnapshots::stated_once).
+struct StaleSnapshot {
+  std::string side;  // "pre" or "post"
+  TimePoint taken_at;
+  Duration age{0};
+};
+
 struct Report {
   std::string pre_file;
   std::string post_file;
@@ -68,10 +76,16 @@ struct Report {
   std::vector<IgnoredPattern> ignored;
   std::vector<ExpiredException> expired_exceptions;
   std::vector<std::string> exceptions_used;
+  // Snapshots older than max_age, said once instead of on every element: the results are what
+  // the snapshots hold, but nothing proves the devices still look like that, so the verdict is
+  // no-evidence unless a check failed.
+  std::vector<StaleSnapshot> stale;
+  Duration max_age{0};
 
   // fail when any check failed; pass when at least one check was evaluated and every one
   // passed or was waived; no_evidence otherwise, including when no check was evaluated at all
-  // (no rule reached an element): a comparison that checked nothing proved nothing.
+  // (no rule reached an element): a comparison that checked nothing proved nothing, and when
+  // a snapshot is stale.
   Verdict verdict() const;
   bool accepted() const { return verdict() == Verdict::pass; }
   void recount();
@@ -86,5 +100,8 @@ using Painter = std::function<std::string(Verdict, std::string_view)>;
 std::vector<std::string> render_human(const Report& report, const Painter& paint = {});
 // "PASS: 12 checks: ...", "FAIL: ...", "NO-EVIDENCE: ..."; says so when no check was evaluated.
 std::string summary_line(const Report& report);
+
+// An age in the units --max-age takes, whole minutes: "45s", "12m", "76h12m".
+std::string format_age(Duration age);
 
 }  // namespace fabgate::compare

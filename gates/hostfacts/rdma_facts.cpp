@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 
 namespace fabgate::hostfacts {
@@ -84,7 +85,7 @@ class DumpTree final : public SysfsTree {
       if (colon == std::string_view::npos || colon == 0 || line.front() == '/') {
         return unparsable("sysfs dump line " + std::to_string(number) +
                           ": expected 'PATH:VALUE' with PATH under /sys/class/infiniband, got '" +
-                          std::string(line.substr(0, 80)) + "'");
+                          shorten(line, 80) + "'");
       }
       std::string path(line.substr(0, colon));
       auto& text = tree.files_[path];

@@ -46,7 +46,7 @@ gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get_t
 }
 
 TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*>& devices,
-                                         const std::string& intent_commit) {
+                                         const std::string& intent_commit, ProgressSink* progress) {
   TakenSnapshot taken;
   std::vector<snapshot::SnapshotTarget> targets;
   for (const auto* device : devices) {
@@ -60,7 +60,7 @@ TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*
   }
   EndpointGnmiFetcher endpoints(devices);
   auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
-                                          gnmi_ ? gnmi_ : &endpoints);
+                                          gnmi_ ? gnmi_ : &endpoints, progress);
   for (const auto& device : snapshot.devices) {
     for (const auto& missing : device.missing)
       taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);

@@ -46,7 +46,7 @@ class CollectorSnapshotter final : public Snapshotter {
         gnmi_(gnmi) {}
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& intent_commit) override;
+                     const std::string& intent_commit, ProgressSink* progress = nullptr) override;
 
  private:
   snapshot::ProfileSet profiles_;

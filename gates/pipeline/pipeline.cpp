@@ -166,7 +166,7 @@ void Pipeline::check_window(GateRecord& record) {
 }
 
 void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
-  TakenSnapshot taken = with_.snapshotter.take(scope_, repository_.commit.id);
+  TakenSnapshot taken = with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer);
   into = std::move(taken.document);
   auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
   if (!written.ok()) {
@@ -414,7 +414,7 @@ void Pipeline::probe(GateRecord& record, const std::string& phase) {
   std::vector<intent::Probe> on_hosts;
   for (const auto& declared : change_.acceptance.probes)
     if (declared.kind != "promql") on_hosts.push_back(declared);
-  auto outcomes = run_probes(with_.remote, probe_context_, on_hosts, phase);
+  auto outcomes = run_probes(with_.remote, probe_context_, on_hosts, phase, &with_.observer);
   for (const auto& declared : change_.acceptance.probes)
     if (declared.kind == "promql") probe_promql(declared, phase, outcomes);
   nlohmann::json document = nlohmann::json::array();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/exit_code.h"
+#include "adapters/core/progress.h"
 #include "adapters/prom/alertmanager_client.h"
 #include "adapters/prom/prometheus_client.h"
 #include "gates/intent/model.h"
@@ -58,12 +59,14 @@ struct PipelineOptions {
   RunOrigin origin;  // journaled in run-start for `fabgate recover`
 };
 
-// Live progress for people: the terminal shows each gate as it starts and ends.
-class GateObserver {
+// Live progress for people: the terminal shows each gate as it starts and ends, and what a
+// running gate waits for (progress(): "6/8 devices", from the snapshotter and the probes,
+// possibly from worker threads).
+class GateObserver : public ProgressSink {
  public:
-  virtual ~GateObserver() = default;
   virtual void gate_started(const std::string& /*name*/) {}
   virtual void gate_finished(const GateRecord& /*record*/) {}
+  void progress(std::size_t /*done*/, std::size_t /*total*/, std::string_view /*unit*/) override {}
 };
 
 // What a run ended with. Everything here also lands in the evidence bundle.

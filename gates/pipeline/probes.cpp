@@ -476,8 +476,9 @@ nlohmann::json to_json(const ProbeOutcome& outcome) {
 
 std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context,
                                      const std::vector<intent::Probe>& probes,
-                                     const std::string& phase) {
+                                     const std::string& phase, ProgressSink* progress) {
   std::vector<ProbeOutcome> outcomes;
+  ProgressCounter probes_done(progress, probes.size(), "probes");
   for (const auto& probe : probes) {
     ProbeOutcome outcome;
     outcome.name = probe.name;
@@ -506,6 +507,7 @@ std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context
     }
     outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - outcome.started);
     outcomes.push_back(std::move(outcome));
+    probes_done.one_done();
   }
   return outcomes;
 }

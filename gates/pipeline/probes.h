@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/progress.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/remote.h"
 #include "gates/pipeline/verdict.h"
@@ -43,10 +44,10 @@ struct ProbeContext {
 // credential. `command` probes run the intent's command; `flows` and `rdma` probes start a
 // responder on the device that owns the target address, run fabgate-probe on the host and
 // stop the responder. A probe that cannot run (host unreachable, probe or responder missing,
-// unparsable output) is no_evidence, never pass.
+// unparsable output) is no_evidence, never pass. `progress` (may be null) hears "N/M probes".
 std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context,
                                      const std::vector<intent::Probe>& probes,
-                                     const std::string& phase);
+                                     const std::string& phase, ProgressSink* progress = nullptr);
 
 // The continuous probe of `acceptance.during`: started before execute, stopped after
 // acceptance (or before rollback), judged against max_disruption.

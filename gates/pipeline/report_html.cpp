@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "adapters/core/build_info.h"
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
@@ -21,7 +22,7 @@ namespace {
 // ---- values --------------------------------------------------------------------------------
 
 // Turns a value into page text: redacted first (a secret cut in half or escaped would no longer
-// match), then cut to length at a UTF-8 boundary, then escaped.
+// match), then shortened at a phrase or word boundary (shorten()), then escaped.
 class Text {
  public:
   Text(const Redactor& redactor, const ReportHtmlLimits& limits)
@@ -30,11 +31,7 @@ class Text {
   std::string whole(std::string_view value) const { return cut(value, std::string::npos); }
   std::string cut(std::string_view value, std::size_t chars) const {
     std::string text = redactor_.redact(value);
-    if (text.size() > chars) {
-      std::size_t end = chars;
-      while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-      text = text.substr(0, end) + "…";
-    }
+    if (chars != std::string::npos) text = shorten(text, chars);
     return html_escape(text);
   }
   // A JSON value as one line: strings as they are, anything else serialised.
@@ -1175,8 +1172,8 @@ std::string render_recover_notice_page(const RecoverNotice& notice, const Redact
   std::ostringstream html;
   html << page_open("fabgate recover: " + text(notice.change));
   html << "<h1>fabgate recover: " << text(notice.change) << "</h1>\n";
-  html << "<div class=\"verdict " << verdict_css(notice.exit_code) << "\">"
-       << text(notice.why) << " (exit " << to_int(notice.exit_code) << ")</div>\n";
+  html << "<div class=\"verdict " << verdict_css(notice.exit_code) << "\">" << text(notice.why)
+       << " (exit " << to_int(notice.exit_code) << ")</div>\n";
   html << "<dl class=\"facts\">";
   const std::pair<const char*, std::string> facts[] = {
       {"dead run", notice.run_id + " (" + notice.mode + " by " + notice.run_operator + ")"},

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/progress.h"
 #include "gates/intent/model.h"
 
 namespace fabgate::pipeline {
@@ -18,12 +19,12 @@ struct TakenSnapshot {
 
 // Takes a snapshot of some devices with the read credential. The seam exists so the pipeline
 // can be tested without collectors; the real implementation runs the collector profiles of
-// gates/snapshot over the run's SSH sessions.
+// gates/snapshot over the run's SSH sessions. `progress` (may be null) hears "N/M devices".
 class Snapshotter {
  public:
   virtual ~Snapshotter() = default;
   virtual TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                             const std::string& intent_commit) = 0;
+                             const std::string& intent_commit, ProgressSink* progress) = 0;
 };
 
 }  // namespace fabgate::pipeline

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
 
@@ -15,7 +16,7 @@ using nlohmann::json;
 std::string first_line(const std::string& text) {
   auto lines = split_lines(text);
   for (const auto& line : lines) {
-    if (!trim(line).empty()) return std::string(trim(line)).substr(0, 200);
+    if (!trim(line).empty()) return shorten(trim(line), 200);
   }
   return {};
 }

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
 
@@ -17,7 +18,7 @@ namespace {
 Expected<json, std::string> parse_json_object(std::string_view output) {
   json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) {
-    std::string start(trim(output).substr(0, 60));
+    std::string start = shorten(trim(output), 60);
     return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
   }
   if (!document.is_object()) return std::string("expected a JSON object");

@@ -3,6 +3,7 @@
 // (unavailable, unparsable, unsupported) becomes the source's no-evidence reason, so missing
 // input never reads as an empty, healthy category.
 
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/hostfacts/ethtool_facts.h"
 #include "gates/hostfacts/gpu_facts.h"
@@ -42,7 +43,7 @@ Expected<std::vector<Section>, std::string> split_sections(std::string_view outp
     } else if (!sections.empty()) {
       sections.back().text += line + "\n";
     } else if (!trim(line).empty()) {
-      return "output before the first '== INTERFACE' line: '" + line.substr(0, 60) + "'";
+      return "output before the first '== INTERFACE' line: '" + shorten(line, 60) + "'";
     }
   }
   if (sections.empty()) return std::string("no '== INTERFACE' sections (no RDMA netdevs?)");

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
 
@@ -17,7 +18,7 @@ namespace {
 Expected<json, std::string> parse_json(std::string_view output) {
   json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) {
-    std::string start(trim(output).substr(0, 60));
+    std::string start = shorten(trim(output), 60);
     return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
   }
   return document;
@@ -47,8 +48,7 @@ Expected<Ok, std::string> single_word(std::string_view output, std::string_view 
   std::string_view text = trim(output);
   if (text.empty()) return "empty " + std::string(what);
   if (text.find_first_of(" \t\n") != std::string_view::npos) {
-    return "expected one word for " + std::string(what) + ", got '" +
-           std::string(text.substr(0, 60)) + "'";
+    return "expected one word for " + std::string(what) + ", got '" + shorten(text, 60) + "'";
   }
   word = std::string(text);
   return Ok{};

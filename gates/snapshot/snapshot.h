@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/core/progress.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/snapshot/collector_profile.h"
 #include "gates/snapshot/device_collector.h"
@@ -25,9 +26,10 @@ struct Snapshot {
 
 // Collects every target through `cache`, at most `parallelism` devices at a time; a device's
 // commands run in order on its one session, its gNMI sources through `gnmi` (nullptr: gNMI
-// sources are no-evidence). The document follows docs/snapshot-format.md.
+// sources are no-evidence). The document follows docs/snapshot-format.md. `progress` (may be
+// null) hears "N/M devices" as each device is done.
 Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
                        int parallelism, const std::string& intent_commit,
-                       GnmiFetcher* gnmi = nullptr);
+                       GnmiFetcher* gnmi = nullptr, ProgressSink* progress = nullptr);
 
 }  // namespace fabgate::snapshot

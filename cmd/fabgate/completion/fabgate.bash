@@ -16,6 +16,7 @@ _fabgate() {
       *)
         case ${COMP_WORDS[i - 1]} in
           --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers) ;;
+          --from) ;;
           *)
             if [[ -z $command ]]; then
               command=$word
@@ -37,6 +38,10 @@ _fabgate() {
       return
       ;;
     --ref | --identity) return ;;
+    --from)
+      COMPREPLY=($(compgen -W "containerlab ansible" -- "$cur"))
+      return
+      ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$("$fabgate" __complete flags "$command" 2>/dev/null)" -- "$cur"))
@@ -54,6 +59,13 @@ _fabgate() {
           COMPREPLY=($(compgen -d -- "$cur"))
         else
           COMPREPLY=($(compgen -W "verify show sign" -- "$cur"))
+        fi
+        ;;
+      inventory)
+        if [[ -z $subcommand ]]; then
+          COMPREPLY=($(compgen -W "import" -- "$cur"))
+        else
+          COMPREPLY=($(compgen -f -- "$cur"))
         fi
         ;;
       *) COMPREPLY=($(compgen -f -- "$cur")) ;;

@@ -14,6 +14,7 @@ using testing::shell_quoted;
 
 const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 const std::string kCompletion = FABGATE_SOURCE_DIR "/cmd/fabgate/completion/fabgate.bash";
+const std::string kZshCompletion = FABGATE_SOURCE_DIR "/cmd/fabgate/completion/_fabgate";
 const std::string kGenMan = FABGATE_SOURCE_DIR "/scripts/gen-man";
 const std::string kExampleIntent = FABGATE_SOURCE_DIR "/examples/intent";
 
@@ -86,6 +87,70 @@ TEST(BashCompletion, CompletesChangeIdsFromTheIntentAtHead) {
 TEST(BashCompletion, OutsideARepositoryOffersNothingAndPrintsNothing) {
   testing::TempDir plain;
   EXPECT_EQ(complete("plan ''", plain.path()), "");
+}
+
+// What the zsh `_fabgate` offers for the words typed so far (the last one is being
+// completed). compsys is replaced by two functions that print what it would have been given:
+// compadd (filtered by the word's prefix, as compsys matches) and _files.
+std::string complete_zsh(const std::string& words, const std::string& folder = "/") {
+  std::string script =
+      "compadd() { if [[ $1 == -a ]]; then print -rl -- ${(M)${(P)2}:#${words[CURRENT]}*}; "
+      "else print -rl -- ${(M)@:#${words[CURRENT]}*}; fi }; "
+      "_files() { print -r -- '(files)' }; "
+      "words=(" +
+      shell_quoted(kFabgate) + " " + words +
+      "); CURRENT=${#words}; "
+      "source " +
+      shell_quoted(kZshCompletion);
+  auto out =
+      run_shell("cd " + shell_quoted(folder) + " && zsh -f -c " + shell_quoted(script) + " 2>&1");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  std::string text = out.output.substr(0, out.output.find_last_not_of('\n') + 1);
+  for (auto& c : text)
+    if (c == '\n') c = ' ';
+  return text;
+}
+
+std::string zsh_missing() {
+  if (run_shell("command -v zsh").exit_code != 0)
+    return "zsh is not installed (scripts/bootstrap installs it)";
+  return {};
+}
+
+TEST(ZshCompletion, LoadsUnderCompinitAndRegistersFabgate) {
+  // Given the folder holding _fabgate on fpath, then compinit reads its #compdef line and
+  // completes `fabgate` with it.
+  if (auto why = zsh_missing(); !why.empty()) GTEST_SKIP() << why;
+  testing::TempDir home;
+  std::string folder = kZshCompletion.substr(0, kZshCompletion.rfind('/'));
+  auto out = run_shell("HOME=" + shell_quoted(home.path()) + " zsh -f -c " +
+                       shell_quoted("fpath=(" + shell_quoted(folder) +
+                                    " $fpath); autoload -Uz compinit; compinit -u -d " +
+                                    shell_quoted(home.path() + "/zcompdump") +
+                                    "; print -r -- ${_comps[fabgate]}") +
+                       " 2>&1");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(out.output, "_fabgate\n");
+}
+
+TEST(ZshCompletion, CompletesCommandsFlagsAndChangeIds) {
+  if (auto why = zsh_missing(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(complete_zsh("pl"), "plan");
+  EXPECT_EQ(complete_zsh("ap"), "apply approve");
+  EXPECT_EQ(complete_zsh("approve --k"), "--key");
+  EXPECT_EQ(complete_zsh("inventory ''"), "import");
+  EXPECT_EQ(complete_zsh("inventory import --from c"), "containerlab");
+  GitRepo repo;
+  repo.run("mkdir -p net && cp -r " + shell_quoted(kExampleIntent) + " net/intent");
+  repo.commit_all("add intent");
+  EXPECT_EQ(complete_zsh("plan --repo net/intent ''", repo.path()), "drain-spine1 leaf2-mtu-9100");
+}
+
+TEST(BashCompletion, CompletesInventoryImportAndItsSource) {
+  EXPECT_EQ(complete("inv"), "inventory");
+  EXPECT_EQ(complete("inventory im"), "import");
+  EXPECT_EQ(complete("inventory import --from ''"), "containerlab ansible");
+  EXPECT_EQ(complete("inventory import --f"), "--force --from");
 }
 
 TEST(ManPages, NameEveryCommandTheBinariesList) {

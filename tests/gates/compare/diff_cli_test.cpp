@@ -200,6 +200,79 @@ TEST(DiffCli, StaleSnapshotIsRefusedUnlessMaxAgeAllowsIt) {
   EXPECT_EQ(fabgate("diff " + pre + " " + post + " --max-age 2h").exit_code, 0);
 }
 
+// Archived snapshots of 30 devices, pre taken 72h05m ago and post 72h ago.
+json archived_fabric(const char* leaf7_peer_state, std::chrono::minutes age) {
+  json one = json::parse(snapshot("Established"))["devices"]["leaf1"];
+  json devices = json::object();
+  for (int n = 1; n <= 30; ++n) {
+    std::string name = "leaf" + std::to_string(n);
+    json device = one;
+    device["identity"]["hostname"] = name;
+    if (n == 7) device["bgp"]["peers"]["10.0.1.0"]["state"] = leaf7_peer_state;
+    devices[name] = std::move(device);
+  }
+  return {{"format", "fabgate.snapshot/1"},
+          {"taken_at", format_utc(now_utc() - age)},
+          {"devices", std::move(devices)}};
+}
+
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t count = 0;
+  for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
+}
+
+TEST(DiffCli, StaleSnapshotsAreSaidOnceAndTheRealDifferencesStillListed) {
+  // Given archived snapshots of 30 devices, three days old, where one BGP peer went down, then
+  // the output says once that they are older than max age, how old, and how to compare them
+  // (--max-age), lists the real difference instead of a no-evidence line per element, and
+  // exits 3; --json carries the same statement and the fail.
+  TempDir dir;
+  auto pre = dir.write("pre.json",
+                       archived_fabric("Established", std::chrono::minutes(72 * 60 + 5)).dump());
+  auto post = dir.write("post.json", archived_fabric("Idle", std::chrono::minutes(72 * 60)).dump());
+  auto human = fabgate("diff " + pre + " " + post);
+  EXPECT_EQ(human.exit_code, 3) << human.output;
+  EXPECT_NE(human.output.find("stale: pre taken at "), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find(" is 72h5m old, post taken at "), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find(" is 72h old, older than max age 10m."), std::string::npos)
+      << human.output;
+  EXPECT_NE(human.output.find("fabgate diff --max-age 73h " + pre + " " + post), std::string::npos)
+      << human.output;
+  EXPECT_NE(human.output.find("fail  bgp-peer-state  devices.leaf7.bgp.peers.\"10.0.1.0\".state"),
+            std::string::npos)
+      << human.output;
+  EXPECT_EQ(occurrences(human.output, "no-evidence  "), 0u) << human.output;
+  EXPECT_LE(occurrences(human.output, "older than max age"), 2u) << human.output;
+  // As long as the same comparison without an age check, but for the statement (5 lines).
+  auto unchecked = fabgate("diff --max-age 0s " + pre + " " + post);
+  EXPECT_EQ(occurrences(human.output, "\n"), occurrences(unchecked.output, "\n") + 5)
+      << human.output;
+
+  auto machine = fabgate("--json diff " + pre + " " + post);
+  EXPECT_EQ(machine.exit_code, 3);
+  json doc = json::parse(machine.output, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << machine.output;
+  EXPECT_EQ(doc["verdict"], "fail");
+  ASSERT_EQ(doc["stale"].size(), 2u);
+  EXPECT_EQ(doc["stale"][0]["side"], "pre");
+  EXPECT_EQ(doc["stale"][0]["age"], "72h5m");
+  EXPECT_EQ(doc["stale"][1]["max_age"], "10m");
+  EXPECT_EQ(doc["counts"]["no_evidence"], 0);
+
+  // Nothing differs: still no pass, the verdict says there is no evidence.
+  auto same =
+      dir.write("same.json", archived_fabric("Established", std::chrono::minutes(90)).dump());
+  auto unchanged = fabgate("diff " + same + " " + same);
+  EXPECT_EQ(unchanged.exit_code, 3) << unchanged.output;
+  EXPECT_NE(unchanged.output.find("NO-EVIDENCE: "), std::string::npos) << unchanged.output;
+  EXPECT_NE(
+      unchanged.output.find("both snapshots are older than max age 10m, so no check can pass"),
+      std::string::npos)
+      << unchanged.output;
+  EXPECT_NE(unchanged.output.find("--max-age 2h "), std::string::npos) << unchanged.output;
+}
+
 TEST(DiffCli, ZeroChecksIsNoEvidenceWithExitThreeInTextAndJson) {
   // Given two snapshots without any device, then no rule reaches anything: exit 3, the text
   // summary is NO-EVIDENCE saying nothing was compared (not "PASS: 0 checks"), and --json says

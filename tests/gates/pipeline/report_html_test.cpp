@@ -347,6 +347,28 @@ TEST_F(ReportHtmlTest, HugeComparisonKeepsThePageSmallAndLinksTheRawFile) {
   EXPECT_NE(page.find("… 999995 more</li>"), std::string::npos);
 }
 
+TEST_F(ReportHtmlTest, LongValuesAreShortenedAfterAWholePhrase) {
+  // Given a compared value's reason longer than a value may be, then the page shows it cut
+  // after its last whole phrase inside the limit with an ellipsis, never inside a word.
+  nlohmann::json failing = result("bgp-peer-state", "fail", 3);
+  failing["reason"] =
+      "session to 10.0.0.3 left Established after 40 s, 12 prefixes withdrawn; "
+      "the peer's hold timer expired on spine1";
+  nlohmann::json doc = {{"verdict", "fail"},
+                        {"counts", {{"total", 1}, {"fail", 1}}},
+                        {"results", nlohmann::json::array({failing})},
+                        {"first_disproven", failing}};
+  ReportHtmlLimits limits;
+  limits.value_chars = 90;
+  std::string page =
+      render({{"Post-change snapshot vs pre-change", &doc, "diffs/post-vs-pre.json", ""}}, nullptr,
+             limits);
+  EXPECT_NE(page.find("session to 10.0.0.3 left Established after 40 s, 12 prefixes withdrawn…"),
+            std::string::npos);
+  EXPECT_EQ(page.find("the peer&#39;s hold ti"), std::string::npos);
+  EXPECT_EQ(page.find("the peer's hold ti"), std::string::npos);
+}
+
 TEST_F(ReportHtmlTest, NoSecretInAnyFormAndNothingToFetch) {
   // Given secrets in a step command, a gate summary, a probe reason, a compared value and a
   // device identity (a configured value holding '&', '<', '|' and '"', and secret shapes), then

@@ -64,7 +64,7 @@ class ScriptedSnapshotter final : public Snapshotter {
   std::function<void()> before_returning;  // runs inside take(), e.g. to break the evidence
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& intent_commit) override {
+                     const std::string& intent_commit, ProgressSink* /*progress*/) override {
     TakenSnapshot taken;
     taken.document = {{"format", "fabgate.snapshot/1"},
                       {"taken_at", format_utc(now_utc())},

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include <map>
 
 #include "tests/support/sshd_fixture.h"
@@ -129,6 +131,28 @@ TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
   EXPECT_EQ(device.missing[0].reason, "unreachable: connection refused");
   EXPECT_FALSE(device.document.contains("interfaces"));
   for (const auto& record : device.records) EXPECT_FALSE(record.sent);
+}
+
+TEST(Snapshot, ReportsDevicesDoneToAProgressSink) {
+  // Given three devices collected two at a time, then whoever watches hears the total first
+  // and every device as it ends, last "3/3 devices".
+  struct Recording final : ProgressSink {
+    std::mutex mutex;
+    std::vector<std::string> heard;
+    void progress(std::size_t done, std::size_t total, std::string_view unit) override {
+      std::lock_guard lock(mutex);
+      heard.push_back(std::to_string(done) + "/" + std::to_string(total) + " " + std::string(unit));
+    }
+  } sink;
+  CannedConnector connector;
+  ssh::ConnectionCache cache(connector);
+  std::vector<SnapshotTarget> targets;
+  for (const char* name : {"leaf7", "leaf8", "leaf9"})
+    targets.push_back({ssh::SshDevice{name, "down", 22, {}, {}}, &profile("linux")});
+  take_snapshot(targets, cache, 2, "", nullptr, &sink);
+  ASSERT_EQ(sink.heard.size(), 4u);
+  EXPECT_EQ(sink.heard.front(), "0/3 devices");
+  EXPECT_EQ(sink.heard.back(), "3/3 devices");
 }
 
 TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
