@@ -78,6 +78,10 @@ struct ParsedDocument {
   std::map<std::string, std::map<std::string, RouteTable>> route_tables;
 };
 Result<Snapshot> assemble_snapshot(ParsedDocument& parsed, const std::string& file_name);
+// parse_snapshot, building route tables on a second thread from `threaded_from` bytes on
+// (parse_snapshot uses 4 MiB); tests run small documents through both paths.
+Result<Snapshot> parse_snapshot_threaded_from(std::string_view text, const std::string& file_name,
+                                              std::size_t threaded_from);
 }  // namespace detail
 
 }  // namespace fabgate::compare

@@ -34,6 +34,14 @@ std::vector<std::string> routes_of(const RouteTable& table) {
   return out;
 }
 
+// The simdjson reader with its tables built on the walking thread and on a second thread.
+std::vector<Result<Snapshot>> read_both_paths(const std::string& text, const std::string& name) {
+  std::vector<Result<Snapshot>> out;
+  out.push_back(detail::parse_snapshot_threaded_from(text, name, SIZE_MAX));
+  out.push_back(detail::parse_snapshot_threaded_from(text, name, 0));
+  return out;
+}
+
 void expect_same(const Snapshot& fast, const Snapshot& reference) {
   EXPECT_EQ(fast.file, reference.file);
   EXPECT_EQ(fast.taken_at, reference.taken_at);
@@ -112,18 +120,20 @@ json random_device(std::mt19937_64& random, std::size_t routes_per_family) {
 
 TEST(SnapshotEquivalence, RandomRouteDocumentsGiveTheSameSnapshotsBothWays) {
   // Given 40 random documents (1-3 devices, up to 300 routes per family, compact and indented),
-  // then the simdjson reader and the reference reader give the same snapshot for each.
+  // then the simdjson reader (tables built on one thread or two) and the reference reader give
+  // the same snapshot for each.
   std::mt19937_64 random(20261201);
   for (int round = 0; round < 40; ++round) {
     json devices = json::object();
     for (std::size_t d = 0; d < 1 + random() % 3; ++d)
       devices["leaf" + std::to_string(d)] = random_device(random, random() % 300);
     std::string text = document(devices).dump(round % 2 ? 2 : -1);
-    auto fast = parse_snapshot(text, "r.json");
     auto reference = parse_snapshot_reference(text, "r.json");
     ASSERT_TRUE(reference) << reference.error().message;
-    ASSERT_TRUE(fast) << fast.error().message;
-    expect_same(*fast, *reference);
+    for (auto& fast : read_both_paths(text, "r.json")) {
+      ASSERT_TRUE(fast) << fast.error().message;
+      expect_same(*fast, *reference);
+    }
   }
 }
 
@@ -274,25 +284,25 @@ std::vector<BadDocument> bad_documents() {
 }
 
 TEST(SnapshotEquivalence, BadDocumentsAreRefusedBothWaysNamingTheFileAndThePlace) {
-  // Given 59 bad documents, then both readers refuse each as invalid input naming the file; a
-  // rule of the format is worded the same way by both, a JSON syntax error names byte, line and
-  // column; nothing crashes.
+  // Given 59 bad documents, then both readers (simdjson on both paths) refuse each as invalid input
+  // naming the file; a rule of the format is worded the same way by both, a JSON syntax error names
+  // byte, line and column; nothing crashes.
   const std::regex place(
       R"(^snapshot bad\.json: (byte \d+ \(line \d+, column \d+\): |the file holds no JSON|at the end of the text: ))");
-  for (const auto& bad : bad_documents()) {
-    SCOPED_TRACE(bad.name);
-    auto fast = parse_snapshot(bad.text, "bad.json");
-    auto reference = parse_snapshot_reference(bad.text, "bad.json");
-    ASSERT_FALSE(reference) << "the reference reader accepts it";
-    ASSERT_FALSE(fast) << "the simdjson reader accepts it";
-    EXPECT_EQ(fast.error().exit_code, ExitCode::invalid_input);
-    EXPECT_EQ(fast.error().message.rfind("snapshot bad.json: ", 0), 0u) << fast.error().message;
-    if (bad.same_message) {
-      EXPECT_EQ(fast.error().message, reference.error().message);
-    } else {
-      EXPECT_TRUE(std::regex_search(fast.error().message, place)) << fast.error().message;
+  for (const auto& bad : bad_documents())
+    for (auto& fast : read_both_paths(bad.text, "bad.json")) {
+      SCOPED_TRACE(bad.name);
+      auto reference = parse_snapshot_reference(bad.text, "bad.json");
+      ASSERT_FALSE(reference) << "the reference reader accepts it";
+      ASSERT_FALSE(fast) << "the simdjson reader accepts it";
+      EXPECT_EQ(fast.error().exit_code, ExitCode::invalid_input);
+      EXPECT_EQ(fast.error().message.rfind("snapshot bad.json: ", 0), 0u) << fast.error().message;
+      if (bad.same_message) {
+        EXPECT_EQ(fast.error().message, reference.error().message);
+      } else {
+        EXPECT_TRUE(std::regex_search(fast.error().message, place)) << fast.error().message;
+      }
     }
-  }
 }
 
 TEST(SnapshotEquivalence, SyntaxErrorsPointAtTheFaultyLine) {
