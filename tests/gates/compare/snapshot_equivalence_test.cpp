@@ -284,7 +284,7 @@ std::vector<BadDocument> bad_documents() {
 }
 
 TEST(SnapshotEquivalence, BadDocumentsAreRefusedBothWaysNamingTheFileAndThePlace) {
-  // Given 59 bad documents, then both readers (simdjson on both paths) refuse each as invalid input
+  // Given 60 bad documents, then both readers (simdjson on both paths) refuse each as invalid input
   // naming the file; a rule of the format is worded the same way by both, a JSON syntax error names
   // byte, line and column; nothing crashes.
   const std::regex place(
