@@ -803,7 +803,13 @@ Result<Snapshot> parse_padded(ondemand::parser& parser, simdjson::padded_string_
     return invalid(file_name, describe_stage1_error(code, text));
   TableBuilder builder(text.size() >= threaded_from);
   SnapshotWalker walker(text, document, builder);
-  bool walked = walker.walk();
+  bool walked = false;
+  try {
+    walked = walker.walk();
+  } catch (const std::exception& e) {  // out of memory while building the tree
+    builder.finish();
+    return invalid(file_name, std::string("cannot be read: ") + e.what());
+  }
   const std::string& build_error = builder.finish();  // before the document goes away
   if (!build_error.empty()) return invalid(file_name, build_error);
   if (!walked) return invalid(file_name, walker.error);
