@@ -1,7 +1,9 @@
 #include "gates/pipeline/pipeline.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -363,6 +365,7 @@ void Pipeline::check_approval(GateRecord& record) {
     record.summary = std::move(judgement.summary);
     record.details = std::move(judgement.details);
     outcome_.approvals = std::move(judgement.approvals);
+    copy_approvals_into_bundle(record);
     return;
   }
   bool needs_rehearsal = policy.require_rehearsal && options_.mode == Mode::apply;
@@ -375,6 +378,35 @@ void Pipeline::check_approval(GateRecord& record) {
   record.summary = "policy requires approvals or a rehearsal, and nothing can prove them";
   record.details.push_back("approvals required: " + std::to_string(policy.min_approvals) +
                            ", valid: 0" + (needs_rehearsal ? "; rehearsal required: none" : ""));
+}
+
+void Pipeline::copy_approvals_into_bundle(GateRecord& record) {
+  // Approvals are copied as they are, signature included: the manifest then lists and hashes
+  // them, and the bundle still proves what was approved after the file given (often in /tmp)
+  // is gone. A file too large to be an approval, or unreadable, is not copied; the judge
+  // already recorded why it did not count.
+  constexpr std::uintmax_t kMaxApprovalBytes = 1 << 20;
+  std::size_t index = 0;
+  for (auto& approval : outcome_.approvals) {
+    ++index;
+    std::error_code error;
+    const std::filesystem::path given(approval.file);
+    if (!std::filesystem::is_regular_file(given, error) ||
+        std::filesystem::file_size(given, error) > kMaxApprovalBytes)
+      continue;
+    std::ifstream in(given, std::ios::binary);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) continue;
+    std::string name = given.filename().string();
+    if (name.empty() || name.front() == '.') name = "approval" + name;
+    const std::string copy = "approvals/" + std::to_string(index) + "-" + name;
+    auto written = with_.evidence.write(copy, content);
+    if (!written.ok()) {
+      record.details.push_back("evidence: " + written.error().message);
+      continue;
+    }
+    approval.bundle_copy = copy;
+  }
 }
 
 void Pipeline::probe(GateRecord& record, const std::string& phase) {
@@ -496,6 +528,8 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   }
   compare::CompareOptions options;
   options.max_age = repository_.settings.snapshot_max_age;
+  // Every route that changed is named in diffs/ (report.md shows the first few).
+  options.route_examples = 100'000;
   static const std::vector<intent::ExpectedDifference> kNone;
   auto report = compare::compare_snapshots(
       pre.value(), after.value(), rule_sets.value(),
@@ -505,7 +539,11 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   if (written.ok())
     written = with_.evidence.write("diffs/" + label + "-vs-pre.txt",
                                    join(compare::render_human(report), "\n") + "\n");
+  ChangeListing listing{label + " vs pre", "diffs/" + label + "-vs-pre-changes.txt",
+                        changes_of(json)};
+  if (written.ok()) written = with_.evidence.write(listing.file, change_listing_text(listing));
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.changes.push_back(std::move(listing));
 
   std::map<std::string, std::string> layers;
   for (const auto& result : report.results) {
