@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <future>
 #include <sstream>
 
 #include "adapters/core/duration.h"
@@ -116,13 +115,12 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
     exceptions = std::move(loaded).value();
   }
 
-  // The two snapshots are independent and large tables make loading the slow part, so they
-  // load on two threads.
-  auto pre_future = std::async(std::launch::async, compare::load_snapshot_file, options.pre_file);
-  auto post = compare::load_snapshot_file(options.post_file);
-  auto pre = pre_future.get();
-  if (!pre) return pre.error();
-  if (!post) return post.error();
+  // Large route tables make loading the slow part; the pair loader bounds its memory to one
+  // file's parse at a time (docs/benchmarks.md "Comparison at scale").
+  auto loaded = compare::load_snapshot_pair(options.pre_file, options.post_file);
+  if (!loaded) return loaded.error();
+  auto* pre = &loaded->pre;
+  auto* post = &loaded->post;
 
   compare::CompareOptions compare_options;
   compare_options.max_age = *max_age;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <utility>
 
 namespace fabgate::compare {
 
@@ -85,15 +86,53 @@ bool parse_prefix(Family family, std::string_view prefix, Route& route) {
 
 static_assert(sizeof(Route) == 28, "the bench and docs/compare.md rely on 28-byte routes");
 
-bool key_less(const Route& a, const Route& b) {
-  int order = std::memcmp(a.address.data(), b.address.data(), a.address.size());
-  if (order != 0) return order < 0;
+// The address as two big-endian words, so keys compare as integers: sorting a million routes
+// is most of a load, and memcmp through a function pointer was most of the sort.
+inline std::uint64_t word(const Route& route, std::size_t index) {
+  std::uint64_t value;
+  std::memcpy(&value, route.address.data() + 8 * index, sizeof value);
+  return __builtin_bswap64(value);
+}
+
+inline bool key_less(const Route& a, const Route& b) {
+  std::uint64_t a0 = word(a, 0), b0 = word(b, 0);
+  if (a0 != b0) return a0 < b0;
+  std::uint64_t a1 = word(a, 1), b1 = word(b, 1);
+  if (a1 != b1) return a1 < b1;
   return a.length < b.length;
 }
 
-bool key_equal(const Route& a, const Route& b) {
+inline bool key_equal(const Route& a, const Route& b) {
   return a.length == b.length &&
          std::memcmp(a.address.data(), b.address.data(), a.address.size()) == 0;
+}
+
+// Lambdas, so the algorithms inline the comparison instead of calling through a pointer.
+constexpr auto kKeyLess = [](const Route& a, const Route& b) { return key_less(a, b); };
+constexpr auto kKeyEqual = [](const Route& a, const Route& b) { return key_equal(a, b); };
+
+// Sorts routes by key with a least-significant-digit radix sort over the 17 key bytes (the
+// length, then the address from its last byte to its first), skipping every byte that is the
+// same in all routes: a million IPv4 routes take four passes instead of ~20 million comparisons.
+// Stable, linear, and needs one scratch copy of the table while it runs.
+void radix_sort(std::vector<Route>& routes) {
+  constexpr std::size_t kDigits = 17;  // digit 0: length; digit 1+i: address byte 15-i
+  auto digit = [](const Route& route, std::size_t d) -> std::uint8_t {
+    return d == 0 ? route.length : route.address[16 - d];
+  };
+  std::vector<std::array<std::size_t, 256>> counts(kDigits);
+  for (auto& count : counts) count.fill(0);
+  for (const Route& route : routes)
+    for (std::size_t d = 0; d < kDigits; ++d) ++counts[d][digit(route, d)];
+  std::vector<Route> scratch(routes.size());
+  for (std::size_t d = 0; d < kDigits; ++d) {
+    auto& count = counts[d];
+    if (std::find(count.begin(), count.end(), routes.size()) != count.end()) continue;
+    std::size_t offset = 0;
+    for (auto& slot : count) offset += std::exchange(slot, offset);
+    for (const Route& route : routes) scratch[count[digit(route, d)]++] = route;
+    routes.swap(scratch);
+  }
 }
 
 }  // namespace
@@ -141,14 +180,14 @@ bool RouteTable::add(std::string_view vrf, std::string_view prefix, std::string_
 
 bool RouteTable::finalize(std::string* error) {
   for (auto& [vrf, routes] : vrfs_) {
-    if (!std::is_sorted(routes.begin(), routes.end(), key_less))
-      std::sort(routes.begin(), routes.end(), key_less);
-    auto duplicate = std::adjacent_find(routes.begin(), routes.end(), key_equal);
+    if (!std::is_sorted(routes.begin(), routes.end(), kKeyLess)) radix_sort(routes);
+    auto duplicate = std::adjacent_find(routes.begin(), routes.end(), kKeyEqual);
     if (duplicate != routes.end()) {
       if (error) *error = "prefix " + prefix_of(*duplicate) + " in vrf " + vrf + " is listed twice";
       return false;
     }
-    routes.shrink_to_fit();
+    // Growth by doubling may leave up to half unused; a copy to shed it pays off past a quarter.
+    if (routes.capacity() - routes.size() > routes.size() / 4) routes.shrink_to_fit();
   }
   return true;
 }

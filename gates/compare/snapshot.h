@@ -49,14 +49,39 @@ struct Snapshot {
 inline constexpr std::uintmax_t kMaxSnapshotBytes = 1ull << 30;  // 1 GiB
 inline constexpr std::size_t kMaxSnapshotDepth = 64;             // nested objects and arrays
 
-// Parses a snapshot document. Route lists are read with a streaming (SAX) parser straight into
-// RouteTables, never into a JSON tree. A malformed document is invalid input naming the file
-// and the element (`devices.leaf1.routes.ipv4[12]: ...`); so are strings that are not UTF-8
-// and nesting deeper than kMaxSnapshotDepth (refused as the parser meets it, before any tree
-// that deep exists).
+// Parses a snapshot document with simdjson's On-Demand parser. Route lists are read straight
+// into RouteTables, their strings taken from the text without copying, never into a JSON tree.
+// A malformed document is invalid input naming the file and the byte, line and column
+// (`byte 41 (line 3, column 7): ...`) or the element (`devices.leaf1.routes.ipv4[12]: ...`); so
+// are strings that are not UTF-8 and nesting deeper than kMaxSnapshotDepth (refused as the
+// walk meets it, before any tree that deep exists). `text` is copied once into a padded buffer.
 Result<Snapshot> parse_snapshot(std::string_view text, const std::string& file_name);
-// Reads and parses a snapshot file. Anything but a regular file (a folder, a FIFO, a device)
-// and files over kMaxSnapshotBytes are invalid input naming the path, refused before reading.
+// Reads and parses a snapshot file, read straight into simdjson's padded buffer (no copy).
+// Anything but a regular file (a folder, a FIFO, a device) and files over kMaxSnapshotBytes are
+// invalid input naming the path, refused before reading. Peak memory while loading is the file
+// plus about 0.8 times its size of parser index (freed on return) plus the route tables.
 Result<Snapshot> load_snapshot_file(const std::string& path);
+// Loads two snapshots for a comparison (`fabgate diff`, the compare gate's bench). One file at a
+// time with one parser, so the peak is one file's buffers plus both tables (docs/benchmarks.md).
+struct SnapshotPair {
+  Snapshot pre;
+  Snapshot post;
+};
+Result<SnapshotPair> load_snapshot_pair(const std::string& pre_path, const std::string& post_path);
+
+namespace detail {
+// What a parser hands over before the format is checked: the document without its route
+// lists, and the route tables per device and family. Shared with the reference (nlohmann SAX)
+// parser in the tests, so both are judged by the same rules.
+struct ParsedDocument {
+  nlohmann::json root;
+  std::map<std::string, std::map<std::string, RouteTable>> route_tables;
+};
+Result<Snapshot> assemble_snapshot(ParsedDocument& parsed, const std::string& file_name);
+// parse_snapshot, building route tables on a second thread from `threaded_from` bytes on
+// (parse_snapshot uses 4 MiB); tests run small documents through both paths.
+Result<Snapshot> parse_snapshot_threaded_from(std::string_view text, const std::string& file_name,
+                                              std::size_t threaded_from);
+}  // namespace detail
 
 }  // namespace fabgate::compare

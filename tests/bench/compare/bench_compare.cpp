@@ -1,11 +1,20 @@
 // bench_compare generate DIR   writes pre.json / post.json with 1,000,000 IPv4 and 200,000
 //                              IPv6 routes, 1 % churn (deterministic seed), and truth.json
-// bench_compare compare DIR    loads both snapshots, compares them under the default rule set,
-//                              checks added/removed/changed against truth.json and prints time
-//                              and peak RSS. Run each in its own process so the peak is the
-//                              comparison's alone.
+// bench_compare compare DIR    loads both snapshots as `fabgate diff` does (load_snapshot_pair:
+//                              one file at a time, tables built on a second thread), compares
+//                              them under the default rule set, checks added/removed/changed
+//                              against truth.json and prints wall time of load, compare and both,
+//                              CPU time, peak RSS and the load average. Run each in its own
+//                              process so the peak is the comparison's alone.
+// bench_compare parallel DIR   the same with the two files loaded on two threads at once (the
+//                              way before): faster on an idle machine, more memory.
+// bench_compare floor DIR      simdjson alone on pre.json: reading the file, simdjson's DOM parse
+//                              of it (every value), and its On-Demand index (stage 1) only.
 
 #include <sys/resource.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include <simdjson.h>
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/time.h"
@@ -146,7 +156,22 @@ long peak_rss_mib() {
   return usage.ru_maxrss / 1024;  // Linux reports KiB
 }
 
-int compare_files(const std::string& dir) {
+double cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// The machine's load, printed with every figure: timings on a busy machine are inflated.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+int compare_files(const std::string& dir, bool parallel) {
   std::FILE* truth_in = std::fopen((dir + "/truth.json").c_str(), "r");
   if (!truth_in) {
     std::fprintf(stderr, "bench_compare: run 'generate %s' first\n", dir.c_str());
@@ -154,29 +179,46 @@ int compare_files(const std::string& dir) {
   }
   auto truth = nlohmann::json::parse(truth_in);
   std::fclose(truth_in);
+  std::printf("load average before: %s\n", load_average().c_str());
 
+  double cpu_start = cpu_seconds();
   auto start = std::chrono::steady_clock::now();
-  auto pre_future = std::async(std::launch::async, load_snapshot_file, dir + "/pre.json");
-  auto post = load_snapshot_file(dir + "/post.json");
-  auto pre = pre_future.get();
-  if (!pre || !post) {
-    std::fprintf(stderr, "bench_compare: %s\n",
-                 (!pre ? pre.error() : post.error()).message.c_str());
+  Result<SnapshotPair> pair = Error::internal("not loaded");
+  if (parallel) {
+    auto pre_future = std::async(std::launch::async, load_snapshot_file, dir + "/pre.json");
+    auto post = load_snapshot_file(dir + "/post.json");
+    auto pre = pre_future.get();
+    if (!pre)
+      pair = pre.error();
+    else if (!post)
+      pair = post.error();
+    else
+      pair = SnapshotPair{std::move(pre).value(), std::move(post).value()};
+  } else {
+    pair = load_snapshot_pair(dir + "/pre.json", dir + "/post.json");
+  }
+  if (!pair) {
+    std::fprintf(stderr, "bench_compare: %s\n", pair.error().message.c_str());
     return 2;
   }
   double load_s = seconds_since(start);
+  const Snapshot& pre = pair->pre;
+  const Snapshot& post = pair->post;
 
   auto rules = load_rule_set(default_rule_set_text(), kDefaultRuleSetName);
   auto compare_start = std::chrono::steady_clock::now();
-  auto report = compare_snapshots(*pre, *post, {*rules}, {}, {}, {});
+  CompareOptions options;
+  options.max_age = Duration{0};  // the files may be older than 10 minutes: compare them anyway
+  auto report = compare_snapshots(pre, post, {*rules}, {}, {}, options);
   double compare_s = seconds_since(compare_start);
   double total_s = seconds_since(start);
+  double cpu_s = cpu_seconds() - cpu_start;
 
   // Exact counts straight from the merge-join, against the generator's ground truth.
   std::uint64_t added = 0, removed = 0, changed = 0;
   for (const char* family : {"ipv4", "ipv6"}) {
-    const auto& a = pre->devices.at("spine1").routes.at(family);
-    const auto& b = post->devices.at("spine1").routes.at(family);
+    const auto& a = pre.devices.at("spine1").routes.at(family);
+    const auto& b = post.devices.at("spine1").routes.at(family);
     auto diff = diff_routes(a, b);
     added += diff.added;
     removed += diff.removed;
@@ -191,17 +233,55 @@ int compare_files(const std::string& dir) {
     std::printf("  %s %s: %s\n", std::string(to_string(result.verdict)).c_str(),
                 result.path.c_str(), result.reason.c_str());
   std::printf(
-      "load (two files in parallel): %.3f s\ncompare: %.3f s\nload + compare: %.3f s\n"
-      "peak RSS: %ld MiB\n",
-      load_s, compare_s, total_s, peak_rss_mib());
+      "load (%s): %.3f s\ncompare: %.3f s\nload + compare: %.3f s wall, %.3f s CPU\n"
+      "peak RSS: %ld MiB\nload average after: %s\n",
+      parallel ? "two files on two threads" : "one file at a time, tables on a second thread",
+      load_s, compare_s, total_s, cpu_s, peak_rss_mib(), load_average().c_str());
   return exact ? 0 : 1;
+}
+
+// simdjson's own time on one file: the floor under any loader built on it.
+int floor_of(const std::string& dir) {
+  std::printf("load average before: %s\n", load_average().c_str());
+  auto start = std::chrono::steady_clock::now();
+  simdjson::padded_string text;
+  if (auto code = simdjson::padded_string::load(dir + "/pre.json").get(text)) {
+    std::fprintf(stderr, "bench_compare: %s\n", simdjson::error_message(code));
+    return 2;
+  }
+  double read_s = seconds_since(start);
+  simdjson::dom::parser dom;
+  auto dom_start = std::chrono::steady_clock::now();
+  simdjson::dom::element root;
+  if (auto code = dom.parse(text).get(root)) {
+    std::fprintf(stderr, "bench_compare: %s\n", simdjson::error_message(code));
+    return 2;
+  }
+  double dom_s = seconds_since(dom_start);
+  simdjson::ondemand::parser ondemand;
+  auto index_start = std::chrono::steady_clock::now();
+  simdjson::ondemand::document document;
+  if (auto code = ondemand.iterate(text).get(document)) {
+    std::fprintf(stderr, "bench_compare: %s\n", simdjson::error_message(code));
+    return 2;
+  }
+  double index_s = seconds_since(index_start);
+  std::printf(
+      "pre.json, %zu bytes, simdjson %d.%d (%s)\nread: %.3f s\nDOM parse: %.3f s (%.2f GB/s)\n"
+      "On-Demand index: %.3f s\nload average after: %s\n",
+      text.size(), int(simdjson::SIMDJSON_VERSION_MAJOR), int(simdjson::SIMDJSON_VERSION_MINOR),
+      simdjson::get_active_implementation()->name().c_str(), read_s, dom_s,
+      double(text.size()) / dom_s / 1e9, index_s, load_average().c_str());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "generate") return generate(argv[2]);
-  if (argc == 3 && std::string(argv[1]) == "compare") return compare_files(argv[2]);
-  std::fprintf(stderr, "usage: bench_compare generate|compare DIR\n");
+  if (argc == 3 && std::string(argv[1]) == "compare") return compare_files(argv[2], false);
+  if (argc == 3 && std::string(argv[1]) == "parallel") return compare_files(argv[2], true);
+  if (argc == 3 && std::string(argv[1]) == "floor") return floor_of(argv[2]);
+  std::fprintf(stderr, "usage: bench_compare generate|compare|parallel|floor DIR\n");
   return 2;
 }
