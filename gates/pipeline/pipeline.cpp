@@ -569,6 +569,32 @@ void Pipeline::stop_watch(GateRecord& record) {
   if (blocks(outcome.verdict)) record.details.push_back("[forwarding] " + outcome.reason);
 }
 
+void Pipeline::start_telemetry(GateRecord& record) {
+  Duration longest = change_.bounds.deadline + 2 * change_.acceptance.settle + Duration{300'000};
+  auto started = telemetry_->start(longest, Duration{5'000});
+  record.verdict = started.verdict;
+  record.summary = std::move(started.summary);
+  record.details = std::move(started.details);
+  if (blocks(record.verdict)) note_telemetry("during", record.verdict);
+}
+
+void Pipeline::stop_telemetry(GateRecord& record) {
+  TelemetryOutcome outcome = telemetry_->stop();
+  telemetry_.reset();
+  auto written = with_.evidence.write_json("telemetry/during.json", to_json(outcome));
+  note_telemetry("during", outcome.verdict);
+  record.verdict = outcome.verdict;
+  record.summary = outcome.summary;
+  for (const auto& device : outcome.devices) {
+    if (!device.stream_failure.empty())
+      record.details.push_back(device.device + ": " + device.stream_failure);
+    for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
+  }
+  for (const auto& line : event_lines(outcome)) record.details.push_back(line);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.telemetry = std::move(outcome);
+}
+
 void Pipeline::roll_back(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
                     options_.parallelism, with_.gnmi);
@@ -817,6 +843,18 @@ RunOutcome Pipeline::run() {
   if (!stopped() && options_.mode != Mode::plan && change_.acceptance.during)
     gate("watch-start", [&](GateRecord& r) { start_watch(r); });
 
+  // 7b. telemetry-start: a gNMI stream of interface state from every target and neighbour with
+  //     a gnmi endpoint, open before the first step, so a flap or an error burst the change
+  //     causes is seen at the device's own timestamps (telemetry_layer.h).
+  if (!stopped() && options_.mode != Mode::plan && with_.gnmi_connect) {
+    auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+    if (std::any_of(subjects.begin(), subjects.end(),
+                    [](const TelemetrySubject& subject) { return subject.device->gnmi; })) {
+      telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects));
+      gate("telemetry-start", [&](GateRecord& r) { start_telemetry(r); });
+    }
+  }
+
   if (stopped() || options_.mode == Mode::plan) {
     outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;
     outcome_.device_state = "untouched: no step was sent";
@@ -833,6 +871,7 @@ RunOutcome Pipeline::run() {
   //    during the change stays within max_disruption.
   if (!stopped()) gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
   // 9b. freshness-post and alerts-acceptance: the monitoring still observes the targets, and
   //     no alert started firing on them during the change (silenced or not).
   if (!stopped() && monitoring.prometheus)
@@ -874,6 +913,7 @@ RunOutcome Pipeline::run() {
 
   // The watch must stop before the rollback, whatever failed.
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
 
   // Recovery: undo exactly what may have been applied, then prove the baseline came back at
   // every layer with the same evidence that admitted the change.

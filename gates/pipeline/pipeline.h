@@ -23,6 +23,7 @@
 #include "gates/pipeline/remote.h"
 #include "gates/pipeline/safeguards.h"
 #include "gates/pipeline/snapshots.h"
+#include "gates/pipeline/telemetry_layer.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -83,6 +84,8 @@ struct RunOutcome {
   // Running-configuration diffs of each later snapshot against pre (config_diff.h).
   std::vector<ConfigDelta> config_deltas;
   std::vector<std::string> configs_captured;  // "leaf1 (42 lines)": config in the pre snapshot
+  // The during-change telemetry layer (telemetry_layer.h); absent when nothing was streamed.
+  std::optional<TelemetryOutcome> telemetry;
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -105,6 +108,8 @@ class Pipeline {
     // gates are no-evidence.
     const prom::PrometheusClient* prometheus = nullptr;
     const prom::AlertmanagerClient* alertmanager = nullptr;
+    // Opens gNMI clients for the during-change telemetry layer. Empty: no telemetry streams.
+    GnmiConnector gnmi_connect;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
@@ -147,6 +152,9 @@ class Pipeline {
   void roll_back(GateRecord& record);
   void start_watch(GateRecord& record);
   void stop_watch(GateRecord& record);
+  // The during-change telemetry layer: streams from before the first step until acceptance.
+  void start_telemetry(GateRecord& record);
+  void stop_telemetry(GateRecord& record);
 
   void note_first_failure(const GateRecord& record);
   void diagnose();
@@ -176,6 +184,7 @@ class Pipeline {
   std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them
   ProbeContext probe_context_;
   std::unique_ptr<WatchSession> watch_;
+  std::unique_ptr<TelemetrySession> telemetry_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
   TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts
