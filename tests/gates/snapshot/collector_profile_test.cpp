@@ -52,7 +52,7 @@ TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) 
       }
     }
     EXPECT_EQ(categories,
-              (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp", "config"}));
+              (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp", "routes", "config"}));
   }
 }
 
