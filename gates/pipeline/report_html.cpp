@@ -766,7 +766,7 @@ void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, c
   std::size_t rows = 0;
   for (const auto& device : telemetry.devices)
     for (const auto& event : device.events) {
-      if (rows++ >= text.limits().table_rows) break;
+      if (rows++ >= text.limits().table_rows) continue;
       html << "<tr><td class=\"mono\">" << format_device_time(event.timestamp_ns) << "</td><td>"
            << text(device.device) << "</td><td class=\"mono\">" << text(event.interface)
            << "</td><td>" << text(event.what) << "</td></tr>";
@@ -775,6 +775,9 @@ void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, c
     html << "<tr><td colspan=\"4\">No interface changed oper-status and no error or discard "
             "counter rose.</td></tr>";
   html << "</table>\n";
+  if (rows > text.limits().table_rows)
+    html << "<p class=\"muted\">… " << rows - text.limits().table_rows
+         << " more events in telemetry/during.json</p>\n";
   std::vector<std::string> notes;
   for (const auto& device : telemetry.devices) {
     if (!device.stream_failure.empty())

@@ -198,12 +198,21 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
   bool any_event = false;
   for (const auto& device : telemetry->devices) any_event |= !device.events.empty();
   if (any_event) {
+    // Bounded like every table of the report: the rest stays in telemetry/during.json.
+    constexpr std::size_t kMaxEventRows = 200;
+    std::size_t rows = 0, left_out = 0;
     md << "| device time | device | interface | event |\n|---|---|---|---|\n";
     for (const auto& device : telemetry->devices)
-      for (const auto& event : device.events)
+      for (const auto& event : device.events) {
+        if (rows++ >= kMaxEventRows) {
+          ++left_out;
+          continue;
+        }
         md << "| " << format_device_time(event.timestamp_ns) << " | " << device.device << " | "
            << md_cell(redactor, event.interface) << " | " << md_cell(redactor, event.what)
            << " |\n";
+      }
+    if (left_out > 0) md << "\n… " << left_out << " more events in `telemetry/during.json`.\n";
     md << "\n";
   } else {
     md << "No interface changed oper-status and no error or discard counter rose.\n\n";
