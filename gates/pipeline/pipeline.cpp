@@ -1,6 +1,7 @@
 #include "gates/pipeline/pipeline.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -595,6 +596,40 @@ void Pipeline::stop_telemetry(GateRecord& record) {
   outcome_.telemetry = std::move(outcome);
 }
 
+void Pipeline::read_rehearsal_config_diffs() {
+  std::filesystem::path given = options_.rehearsal_for_review;
+  std::filesystem::path bundle = std::filesystem::is_directory(given) ? given : given.parent_path();
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  };
+  nlohmann::json record = read(bundle / "rehearsal.json");
+  if (!record.is_object() || !record.contains("digest")) {
+    outcome_.config_deltas_refused =
+        (bundle / "rehearsal.json").string() + " is missing or not a rehearsal record";
+    return;
+  }
+  std::string digest = plan_digest(repository_, change_);
+  if (record["digest"] != digest) {
+    outcome_.config_deltas_refused = "the rehearsal in " + bundle.string() + " is of " +
+                                     record["digest"].dump() + ", not of this plan (" + digest +
+                                     "): its diffs are not shown";
+    return;
+  }
+  nlohmann::json pre = read(bundle / "snapshots/pre.json");
+  if (!pre.is_object()) {
+    outcome_.config_deltas_refused = (bundle / "snapshots/pre.json").string() + " is unreadable";
+    return;
+  }
+  for (const char* later : {"post", "restored"}) {
+    nlohmann::json snapshot = read(bundle / ("snapshots/" + std::string(later) + ".json"));
+    for (auto& delta : config_deltas(pre, snapshot.is_object() ? snapshot : nlohmann::json(), later,
+                                     with_.evidence.redactor()))
+      outcome_.config_deltas.push_back(std::move(delta));
+  }
+  outcome_.config_deltas_from = "rehearsal " + bundle.string();
+}
+
 void Pipeline::roll_back(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
                     options_.parallelism, with_.gnmi);
@@ -854,6 +889,9 @@ RunOutcome Pipeline::run() {
       gate("telemetry-start", [&](GateRecord& r) { start_telemetry(r); });
     }
   }
+
+  if (options_.mode == Mode::plan && !options_.rehearsal_for_review.empty())
+    read_rehearsal_config_diffs();
 
   if (stopped() || options_.mode == Mode::plan) {
     outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;

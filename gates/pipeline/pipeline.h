@@ -56,6 +56,9 @@ struct PipelineOptions {
   // no approval and no rehearsal passes the approval gate.
   ApprovalJudge* approval_judge = nullptr;
   RunOrigin origin;  // journaled in run-start for `fabgate recover`
+  // plan only: a rehearsal bundle (or its rehearsal.json) whose configuration diffs review.md
+  // shows, when that rehearsal is of this plan's digest.
+  std::string rehearsal_for_review;
 };
 
 // Live progress for people: the terminal shows each gate as it starts and ends.
@@ -84,6 +87,10 @@ struct RunOutcome {
   // Running-configuration diffs of each later snapshot against pre (config_diff.h).
   std::vector<ConfigDelta> config_deltas;
   std::vector<std::string> configs_captured;  // "leaf1 (42 lines)": config in the pre snapshot
+  // plan with --rehearsal: where config_deltas come from ("rehearsal <folder>"), or why the
+  // rehearsal's diffs are not shown.
+  std::string config_deltas_from;
+  std::string config_deltas_refused;
   // The during-change telemetry layer (telemetry_layer.h); absent when nothing was streamed.
   std::optional<TelemetryOutcome> telemetry;
 };
@@ -143,6 +150,8 @@ class Pipeline {
   std::vector<const intent::Device*> targets() const;
   void note_telemetry(const std::string& phase, Verdict verdict);
   void check_rollback_plan(GateRecord& record);
+  // plan --rehearsal: the rehearsal bundle's configuration diffs for review.md.
+  void read_rehearsal_config_diffs();
   void check_approval(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);
   void execute(GateRecord& record);

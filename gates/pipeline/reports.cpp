@@ -468,11 +468,17 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
     }
   }
   if (in_force == 0) md << "None: nothing is waived.\n";
-  if (std::string config = config_diff_markdown(outcome.config_deltas); !config.empty())
+  if (std::string config = config_diff_markdown(outcome.config_deltas); !config.empty()) {
+    // Only a rehearsal of this very digest has post and restored snapshots to diff.
     md << "\n" << config;
-  else if (std::string captured = config_capture_markdown(outcome.configs_captured);
-           !captured.empty())
+    if (!outcome.config_deltas_from.empty())
+      md << "The diffs above are those of the " << outcome.config_deltas_from
+         << ", which rehearsed this plan's digest.\n";
+  } else if (std::string captured = config_capture_markdown(outcome.configs_captured);
+             !captured.empty())
     md << "\n" << captured;
+  if (!outcome.config_deltas_refused.empty())
+    md << "\nNo rehearsal diff: " << md_cell(redactor, outcome.config_deltas_refused) << ".\n";
 
   md << "\n## Approve\n\nThe digest covers the change, the resolved inventory, the rule sets, "
         "every policy file and the intent commit; any edit needs a new approval.\n\n";
