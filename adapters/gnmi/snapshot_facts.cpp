@@ -364,6 +364,109 @@ std::optional<json> bgp_facts(const json& tree, TimePoint now) {
   return bgp;
 }
 
+// An AFT key (next-hop index, next-hop-group id): uint64, a string in JSON_IETF.
+std::string aft_key(const json& value, const std::string& where) {
+  return std::to_string(counter(value, where));
+}
+
+// The origin-protocol identity in the words iproute2 writes for the kernel's route protocol,
+// as the SSH route collector (ip-route-v4) reports them.
+std::string route_protocol_name(const std::string& identity) {
+  static const std::map<std::string, std::string> names = {
+      {"BGP", "bgp"},       {"DIRECTLY_CONNECTED", "kernel"},
+      {"STATIC", "static"}, {"OSPF", "ospf"},
+      {"OSPF3", "ospf"},    {"ISIS", "isis"}};
+  auto found = names.find(identity);
+  return found == names.end() ? lowercase(identity) : found->second;
+}
+
+// /network-instances/network-instance[name]/afts: every ipv4-entry becomes a route of
+// routes.ipv4 {prefix, protocol, nexthops} like the ip-route-v4 normalizer; a next hop is its
+// ip-address, else "dev:<interface>". OpenConfig's AFT has no metric, so none is written.
+// Instances other than "default" add a `vrf`.
+std::optional<json> route_facts(const json& tree) {
+  const json* instances = walk(tree, {"network-instances", "network-instance"});
+  if (instances == nullptr || !instances->is_array()) return std::nullopt;
+  std::optional<json> routes;
+  for (const auto& instance : *instances) {
+    const json* afts = member(instance, "afts");
+    if (afts == nullptr) continue;
+    std::string vrf = "default";
+    if (const json* name = member(instance, "name"))
+      vrf = text_leaf(*name, "network-instance/name");
+    const std::string where = "/network-instances/network-instance[name=" + vrf + "]/afts";
+    std::map<std::string, std::string> hops;
+    if (const json* list = walk(*afts, {"next-hops", "next-hop"}); list && list->is_array()) {
+      for (const auto& hop : *list) {
+        const json* index = member(hop, "index");
+        if (index == nullptr) throw FactError{where + "/next-hops/next-hop: an entry has no index"};
+        std::string key = aft_key(*index, where + "/next-hops/next-hop/index");
+        std::string text = "unknown";
+        if (const json* ip = walk(hop, {"state", "ip-address"}))
+          text = text_leaf(*ip, where + "/next-hops/next-hop[index=" + key + "]/state/ip-address");
+        else if (const json* interface = walk(hop, {"interface-ref", "state", "interface"}))
+          text = "dev:" + text_leaf(*interface, where + "/next-hops/next-hop[index=" + key +
+                                                    "]/interface-ref/state/interface");
+        hops[key] = text;
+      }
+    }
+    std::map<std::string, std::vector<std::string>> groups;
+    if (const json* list = walk(*afts, {"next-hop-groups", "next-hop-group"});
+        list && list->is_array()) {
+      for (const auto& group : *list) {
+        const json* id = member(group, "id");
+        if (id == nullptr)
+          throw FactError{where + "/next-hop-groups/next-hop-group: an entry has no id"};
+        std::string key = aft_key(*id, where + "/next-hop-groups/next-hop-group/id");
+        auto& members = groups[key];
+        const json* list_of_hops = walk(group, {"next-hops", "next-hop"});
+        if (list_of_hops == nullptr || !list_of_hops->is_array()) continue;
+        for (const auto& hop : *list_of_hops) {
+          const json* index = member(hop, "index");
+          if (index == nullptr) continue;
+          std::string hop_key =
+              aft_key(*index, where + "/next-hop-groups/next-hop-group[id=" + key +
+                                  "]/next-hops/next-hop/index");
+          auto found = hops.find(hop_key);
+          if (found == hops.end())
+            throw FactError{where + "/next-hop-groups/next-hop-group[id=" + key + "]: next hop " +
+                            hop_key + " is not in /afts/next-hops"};
+          members.push_back(found->second);
+        }
+      }
+    }
+    const json* entries = walk(*afts, {"ipv4-unicast", "ipv4-entry"});
+    if (entries == nullptr) continue;
+    if (!entries->is_array()) throw FactError{where + "/ipv4-unicast/ipv4-entry: expected a list"};
+    if (!routes) routes = json{{"ipv4", json::array()}};
+    for (const auto& entry : *entries) {
+      const json* prefix = member(entry, "prefix");
+      if (prefix == nullptr)
+        throw FactError{where + "/ipv4-unicast/ipv4-entry: an entry has no prefix"};
+      std::string text = text_leaf(*prefix, where + "/ipv4-unicast/ipv4-entry/prefix");
+      std::string entry_where = where + "/ipv4-unicast/ipv4-entry[prefix=" + text + "]";
+      json route = {{"prefix", text}};
+      if (vrf != "default") route["vrf"] = vrf;
+      if (const json* origin = walk(entry, {"state", "origin-protocol"}))
+        route["protocol"] =
+            route_protocol_name(identity_leaf(*origin, entry_where + "/state/origin-protocol"));
+      std::vector<std::string> nexthops;
+      if (const json* group = walk(entry, {"state", "next-hop-group"})) {
+        std::string key = aft_key(*group, entry_where + "/state/next-hop-group");
+        auto found = groups.find(key);
+        if (found == groups.end())
+          throw FactError{entry_where + ": next-hop-group " + key +
+                          " is not in /afts/next-hop-groups"};
+        nexthops = found->second;
+      }
+      std::sort(nexthops.begin(), nexthops.end());
+      route["nexthops"] = nexthops;
+      (*routes)["ipv4"].push_back(std::move(route));
+    }
+  }
+  return routes;
+}
+
 }  // namespace
 
 // Some targets (SONiC's management framework) answer a path with its node wrapped in an
@@ -430,6 +533,7 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
       facts.interfaces = interface_facts(*list);
     }
     facts.bgp = bgp_facts(tree, now);
+    facts.routes = route_facts(tree);
     return facts;
   } catch (const FactError& error) {
     return error.message;

@@ -22,6 +22,8 @@ inline constexpr const char* kInterfacesPath = "/interfaces/interface[name=*]/st
 inline constexpr const char* kBgpNeighborsPath =
     "/network-instances/network-instance[name=default]/protocols/"
     "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]";
+inline constexpr const char* kIpv4AftPath =
+    "/network-instances/network-instance[name=default]/afts";
 
 // A category is set only when some update addressed it; a category that was asked for and is
 // missing must be recorded as no-evidence by the caller, never as an empty healthy value.
@@ -34,6 +36,8 @@ struct SnapshotFacts {
   std::optional<nlohmann::json> bgp;
   // { "neighbors": { "eth1": [ { "system_name", "port_id", "chassis_id" } ] } }
   std::optional<nlohmann::json> lldp;
+  // { "ipv4": [ { "prefix", "protocol", "nexthops": [...] } ] } from the AFT (no metric)
+  std::optional<nlohmann::json> routes;
 };
 
 // Fails (the caller's no-evidence) when a value is not JSON or a leaf has the wrong type.

@@ -31,6 +31,9 @@ void approval_flags(CLI::App& command, app::ChangeOptions& options) {
 
 Runner define_plan(CLI::App& command, const app::CommonOptions& common) {
   auto options = change_flags(command);
+  command.add_option("--rehearsal", options->rehearsal,
+                     "rehearsal.json (or its bundle folder) of this plan's digest: review.md "
+                     "shows its configuration diffs");
   return [options, &common](app::Console& console) {
     return app::run_plan(common, *options, console);
   };

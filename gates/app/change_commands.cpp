@@ -90,6 +90,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   approval::SshKeygen keygen;
   approval::SignedApprovalJudge judge({options.approvals, options.rehearsal}, keygen);
   pipeline_options.approval_judge = &judge;
+  if (mode == pipeline::Mode::plan) pipeline_options.rehearsal_for_review = options.rehearsal;
   pipeline_options.annotate = [&](pipeline::EvidenceBundle& into, nlohmann::json& manifest) {
     nlohmann::json keys = nlohmann::json::array();
     for (const auto& key : run.connector().accepted_host_keys()) {

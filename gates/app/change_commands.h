@@ -16,7 +16,8 @@ struct ChangeOptions {
   std::string operator_name;          // default: $USER
   // approval files, or folders of them (apply, rehearse)
   std::vector<std::string> approvals;
-  // rehearsal.json or its bundle folder, for approval.require_rehearsal (apply)
+  // rehearsal.json or its bundle folder, for approval.require_rehearsal (apply); for plan,
+  // the rehearsal whose configuration diffs review.md shows
   std::string rehearsal;
   // take over device locks whose holder died (apply, rehearse); a live holder is never
   // taken over

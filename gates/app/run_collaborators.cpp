@@ -129,7 +129,8 @@ pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateO
           &safeguards_,
           [this] { return session_notes(); },
           prometheus_.get(),
-          alertmanager_.get()};
+          alertmanager_.get(),
+          &pipeline::connect_gnmi};
 }
 
 std::vector<std::string> RunCollaborators::session_notes() {

@@ -63,6 +63,12 @@ gnmi::GnmiResult<gnmi::GnmiClientOptions> client_options_for(const intent::Devic
   return options;
 }
 
+gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> connect_gnmi(const intent::Device& device) {
+  auto options = client_options_for(device);
+  if (!options.ok()) return options.error();
+  return gnmi::connect(options.value());
+}
+
 gnmi::GnmiResult<gnmi::SetResult> GrpcGnmiSteps::apply(
     const intent::Device& device, const std::vector<intent::GnmiSetOperation>& operations,
     Duration deadline, std::string_view) {

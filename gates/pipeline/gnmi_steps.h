@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ std::string describe_gnmi_set(const std::vector<intent::GnmiSetOperation>& opera
 // the environment prefix the inventory names. Fails (auth) when that prefix's variables are
 // unset, and (rejected) when the device has no gnmi endpoint.
 gnmi::GnmiResult<gnmi::GnmiClientOptions> client_options_for(const intent::Device& device);
+
+// A gRPC client to the device's gNMI endpoint (client_options_for(), then gnmi::connect()).
+gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> connect_gnmi(const intent::Device& device);
 
 // The real GnmiSteps: one gRPC channel per call (a change sends few Sets; a cached channel
 // would outlive a device restart between step and rollback for no gain).

@@ -607,6 +607,66 @@ void Pipeline::stop_watch(GateRecord& record) {
   if (blocks(outcome.verdict)) record.details.push_back("[forwarding] " + outcome.reason);
 }
 
+void Pipeline::start_telemetry(GateRecord& record) {
+  Duration longest = change_.bounds.deadline + 2 * change_.acceptance.settle + Duration{300'000};
+  auto started = telemetry_->start(longest, Duration{5'000});
+  record.verdict = started.verdict;
+  record.summary = std::move(started.summary);
+  record.details = std::move(started.details);
+  if (blocks(record.verdict)) note_telemetry("during", record.verdict);
+}
+
+void Pipeline::stop_telemetry(GateRecord& record) {
+  TelemetryOutcome outcome = telemetry_->stop();
+  telemetry_.reset();
+  auto written = with_.evidence.write_json("telemetry/during.json", to_json(outcome));
+  note_telemetry("during", outcome.verdict);
+  record.verdict = outcome.verdict;
+  record.summary = outcome.summary;
+  for (const auto& device : outcome.devices) {
+    if (!device.stream_failure.empty())
+      record.details.push_back(device.device + ": " + device.stream_failure);
+    for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
+  }
+  for (const auto& line : event_lines(outcome)) record.details.push_back(line);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.telemetry = std::move(outcome);
+}
+
+void Pipeline::read_rehearsal_config_diffs() {
+  std::filesystem::path given = options_.rehearsal_for_review;
+  std::filesystem::path bundle = std::filesystem::is_directory(given) ? given : given.parent_path();
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  };
+  nlohmann::json record = read(bundle / "rehearsal.json");
+  if (!record.is_object() || !record.contains("digest")) {
+    outcome_.config_deltas_refused =
+        (bundle / "rehearsal.json").string() + " is missing or not a rehearsal record";
+    return;
+  }
+  std::string digest = plan_digest(repository_, change_);
+  if (record["digest"] != digest) {
+    outcome_.config_deltas_refused = "the rehearsal in " + bundle.string() + " is of " +
+                                     record["digest"].dump() + ", not of this plan (" + digest +
+                                     "): its diffs are not shown";
+    return;
+  }
+  nlohmann::json pre = read(bundle / "snapshots/pre.json");
+  if (!pre.is_object()) {
+    outcome_.config_deltas_refused = (bundle / "snapshots/pre.json").string() + " is unreadable";
+    return;
+  }
+  for (const char* later : {"post", "restored"}) {
+    nlohmann::json snapshot = read(bundle / ("snapshots/" + std::string(later) + ".json"));
+    for (auto& delta : config_deltas(pre, snapshot.is_object() ? snapshot : nlohmann::json(), later,
+                                     with_.evidence.redactor()))
+      outcome_.config_deltas.push_back(std::move(delta));
+  }
+  outcome_.config_deltas_from = "rehearsal " + bundle.string();
+}
+
 void Pipeline::roll_back(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
                     options_.parallelism, with_.gnmi);
@@ -867,6 +927,21 @@ RunOutcome Pipeline::run() {
   if (!stopped() && options_.mode != Mode::plan && change_.acceptance.during)
     gate("watch-start", [&](GateRecord& r) { start_watch(r); });
 
+  // 7b. telemetry-start: a gNMI stream of interface state from every target and neighbour with
+  //     a gnmi endpoint, open before the first step, so a flap or an error burst the change
+  //     causes is seen at the device's own timestamps (telemetry_layer.h).
+  if (!stopped() && options_.mode != Mode::plan && with_.gnmi_connect) {
+    auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+    if (std::any_of(subjects.begin(), subjects.end(),
+                    [](const TelemetrySubject& subject) { return subject.device->gnmi; })) {
+      telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects));
+      gate("telemetry-start", [&](GateRecord& r) { start_telemetry(r); });
+    }
+  }
+
+  if (options_.mode == Mode::plan && !options_.rehearsal_for_review.empty())
+    read_rehearsal_config_diffs();
+
   if (stopped() || options_.mode == Mode::plan) {
     outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;
     outcome_.device_state = "untouched: no step was sent";
@@ -883,6 +958,7 @@ RunOutcome Pipeline::run() {
   //    during the change stays within max_disruption.
   if (!stopped()) gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
   // 9b. freshness-post and alerts-acceptance: the monitoring still observes the targets, and
   //     no alert started firing on them during the change (silenced or not).
   if (!stopped() && monitoring.prometheus)
@@ -924,6 +1000,7 @@ RunOutcome Pipeline::run() {
 
   // The watch must stop before the rollback, whatever failed.
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
 
   // Recovery: undo exactly what may have been applied, then prove the baseline came back at
   // every layer with the same evidence that admitted the change.

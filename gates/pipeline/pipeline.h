@@ -25,6 +25,7 @@
 #include "gates/pipeline/remote.h"
 #include "gates/pipeline/safeguards.h"
 #include "gates/pipeline/snapshots.h"
+#include "gates/pipeline/telemetry_layer.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -57,6 +58,9 @@ struct PipelineOptions {
   // no approval and no rehearsal passes the approval gate.
   ApprovalJudge* approval_judge = nullptr;
   RunOrigin origin;  // journaled in run-start for `fabgate recover`
+  // plan only: a rehearsal bundle (or its rehearsal.json) whose configuration diffs review.md
+  // shows, when that rehearsal is of this plan's digest.
+  std::string rehearsal_for_review;
 };
 
 // Live progress for people: the terminal shows each gate as it starts and ends, and what a
@@ -89,6 +93,12 @@ struct RunOutcome {
   std::vector<std::string> configs_captured;  // "leaf1 (42 lines)": config in the pre snapshot
   // What each comparison found changed, entry by entry (change_listing.h).
   std::vector<ChangeListing> changes;
+  // plan with --rehearsal: where config_deltas come from ("rehearsal <folder>"), or why the
+  // rehearsal's diffs are not shown.
+  std::string config_deltas_from;
+  std::string config_deltas_refused;
+  // The during-change telemetry layer (telemetry_layer.h); absent when nothing was streamed.
+  std::optional<TelemetryOutcome> telemetry;
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -111,6 +121,8 @@ class Pipeline {
     // gates are no-evidence.
     const prom::PrometheusClient* prometheus = nullptr;
     const prom::AlertmanagerClient* alertmanager = nullptr;
+    // Opens gNMI clients for the during-change telemetry layer. Empty: no telemetry streams.
+    GnmiConnector gnmi_connect;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
@@ -144,6 +156,8 @@ class Pipeline {
   std::vector<const intent::Device*> targets() const;
   void note_telemetry(const std::string& phase, Verdict verdict);
   void check_rollback_plan(GateRecord& record);
+  // plan --rehearsal: the rehearsal bundle's configuration diffs for review.md.
+  void read_rehearsal_config_diffs();
   void check_approval(GateRecord& record);
   // approvals/<n>-<file name> in the bundle for every approval file judged (docs/approvals.md).
   void copy_approvals_into_bundle(GateRecord& record);
@@ -155,6 +169,9 @@ class Pipeline {
   void roll_back(GateRecord& record);
   void start_watch(GateRecord& record);
   void stop_watch(GateRecord& record);
+  // The during-change telemetry layer: streams from before the first step until acceptance.
+  void start_telemetry(GateRecord& record);
+  void stop_telemetry(GateRecord& record);
 
   void note_first_failure(const GateRecord& record);
   void diagnose();
@@ -184,6 +201,7 @@ class Pipeline {
   std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them
   ProbeContext probe_context_;
   std::unique_ptr<WatchSession> watch_;
+  std::unique_ptr<TelemetrySession> telemetry_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
   TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts

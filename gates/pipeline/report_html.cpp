@@ -741,6 +741,61 @@ void disruption_section(std::ostringstream& html, const ReportHtmlInput& input, 
   }
 }
 
+// The during-change telemetry layer: devices streamed, then every interface event at the
+// device's timestamp, then the silences that made a device no-evidence.
+void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, const Text& text) {
+  if (!input.outcome.telemetry) return;
+  const TelemetryOutcome& telemetry = *input.outcome.telemetry;
+  html << "<h2>During-change telemetry (gNMI)</h2>\n<p>" << badge(to_string(telemetry.verdict))
+       << " " << text(telemetry.summary) << "</p>\n<p class=\"muted\"><code>"
+       << html_escape(gnmi::kInterfaceStatePath) << "</code> streamed every "
+       << html_escape(format_duration(telemetry.interval)) << " from "
+       << html_escape(format_utc(telemetry.window_start)) << " to "
+       << html_escape(format_utc(telemetry.window_end))
+       << "; event times are the devices' own timestamps; a silence longer than "
+       << html_escape(format_duration(telemetry.max_gap))
+       << " makes a device no-evidence.</p>\n<table><tr><th>device</th><th>streamed as</th>"
+          "<th>samples</th><th>first sample</th><th>last sample</th><th>verdict</th></tr>";
+  for (const auto& device : telemetry.devices)
+    html << "<tr><td>" << text(device.device) << "</td><td>" << text(device.why) << "</td><td>"
+         << device.samples << "</td><td class=\"mono\">"
+         << (device.samples ? format_device_time(device.first_ns) : "—")
+         << "</td><td class=\"mono\">"
+         << (device.samples ? format_device_time(device.last_ns) : "—") << "</td><td>"
+         << badge(to_string(device.verdict)) << "</td></tr>";
+  html << "</table>\n<table><tr><th>device time</th><th>device</th><th>interface</th>"
+          "<th>event</th></tr>";
+  std::size_t rows = 0;
+  for (const auto& device : telemetry.devices)
+    for (const auto& event : device.events) {
+      if (rows++ >= text.limits().table_rows) continue;
+      html << "<tr><td class=\"mono\">" << format_device_time(event.timestamp_ns) << "</td><td>"
+           << text(device.device) << "</td><td class=\"mono\">" << text(event.interface)
+           << "</td><td>" << text(event.what) << "</td></tr>";
+    }
+  if (rows == 0)
+    html << "<tr><td colspan=\"4\">No interface changed oper-status and no error or discard "
+            "counter rose.</td></tr>";
+  html << "</table>\n";
+  if (rows > text.limits().table_rows)
+    html << "<p class=\"muted\">… " << rows - text.limits().table_rows
+         << " more events in telemetry/during.json</p>\n";
+  std::vector<std::string> notes;
+  for (const auto& device : telemetry.devices) {
+    if (!device.stream_failure.empty())
+      notes.push_back(device.device + ": " + device.stream_failure);
+    for (const auto& gap : device.gaps) notes.push_back(device.device + ": " + gap);
+  }
+  for (const auto& line : telemetry.not_streamed) notes.push_back("not streamed: " + line);
+  if (!notes.empty()) {
+    html << "<ul>";
+    for (const auto& note : notes) html << "<li>" << text(note) << "</li>";
+    html << "</ul>\n";
+  }
+  html << "<p class=\"muted\">The timeline per device is in <a "
+          "href=\"telemetry/during.json\">telemetry/during.json</a>.</p>\n";
+}
+
 // A probe's per-flow or per-rank results: every array of objects in its JSON document, as a
 // table of its scalar fields (nested values as one line).
 void probe_detail_tables(std::ostringstream& html, const ProbeOutcome& probe, const Text& text) {
@@ -1110,6 +1165,7 @@ std::string render_report_html(const ReportHtmlInput& input, const ReportHtmlLim
   gate_timeline(html, input, axis);
   layer_section(html, names, layers, axis);
   disruption_section(html, input, axis, text);
+  telemetry_section(html, input, text);
   gate_table(html, input, axis, text);
   probes_section(html, input, axis, text);
   comparisons_section(html, input, text);

@@ -175,6 +175,60 @@ std::string policies_digest(const intent::IntentRepository& repository) {
   return hash.hex_digest();
 }
 
+// The during-change telemetry layer: per device, what was streamed and every interface event
+// at the device's timestamp; a device not covered says why it is no-evidence.
+static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& telemetry,
+                                      const Redactor& redactor) {
+  if (!telemetry) return "";
+  std::ostringstream md;
+  md << "## During-change telemetry (gNMI)\n\n"
+     << "`" << gnmi::kInterfaceStatePath << "` streamed (STREAM/SAMPLE every "
+     << format_duration(telemetry->interval) << ") from " << format_utc(telemetry->window_start)
+     << " to " << format_utc(telemetry->window_end)
+     << " (controller clock); event times are the devices' own timestamps. A silence longer "
+        "than "
+     << format_duration(telemetry->max_gap) << " makes a device no-evidence. "
+     << to_string(telemetry->verdict) << ": " << md_cell(redactor, telemetry->summary) << "\n\n";
+  md << "| device | streamed as | samples | first sample | last sample | verdict |\n"
+        "|---|---|---|---|---|---|\n";
+  for (const auto& device : telemetry->devices)
+    md << "| " << device.device << " | " << device.why << " | " << device.samples << " | "
+       << (device.samples ? format_device_time(device.first_ns) : "-") << " | "
+       << (device.samples ? format_device_time(device.last_ns) : "-") << " | "
+       << to_string(device.verdict) << " |\n";
+  md << "\n";
+  bool any_event = false;
+  for (const auto& device : telemetry->devices) any_event |= !device.events.empty();
+  if (any_event) {
+    // Bounded like every table of the report: the rest stays in telemetry/during.json.
+    constexpr std::size_t kMaxEventRows = 200;
+    std::size_t rows = 0, left_out = 0;
+    md << "| device time | device | interface | event |\n|---|---|---|---|\n";
+    for (const auto& device : telemetry->devices)
+      for (const auto& event : device.events) {
+        if (rows++ >= kMaxEventRows) {
+          ++left_out;
+          continue;
+        }
+        md << "| " << format_device_time(event.timestamp_ns) << " | " << device.device << " | "
+           << md_cell(redactor, event.interface) << " | " << md_cell(redactor, event.what)
+           << " |\n";
+      }
+    if (left_out > 0) md << "\n… " << left_out << " more events in `telemetry/during.json`.\n";
+    md << "\n";
+  } else {
+    md << "No interface changed oper-status and no error or discard counter rose.\n\n";
+  }
+  for (const auto& device : telemetry->devices) {
+    if (!device.stream_failure.empty())
+      md << "- " << device.device << ": " << md_cell(redactor, device.stream_failure) << "\n";
+    for (const auto& gap : device.gaps) md << "- " << device.device << ": " << gap << "\n";
+  }
+  for (const auto& line : telemetry->not_streamed) md << "- not streamed: " << line << "\n";
+  md << "\nThe timeline per device is in `telemetry/during.json`.\n\n";
+  return md.str();
+}
+
 std::string render_report_markdown(const ReportContext& context, const RunOutcome& outcome) {
   const auto& change = context.change;
   const Redactor& redactor = context.redactor;
@@ -276,6 +330,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     md << "\n";
   }
   md << change_listing_markdown(outcome.changes, redactor);
+  md << telemetry_markdown(outcome.telemetry, redactor);
   md << config_diff_markdown(outcome.config_deltas);
   md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
         "`probes/`, every command sent in `commands.jsonl`, the journal in `journal.jsonl`. "
@@ -419,11 +474,17 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
     }
   }
   if (in_force == 0) md << "None: nothing is waived.\n";
-  if (std::string config = config_diff_markdown(outcome.config_deltas); !config.empty())
+  if (std::string config = config_diff_markdown(outcome.config_deltas); !config.empty()) {
+    // Only a rehearsal of this very digest has post and restored snapshots to diff.
     md << "\n" << config;
-  else if (std::string captured = config_capture_markdown(outcome.configs_captured);
-           !captured.empty())
+    if (!outcome.config_deltas_from.empty())
+      md << "The diffs above are those of the " << outcome.config_deltas_from
+         << ", which rehearsed this plan's digest.\n";
+  } else if (std::string captured = config_capture_markdown(outcome.configs_captured);
+             !captured.empty())
     md << "\n" << captured;
+  if (!outcome.config_deltas_refused.empty())
+    md << "\nNo rehearsal diff: " << md_cell(redactor, outcome.config_deltas_refused) << ".\n";
 
   if (outcome.exit_code != ExitCode::accepted) {
     // A refused plan is not offered for signature: `fabgate approve` refuses it too.
@@ -567,6 +628,7 @@ nlohmann::json render_summary_json(const ReportContext& context, const RunOutcom
   summary["evidence"] = evidence_dir;
   summary["layers"] = outcome.layers;
   summary["diagnosis"] = outcome.diagnosis;
+  if (outcome.telemetry) summary["telemetry"] = to_json(*outcome.telemetry);
   nlohmann::json gates = nlohmann::json::array();
   for (const auto& gate : outcome.gates)
     gates.push_back({{"name", gate.name},

@@ -64,7 +64,7 @@ void read_gnmi_source(YamlReader& reader, const YAML::Node& source_node, const s
 
 const std::vector<std::string>& gnmi_categories() {
   static const std::vector<std::string> categories = {"identity", "interfaces", "bgp", "lldp",
-                                                      "config"};
+                                                      "routes", "config"};
   return categories;
 }
 

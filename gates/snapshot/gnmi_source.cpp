@@ -18,6 +18,7 @@ const std::optional<json>* category_of(const gnmi::SnapshotFacts& facts,
   if (category == "interfaces") return &facts.interfaces;
   if (category == "bgp") return &facts.bgp;
   if (category == "lldp") return &facts.lldp;
+  if (category == "routes") return &facts.routes;
   return nullptr;
 }
 

@@ -283,6 +283,50 @@ NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
   return out;
 }
 
+// The kernel's route protocol (rtnetlink's, as iproute2 names it) as an OpenConfig
+// origin-protocol identity; "boot" (a route added by hand) and unknown ones have none.
+static std::string origin_protocol_of(const std::string& protocol) {
+  if (protocol == "bgp") return "BGP";
+  if (protocol == "kernel") return "DIRECTLY_CONNECTED";
+  if (protocol == "static") return "STATIC";
+  if (protocol == "ospf") return "OSPF";
+  if (protocol == "isis") return "ISIS";
+  return "";
+}
+
+NodeResult<std::vector<Ipv4Route>> LinuxNode::ipv4_routes() {
+  std::vector<std::string> argv = {options_.ip, "-j", "-4", "route", "show", "table", "main"};
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  if (!outcome.succeeded())
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
+  auto document = nlohmann::json::parse(outcome.out, nullptr, false);
+  if (!document.is_array())
+    return NodeFailure{NodeFailure::Kind::unavailable, join(argv, " ") + ": not a JSON list"};
+  std::vector<Ipv4Route> routes;
+  for (const auto& entry : document) {
+    if (!entry.is_object() || !entry.contains("dst") || !entry["dst"].is_string()) continue;
+    // Only unicast routes are forwarding entries of the AFT (no blackhole, unreachable...).
+    if (entry.contains("type") && entry["type"] != "unicast") continue;
+    Ipv4Route route;
+    std::string dst = entry["dst"];
+    route.prefix = dst == "default"                     ? "0.0.0.0/0"
+                   : dst.find('/') == std::string::npos ? dst + "/32"
+                                                        : dst;
+    route.origin_protocol = origin_protocol_of(entry.value("protocol", "boot"));
+    auto hop_of = [](const nlohmann::json& hop) {
+      return Ipv4Route::NextHop{hop.value("gateway", ""), hop.value("dev", "")};
+    };
+    if (entry.contains("nexthops") && entry["nexthops"].is_array()) {
+      for (const auto& hop : entry["nexthops"]) route.next_hops.push_back(hop_of(hop));
+    } else {
+      route.next_hops.push_back(hop_of(entry));
+    }
+    routes.push_back(std::move(route));
+  }
+  return routes;
+}
+
 NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface, std::vector<std::string> what) {
   auto current = this->interface(interface);
   if (!current) return current.error();

@@ -12,7 +12,7 @@ namespace fabgate::gnmi::target {
 struct LinuxNodeOptions {
   std::string hostname;                        // empty: gethostname()
   std::vector<std::string> vtysh = {"vtysh"};  // argv prefix; "-c CMD" is appended
-  std::string ip = "ip";                       // iproute2, for Set
+  std::string ip = "ip";                       // iproute2, for Set and routes
   std::string sysfs_net =
       "/sys/class/net";  // the namespace's interfaces (ip netns exec remounts /sys)
   Duration command_timeout{5'000};
@@ -30,6 +30,7 @@ class LinuxNode final : public Node {
   NodeResult<InterfaceState> interface(const std::string& name) override;
   NodeResult<std::vector<NicInfo>> nics() override;
   NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override;
+  NodeResult<std::vector<Ipv4Route>> ipv4_routes() override;
   NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override;
   NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override;
 

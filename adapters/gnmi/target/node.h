@@ -51,6 +51,19 @@ struct BgpNeighborState {
   std::map<std::string, std::uint64_t> prefixes_sent;      // afi-safi name -> count
 };
 
+// One IPv4 route of the main table, as the AFT serves it.
+struct Ipv4Route {
+  std::string prefix;  // "10.0.2.0/24"; the default route is "0.0.0.0/0"
+  // OpenConfig origin-protocol identity name (BGP, DIRECTLY_CONNECTED, STATIC, OSPF, ISIS);
+  // empty when the kernel's protocol has no OpenConfig counterpart (the leaf is then left out).
+  std::string origin_protocol;
+  struct NextHop {
+    std::string ip;         // empty for a directly connected route
+    std::string interface;  // empty when the kernel names none
+  };
+  std::vector<NextHop> next_hops;
+};
+
 // A failure of the node, as the target reports it to the client.
 struct NodeFailure {
   enum class Kind { not_found, rejected, unavailable };
@@ -73,6 +86,8 @@ class Node {
   virtual NodeResult<std::vector<NicInfo>> nics() = 0;
   // unavailable when FRR is not there: the BGP subtree is then not served at all.
   virtual NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() = 0;
+  // The IPv4 unicast routes of the main table (`ip -j -4 route show table main`).
+  virtual NodeResult<std::vector<Ipv4Route>> ipv4_routes() = 0;
   virtual NodeResult<Ok> set_mtu(const std::string& interface, int mtu) = 0;
   virtual NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) = 0;
 };

@@ -1,5 +1,8 @@
 #include "adapters/gnmi/target/openconfig_tree.h"
 
+#include <algorithm>
+#include <map>
+
 namespace fabgate::gnmi::target {
 
 namespace {
@@ -100,18 +103,64 @@ NodeResult<Ok> add_interfaces(Node& node, json& tree) {
   return Ok{};
 }
 
-NodeResult<Ok> add_bgp(Node& node, json& tree) {
+NodeResult<Ok> add_bgp(Node& node, json& instance) {
   auto neighbors = node.bgp_neighbors();
   if (!neighbors) return neighbors.error();
   json list = json::array();
   for (const auto& neighbor : *neighbors) list.push_back(neighbor_node(neighbor));
   json protocol = {
       {"identifier", "BGP"}, {"name", "bgp"}, {"bgp", {{"neighbors", {{"neighbor", list}}}}}};
-  tree["network-instances"] = {
-      {"network-instance",
-       json::array(
-           {{{"name", "default"}, {"protocols", {{"protocol", json::array({protocol})}}}}})}};
+  instance["protocols"] = {{"protocol", json::array({protocol})}};
   return Ok{};
+}
+
+// The AFT of the default instance: one ipv4-entry per route of the main table, pointing at a
+// next-hop-group; groups and next hops numbered from 1 in the order they are first used.
+NodeResult<Ok> add_afts(Node& node, json& instance) {
+  auto routes = node.ipv4_routes();
+  if (!routes) return routes.error();
+  std::map<std::pair<std::string, std::string>, std::uint64_t> hop_index;
+  std::map<std::vector<std::uint64_t>, std::uint64_t> group_id;
+  json entries = json::array(), groups = json::array(), hops = json::array();
+  for (const auto& route : *routes) {
+    std::vector<std::uint64_t> members;
+    for (const auto& hop : route.next_hops) {
+      auto [at, added] = hop_index.emplace(std::pair{hop.ip, hop.interface}, hop_index.size() + 1);
+      if (added) {
+        json state = {{"index", at->second}};
+        if (!hop.ip.empty()) state["ip-address"] = hop.ip;
+        json entry = {{"index", at->second}, {"state", state}};
+        if (!hop.interface.empty())
+          entry["interface-ref"] = {{"state", {{"interface", hop.interface}}}};
+        hops.push_back(std::move(entry));
+      }
+      members.push_back(at->second);
+    }
+    std::sort(members.begin(), members.end());
+    auto [group, added] = group_id.emplace(members, group_id.size() + 1);
+    if (added) {
+      json member_list = json::array();
+      for (auto index : members)
+        member_list.push_back({{"index", index}, {"state", {{"index", index}, {"weight", 1}}}});
+      groups.push_back({{"id", group->second},
+                        {"state", {{"id", group->second}}},
+                        {"next-hops", {{"next-hop", member_list}}}});
+    }
+    json state = {{"prefix", route.prefix}, {"next-hop-group", group->second}};
+    if (!route.origin_protocol.empty())
+      state["origin-protocol"] = "openconfig-policy-types:" + route.origin_protocol;
+    entries.push_back({{"prefix", route.prefix}, {"state", state}});
+  }
+  instance["afts"] = {{"ipv4-unicast", {{"ipv4-entry", entries}}},
+                      {"next-hop-groups", {{"next-hop-group", groups}}},
+                      {"next-hops", {{"next-hop", hops}}}};
+  return Ok{};
+}
+
+bool names_element(const GnmiPath& path, const std::string& name) {
+  return std::any_of(path.elements.begin(), path.elements.end(), [&](const PathElement& element) {
+    return strip_module_prefix(element.name) == name;
+  });
 }
 
 // Inside a counters container every leaf is a uint64; last-established is one too.
@@ -119,8 +168,8 @@ json ietf_numbers(const json& value, bool is_uint64) {
   if (value.is_object()) {
     json out = json::object();
     for (const auto& [name, member] : value.items()) {
-      out[name] =
-          ietf_numbers(member, is_uint64 || name == "counters" || name == "last-established");
+      out[name] = ietf_numbers(
+          member, is_uint64 || name == "counters" || name == "last-established" || name == "afts");
     }
     return out;
   }
@@ -189,6 +238,11 @@ json select_data_type(const json& tree, DataType type) {
 NodeResult<json> build_tree(Node& node, const GnmiPath& path) {
   json tree = json::object();
   std::string top = path.elements.empty() ? "" : strip_module_prefix(path.elements.front().name);
+  // No LLDP agent runs on the node (the lab has none), so /lldp is refused by name rather
+  // than answered with an empty neighbour list that would read as "no neighbours".
+  if (top == "lldp")
+    return NodeFailure{NodeFailure::Kind::not_found,
+                       "/lldp is not served: fabgate-gnmid has no LLDP source on this node"};
   if (top.empty() || top == "system") {
     if (auto added = add_system(node, tree); !added) return added.error();
   }
@@ -199,11 +253,23 @@ NodeResult<json> build_tree(Node& node, const GnmiPath& path) {
     if (auto added = add_interfaces(node, tree); !added) return added.error();
   }
   if (top.empty() || top == "network-instances") {
-    auto added = add_bgp(node, tree);
-    if (!added && !top.empty()) {
-      return NodeFailure{NodeFailure::Kind::not_found,
-                         "/network-instances is not served: " + added.error().message};
+    json instance = {{"name", "default"}};
+    bool wants_afts = names_element(path, "afts");
+    bool wants_protocols = names_element(path, "protocols");
+    NodeResult<Ok> bgp = Ok{};
+    NodeResult<Ok> afts = Ok{};
+    if (!wants_afts) bgp = add_bgp(node, instance);
+    if (!wants_protocols) afts = add_afts(node, instance);
+    if (!top.empty()) {
+      if (wants_afts && !afts)
+        return NodeFailure{
+            NodeFailure::Kind::not_found,
+            "/network-instances/network-instance/afts is not served: " + afts.error().message};
+      if (!bgp && (wants_protocols || !afts))
+        return NodeFailure{NodeFailure::Kind::not_found,
+                           "/network-instances is not served: " + bgp.error().message};
     }
+    if (bgp || afts) tree["network-instances"] = {{"network-instance", json::array({instance})}};
   }
   return tree;
 }
@@ -212,7 +278,8 @@ std::string encode_value(const TreeMatch& match, bool json_ietf) {
   if (!json_ietf) return match.value->dump();
   bool is_uint64 = false;
   for (const auto& element : match.path.elements) {
-    if (element.name == "counters" || element.name == "last-established") is_uint64 = true;
+    if (element.name == "counters" || element.name == "last-established" || element.name == "afts")
+      is_uint64 = true;
   }
   return ietf_numbers(*match.value, is_uint64).dump();
 }

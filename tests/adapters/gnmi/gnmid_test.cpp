@@ -2,6 +2,7 @@
 // a network namespace the test creates, where Set changes a real (veth) interface.
 
 #include <gtest/gtest.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -635,6 +637,39 @@ struct StreamRecorder {
   }
   ~StreamRecorder() { finish(); }
 };
+
+TEST_F(GnmidInNamespace, AftServesTheKernelRoutesInTheSnapshotShape) {
+  // Given an address on fgt0 and two routes added in the test's namespace (one static via a
+  // gateway, one over two next hops), then a Get of the default instance's AFT, read by
+  // snapshot_facts(), holds each route with its protocol and next hops as the SSH route
+  // collector writes them, and /lldp is refused by name, never answered as "no neighbours".
+  ASSERT_TRUE(netns_->ip({"addr", "add", "10.99.0.1/24", "dev", "fgt0"}));
+  ASSERT_TRUE(netns_->ip({"route", "add", "10.98.0.0/24", "via", "10.99.0.2", "proto", "static"}));
+  ASSERT_TRUE(netns_->ip({"route", "add", "10.97.0.0/24", "proto", "bgp", "nexthop", "via",
+                          "10.99.0.3", "nexthop", "via", "10.99.0.2"}));
+  auto reply = target_->client->get({kIpv4AftPath}, Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(reply) << reply.error().message;
+  auto facts = snapshot_facts(*reply, now_utc());
+  ASSERT_TRUE(facts.ok()) << facts.error();
+  ASSERT_TRUE(facts->routes.has_value());
+  std::map<std::string, json> by_prefix;
+  for (const auto& route : (*facts->routes)["ipv4"]) by_prefix[route["prefix"]] = route;
+  EXPECT_EQ(by_prefix["10.99.0.0/24"],
+            json({{"prefix", "10.99.0.0/24"}, {"protocol", "kernel"}, {"nexthops", {"dev:fgt0"}}}));
+  EXPECT_EQ(
+      by_prefix["10.98.0.0/24"],
+      json({{"prefix", "10.98.0.0/24"}, {"protocol", "static"}, {"nexthops", {"10.99.0.2"}}}));
+  EXPECT_EQ(by_prefix["10.97.0.0/24"], json({{"prefix", "10.97.0.0/24"},
+                                             {"protocol", "bgp"},
+                                             {"nexthops", {"10.99.0.2", "10.99.0.3"}}}));
+
+  auto lldp =
+      target_->client->get({"/lldp/interfaces/interface[name=*]"}, Encoding::json_ietf, kDeadline);
+  ASSERT_FALSE(lldp);
+  EXPECT_EQ(lldp.error().kind, GnmiFailure::Kind::rejected);
+  EXPECT_NE(lldp.error().message.find("/lldp is not served"), std::string::npos)
+      << lldp.error().message;
+}
 
 TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
   // Given a STREAM subscription sampling fgt0's state every 200 ms, and fgt0's peer taken down

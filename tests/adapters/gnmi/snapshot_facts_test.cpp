@@ -200,6 +200,69 @@ TEST(GnmiSnapshotFacts, AddressesNicsAddressFamiliesAndLldpInTheSshCollectorsSha
                            {"chassis_id", "00:11:22:33:44:55"}}})));
 }
 
+TEST(GnmiSnapshotFacts, AftEntriesBecomeRoutesInTheIpRouteShape) {
+  // Given a Get of the default instance's AFT as JSON_IETF (ids as strings, module-qualified
+  // names and origin-protocol identities), a BGP route over two next hops, a connected route
+  // through an interface and a route of another instance, then routes.ipv4 holds
+  // {prefix, protocol, nexthops} as the ip-route-v4 normalizer writes them (iproute2's
+  // protocol words, gateways, "dev:<interface>", sorted), a vrf for the other instance, and no
+  // metric; a next-hop-group that names a missing next hop is an error, not an empty set.
+  json afts = {
+      {"openconfig-network-instance:ipv4-unicast",
+       {{"ipv4-entry",
+         {{{"prefix", "10.0.2.0/24"},
+           {"state",
+            {{"prefix", "10.0.2.0/24"},
+             {"origin-protocol", "openconfig-policy-types:BGP"},
+             {"next-hop-group", "7"}}}},
+          {{"prefix", "10.0.1.0/31"},
+           {"state",
+            {{"prefix", "10.0.1.0/31"},
+             {"origin-protocol", "openconfig-policy-types:DIRECTLY_CONNECTED"},
+             {"next-hop-group", "8"}}}}}}}},
+      {"next-hop-groups",
+       {{"next-hop-group",
+         {{{"id", "7"},
+           {"next-hops",
+            {{"next-hop", {{{"index", "2"}, {"state", {{"weight", "1"}}}}, {{"index", "1"}}}}}}},
+          {{"id", "8"}, {"next-hops", {{"next-hop", {{{"index", "3"}}}}}}}}}}},
+      {"next-hops",
+       {{"next-hop",
+         {{{"index", "1"}, {"state", {{"index", "1"}, {"ip-address", "10.0.1.2"}}}},
+          {{"index", "2"}, {"state", {{"index", "2"}, {"ip-address", "10.0.1.0"}}}},
+          {{"index", "3"},
+           {"state", {{"index", "3"}}},
+           {"interface-ref", {{"state", {{"interface", "to-spine1"}}}}}}}}}}};
+  GnmiNotification notification;
+  notification.updates.push_back(
+      update("/network-instances/network-instance[name=default]/afts", afts));
+  notification.updates.push_back(update(
+      "/network-instances/network-instance[name=blue]/afts",
+      {{"ipv4-unicast",
+        {{"ipv4-entry",
+          {{{"prefix", "0.0.0.0/0"},
+            {"state", {{"origin-protocol", "STATIC"}, {"next-hop-group", 1}}}}}}}},
+       {"next-hop-groups",
+        {{"next-hop-group", {{{"id", 1}, {"next-hops", {{"next-hop", {{{"index", 1}}}}}}}}}}},
+       {"next-hops", {{"next-hop", {{{"index", 1}, {"state", {{"ip-address", "192.0.2.1"}}}}}}}}}));
+  auto facts = snapshot_facts({notification}, now_utc());
+  ASSERT_TRUE(facts.ok()) << facts.error();
+  ASSERT_TRUE(facts->routes.has_value());
+  EXPECT_EQ(*facts->routes, json::parse(R"({"ipv4": [
+              {"prefix": "10.0.2.0/24", "protocol": "bgp", "nexthops": ["10.0.1.0", "10.0.1.2"]},
+              {"prefix": "10.0.1.0/31", "protocol": "kernel", "nexthops": ["dev:to-spine1"]},
+              {"prefix": "0.0.0.0/0", "vrf": "blue", "protocol": "static", "nexthops": ["192.0.2.1"]}]})"));
+  EXPECT_FALSE(facts->bgp.has_value());
+
+  afts["next-hops"]["next-hop"].erase(0);
+  GnmiNotification broken;
+  broken.updates.push_back(update("/network-instances/network-instance[name=default]/afts", afts));
+  auto refused = snapshot_facts({broken}, now_utc());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("next hop 1 is not in /afts/next-hops"), std::string::npos)
+      << refused.error();
+}
+
 TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {
   // Given a counter that is not a number, then the mapping fails with the path, so the
   // collector records no-evidence instead of a zero.

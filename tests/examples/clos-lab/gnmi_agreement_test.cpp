@@ -9,9 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/examples/clos-lab/lab_harness.h"
@@ -21,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 using testing::CommandOutput;
+using testing::shell_quoted;
 using testing::clos_lab::evidence_of;
 using testing::clos_lab::Lab;
 using testing::clos_lab::lab_unavailable;
@@ -58,6 +61,11 @@ sources:
     commands:
       - run: vtysh -c 'show bgp summary json'
         parse: bgp-summary
+  - category: routes
+    timeout: 20s
+    commands:
+      - run: ip -j route show table main
+        parse: ip-route-v4
 )";
 
 // The fields the compare rules read, per interface.
@@ -68,6 +76,18 @@ json link_facts(const json& interfaces) {
                  {"admin", facts["admin"]},
                  {"mtu", facts["mtu"]},
                  {"addresses", facts["addresses"]}};
+  }
+  return out;
+}
+
+// The facts of a route both transports carry, by prefix: OpenConfig's AFT has no metric, and
+// it holds unicast forwarding entries only.
+json route_facts(const json& routes) {
+  json out = json::object();
+  for (const auto& route : routes["ipv4"]) {
+    if (route.contains("type") && route["type"] != "unicast") continue;
+    out[route["prefix"].get<std::string>()] = {{"protocol", route["protocol"]},
+                                               {"nexthops", route["nexthops"]}};
   }
   return out;
 }
@@ -107,7 +127,8 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
   // Given the lab's switches collected over SSH with FRR's commands, then again with the
   // shipped openconfig profile (gNMI Gets only, with an SSH key that does not exist), then
   // every category fabgate-gnmid serves is ok, the facts the compare rules read are equal on
-  // both sides, and `fabgate diff ssh gnmi` holds (exit 0).
+  // both sides (routes: prefix, protocol and next hops of every unicast route), lldp is
+  // no-evidence, and `fabgate diff ssh gnmi` holds (exit 0) for everything but routes.
   repo_.write("policies/collectors/frr.yaml", kSshProfile);
   repo_.commit_all("lab intent, switches collected over SSH");
   auto ssh = fabgate("snapshot role:spine role:leaf -o ssh.json");
@@ -124,7 +145,8 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
   repo_.run("sed -i 's#keys/read#keys/no-such-key#' inventory.yaml");
   repo_.commit_all("switches collected with the openconfig profile over gNMI only");
   auto gnmi = fabgate("snapshot role:spine role:leaf -o gnmi.json");
-  // lldp is no-evidence (fabgate-gnmid serves no /lldp), so the snapshot reports a gap.
+  // lldp is no-evidence (fabgate-gnmid refuses /lldp: no LLDP agent in the lab), so the
+  // snapshot reports a gap.
   EXPECT_NE(gnmi.exit_code, 2) << gnmi.output;
 
   json by_ssh = read_json(repo_.file("ssh.json"));
@@ -134,7 +156,7 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
     SCOPED_TRACE(name);
     const json& s = by_ssh["devices"][name];
     const json& g = by_gnmi["devices"][name];
-    for (const char* category : {"identity", "interfaces", "bgp"}) {
+    for (const char* category : {"identity", "interfaces", "bgp", "routes"}) {
       const json& source = g["sources"][category];
       EXPECT_EQ(source["status"], "ok") << source.dump(2);
       for (const auto& entry : source["commands"]) {
@@ -151,8 +173,15 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
     EXPECT_EQ(link_facts(g["interfaces"]), link_facts(s["interfaces"]));
     EXPECT_EQ(peer_facts(g["bgp"]), peer_facts(s["bgp"]));
     EXPECT_FALSE(peer_facts(g["bgp"]).empty());
+    EXPECT_EQ(route_facts(g["routes"]), route_facts(s["routes"]));
+    EXPECT_GE(route_facts(g["routes"]).size(), 5u) << g["routes"].dump(2);
   }
-  auto diff = fabgate("diff ssh.json gnmi.json");
+  // The whole-snapshot diff leaves routes out: the AFT carries no metric, which the route
+  // table compares (the agreement above covers prefix, protocol and next hops).
+  for (const char* file : {"ssh.json", "gnmi.json"})
+    repo_.run(std::string("jq 'del(.devices[].routes, .devices[].sources.routes)' ") + file +
+              " > cut-" + file);
+  auto diff = fabgate("diff cut-ssh.json cut-gnmi.json");
   EXPECT_EQ(diff.exit_code, 0) << diff.output;
 }
 
@@ -165,7 +194,8 @@ TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
   // Given the lab intent (its FRR profile captures `show running-config`), then a plan's
   // review.md lists the configurations the baseline holds, and a rehearsal of draining spine1
   // shows in report.md the added "neighbor LEAVES shutdown" as spine1's post vs pre diff, and
-  // every switch's restored configuration as unchanged.
+  // every switch's restored configuration as unchanged; a plan given that rehearsal shows the
+  // same diff in review.md.
   lab.install_probe();
   repo_.commit_all("lab intent");
   auto plan = fabgate("plan drain-spine1");
@@ -191,6 +221,99 @@ TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
         << name << "\n"
         << report.substr(section);
   }
+
+  // A plan given that rehearsal (same digest) shows its diffs in review.md.
+  auto rehearsed = evidence_of(rehearsal.output);
+  auto replan = fabgate("plan drain-spine1 --rehearsal " + shell_quoted(rehearsed.string()));
+  ASSERT_EQ(replan.exit_code, 0) << replan.output;
+  std::string reviewed = read_text(evidence_of(replan.output) / "review.md");
+  auto diff = reviewed.find("### spine1: post vs pre\n\n```diff\n");
+  ASSERT_NE(diff, std::string::npos) << reviewed;
+  EXPECT_NE(reviewed.find("\n+ neighbor LEAVES shutdown\n", diff), std::string::npos) << reviewed;
+  EXPECT_NE(reviewed.find("The diffs above are those of the rehearsal " + rehearsed.string() +
+                          ", which rehearsed this plan's digest."),
+            std::string::npos)
+      << reviewed;
+}
+
+TEST_F(GnmiAgreement, TelemetryLayerShowsALinkFlapTheChangeCaused) {
+  // Given a change whose step takes leaf1's port to host2 down for two seconds and up again,
+  // rehearsed with the real fabgate against the lab's fabgate-gnmid, then the telemetry layer
+  // streamed leaf1 (target) and both spines (its BGP neighbours) across the change, covered the
+  // window, and report.md, report.html and telemetry/during.json show to-host2 going
+  // DOWN and back UP at device timestamps inside the run, about two seconds apart.
+  lab.install_probe();
+  repo_.write("changes/9-flap-leaf1-host2.yaml", R"(id: flap-leaf1-host2
+title: Flap leaf1's port to host2
+targets: [leaf1]
+bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
+steps:
+  - device: leaf1
+    description: the port to host2 down for two seconds, then up
+    run: ip link set to-host2 down; sleep 2; ip link set to-host2 up
+rollback:
+  - device: leaf1
+    description: the port to host2 up
+    run: ip link set to-host2 up
+acceptance:
+  settle: 2s
+  probes:
+    - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 15s}
+)");
+  repo_.commit_all("a change that flaps a link");
+  auto before = std::chrono::system_clock::now();
+  auto rehearsal = fabgate("rehearse flap-leaf1-host2");
+  auto after = std::chrono::system_clock::now();
+  ASSERT_EQ(rehearsal.exit_code, 0) << rehearsal.output;
+  auto bundle = evidence_of(rehearsal.output);
+  json during = read_json(bundle / "telemetry/during.json");
+  ASSERT_TRUE(during.is_object()) << rehearsal.output;
+  EXPECT_EQ(during["verdict"], "pass") << during.dump(2);
+  std::map<std::string, std::string> why;
+  for (const auto& device : during["devices"]) {
+    why[device["device"]] = device["why"];
+    EXPECT_EQ(device["verdict"], "pass") << device.dump(2);
+  }
+  EXPECT_EQ(why["leaf1"], "target");
+  EXPECT_EQ(why["spine1"], "neighbour of leaf1 (BGP)");
+  EXPECT_EQ(why["spine2"], "neighbour of leaf1 (BGP)");
+
+  const auto from_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(before.time_since_epoch()).count();
+  const auto to_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(after.time_since_epoch()).count();
+  std::int64_t down_at = 0, up_at = 0;
+  std::string down_time;
+  for (const auto& device : during["devices"]) {
+    if (device["device"] != "leaf1") continue;
+    for (const auto& event : device["events"]) {
+      if (event["interface"] != "to-host2") continue;
+      std::string what = event["event"];
+      if (what.starts_with("oper-status UP -> ") && !down_at) {
+        down_at = event["timestamp_ns"];
+        down_time = event["time"];
+      }
+      if (what.ends_with(" -> UP") && down_at && !up_at) up_at = event["timestamp_ns"];
+    }
+  }
+  ASSERT_NE(down_at, 0) << during.dump(2);
+  ASSERT_NE(up_at, 0) << during.dump(2);
+  EXPECT_GT(down_at, from_ns);
+  EXPECT_LT(up_at, to_ns);
+  // Down for two seconds, sampled every second: the samples that saw it lie 1 to 4 s apart.
+  EXPECT_GE(up_at - down_at, 1'000'000'000) << during.dump(2);
+  EXPECT_LE(up_at - down_at, 4'000'000'000) << during.dump(2);
+
+  std::string report = read_text(bundle / "report.md");
+  auto section = report.find("## During-change telemetry (gNMI)");
+  ASSERT_NE(section, std::string::npos) << report;
+  std::string down_row = "| " + down_time + " | leaf1 | to-host2 | oper-status UP -> ";
+  EXPECT_NE(report.find("| leaf1 | to-host2 | oper-status UP -> ", section), std::string::npos)
+      << report.substr(section);
+  EXPECT_NE(report.find(down_row, section), std::string::npos) << report.substr(section);
+  std::string html = read_text(bundle / "report.html");
+  EXPECT_NE(html.find("During-change telemetry (gNMI)"), std::string::npos);
+  EXPECT_NE(html.find("to-host2"), std::string::npos);
 }
 
 }  // namespace

@@ -81,6 +81,77 @@ TEST_F(ReportsTest, MarkdownRedactsBeforeItFlattensTableCells) {
   EXPECT_NE(md.find("vtysh -c 'neighbor 10.0.0.1 password <redacted>'"), std::string::npos) << md;
 }
 
+TEST_F(ReportsTest, TelemetrySectionListsEventsAtDeviceTimeAndTheGapsThatMakeNoEvidence) {
+  // Given a telemetry layer where leaf1 saw to-host2 flap and spine1's stream fell silent,
+  // then report.md has the section with both devices' verdicts, each event as a row at its
+  // device time, the silence named, and the --json summary carries the same events.
+  TelemetryOutcome telemetry;
+  telemetry.verdict = Verdict::no_evidence;
+  telemetry.summary = "1 of 2 devices covered 9.0 s at 1s: 2 interface events";
+  DeviceTelemetry leaf1;
+  leaf1.device = "leaf1";
+  leaf1.why = "target";
+  leaf1.samples = 9;
+  leaf1.first_ns = 1'796'100'000'000'000'000;
+  leaf1.last_ns = leaf1.first_ns + 8'000'000'000;
+  leaf1.verdict = Verdict::pass;
+  leaf1.events = {{leaf1.first_ns + 1'000'000'000, "to-host2", "oper-status UP -> DOWN"},
+                  {leaf1.first_ns + 3'000'000'000, "to-host2", "oper-status DOWN -> UP"}};
+  DeviceTelemetry spine1;
+  spine1.device = "spine1";
+  spine1.why = "neighbour of leaf1 (BGP)";
+  spine1.samples = 2;
+  spine1.gaps = {"no sample in the last 7.0 s of the window (the stream stopped delivering)"};
+  telemetry.devices = {leaf1, spine1};
+  outcome_.telemetry = telemetry;
+
+  std::string md = render_report_markdown(context(), outcome_);
+  auto section = md.find("## During-change telemetry (gNMI)");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_NE(md.find("| leaf1 | target | 9 | " + format_device_time(leaf1.first_ns), section),
+            std::string::npos)
+      << md.substr(section);
+  EXPECT_NE(md.find("| spine1 | neighbour of leaf1 (BGP) | 2 |", section), std::string::npos);
+  EXPECT_NE(md.find("| " + format_device_time(leaf1.first_ns + 1'000'000'000) +
+                        " | leaf1 | to-host2 | oper-status UP -> DOWN |",
+                    section),
+            std::string::npos)
+      << md.substr(section);
+  EXPECT_NE(md.find("- spine1: no sample in the last 7.0 s of the window (the stream stopped "
+                    "delivering)",
+                    section),
+            std::string::npos)
+      << md.substr(section);
+  auto summary = render_summary_json(context(), outcome_, "/e");
+  EXPECT_EQ(summary["telemetry"]["verdict"], "no-evidence");
+  EXPECT_EQ(summary["telemetry"]["devices"][0]["events"][1]["event"], "oper-status DOWN -> UP");
+}
+
+TEST_F(ReportsTest, ReviewShowsARehearsalsConfigurationDiffOrWhyNot) {
+  // Given a plan whose outcome carries a rehearsal's configuration delta, then review.md shows
+  // the diff and names the rehearsal; given one refused (another digest), review.md says why.
+  outcome_.config_deltas = {
+      {"spine1", "post vs pre", "--- a\n+++ b\n+ neighbor LEAVES shutdown\n", ""}};
+  outcome_.config_deltas_from = "rehearsal evidence/c/r1";
+  auto plan = ReportContext{repository_, change_, Mode::plan, "op", "run1", redactor_};
+  std::string review = render_review_markdown(plan, outcome_);
+  EXPECT_NE(review.find("+ neighbor LEAVES shutdown"), std::string::npos) << review;
+  EXPECT_NE(review.find("The diffs above are those of the rehearsal evidence/c/r1, which "
+                        "rehearsed this plan's digest."),
+            std::string::npos)
+      << review;
+
+  outcome_.config_deltas.clear();
+  outcome_.config_deltas_from.clear();
+  outcome_.config_deltas_refused =
+      "the rehearsal in evidence/c/r0 is of \"sha256:00\", not of this plan";
+  review = render_review_markdown(plan, outcome_);
+  EXPECT_NE(review.find("No rehearsal diff: the rehearsal in evidence/c/r0 is of"),
+            std::string::npos)
+      << review;
+  EXPECT_EQ(review.find("## Configuration changes"), std::string::npos) << review;
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline
 

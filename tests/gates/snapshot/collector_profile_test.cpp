@@ -9,15 +9,15 @@ namespace {
 
 TEST(CollectorProfile, ShippedProfilesAreEmbeddedAndValid) {
   // Given the profiles compiled into the binary, then linux and frr load and frr collects
-  // identity, interfaces, routes, bgp, bfd and evpn.
+  // identity, interfaces, routes, bgp, bfd, evpn and its running configuration.
   auto profiles = load_profiles();
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->count("linux"), 1u);
   ASSERT_EQ(profiles->count("frr"), 1u);
   std::vector<std::string> categories;
   for (const auto& source : profiles->at("frr").sources) categories.push_back(source.category);
-  EXPECT_EQ(categories,
-            (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd", "evpn"}));
+  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd",
+                                                  "evpn", "config"}));
 }
 
 TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) {
@@ -51,8 +51,8 @@ TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) 
         }
       }
     }
-    EXPECT_EQ(categories,
-              (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp", "config"}));
+    EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "bgp", "lldp",
+                                                    "routes", "config"}));
   }
 }
 
@@ -138,8 +138,8 @@ TEST(CollectorProfile, GnmiSourceProblemsAreReportedWithFileLineAndColumn) {
       "    gnmi:\n"
       "      paths:\n"
       "        - /network-instances/network-instance[name=default\n"
-      "  - category: routes\n"
-      "    gnmi: {paths: [/routes]}\n"
+      "  - category: bfd\n"
+      "    gnmi: {paths: [/bfd]}\n"
       "  - category: identity\n"
       "    gnmi: {paths: [/system/state], encoding: proto}\n"
       "  - category: evpn\n"
@@ -157,7 +157,7 @@ TEST(CollectorProfile, GnmiSourceProblemsAreReportedWithFileLineAndColumn) {
   EXPECT_NE(details[1].find("invalid gNMI path"), std::string::npos) << all;
   EXPECT_NE(details[1].find("never closed"), std::string::npos) << all;
   EXPECT_NE(details[2].find("switch.yaml:11:15"), std::string::npos) << all;
-  EXPECT_NE(details[2].find("'routes' cannot be collected over gNMI"), std::string::npos) << all;
+  EXPECT_NE(details[2].find("'bfd' cannot be collected over gNMI"), std::string::npos) << all;
   EXPECT_NE(details[2].find("identity, interfaces, bgp"), std::string::npos) << all;
   EXPECT_NE(details[3].find("switch.yaml:14:"), std::string::npos) << all;
   EXPECT_NE(details[3].find("proto"), std::string::npos) << all;

@@ -179,8 +179,9 @@ TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
 }
 
 TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
-  // Given a real host where vtysh cannot reach any FRR daemon, then bgp, bfd and evpn are
-  // no-evidence with vtysh's own reason and the Linux categories are still collected.
+  // Given a real host where vtysh cannot reach any FRR daemon, then bgp, bfd, evpn and the
+  // running configuration are no-evidence with vtysh's own reason and the Linux categories are
+  // still collected.
   if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
   auto sshd = testing::SshdFixture::start();
   ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
@@ -192,7 +193,7 @@ TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
   EXPECT_FALSE(snapshot.complete());
   std::vector<std::string> missing;
   for (const auto& item : device.missing) missing.push_back(item.category);
-  EXPECT_EQ(missing, (std::vector<std::string>{"identity", "bgp", "bfd", "evpn"}));
+  EXPECT_EQ(missing, (std::vector<std::string>{"identity", "bgp", "bfd", "evpn", "config"}));
   EXPECT_TRUE(device.document.contains("interfaces"));
   EXPECT_FALSE(device.document.contains("bgp"));
 }
