@@ -13,13 +13,16 @@ bool Snapshot::complete() const {
 }
 
 Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
-                       int parallelism, const std::string& intent_commit, GnmiFetcher* gnmi) {
+                       int parallelism, const std::string& intent_commit, GnmiFetcher* gnmi,
+                       SessionsAfter after) {
   Snapshot snapshot;
   const TimePoint taken_at = now_utc();
   snapshot.devices.resize(targets.size());
   ssh::for_each_bounded(targets.size(), parallelism, [&](std::size_t index) {
     snapshot.devices[index] =
         collect_device(targets[index].device, *targets[index].profile, cache, gnmi);
+    if (after == SessionsAfter::close)
+      cache.close(targets[index].device.name, ssh::CredentialRole::read);
   });
   nlohmann::json devices = nlohmann::json::object();
   for (auto& device : snapshot.devices) devices[device.device] = device.document;
