@@ -585,11 +585,16 @@ void Pipeline::settle_restored(GateRecord& record) {
     record.summary = "waited " + format_duration(bound) + " for the fabric to converge";
     return;
   }
+  // A round only decides whether to go on waiting, so its flows count a packet unanswered
+  // after kSettlePollReplyTimeout as lost: a failing round ends sooner, and a pass still needs
+  // every packet answered.
+  ProbeContext poll_context = probe_context_;
+  poll_context.flows_reply_timeout = kSettlePollReplyTimeout;
   int polls = 0;
   std::string still_failing;
   for (;;) {
     ++polls;
-    auto outcomes = run_probes(with_.remote, probe_context_, on_hosts, "settle-restored");
+    auto outcomes = run_probes(with_.remote, poll_context, on_hosts, "settle-restored");
     still_failing.clear();
     for (const auto& outcome : outcomes) {
       if (outcome.verdict == Verdict::pass) continue;

@@ -29,6 +29,9 @@ namespace fabgate::pipeline {
 
 // How long settle-restored waits between two polls of the probes that did not all pass.
 inline constexpr Duration kSettlePollInterval{100};
+// How long a flows probe of a settle-restored round waits for each echo (the probes after it
+// use fabgate-probe's own 1 s).
+inline constexpr Duration kSettlePollReplyTimeout{200};
 
 enum class Mode {
   plan,      // read-only gates, then the review artifact
