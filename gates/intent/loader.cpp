@@ -712,6 +712,12 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
   return out;
 }
 
+// Probe keys that only one kind reads (docs/probes.md, docs/monitoring.md).
+constexpr const char* kCollectiveOnlyKeys[] = {"hosts",          "role",    "pattern",
+                                               "iterations",     "transport", "max_tail_ratio",
+                                               "max_p99",        "tail_floor"};
+constexpr const char* kPromqlOnlyKeys[] = {"query", "expect", "range", "empty_is_zero"};
+
 // kind: collective — N ranks on N hosts (docs/probes.md). Keys of the other kinds are refused
 // rather than ignored.
 void Loader::collective_probe(YamlReader& reader, const YAML::Node& node, const std::string& label,
@@ -720,6 +726,10 @@ void Loader::collective_probe(YamlReader& reader, const YAML::Node& node, const 
     if (node[key])
       reader.error(node[key], label + " (collective) does not take '" + key + "'",
                    "name the ranks with 'hosts' or 'role'");
+  for (const char* key : kPromqlOnlyKeys)
+    if (node[key])
+      reader.error(node[key], label + " (collective) does not take '" + key + "'",
+                   "'" + std::string(key) + "' is for promql probes");
   const bool has_hosts = static_cast<bool>(node["hosts"]);
   const bool has_role = static_cast<bool>(node["role"]);
   if (has_hosts == has_role) {
@@ -810,6 +820,12 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
       out.push_back(std::move(probe));
       continue;
     }
+    // Keys of the collective kind are refused rather than ignored: a rank list or a tail bound
+    // written on a flows probe would otherwise read as checked while nothing uses it.
+    for (const char* key : kCollectiveOnlyKeys)
+      if (node[key].IsDefined())
+        reader.error(node[key], label + " (" + probe.kind + ") does not take '" + key + "'",
+                     "'" + std::string(key) + "' is for collective probes");
     if (auto v = reader.string(node, "host", Need::required, label)) {
       probe.host = *v;
       check_device(reader, node["host"], *v, inventory, label);
@@ -834,7 +850,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
                                " is a promql probe but fabgate.yaml has no "
                                "monitoring.prometheus");
     } else {
-      for (auto key : {"query", "expect", "range", "empty_is_zero"})
+      for (auto key : kPromqlOnlyKeys)
         if (node[key].IsDefined())
           reader.error(node[key], label + ": '" + std::string(key) + "' is for promql probes");
     }

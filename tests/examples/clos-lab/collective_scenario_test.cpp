@@ -11,48 +11,22 @@
 // and state folder, swept by the lab fixture like the other lab tests.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <regex>
+#include <nlohmann/json.hpp>
 
-#include "tests/support/git_repo.h"
+#include "tests/examples/clos-lab/lab_harness.h"
 
 namespace fabgate {
 namespace {
 
 using nlohmann::json;
-using testing::CommandOutput;
-using testing::run_shell;
-using testing::shell_quoted;
+using testing::clos_lab::control_plane;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::Lab;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgr-";
-const std::string kLabDir = "/run/fabgate-lab-collective-scenario";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
-
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool :
-       {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh", "/usr/sbin/nft"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
-  return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
+const Lab lab("fgr-", "/run/fabgate-lab-collective-scenario");
 
 // The collective probe's outcome in a probes/*.json file of a run.
 json collective_in(const std::filesystem::path& file) {
@@ -64,59 +38,9 @@ json collective_in(const std::filesystem::path& file) {
   return json();
 }
 
-class CollectiveScenario : public ::testing::Test {
+class CollectiveScenario : public testing::clos_lab::SharedLabSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (unavailable()) return;
-    auto up = lab("up");
-    lab_up_ = up.exit_code == 0;
-    lab_log_ = up.output;
-    if (!lab_up_) return;
-    std::filesystem::create_directories(kLabDir + "/bin");
-    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                               std::filesystem::copy_options::overwrite_existing);
-    repo_ = new testing::GitRepo();
-    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
-    repo_->write(".gitignore", "evidence/\n");
-    repo_->commit_all("lab intent for the collective scenario test");
-  }
-  static void TearDownTestSuite() {
-    delete repo_;
-    repo_ = nullptr;
-    if (!unavailable()) lab("down");
-  }
-  void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
-    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge before the scenario";
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                      arguments + " 2>&1");
-  }
-  static std::filesystem::path evidence_of(const CommandOutput& out) {
-    std::smatch match;
-    std::regex line("evidence: +(\\S+)");
-    if (std::regex_search(out.output, match, line)) return match[1].str();
-    return {};
-  }
-  static json control_plane(const json& snapshot) {
-    json out = json::object();
-    for (const char* device : {"spine1", "spine2", "leaf1", "leaf2"}) {
-      const auto& facts = snapshot["devices"][device];
-      json states = json::object();
-      for (auto& [peer, value] : facts["bgp"]["peers"].items()) states[peer] = value["state"];
-      out[device] = {{"routes", facts["routes"]["ipv4"]}, {"bgp", states}};
-    }
-    return out;
-  }
-
-  static inline bool lab_up_ = false;
-  static inline std::string lab_log_;
-  static inline testing::GitRepo* repo_ = nullptr;
+  static void SetUpTestSuite() { bring_up(lab, "lab intent for the collective scenario test"); }
 };
 
 TEST_F(CollectiveScenario, HealthyLabPassesWithItsTailRatioRecorded) {

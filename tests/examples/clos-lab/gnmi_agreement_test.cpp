@@ -4,35 +4,29 @@
 // must agree: the same facts for the categories both collect, and `fabgate diff` of one
 // against the other holds with the default rule set.
 //
-// Needs root, FRR, sshd and jq; skips with the reason otherwise. The lab runs under its own
+// Needs root, FRR, sshd, jq and nft; skips with the reason otherwise. The lab runs under its own
 // namespace prefix (fgn-) and state directory, swept by sweep-test-labs.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
-#include "tests/support/git_repo.h"
+#include "tests/examples/clos-lab/lab_harness.h"
 
 namespace fabgate {
 namespace {
 
 using nlohmann::json;
 using testing::CommandOutput;
-using testing::run_shell;
-using testing::shell_quoted;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::Lab;
+using testing::clos_lab::lab_unavailable;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgn-";
-const std::string kLabDir = "/run/fabgate-lab-gnmi-test";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
+const Lab lab("fgn-", "/run/fabgate-lab-gnmi-test");
 const char* const kSwitches[] = {"spine1", "spine2", "leaf1", "leaf2"};
 
 // The SSH side: the shipped FRR profile's commands for the categories the openconfig profile
@@ -66,22 +60,6 @@ sources:
         parse: bgp-summary
 )";
 
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
-  return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
-
 // The fields the compare rules read, per interface.
 json link_facts(const json& interfaces) {
   json out = json::object();
@@ -107,24 +85,19 @@ json peer_facts(const json& bgp) {
 class GnmiAgreement : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    auto up = lab("up");
+    if (auto why = lab_unavailable()) GTEST_SKIP() << *why;
+    auto up = lab.run("up");
     lab_up_ = true;
     ASSERT_EQ(up.exit_code, 0) << "lab up failed:\n" << up.output;
-    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge";
-    repo_.run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_.run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-              kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
+    ASSERT_EQ(lab.run("wait").exit_code, 0) << "the lab did not converge";
+    lab.copy_intent_into(repo_);
     repo_.write(".gitignore", "evidence/\n*.json\n");
   }
   void TearDown() override {
-    if (lab_up_) lab("down");
+    if (lab_up_) lab.run("down");
   }
 
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_.run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                     arguments + " 2>&1");
-  }
+  CommandOutput fabgate(const std::string& arguments) { return lab.fabgate(repo_, arguments); }
 
   bool lab_up_ = false;
   testing::GitRepo repo_;
@@ -188,23 +161,12 @@ std::string read_text(const std::filesystem::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-std::filesystem::path evidence_of(const std::string& output) {
-  auto at = output.find("evidence:");
-  if (at == std::string::npos) return {};
-  std::string rest = output.substr(at + 9);
-  auto start = rest.find_first_not_of(' ');
-  auto end = rest.find('\n', start);
-  return rest.substr(start, end - start);
-}
-
 TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
   // Given the lab intent (its FRR profile captures `show running-config`), then a plan's
   // review.md lists the configurations the baseline holds, and a rehearsal of draining spine1
   // shows in report.md the added "neighbor LEAVES shutdown" as spine1's post vs pre diff, and
   // every switch's restored configuration as unchanged.
-  std::filesystem::create_directories(kLabDir + "/bin");
-  std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                             std::filesystem::copy_options::overwrite_existing);
+  lab.install_probe();
   repo_.commit_all("lab intent");
   auto plan = fabgate("plan drain-spine1");
   ASSERT_EQ(plan.exit_code, 0) << plan.output;

@@ -8,25 +8,21 @@
 //   7. BFD timers tightened, spine1 -> accepted (exit 0), no BFD session down during the change
 // plus what the lab itself must show: `status --json` reports VNIs, VTEPs and BFD; a send too
 // big for the overlay interface is a failure with EMSGSIZE; many overlay flows spread over
-// both spines (the outer UDP source port follows the inner flow).
+// both spines in each direction (the outer UDP source port follows the inner flow).
 //
-// Needs root, FRR, sshd and jq; skips with the reason otherwise. Own namespace prefix (fgv-)
+// Needs root, FRR, sshd, jq and nft; skips with the reason otherwise. Own namespace prefix (fgv-)
 // and state directory, so no other lab on the machine is touched.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <set>
 #include <thread>
 
-#include "tests/support/git_repo.h"
+#include "tests/examples/clos-lab/lab_harness.h"
 
 namespace fabgate {
 namespace {
@@ -35,40 +31,14 @@ using nlohmann::json;
 using testing::CommandOutput;
 using testing::run_shell;
 using testing::shell_quoted;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::FlowsResponder;
+using testing::clos_lab::kLabScript;
+using testing::clos_lab::kProbe;
+using testing::clos_lab::Lab;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgv-";
-const std::string kLabDir = "/run/fabgate-lab-overlay-scenarios";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
-
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-// A lab command whose stdout is JSON (its stderr dropped); null when it is not JSON.
-json lab_json(const std::string& arguments) {
-  auto out = run_shell(kEnv + kLab + " " + arguments + " 2>/dev/null");
-  auto parsed = json::parse(out.output, nullptr, false);
-  return parsed.is_discarded() ? json() : parsed;
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/lib/frr/bfdd", "/usr/sbin/sshd",
-                           "/usr/bin/jq", "/usr/bin/vtysh"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
-  return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
+const Lab lab("fgv-", "/run/fabgate-lab-overlay-scenarios");
 
 // What a VNI is on each leaf in a snapshot: state, local VTEP and remote VTEP set.
 json overlay_of(const json& snapshot) {
@@ -101,59 +71,16 @@ json probe_named(const json& probes, const std::string& name) {
   return json();
 }
 
-class OverlayScenarios : public ::testing::Test {
+class OverlayScenarios : public testing::clos_lab::SharedLabSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (unavailable()) return;
-    auto up = lab("up");
-    lab_up_ = up.exit_code == 0;
-    lab_log_ = up.output;
-    if (!lab_up_) return;
-    std::filesystem::create_directories(kLabDir + "/bin");
-    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                               std::filesystem::copy_options::overwrite_existing);
-    repo_ = new testing::GitRepo();
-    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
-    repo_->write(".gitignore", "evidence/\n");
-    repo_->commit_all("lab intent for the overlay scenario test");
-  }
-  static void TearDownTestSuite() {
-    delete repo_;
-    repo_ = nullptr;
-    if (!unavailable()) lab("down");
-  }
-  void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
-    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge before the scenario";
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                      arguments + " 2>&1");
-  }
-  static std::filesystem::path evidence_of(const CommandOutput& out) {
-    std::smatch match;
-    std::regex line("evidence: +(\\S+)");
-    if (std::regex_search(out.output, match, line)) return match[1].str();
-    return {};
-  }
-  static std::string in_ns(const std::string& node) {
-    return "ip netns exec " + kPrefix + node + " ";
-  }
-
-  static inline bool lab_up_ = false;
-  static inline std::string lab_log_;
-  static inline testing::GitRepo* repo_ = nullptr;
+  static void SetUpTestSuite() { bring_up(lab, "lab intent for the overlay scenario test"); }
 };
 
 TEST_F(OverlayScenarios, StatusReportsVnisVtepsAndBfd) {
   // Given the lab up, then `status --json` shows each leaf as a VTEP on its loopback with VNI
   // 10100 up and the other leaf as its only remote VTEP, every switch with two BFD sessions up
   // at the profile's 300 ms, two EVPN sessions Established, and each host's overlay address.
-  auto status = lab_json("status --json");
+  auto status = lab.json("status --json");
   ASSERT_TRUE(status.is_object());
   EXPECT_EQ(status["overlay"]["vnis"][0]["vni"], 10100);
   EXPECT_EQ(status["overlay"]["underlay_mtu"], 9000);
@@ -177,29 +104,27 @@ TEST_F(OverlayScenarios, StatusReportsVnisVtepsAndBfd) {
     if (node["role"] != "leaf") continue;
     std::string other = name == "leaf1" ? "leaf2" : "leaf1";
     EXPECT_EQ(node["vtep"]["address"], vtep[name]);
+    EXPECT_EQ(node["vtep"]["outer_route_cache"], "bypassed") << name;
     ASSERT_EQ(node["vtep"]["vnis"].size(), 1u) << node.dump();
     EXPECT_EQ(node["vtep"]["vnis"][0]["state"], "up");
     EXPECT_EQ(node["vtep"]["vnis"][0]["remote_vteps"], json::array({vtep[other]}));
   }
   // Underlay links really run at 9000, the hosts' overlay interfaces at 1500.
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
-  EXPECT_EQ(run_shell(in_ns("host1") + "cat /sys/class/net/ov0/mtu").output, "1500\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("host1") + "cat /sys/class/net/ov0/mtu").output, "1500\n");
 }
 
 TEST_F(OverlayScenarios, OversizeOverlaySendIsAFailureWithEmsgsize) {
   // Given host1's overlay interface at MTU 1500, then a 1472-byte payload with DF set crosses
   // the overlay to host3, and a 1600-byte one is refused by host1's own stack (EMSGSIZE): the
   // probe fails (exit 3) and every flow says message-too-long. It never passes.
-  run_shell(in_ns("host3") + "sh -c " +
-            shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7101 "
-                                  "--duration 30s >/dev/null 2>&1 &"));
-  run_shell("sleep 0.5");
-  std::string probe = in_ns("host1") + kProbe +
+  FlowsResponder responder(lab, "host3", "10.100.0.13", 7101, std::chrono::seconds(30));
+  ASSERT_TRUE(responder.ready()) << "the responder on host3 did not start";
+  std::string probe = lab.in_ns("host1") + kProbe +
                       " flows --from 10.100.0.11 --to 10.100.0.13 --port 7101 --count 4 "
                       "--timeout 4s --size ";
   auto fits = run_shell(probe + "1472 2>/dev/null");
   auto oversize = run_shell(probe + "1600 2>/dev/null");
-  run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7101'");
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_EQ(oversize.exit_code, 3) << oversize.output;
   auto report = json::parse(oversize.output, nullptr, false);
@@ -210,35 +135,46 @@ TEST_F(OverlayScenarios, OversizeOverlaySendIsAFailureWithEmsgsize) {
   for (const auto& flow : report["flows"]) EXPECT_EQ(flow["error"], "message-too-long");
 }
 
-// DISABLED: not dependable on this kernel (6.18). It passed in the first runs after `lab up`
-// and failed every time once the lab had fully converged (all 643 packets on spine1, none on
-// spine2): the likely cause is the VXLAN device's per-remote route cache (dst_cache), which
-// pins every flow to one VTEP to the uplink the first lookup chose, whatever the outer source
-// port. Until that is understood and the lab (or the claim) changed, it stays out of CI rather
-// than pass by the luck of route churn. docs/lab.md "Path spread" says the same.
-TEST_F(OverlayScenarios, DISABLED_ManyOverlayFlowsSpreadOverBothSpines) {
-  // Given 16 UDP flows from host1 to host3 across the overlay, then `lab paths` sees both
-  // spines forward them: each leaf derives the VXLAN packet's outer UDP source port from the
-  // inner flow, so the underlay's ECMP hash spreads the encapsulated flows too.
-  run_shell(in_ns("host3") + "sh -c " +
-            shell_quoted(kProbe + " flows --respond --listen 10.100.0.13 --port 7102 "
-                                  "--duration 30s >/dev/null 2>&1 &"));
-  run_shell("sleep 0.5");
-  // 16 flows x 20 packets each way is ~640 packets; a spine that carried under 100 did not
-  // carry probe traffic (BFD and keepalives add about 9 packets/s per spine).
-  auto paths = run_shell(kEnv + kLab + " paths --min-packets 100 -- " + in_ns("host1") + kProbe +
-                         " flows --from 10.100.0.11 --to 10.100.0.13 --port 7102 --count 16 "
-                         "--packets 20 --spacing 5ms --timeout 8s 2>/dev/null");
-  run_shell(in_ns("host3") + "pkill -f 'flows --respond --listen 10.100.0.13 --port 7102'");
+TEST_F(OverlayScenarios, ManyOverlayFlowsSpreadOverBothSpines) {
+  // Given 24 UDP flows from host1 to host3 across the overlay, then `lab paths` sees both
+  // spines forward them in each direction: each leaf derives the VXLAN packet's outer UDP
+  // source port from the inner flow and routes every encapsulated packet by its outer
+  // five-tuple, so the underlay's ECMP hash spreads the encapsulated flows. Per direction, not
+  // per spine: a leaf that pins all its flows to one uplink while the other leaf pins its
+  // replies to the other spine would still keep both spines busy.
+  FlowsResponder responder(lab, "host3", "10.100.0.13", 7102, std::chrono::seconds(30));
+  ASSERT_TRUE(responder.ready()) << "the responder on host3 did not start";
+  // 24 flows x 20 packets each way (1.3 s here). A path that carries at least two flows
+  // forwards 40 or more; an idle one only BFD and keepalives, about 4 packets/s per interface.
+  // With a working per-flow hash, fewer than two of 24 flows on one path is a 3-in-a-million
+  // event per direction.
+  constexpr int kFlows = 24, kPacketsPerFlow = 20, kBusyPath = 2 * kPacketsPerFlow;
+  auto paths = run_shell("timeout 30 env " + lab.env() + kLabScript + " paths --min-packets " +
+                         std::to_string(kBusyPath) + " -- " + lab.in_ns("host1") + kProbe +
+                         " flows --from 10.100.0.11 --to 10.100.0.13 " + "--port 7102 --count " +
+                         std::to_string(kFlows) + " --packets " + std::to_string(kPacketsPerFlow) +
+                         " --spacing 5ms --timeout 8s 2>/dev/null");
   EXPECT_EQ(paths.exit_code, 0) << paths.output;
   // stdout carries only the paths report (the probe's own output goes to stderr, dropped).
   auto report = json::parse(paths.output, nullptr, false);
   ASSERT_TRUE(report.is_object()) << paths.output;
   EXPECT_EQ(report["command_status"], 0);
   EXPECT_TRUE(report["idle_paths"].empty()) << report.dump(2);
-  for (const auto& spine : report["spines"])
-    std::cout << "[ figures ] overlay spread: " << spine["spine"].get<std::string>()
-              << " forwarded " << spine["forwarded"] << " packets\n";
+  // A spine's interface to leaf2 transmits what leaf1 sent it (host1 to host3), its
+  // interface to leaf1 what leaf2 sent it (host3's echoes).
+  std::map<std::string, int> forwarded;
+  for (const auto& interface : report["interfaces"])
+    forwarded[interface.value("spine", "") + " " + interface.value("interface", "")] =
+        interface.value("tx_delta", 0);
+  for (const char* direction : {"to-leaf2", "to-leaf1"}) {
+    for (const char* spine : {"spine1", "spine2"}) {
+      std::string path = std::string(spine) + " " + direction;
+      EXPECT_GE(forwarded[path], kBusyPath) << path << " carried no overlay flow\n"
+                                            << report.dump(2);
+      std::cout << "[ figures ] overlay spread: " << path << " forwarded " << forwarded[path]
+                << " packets\n";
+    }
+  }
 }
 
 TEST_F(OverlayScenarios, MtuBlackHoleIsCaughtByFullSizeOverlayFramesAndRolledBack) {
@@ -263,8 +199,8 @@ TEST_F(OverlayScenarios, MtuBlackHoleIsCaughtByFullSizeOverlayFramesAndRolledBac
   EXPECT_EQ(sessions_of(read_json(bundle / "snapshots/post.json")), sessions_of(pre));
   auto report = testing::read_file((bundle / "report.md").string());
   EXPECT_NE(report.find("overlay (forwarding)"), std::string::npos);
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
-  EXPECT_EQ(run_shell(in_ns("leaf1") + "cat /sys/class/net/to-spine2/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine1/mtu").output, "9000\n");
+  EXPECT_EQ(run_shell(lab.in_ns("leaf1") + "cat /sys/class/net/to-spine2/mtu").output, "9000\n");
   EXPECT_EQ(overlay_of(read_json(bundle / "snapshots/restored.json")), overlay_of(pre));
 }
 
@@ -303,7 +239,7 @@ TEST_F(OverlayScenarios, TightenedBfdTimersAreAcceptedWithoutAFlap) {
   std::atomic<int> samples{0}, not_up{0};
   std::thread watcher([&] {
     while (!stop) {
-      auto bfd = lab_json("exec leaf1 vtysh -c 'show bfd peers json'");
+      auto bfd = lab.json("exec leaf1 vtysh -c 'show bfd peers json'");
       if (bfd.is_array() && bfd.size() == 2) {
         ++samples;
         for (const auto& peer : bfd)
@@ -332,9 +268,9 @@ TEST_F(OverlayScenarios, TightenedBfdTimersAreAcceptedWithoutAFlap) {
   std::cout << "[ figures ] bfd-timers-spine1: " << samples.load()
             << " BFD reads on leaf1 during the change, none down\n";
   // The change is meant to stay; put the lab's timers back for later scenarios.
-  auto rollback = lab_json("status --json")["mechanisms"]["bfd_timers_spine1"]["rollback"][0];
+  auto rollback = lab.json("status --json")["mechanisms"]["bfd_timers_spine1"]["rollback"][0];
   ASSERT_TRUE(rollback.is_string());
-  ASSERT_EQ(lab("exec spine1 sh -c " + shell_quoted(rollback.get<std::string>())).exit_code, 0);
+  ASSERT_EQ(lab.run("exec spine1 sh -c " + shell_quoted(rollback.get<std::string>())).exit_code, 0);
 }
 
 }  // namespace

@@ -9,17 +9,16 @@
 // After each rolled-back change, routes and BGP state equal the pre-change snapshot. A probe
 // of the silent drop with one flow versus many shows why many are needed.
 //
-// Needs root, FRR, sshd and jq; skips with the reason otherwise. The lab runs under its own
+// Needs root, FRR, sshd, jq and nft; skips with the reason otherwise. The lab runs under its own
 // namespace prefix and state directory, so a lab in use on the machine is never touched.
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <nlohmann/json.hpp>
 
-#include "tests/support/git_repo.h"
+#include "tests/examples/clos-lab/lab_harness.h"
 
 namespace fabgate {
 namespace {
@@ -28,91 +27,19 @@ using nlohmann::json;
 using testing::CommandOutput;
 using testing::run_shell;
 using testing::shell_quoted;
+using testing::clos_lab::control_plane;
+using testing::clos_lab::evidence_of;
+using testing::clos_lab::kProbe;
+using testing::clos_lab::Lab;
+using testing::clos_lab::read_json;
 
-const std::string kPrefix = "fgs-";
-const std::string kLabDir = "/run/fabgate-lab-scenarios";
-const std::string kLab = FABGATE_SOURCE_DIR "/examples/clos-lab/lab";
-const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
-const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
-const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
-const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
-const std::string kEnv = "FABGATE_LAB_DIR=" + kLabDir + " FABGATE_LAB_PREFIX=" + kPrefix +
-                         " FABGATE_GNMID=" + kGnmid + " ";
-
-CommandOutput lab(const std::string& arguments) {
-  return run_shell(kEnv + kLab + " " + arguments);
-}
-
-std::optional<std::string> unavailable() {
-  if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
-  return std::nullopt;
-}
-
-json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, false);
-}
+const Lab lab("fgs-", "/run/fabgate-lab-scenarios");
 
 // One lab for the whole suite: bringing it up costs seconds, and each scenario leaves the
 // fabric as it found it (that is what the scenarios prove).
-class LabScenarios : public ::testing::Test {
+class LabScenarios : public testing::clos_lab::SharedLabSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (unavailable()) return;
-    auto up = lab("up");
-    lab_up_ = up.exit_code == 0;
-    lab_log_ = up.output;
-    if (!lab_up_) return;
-    std::filesystem::create_directories(kLabDir + "/bin");
-    std::filesystem::copy_file(kProbe, kLabDir + "/bin/fabgate-probe",
-                               std::filesystem::copy_options::overwrite_existing);
-    // The lab intent, committed to a scratch repository, pointed at this test's lab.
-    repo_ = new testing::GitRepo();
-    repo_->run("cp -r " + shell_quoted(kIntent) + "/. .");
-    repo_->run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
-               kLabDir + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
-    repo_->write(".gitignore", "evidence/\n");
-    repo_->commit_all("lab intent for the scenario test");
-  }
-  static void TearDownTestSuite() {
-    delete repo_;
-    repo_ = nullptr;
-    if (!unavailable()) lab("down");
-  }
-  void SetUp() override {
-    if (auto why = unavailable()) GTEST_SKIP() << *why;
-    ASSERT_TRUE(lab_up_) << "lab up failed:\n" << lab_log_;
-    ASSERT_EQ(lab("wait").exit_code, 0) << "the lab did not converge before the scenario";
-  }
-
-  CommandOutput fabgate(const std::string& arguments) {
-    return repo_->run("ip netns exec " + kPrefix + "mgmt " + shell_quoted(kFabgate) + " " +
-                      arguments + " 2>&1");
-  }
-  static std::filesystem::path evidence_of(const CommandOutput& out) {
-    std::smatch match;
-    std::regex line("evidence: +(\\S+)");
-    if (std::regex_search(out.output, match, line)) return match[1].str();
-    return {};
-  }
-
-  // Routes and BGP session states of every switch, from a snapshot file.
-  static json control_plane(const json& snapshot) {
-    json out = json::object();
-    for (const char* device : {"spine1", "spine2", "leaf1", "leaf2"}) {
-      const auto& facts = snapshot["devices"][device];
-      json states = json::object();
-      for (auto& [peer, value] : facts["bgp"]["peers"].items()) states[peer] = value["state"];
-      out[device] = {{"routes", facts["routes"]["ipv4"]}, {"bgp", states}};
-    }
-    return out;
-  }
-
-  static inline bool lab_up_ = false;
-  static inline std::string lab_log_;
-  static inline testing::GitRepo* repo_ = nullptr;
+  static void SetUpTestSuite() { bring_up(lab, "lab intent for the scenario test"); }
 };
 
 TEST_F(LabScenarios, DrainSpine1IsAccepted) {
@@ -127,8 +54,8 @@ TEST_F(LabScenarios, DrainSpine1IsAccepted) {
   std::cout << "[ figures ] drain-spine1: longest interruption seen by watch: "
             << during["detail"].value("longest_interruption_ms", -1) << " ms\n";
   // Undrain for the next scenarios (the drain is meant to stay until its own undrain change).
-  auto undrain = lab("status --json | jq -r '.mechanisms.drain_spine1.rollback[0]'");
-  ASSERT_EQ(lab("exec spine1 sh -c " + shell_quoted(undrain.output)).exit_code, 0);
+  auto undrain = lab.run("status --json | jq -r '.mechanisms.drain_spine1.rollback[0]'");
+  ASSERT_EQ(lab.run("exec spine1 sh -c " + shell_quoted(undrain.output)).exit_code, 0);
 }
 
 TEST_F(LabScenarios, BadPrefixFilterIsRolledBackAndTheBaselineVerified) {
@@ -169,27 +96,25 @@ TEST_F(LabScenarios, OneFlowCanMissTheSilentDropManyFlowsCannot) {
   // Given the silent drop applied by hand, then single-flow probes do not reliably see it
   // (each one hashes onto one spine), while one 16-flow probe always does.
   auto mechanisms =
-      json::parse(lab("status --json").output)["mechanisms"]["silent_drop_spine1_to_leaf2"];
+      json::parse(lab.run("status --json").output)["mechanisms"]["silent_drop_spine1_to_leaf2"];
   std::string apply = mechanisms["apply"][0], rollback = mechanisms["rollback"][0];
-  ASSERT_EQ(lab("exec spine1 sh -c " + shell_quoted(apply)).exit_code, 0);
-  std::string host3 = "ip netns exec " + kPrefix + "host3 ";
-  std::string host1 = "ip netns exec " + kPrefix + "host1 ";
-  run_shell(
-      host3 + "sh -c " +
-      shell_quoted(
-          kProbe +
-          " flows --respond --listen 10.1.2.11 --port 7001 --duration 60s >/dev/null 2>&1 &"));
-  run_shell("sleep 0.5");
+  ASSERT_EQ(lab.run("exec spine1 sh -c " + shell_quoted(apply)).exit_code, 0);
+  std::string host1 = lab.in_ns("host1");
   int single_passed = 0;
-  for (int i = 0; i < 12; ++i) {
-    auto one = run_shell(host1 + kProbe +
-                         " flows --to 10.1.2.11 --port 7001 --count 1 --proto udp --timeout 3s");
-    single_passed += one.exit_code == 0;
+  CommandOutput many;
+  {
+    testing::clos_lab::FlowsResponder responder(lab, "host3", "10.1.2.11", 7001,
+                                                std::chrono::seconds(60));
+    EXPECT_TRUE(responder.ready()) << "the responder on host3 did not start";
+    for (int i = 0; i < 12; ++i) {
+      auto one = run_shell(host1 + kProbe +
+                           " flows --to 10.1.2.11 --port 7001 --count 1 --proto udp --timeout 3s");
+      single_passed += one.exit_code == 0;
+    }
+    many = run_shell(host1 + kProbe +
+                     " flows --to 10.1.2.11 --port 7001 --count 16 --proto udp --timeout 4s");
   }
-  auto many = run_shell(host1 + kProbe +
-                        " flows --to 10.1.2.11 --port 7001 --count 16 --proto udp --timeout 4s");
-  run_shell(host3 + "pkill -f 'flows --respond --listen 10.1.2.11 --port 7001'");
-  lab("exec spine1 sh -c " + shell_quoted(rollback));
+  lab.run("exec spine1 sh -c " + shell_quoted(rollback));
   EXPECT_EQ(many.exit_code, 3) << many.output;  // fail: some of the 16 flows were dropped
   std::cout << "[ figures ] silent drop: single-flow probes passed " << single_passed
             << "/12, the 16-flow probe failed\n";
@@ -201,7 +126,7 @@ TEST_F(LabScenarios, OneFlowCanMissTheSilentDropManyFlowsCannot) {
 
 // The MTU of one interface of a lab node, read on the device itself (-1 when unreadable).
 int mtu_on(const std::string& node, const std::string& interface) {
-  auto out = lab("exec " + node + " cat /sys/class/net/" + interface + "/mtu");
+  auto out = lab.run("exec " + node + " cat /sys/class/net/" + interface + "/mtu");
   if (out.exit_code != 0) return -1;
   try {
     return std::stoi(out.output);
@@ -260,14 +185,14 @@ TEST_F(LabScenarios, Leaf1MtuChangeGoesThroughGnmiEndToEnd) {
   EXPECT_EQ(leaf1_gets[0]["status"], "ok") << leaf1_gets[0].dump();
   EXPECT_NE(leaf1_gets[0]["reply"].dump().find("leaf1"), std::string::npos);
   // The change is meant to stay; restore the default for later scenarios.
-  ASSERT_EQ(lab("exec leaf1 ip link set to-host1 mtu 1500").exit_code, 0);
+  ASSERT_EQ(lab.run("exec leaf1 ip link set to-host1 mtu 1500").exit_code, 0);
 }
 
 TEST_F(LabScenarios, InterfaceDisableOverGnmiIsRolledBackOverGnmi) {
   // Given a change (written by this test) that disables leaf1's port to host1 with a gNMI Set
   // and re-enables it with a gNMI replace, then host1's flows fail, fabgate rolls back over
   // gNMI (exit 4), the port is up again on the device and the routes equal the baseline.
-  repo_->write("changes/9-test-disable-to-host1.yaml", R"(id: test-disable-to-host1
+  repo().write("changes/9-test-disable-to-host1.yaml", R"(id: test-disable-to-host1
 title: Disable leaf1's port to host1 (gNMI; cuts host1 off)
 targets: [leaf1]
 bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
@@ -284,7 +209,7 @@ acceptance:
   probes:
     - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 5s}
 )");
-  repo_->commit_all("a gNMI change that must be rolled back");
+  repo().commit_all("a gNMI change that must be rolled back");
   auto out = fabgate("apply test-disable-to-host1");
   EXPECT_EQ(out.exit_code, 4) << out.output;
   auto bundle = evidence_of(out);
@@ -293,7 +218,7 @@ acceptance:
   EXPECT_EQ(sets[0]["purpose"], "step");
   EXPECT_EQ(sets[1]["purpose"], "rollback");
   EXPECT_FALSE(sets[1].contains("failure")) << sets[1].dump();
-  auto link = lab("exec leaf1 ip -j link show to-host1");
+  auto link = lab.run("exec leaf1 ip -j link show to-host1");
   auto flags = json::parse(link.output, nullptr, false);
   ASSERT_TRUE(flags.is_array() && !flags.empty()) << link.output;
   EXPECT_NE(flags[0]["flags"].dump().find("\"UP\""), std::string::npos) << link.output;

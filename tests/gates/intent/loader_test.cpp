@@ -412,6 +412,24 @@ TEST(LoadIntent, CollectiveProbeProblemsAreEachNamedAtTheirLine) {
   }
 }
 
+TEST(LoadIntent, KeysOfAnotherProbeKindAreRefusedNotIgnored) {
+  // Given a flows probe carrying a collective tail bound and a collective probe carrying a
+  // promql comparison, then each key is refused at its line, naming the kind that reads it:
+  // a bound nothing checks must not read as checked.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change += "    - {name: f, kind: flows, host: host1, target: leaf2, max_tail_ratio: 3}\n";
+  change += "    - {name: c, kind: collective, hosts: [host1, leaf2], expect: '< 1'}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto outcome = load(tree);
+  const auto* tail = find(outcome, "(flows) does not take 'max_tail_ratio'");
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->where.line, 15);
+  const auto* expect = find(outcome, "(collective) does not take 'expect'");
+  ASSERT_TRUE(expect);
+  EXPECT_EQ(expect->where.line, 16);
+}
+
 TEST(LoadIntent, DuringIntervalIsTheWatchResolutionWithinTenToAHundredMs) {
   // Given acceptance.during without an interval, then it is 20 ms; given 250ms, then the error
   // says the allowed range.
