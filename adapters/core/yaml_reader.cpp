@@ -88,16 +88,17 @@ class ExpansionCounter final : public YAML::EventHandler {
 
 }  // namespace
 
-Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file) {
+Expected<YAML::Node, Diagnostic> parse_yaml_located(std::string_view text,
+                                                    const std::string& file) {
   if (text.size() > kMaxYamlBytes)
-    return Error::invalid_input(file + ": error: " + std::to_string(text.size()) +
-                                " bytes, more than the " + std::to_string(kMaxYamlBytes >> 20) +
-                                " MiB a YAML file may have");
-  if (auto bad = find_invalid_utf8(text)) {
-    SourceLocation where{file, bad->line, bad->column};
-    return Error::invalid_input(where.to_string() + ": error: " + bad->describe() +
-                                "; YAML files must be UTF-8");
-  }
+    return Diagnostic{SourceLocation{file, 0, 0},
+                      std::to_string(text.size()) + " bytes, more than the " +
+                          std::to_string(kMaxYamlBytes >> 20) + " MiB a YAML file may have",
+                      {}};
+  if (auto bad = find_invalid_utf8(text))
+    return Diagnostic{SourceLocation{file, bad->line, bad->column},
+                      bad->describe() + "; YAML files must be UTF-8",
+                      {}};
   try {
     // The event pass runs first: YAML::Load builds the (shared) tree cheaply, but what comes
     // after it walks the tree, and that walk is what a hostile document makes exponential. An
@@ -111,14 +112,19 @@ Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file) {
     }
     return YAML::Load(std::string(text));
   } catch (const ExpansionRefused& e) {
-    SourceLocation where{file, e.mark.line + 1, e.mark.column + 1};
-    return Error::invalid_input(where.to_string() + ": error: " + e.message);
+    return Diagnostic{SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, e.message, {}};
   } catch (const YAML::ParserException& e) {
-    SourceLocation where{file, e.mark.line + 1, e.mark.column + 1};
-    return Error::invalid_input(where.to_string() + ": error: YAML syntax: " + e.msg);
+    return Diagnostic{
+        SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg, {}};
   } catch (const YAML::Exception& e) {
-    return Error::invalid_input(file + ": error: YAML: " + e.what());
+    return Diagnostic{SourceLocation{file, 0, 0}, std::string("YAML: ") + e.what(), {}};
   }
+}
+
+Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file) {
+  auto parsed = parse_yaml_located(text, file);
+  if (!parsed.ok()) return Error::invalid_input(parsed.error().to_string());
+  return std::move(parsed).value();
 }
 
 YamlReader::YamlReader(std::string file, Diagnostics& diagnostics)

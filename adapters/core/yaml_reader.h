@@ -31,6 +31,9 @@ inline constexpr std::uint64_t kMaxYamlNodes = 1'000'000;  // nodes, aliases exp
 // expanded, and an alias inside the node it refers to (a cycle that no reader could walk to
 // its end). A document without aliases is bounded by its size alone.
 Result<YAML::Node> parse_yaml(std::string_view text, const std::string& file);
+// The same, with the failure as a Diagnostic whose location holds the file, line and column
+// (0 where there is none), so a caller collecting Diagnostics keeps them as fields.
+Expected<YAML::Node, Diagnostic> parse_yaml_located(std::string_view text, const std::string& file);
 
 // Reads typed fields out of one YAML file and records every problem in Diagnostics with the
 // file:line:column of the offending node, so a schema check reports all problems in one pass.

@@ -58,18 +58,31 @@ Runner define_rehearse(CLI::App& command, const app::CommonOptions& common) {
 Runner define_evidence(CLI::App& command, const app::CommonOptions& common) {
   auto dir = std::make_shared<std::string>();
   auto html = std::make_shared<bool>(false);
+  auto allowed_signers = std::make_shared<std::string>();
+  auto key = std::make_shared<std::string>();
   command.require_subcommand(1);
-  auto* verify = command.add_subcommand("verify", "Check a bundle against its manifest");
+  auto* verify = command.add_subcommand(
+      "verify", "Check a bundle against its manifest (and its signature, with --allowed-signers)");
   verify->add_option("dir", *dir, "Evidence bundle folder")->required();
+  verify->add_option("--allowed-signers", *allowed_signers,
+                     "OpenSSH allowed_signers file: also require manifest.json.sig, signed in "
+                     "namespace fabgate-evidence by a key it lists");
   auto* show = command.add_subcommand(
       "show", "Summarise a bundle: gates, verdicts, layers, and where its report.html is");
   show->add_option("dir", *dir, "Evidence bundle folder")->required();
   show->add_flag("--html", *html, "Print only the path of the bundle's report.html");
-  return [dir, html, show, &common](app::Console& console) {
+  auto* sign = command.add_subcommand(
+      "sign", "Sign a bundle's manifest digest (ssh-keygen -Y sign -n fabgate-evidence)");
+  sign->add_option("dir", *dir, "Evidence bundle folder")->required();
+  sign->add_option("--key", *key,
+                   "SSH private key to sign with (or a .pub whose key ssh-agent holds)")
+      ->required();
+  return [dir, html, allowed_signers, key, show, sign, &common](app::Console& console) {
     if (show->parsed())
       return app::run_evidence_show(
           common, *dir, *html ? app::ShowWhat::html_path : app::ShowWhat::summary, console);
-    return app::run_evidence_verify(common, *dir, console);
+    if (sign->parsed()) return app::run_evidence_sign(common, *dir, *key, console);
+    return app::run_evidence_verify(common, *dir, *allowed_signers, console);
   };
 }
 

@@ -35,7 +35,7 @@ const std::vector<Subcommand> kSubcommands = {
      define_rehearse},
     {"recover", "Roll back what a dead run may have applied, from its journal; verify the baseline",
      define_recover},
-    {"evidence", "Work with evidence bundles (verify, show)", define_evidence},
+    {"evidence", "Work with evidence bundles (verify, show, sign)", define_evidence},
     {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails",
      define_diff},
     {"snapshot", "Collect device state over SSH; exit 3 when anything is missing", define_snapshot},

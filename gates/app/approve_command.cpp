@@ -136,15 +136,20 @@ Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& 
                              Console& console) {
   auto plan = read_plan(options.plan);
   if (!plan.ok()) return std::move(plan).error();
+  // A plan the gates refused is never signed, and there is no flag to sign it anyway: an
+  // approval of it would let apply run a change whose baseline nobody saw pass.
+  if (!plan->ready)
+    return Error::refused("approve: plan " + plan->file.string() +
+                              " is not ready: its gates refused the change (plan.json "
+                              "\"ready\": false); nothing was signed",
+                          {"fix what the plan's review.md reports, commit, run fabgate plan "
+                           "again and approve that plan"});
   auto digest = recomputed_digest(common, plan.value());
   if (!digest.ok()) return std::move(digest).error();
   auto principal = approver(common, options);
   if (!principal.ok()) return std::move(principal).error();
   if (!std::filesystem::exists(expand_home(options.key)))
     return Error::invalid_input("approve: key " + options.key + " does not exist");
-  if (!plan->ready)
-    console.warn("plan " + plan->file.string() +
-                 " was not ready (a pre-change gate failed); apply re-runs every gate");
 
   approval::SignedApproval approval;
   approval.approver = principal.value();

@@ -17,9 +17,10 @@ struct ApproveOptions {
 
 // `fabgate approve PLAN --key KEY`: recomputes the plan's digest from the intent commit it
 // names (in --repo), signs that digest with ssh-keygen -Y sign and writes an approval file.
-// 0 written; 2 for a bad plan file, a plan whose digest is not the commit's, a repository
-// without that commit, a missing key or identity, or a key that cannot sign without a prompt
-// nobody can answer.
+// 0 written; 3 for a plan whose gates refused the change ("ready": false; nothing is signed,
+// and no option overrides that); 2 for a bad plan file, a plan whose digest is not the commit's, a
+// repository without that commit, a missing key or identity, or a key that cannot sign without a
+// prompt nobody can answer.
 Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& options,
                              Console& console);
 

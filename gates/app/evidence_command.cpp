@@ -1,28 +1,58 @@
 #include "gates/app/evidence_command.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/text.h"
+#include "gates/approval/evidence_signature.h"
 #include "gates/pipeline/evidence.h"
 
 namespace fabgate::app {
 
 Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& dir,
-                                     Console& console) {
+                                     const std::string& allowed_signers, Console& console) {
   auto check = pipeline::verify_bundle(dir);
   if (!check.ok()) return std::move(check).error();
   const auto& result = check.value();
+  std::optional<approval::BundleSignatureCheck> signature;
+  if (!allowed_signers.empty()) {
+    std::ifstream in(expand_home(allowed_signers), std::ios::binary);
+    if (!in)
+      return Error::invalid_input("evidence verify: allowed signers " + allowed_signers +
+                                  ": cannot be read");
+    std::string signers((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    approval::SshKeygen keygen(Duration{20'000}, "ssh-keygen", approval::kEvidenceNamespace);
+    signature = approval::check_bundle_signature(dir, signers, keygen);
+  }
+  const bool signed_ok =
+      !signature || signature->status == approval::BundleSignatureStatus::verified;
+  const bool trusted = result.intact() && signed_ok;
+  const bool has_signature =
+      std::filesystem::exists(std::filesystem::path(dir) / pipeline::kManifestSignatureFile);
   if (console.json_mode()) {
-    console.json(nlohmann::json{{"bundle", dir},
-                                {"intact", result.intact()},
-                                {"modified", result.modified},
-                                {"missing", result.missing},
-                                {"extra", result.extra},
-                                {"attached_approvals", result.attached},
-                                {"manifest_consistent", result.manifest_consistent}});
+    nlohmann::json document{{"bundle", dir},
+                            {"intact", result.intact()},
+                            {"modified", result.modified},
+                            {"missing", result.missing},
+                            {"extra", result.extra},
+                            {"attached_approvals", result.attached},
+                            {"manifest_consistent", result.manifest_consistent},
+                            {"trusted", trusted}};
+    if (signature)
+      document["signature"] = {{"status", std::string(approval::to_string(signature->status))},
+                               {"signer", signature->signer},
+                               {"key", signature->key},
+                               {"reason", signature->reason}};
+    else
+      document["signature"] = {{"status", has_signature ? "not-checked" : "unsigned"}};
+    console.json(document);
   } else {
     for (const auto& file : result.modified) console.line("modified: " + file);
     for (const auto& file : result.missing) console.line("missing:  " + file);
@@ -32,10 +62,41 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                    " (an approval added after the plan; apply checks its signature)");
     if (!result.manifest_consistent)
       console.line("manifest: its file list does not match its bundle_sha256 (edited manifest)");
-    console.line(result.intact() ? console.green("intact") + ": every file matches manifest.json"
-                                 : console.red("TAMPERED") + ": this evidence cannot be trusted");
+    if (signature)
+      console.line("signature: " + std::string(approval::to_string(signature->status)) + ": " +
+                   signature->reason);
+    else if (has_signature)
+      console.line("signature: present, not checked (pass --allowed-signers FILE to check it)");
+    std::string intact_line = signature ? "every file matches manifest.json, signed by " +
+                                              signature->signer + " (" + signature->key + ")"
+                                        : "every file matches manifest.json";
+    console.line(trusted ? console.green("intact") + ": " + intact_line
+                         : console.red("TAMPERED") + ": this evidence cannot be trusted");
   }
-  return result.intact() ? ExitCode::accepted : ExitCode::refused;
+  return trusted ? ExitCode::accepted : ExitCode::refused;
+}
+
+Result<ExitCode> run_evidence_sign(const CommonOptions&, const std::string& dir,
+                                   const std::string& key, Console& console) {
+  if (!std::filesystem::exists(expand_home(key)))
+    return Error::invalid_input("evidence sign: key " + key + " does not exist");
+  approval::SshKeygen keygen(Duration{20'000}, "ssh-keygen", approval::kEvidenceNamespace);
+  // A passphrase prompt only where someone can answer it.
+  auto prompt = ::isatty(STDIN_FILENO) ? approval::Prompt::on_terminal : approval::Prompt::never;
+  auto signed_bundle = approval::sign_bundle(dir, expand_home(key), keygen, prompt);
+  if (!signed_bundle.ok()) return std::move(signed_bundle).error();
+  if (console.json_mode()) {
+    console.json(nlohmann::json{{"bundle", dir},
+                                {"manifest_sha256", signed_bundle->manifest_sha256},
+                                {"namespace", approval::kEvidenceNamespace},
+                                {"signature", signed_bundle->signature_file.string()}});
+  } else {
+    console.line("signed:    manifest.json sha256 " + signed_bundle->manifest_sha256);
+    console.line("signature: " + signed_bundle->signature_file.string() + " (namespace " +
+                 approval::kEvidenceNamespace + ")");
+    console.line("check it with: fabgate evidence verify " + dir + " --allowed-signers FILE");
+  }
+  return ExitCode::accepted;
 }
 
 namespace {

@@ -8,10 +8,21 @@
 
 namespace fabgate::app {
 
-// `fabgate evidence verify DIR`: 0 when every file matches manifest.json; 3 when any file was
-// modified, removed or added (the evidence cannot be trusted); 2 when DIR is no bundle.
+// `fabgate evidence verify DIR [--allowed-signers FILE]`: 0 when every file matches
+// manifest.json and, with --allowed-signers, manifest.json.sig is a signature over this manifest
+// by a key FILE lists; 3 when any file was modified, removed or added, or (with
+// --allowed-signers) the bundle is unsigned, signed by an unlisted key, its signature does not
+// match the manifest, or ssh-keygen could not check it: the evidence cannot be trusted; 2 when
+// DIR is no bundle or FILE cannot be read.
 Result<ExitCode> run_evidence_verify(const CommonOptions& common, const std::string& dir,
-                                     Console& console);
+                                     const std::string& allowed_signers, Console& console);
+
+// `fabgate evidence sign DIR --key KEY`: signs the sha256 of DIR/manifest.json with
+// `ssh-keygen -Y sign -n fabgate-evidence` and writes DIR/manifest.json.sig. 0 signed; 3 when the
+// bundle does not match its manifest (nothing signed); 2 when DIR is no bundle or KEY cannot
+// sign without a prompt nobody can answer; 1 when ssh-keygen cannot run.
+Result<ExitCode> run_evidence_sign(const CommonOptions& common, const std::string& dir,
+                                   const std::string& key, Console& console);
 
 // `fabgate evidence show DIR`: a terminal summary of a bundle from its manifest (verdict, exit
 // code, devices, each gate with its verdict and duration, each layer's recovery) and where its

@@ -47,8 +47,10 @@ std::string reason(const ChildResult& run) {
 
 }  // namespace
 
-SshKeygen::SshKeygen(Duration deadline, std::string program)
-    : deadline_(deadline), program_(std::move(program)) {}
+SshKeygen::SshKeygen(Duration deadline, std::string program, std::string signature_namespace)
+    : deadline_(deadline),
+      program_(std::move(program)),
+      namespace_(std::move(signature_namespace)) {}
 
 Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_file,
                                                         std::string_view message, Prompt prompt) {
@@ -63,8 +65,7 @@ Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_f
   if (!write_text(statement, message))
     return SignatureFailure{Kind::io, "cannot write " + statement};
   ChildRequest request;
-  request.argv = {program_, "-q", "-Y", "sign", "-f", key_file, "-n", kSignatureNamespace,
-                  statement};
+  request.argv = {program_, "-q", "-Y", "sign", "-f", key_file, "-n", namespace_, statement};
   // Someone typing a passphrase gets longer than a machine.
   request.deadline = prompt == Prompt::on_terminal ? Duration{120'000} : deadline_;
   request.terminal = prompt == Prompt::on_terminal ? Terminal::inherited : Terminal::detached;
@@ -104,9 +105,8 @@ Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view
   if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
     return SignatureFailure{Kind::io, "cannot write temporary files"};
   ChildRequest request;
-  request.argv = {
-      program_, "-Y", "verify", "-f", signers, "-I", principal, "-n", kSignatureNamespace,
-      "-s",     sig};
+  request.argv = {program_,  "-Y", "verify",   "-f", signers, "-I",
+                  principal, "-n", namespace_, "-s", sig};
   request.input = std::string(message);
   request.deadline = deadline_;
   auto run = run_child(request);
@@ -133,6 +133,43 @@ Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view
                                             " accepted the signature but named no key "
                                             "fingerprint (\"Good ... key SHA256:...\"): " +
                                             std::string(trim(run->out))};
+}
+
+Expected<std::vector<std::string>, SignatureFailure> SshKeygen::find_principals(
+    std::string_view allowed_signers, std::string_view signature) {
+  using Kind = SignatureFailure::Kind;
+  ScratchDir scratch;
+  if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
+  const std::string signers = scratch.file("allowed_signers");
+  const std::string sig = scratch.file("signature");
+  if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
+    return SignatureFailure{Kind::io, "cannot write temporary files"};
+  ChildRequest request;
+  request.argv = {program_, "-Y", "find-principals", "-f", signers, "-s", sig};
+  request.deadline = deadline_;
+  auto run = run_child(request);
+  if (!run.ok())
+    return SignatureFailure{Kind::tool_missing,
+                            program_ + " could not run: " + run.error().message};
+  if (run->timed_out)
+    return SignatureFailure{Kind::timed_out, program_ + " -Y find-principals timed out after " +
+                                                 format_duration(deadline_)};
+  if (run->exit_status == 127)
+    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  // A non-zero exit with nothing printed means no line lists the key; an unreadable signature
+  // also ends here and is then rejected by the caller as unsigned by any listed key.
+  std::vector<std::string> principals;
+  if (run->exit_status != 0) return principals;
+  for (const auto& line : split_lines(run->out)) {
+    std::string_view rest = trim(line);
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string_view name = trim(rest.substr(0, comma));
+      if (!name.empty()) principals.emplace_back(name);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  return principals;
 }
 
 }  // namespace fabgate::approval

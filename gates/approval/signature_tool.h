@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "adapters/core/duration.h"
 #include "adapters/core/result.h"
@@ -15,6 +16,9 @@ namespace fabgate::approval {
 // The signature namespace of plan approvals: a signature made for git commits or for another
 // tool never verifies as a plan approval.
 inline constexpr const char* kSignatureNamespace = "fabgate-plan";
+// The namespace of evidence bundle signatures (`fabgate evidence sign`): an approval signature
+// never verifies as a signed bundle, nor a bundle signature as an approval.
+inline constexpr const char* kEvidenceNamespace = "fabgate-evidence";
 
 struct SignatureFailure {
   enum class Kind {
@@ -47,17 +51,23 @@ class SignatureTool {
   virtual Expected<std::string, SignatureFailure> sign(const std::string& key_file,
                                                        std::string_view message, Prompt prompt) = 0;
   // The signing key when `signature` over `message` was made by a key that `allowed_signers`
-  // (the file's text) lists for `principal` in the fabgate-plan namespace.
+  // (the file's text) lists for `principal` in the tool's namespace.
   virtual Expected<VerifiedSignature, SignatureFailure> verify(std::string_view allowed_signers,
                                                                const std::string& principal,
                                                                std::string_view message,
                                                                std::string_view signature) = 0;
+  // The principals `allowed_signers` lists for the key that made `signature` (proving nothing
+  // yet: verify() then checks the signature for one of them). Empty when no line lists that key.
+  virtual Expected<std::vector<std::string>, SignatureFailure> find_principals(
+      std::string_view allowed_signers, std::string_view signature) = 0;
 };
 
-// ssh-keygen -Y sign / -Y verify, run as a child process with a deadline and no shell.
+// ssh-keygen -Y sign / -Y verify, run as a child process with a deadline and no shell, in one
+// signature namespace (fabgate-plan unless told otherwise).
 class SshKeygen final : public SignatureTool {
  public:
-  explicit SshKeygen(Duration deadline = Duration{20'000}, std::string program = "ssh-keygen");
+  explicit SshKeygen(Duration deadline = Duration{20'000}, std::string program = "ssh-keygen",
+                     std::string signature_namespace = kSignatureNamespace);
   Expected<std::string, SignatureFailure> sign(const std::string& key_file,
                                                std::string_view message, Prompt prompt) override;
   // The fingerprint is the one ssh-keygen prints on success ("Good ... signature for P with
@@ -67,10 +77,13 @@ class SshKeygen final : public SignatureTool {
                                                        const std::string& principal,
                                                        std::string_view message,
                                                        std::string_view signature) override;
+  Expected<std::vector<std::string>, SignatureFailure> find_principals(
+      std::string_view allowed_signers, std::string_view signature) override;
 
  private:
   Duration deadline_;
   std::string program_;
+  std::string namespace_;
 };
 
 }  // namespace fabgate::approval

@@ -460,6 +460,7 @@ class Engine {
       result.verdict = Verdict::no_evidence;
       result.reason = problem;
     } else if (expectation) {
+      result.expected_difference = true;
       judge_expected(*expectation->source, pre, post, result);
     } else {
       judge(rule, pre, post, result);
@@ -631,13 +632,15 @@ class Engine {
     }
     // no-change, possibly replaced by an expected difference.
     const Expectation* expectation = expectation_for(device, relative);
+    result.expected_difference = expectation != nullptr;
     if (expectation && expectation->source->absent) {
       if (!post) return set(result, Verdict::pass, "route table absent, as the change expects");
       return set(result, Verdict::fail, "route table still present; the change expects it gone");
     }
     if (!pre) return set(result, Verdict::no_evidence, "route table missing in the pre snapshot");
     if (!post) return set(result, Verdict::no_evidence, "route table missing in the post snapshot");
-    RouteDiff diff = diff_routes(*pre, *post);
+    RouteDiff diff = diff_routes(*pre, *post, options_.route_examples);
+    result.route_counts = CheckResult::RouteCounts{diff.added, diff.removed, diff.changed};
     std::string counts = std::to_string(diff.added) + " added, " + std::to_string(diff.removed) +
                          " removed, " + std::to_string(diff.changed) + " changed";
     for (const auto& text : diff.removed_examples) result.details.push_back("- " + text);

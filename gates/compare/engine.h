@@ -17,6 +17,10 @@ struct CompareOptions {
   // elements are no-evidence. Zero turns the check off (forensic diffs of archived snapshots).
   Duration max_age{600'000};
   TimePoint now = now_utc();
+  // Routes named per route table and direction (added, removed, changed) in a result's details;
+  // the counts in its reason are always exact. The pipeline asks for more, so the evidence
+  // lists every route that changed (docs/report.md).
+  std::size_t route_examples = 5;
 };
 
 // Compares post against pre under the rule sets (in order), with the change's expected

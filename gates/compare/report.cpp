@@ -70,6 +70,11 @@ nlohmann::json result_json(const CheckResult& result) {
   if (!result.exception_id.empty()) out["exception"] = result.exception_id;
   if (result.waived_verdict) out["waived_verdict"] = to_string(*result.waived_verdict);
   if (!result.details.empty()) out["details"] = result.details;
+  if (result.expected_difference) out["expected_difference"] = true;
+  if (result.route_counts)
+    out["route_counts"] = {{"added", result.route_counts->added},
+                           {"removed", result.route_counts->removed},
+                           {"changed", result.route_counts->changed}};
   return out;
 }
 

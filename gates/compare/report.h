@@ -33,6 +33,13 @@ struct CheckResult {
   std::string exception_id;               // set when waived
   std::optional<Verdict> waived_verdict;  // what the exception waived (fail or no-evidence)
   std::vector<std::string> details;       // e.g. example routes added / removed / changed
+  bool expected_difference = false;       // judged by the change's expected differences
+  // A route table compared route by route: the exact counts (details name only the first
+  // CompareOptions::route_examples of each).
+  struct RouteCounts {
+    std::size_t added = 0, removed = 0, changed = 0;
+  };
+  std::optional<RouteCounts> route_counts;
 };
 
 struct IgnoredPattern {

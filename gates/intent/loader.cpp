@@ -108,9 +108,9 @@ class Loader {
       return std::nullopt;
     }
     source_ = *text;
-    auto parsed = parse_yaml(*text, display(path));
+    auto parsed = parse_yaml_located(*text, display(path));
     if (!parsed.ok()) {
-      diagnostics_.error(SourceLocation{}, parsed.error().message);
+      diagnostics_.add(parsed.error());
       return std::nullopt;
     }
     YamlReader reader(display(path), diagnostics_);

@@ -27,11 +27,21 @@ struct ApprovalRecord {
                             // wildcard-signer | not-verified | stale | expired | self-approval |
                             // duplicate
   std::string reason;       // in words, for people
+  // The copy of the file, signature included, in the run's evidence bundle
+  // ("approvals/1-alice@example.net.json"), so the bundle proves its approvals after the file
+  // given is gone; "" when the file could not be read.
+  std::string bundle_copy;
 
   nlohmann::json to_json() const {
-    return {
-        {"file", file}, {"approver", approver}, {"digest", digest},   {"approved_at", approved_at},
-        {"key", key},   {"counted", counted},   {"outcome", outcome}, {"reason", reason}};
+    return {{"file", file},
+            {"approver", approver},
+            {"digest", digest},
+            {"approved_at", approved_at},
+            {"key", key},
+            {"counted", counted},
+            {"outcome", outcome},
+            {"reason", reason},
+            {"bundle_copy", bundle_copy}};
   }
 };
 

@@ -241,7 +241,7 @@ Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
   }
   const bool plan_bundle = manifest.value("mode", "") == "plan";
   for (const auto& file : files_in(dir)) {
-    if (file == kManifest || files.contains(file)) continue;
+    if (file == kManifest || file == kManifestSignatureFile || files.contains(file)) continue;
     bool approval = file.rfind("approvals/", 0) == 0 && file.find('/', 10) == std::string::npos &&
                     file.size() > 15 && file.compare(file.size() - 5, 5, ".json") == 0;
     if (plan_bundle && approval)

@@ -75,6 +75,10 @@ class EvidenceBundle {
   std::mutex mutex_;
 };
 
+// `fabgate evidence sign` writes the bundle's signature next to its manifest, after the bundle
+// was sealed: it signs the manifest's sha256, so it cannot be listed in the manifest itself.
+inline constexpr const char* kManifestSignatureFile = "manifest.json.sig";
+
 // Result of checking a bundle against its manifest.
 struct BundleCheck {
   std::vector<std::string> modified;  // content differs from the recorded sha256

@@ -63,9 +63,13 @@ std::vector<IdentityFinding> check_identities(const std::vector<const intent::De
       const auto& identity = entry->at("identity");
       auto value = identity.find(field);
       if (value == identity.end() || !value->is_string() || value->get<std::string>().empty()) {
-        finding.line = device->name + ": no identity source of platform " + device->platform +
-                       " collected " + field + ", so " + device->ssh.host +
-                       " is not proven to be " + *expected + where;
+        auto why = identity.find(std::string(field) + "_unavailable");
+        finding.line =
+            device->name + ": no identity source of platform " + device->platform + " collected " +
+            field +
+            (why != identity.end() && why->is_string() ? " (" + why->get<std::string>() + ")"
+                                                       : std::string()) +
+            ", so " + device->ssh.host + " is not proven to be " + *expected + where;
         findings.push_back(std::move(finding));
         continue;
       }

@@ -136,10 +136,42 @@ std::string expected_hostname(const intent::Device& device) {
                                                                : device.name;
 }
 
-MonitoringJudgement check_freshness_of(const prom::PrometheusClient& prometheus,
-                                       const intent::PrometheusSettings& settings,
-                                       const std::vector<const intent::Device*>& targets,
-                                       TimePoint at) {
+std::vector<std::string> promql_metric_names(const std::string& query) {
+  std::vector<std::string> names;
+  auto is_start = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+  };
+  auto is_part = [&](char c) { return is_start(c) || std::isdigit(static_cast<unsigned char>(c)); };
+  std::size_t i = 0;
+  while (i < query.size()) {
+    char c = query[i];
+    if (c == '"' || c == '\'' || c == '`') {  // skip string literals (label values)
+      std::size_t end = i + 1;
+      while (end < query.size() && query[end] != c) end += query[end] == '\\' ? 2 : 1;
+      i = end + 1;
+      continue;
+    }
+    if (!is_start(c) || (i > 0 && is_part(query[i - 1]))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < query.size() && is_part(query[end])) ++end;
+    std::size_t next = end;
+    while (next < query.size() && std::isspace(static_cast<unsigned char>(query[next]))) ++next;
+    std::string name = query.substr(i, end - i);
+    if (next < query.size() && query[next] == '{' &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+    i = end;
+  }
+  return names;
+}
+
+MonitoringJudgement check_freshness_of(
+    const prom::PrometheusClient& prometheus, const intent::PrometheusSettings& settings,
+    const std::vector<const intent::Device*>& targets, TimePoint at,
+    const std::map<std::string, std::vector<std::string>>& probe_metrics) {
   MonitoringJudgement judgement;
   judgement.verdict = Verdict::pass;
   nlohmann::json queries = nlohmann::json::array();
@@ -199,8 +231,14 @@ MonitoringJudgement check_freshness_of(const prom::PrometheusClient& prometheus,
     }
     verdict_last(Verdict::pass, device->name + ": scraped (up == 1)");
 
-    // 2. Every metric a check needs has a sample younger than max_age.
-    for (const auto& metric : settings.fresh) {
+    // 2. Every metric a check needs (the `fresh` list and what this device's promql probes
+    //    select) has a sample younger than max_age.
+    std::vector<std::string> needed = settings.fresh;
+    if (auto probed = probe_metrics.find(device->name); probed != probe_metrics.end())
+      for (const auto& metric : probed->second)
+        if (std::find(needed.begin(), needed.end(), metric) == needed.end())
+          needed.push_back(metric);
+    for (const auto& metric : needed) {
       const std::string query = "timestamp(" + metric + "{" + *matcher + "})";
       auto answer = ask("fresh", query);
       if (!answer) continue;
@@ -435,13 +473,15 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
                                        const intent::AlertmanagerSettings& settings,
                                        const std::vector<const intent::Device*>& targets,
                                        const std::vector<std::string>& expected,
-                                       TimePoint window_start) {
+                                       TimePoint window_start,
+                                       const prom::PrometheusClient* history) {
   MonitoringJudgement judgement;
   std::string raw;
   auto alerts = alertmanager.alerts(&raw);
+  const TimePoint now = now_utc();
   judgement.evidence = {{"alertmanager", settings.endpoint.url},
                         {"window_start", format_utc(window_start)},
-                        {"evaluated_at", format_utc(now_utc())},
+                        {"evaluated_at", format_utc(now)},
                         {"answer", raw_answer(raw)}};
   if (!alerts.ok()) {
     judgement.summary = "the alerts could not be read, so a new alert cannot be ruled out";
@@ -450,10 +490,60 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
     return judgement;
   }
   judgement.verdict = Verdict::pass;
+  std::vector<prom::Alert> candidates;
+  std::set<std::string> known;  // label sets of the alerts Alertmanager returned
+  for (const auto& alert : *alerts) {
+    auto labels = alert.labels;
+    known.insert(labels_text(labels));
+    if (alert.starts_at >= window_start) candidates.push_back(alert);
+  }
+
+  // Alertmanager forgets an alert once it resolved. Prometheus' ALERTS series keep it: a
+  // range query with a step no longer than the rule evaluation (1 s) sees every evaluation at
+  // which an alert was firing. A series already firing at the window's start was there before
+  // the change (alerts-pre judged it); any other started during the window.
+  bool history_missing = false;
+  if (history) {
+    const Duration window = std::chrono::duration_cast<Duration>(now - window_start);
+    const Duration step = std::max<Duration>(Duration{1'000}, window / 10'000);
+    const std::string query = "ALERTS{alertstate=\"firing\"}";
+    nlohmann::json record = {{"prometheus", history->endpoint().base_url},
+                             {"query", query},
+                             {"start", format_utc(window_start)},
+                             {"end", format_utc(now)},
+                             {"step", format_duration(step)}};
+    auto answer = history->query_range(query, window_start, now, step);
+    if (!answer.ok()) {
+      history_missing = true;
+      record["error"] = answer.error().message;
+      judgement.details.push_back(
+          "[telemetry] the alert history (" + query + ") could not be read, so an alert that " +
+          "fired and resolved during the change cannot be ruled out: " + answer.error().message);
+    } else {
+      record["answer"] = raw_answer(answer->raw);
+      const double start_s = seconds_of(window_start);
+      const double step_s = std::chrono::duration<double>(step).count();
+      for (const auto& series : answer->series) {
+        if (series.points.empty()) continue;
+        prom::Alert alert;
+        alert.labels = series.labels;
+        alert.labels.erase("__name__");
+        alert.labels.erase("alertstate");
+        if (known.count(labels_text(alert.labels))) continue;         // Alertmanager has it
+        if (series.points.front().time <= start_s + 0.001) continue;  // firing before the run
+        alert.starts_at = prom::from_api_time(series.points.front().time);
+        alert.state = series.points.back().time < seconds_of(now) - 2 * step_s
+                          ? "resolved"
+                          : "firing (not yet in Alertmanager)";
+        candidates.push_back(std::move(alert));
+      }
+    }
+    judgement.evidence["history"] = record;
+  }
+
   std::size_t fresh = 0, allowed = 0;
   nlohmann::json findings = nlohmann::json::array();
-  for (const auto& alert : *alerts) {
-    if (alert.starts_at < window_start) continue;
+  for (const auto& alert : candidates) {
     for (const auto* device : targets) {
       if (!alert_concerns(alert, settings, *device)) continue;
       bool is_expected =
@@ -470,19 +560,26 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
       } else {
         ++fresh;
         judgement.verdict = Verdict::fail;
+        std::string note = alert.state == "suppressed" ? " (silenced)"
+                           : alert.state == "resolved"
+                               ? " and resolved before this check (from Prometheus' ALERTS history)"
+                               : "";
         judgement.details.insert(judgement.details.begin() + static_cast<long>(fresh - 1),
                                  "[telemetry] " + device->name + ": alert " + alert.to_line() +
                                      " started firing at " + format_utc(alert.starts_at) +
-                                     " during the change" +
-                                     (alert.state == "suppressed" ? " (silenced)" : ""));
+                                     " during the change" + note);
       }
       break;
     }
   }
   judgement.evidence["findings"] = findings;
+  if (history_missing && judgement.verdict == Verdict::pass)
+    judgement.verdict = Verdict::no_evidence;
   judgement.summary =
       fresh ? count_of(fresh, "alert") + " started firing on the targets during the change"
-            : "no new alert on " + count_of(targets.size(), "target");
+      : history_missing ? "no new alert in Alertmanager, but the alert history could not be read"
+                        : "no new alert on " + count_of(targets.size(), "target") +
+                              (history ? " (Alertmanager and Prometheus' alert history)" : "");
   if (allowed) judgement.summary += " (" + std::to_string(allowed) + " expected)";
   return judgement;
 }

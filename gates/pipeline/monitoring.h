@@ -5,6 +5,7 @@
 // alert gates and the change-window silence. Each function judges what the adapters in
 // adapters/prom return; none of them talks HTTP itself.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,13 +39,20 @@ std::optional<std::string> series_matcher(const std::string& series, const inten
 // name.
 std::string expected_hostname(const intent::Device& device);
 
-// Freshness: for every target, `up` is 1, each `fresh` metric has a sample younger than
-// max_age, and the identity metric's label equals the expected hostname. Down or wrong
-// identity fails; unreachable Prometheus, absent series and stale samples are no-evidence.
-MonitoringJudgement check_freshness_of(const prom::PrometheusClient& prometheus,
-                                       const intent::PrometheusSettings& settings,
-                                       const std::vector<const intent::Device*>& targets,
-                                       TimePoint at);
+// The metric names a PromQL query selects with a label matcher: every identifier directly
+// followed by `{` (`rate(node_network_receive_drop_total{ {{series}} }[1m])` ->
+// node_network_receive_drop_total), in order, without repeats. Metrics named without braces
+// are not found; a promql probe selects its host's series with braces anyway.
+std::vector<std::string> promql_metric_names(const std::string& query);
+
+// Freshness: for every target, `up` is 1, each `fresh` metric (and each metric in
+// `probe_metrics` for that device) has a sample younger than max_age, and the identity
+// metric's label equals the expected hostname. Down or wrong identity fails; unreachable
+// Prometheus, absent series and stale samples are no-evidence.
+MonitoringJudgement check_freshness_of(
+    const prom::PrometheusClient& prometheus, const intent::PrometheusSettings& settings,
+    const std::vector<const intent::Device*>& targets, TimePoint at,
+    const std::map<std::string, std::vector<std::string>>& probe_metrics = {});
 
 // One `kind: promql` probe on its host: an instant query at `at`, or a range query over
 // [window_start, at]; every value must satisfy `expect`. Empty answers are no-evidence unless
@@ -69,12 +77,16 @@ MonitoringJudgement check_alerts_before(const prom::AlertmanagerClient& alertman
                                         TimePoint now);
 
 // After the change: any alert in a target's failure domain that started firing at or after
-// `window_start`, silenced or not, fails unless its name is in `expected`.
+// `window_start`, silenced or not, fails unless its name is in `expected`. Alertmanager holds
+// only the alerts firing now; with `history` (the Prometheus that evaluates the rules), the
+// ALERTS series over [window_start, now] also catch an alert that fired and resolved within
+// the window. A history that cannot be read is no-evidence.
 MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmanager,
                                        const intent::AlertmanagerSettings& settings,
                                        const std::vector<const intent::Device*>& targets,
                                        const std::vector<std::string>& expected,
-                                       TimePoint window_start);
+                                       TimePoint window_start,
+                                       const prom::PrometheusClient* history = nullptr);
 
 // The silence for a change window: one matcher on the device label, a regex over the targets.
 prom::SilenceRequest window_silence(const intent::AlertmanagerSettings& settings,

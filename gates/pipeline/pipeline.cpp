@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -452,6 +454,7 @@ void Pipeline::check_approval(GateRecord& record) {
     record.summary = std::move(judgement.summary);
     record.details = std::move(judgement.details);
     outcome_.approvals = std::move(judgement.approvals);
+    copy_approvals_into_bundle(record);
     return;
   }
   bool needs_rehearsal = policy.require_rehearsal && options_.mode == Mode::apply;
@@ -464,6 +467,35 @@ void Pipeline::check_approval(GateRecord& record) {
   record.summary = "policy requires approvals or a rehearsal, and nothing can prove them";
   record.details.push_back("approvals required: " + std::to_string(policy.min_approvals) +
                            ", valid: 0" + (needs_rehearsal ? "; rehearsal required: none" : ""));
+}
+
+void Pipeline::copy_approvals_into_bundle(GateRecord& record) {
+  // Approvals are copied as they are, signature included: the manifest then lists and hashes
+  // them, and the bundle still proves what was approved after the file given (often in /tmp)
+  // is gone. A file too large to be an approval, or unreadable, is not copied; the judge
+  // already recorded why it did not count.
+  constexpr std::uintmax_t kMaxApprovalBytes = 1 << 20;
+  std::size_t index = 0;
+  for (auto& approval : outcome_.approvals) {
+    ++index;
+    std::error_code error;
+    const std::filesystem::path given(approval.file);
+    if (!std::filesystem::is_regular_file(given, error) ||
+        std::filesystem::file_size(given, error) > kMaxApprovalBytes)
+      continue;
+    std::ifstream in(given, std::ios::binary);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) continue;
+    std::string name = given.filename().string();
+    if (name.empty() || name.front() == '.') name = "approval" + name;
+    const std::string copy = "approvals/" + std::to_string(index) + "-" + name;
+    auto written = with_.evidence.write(copy, content);
+    if (!written.ok()) {
+      record.details.push_back("evidence: " + written.error().message);
+      continue;
+    }
+    approval.bundle_copy = copy;
+  }
 }
 
 std::vector<intent::Probe> Pipeline::host_probes() const {
@@ -650,6 +682,8 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   }
   compare::CompareOptions options;
   options.max_age = repository_.settings.snapshot_max_age;
+  // Every route that changed is named in diffs/ (report.md shows the first few).
+  options.route_examples = 100'000;
   static const std::vector<intent::ExpectedDifference> kNone;
   auto report = compare::compare_snapshots(
       pre.value(), after.value(), rule_sets.value(),
@@ -659,7 +693,11 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
   if (written.ok())
     written = with_.evidence.write("diffs/" + label + "-vs-pre.txt",
                                    join(compare::render_human(report), "\n") + "\n");
+  ChangeListing listing{label + " vs pre", "diffs/" + label + "-vs-pre-changes.txt",
+                        changes_of(json)};
+  if (written.ok()) written = with_.evidence.write(listing.file, change_listing_text(listing));
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.changes.push_back(std::move(listing));
 
   std::map<std::string, std::string> layers;
   for (const auto& result : report.results) {
@@ -803,7 +841,15 @@ void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
     record.summary = "fabgate.yaml configures Prometheus but this run has no client for it";
     return;
   }
-  auto judgement = check_freshness_of(*with_.prometheus, settings, targets(), now_utc());
+  // The metrics the change's promql probes read on a target must be fresh too. Probes that
+  // read an empty answer as 0 are left out: for them no series is a valid answer.
+  std::map<std::string, std::vector<std::string>> probe_metrics;
+  for (const auto& probe : change_.acceptance.probes)
+    if (probe.kind == "promql" && !probe.empty_is_zero)
+      for (auto& metric : promql_metric_names(probe.query))
+        probe_metrics[probe.host].push_back(std::move(metric));
+  auto judgement =
+      check_freshness_of(*with_.prometheus, settings, targets(), now_utc(), probe_metrics);
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);
@@ -831,8 +877,12 @@ void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
           outcome_.exceptions_used.end())
         outcome_.exceptions_used.push_back(id);
   } else {
+    // With Prometheus configured, its ALERTS history also catches an alert that fired and
+    // resolved within the settle time.
+    const prom::PrometheusClient* history =
+        repository_.settings.monitoring.prometheus ? with_.prometheus : nullptr;
     judgement = check_alerts_after(*with_.alertmanager, settings, targets(),
-                                   change_.acceptance.expected_alerts, run_started_at_);
+                                   change_.acceptance.expected_alerts, run_started_at_, history);
   }
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
@@ -1258,6 +1308,16 @@ void Pipeline::diagnose() {
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
   expire_silence();  // whatever the outcome
+  // A silence fabgate could not expire keeps the targets' alerts from paging anyone until its
+  // end time. An accepted run then exits 1, so CI does not read it as a clean success; exits
+  // 3, 4 and 5 stand (they already ask for attention) and name the silence too.
+  if (!silence_id_.empty()) {
+    std::string left = "silence " + silence_id_ +
+                       " could not be expired and hides the targets' alerts until its end time: "
+                       "expire it by hand";
+    if (outcome.exit_code == ExitCode::accepted) outcome.exit_code = ExitCode::internal_error;
+    outcome.device_state += "; " + left;
+  }
   finish_safeguards(outcome);
   diagnose();
   ReportContext context{repository_,

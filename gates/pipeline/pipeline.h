@@ -16,6 +16,7 @@
 #include "adapters/prom/prometheus_client.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/approval_gate.h"
+#include "gates/pipeline/change_listing.h"
 #include "gates/pipeline/config_diff.h"
 #include "gates/pipeline/evidence.h"
 #include "gates/pipeline/execute.h"
@@ -90,6 +91,8 @@ struct RunOutcome {
   // Running-configuration diffs of each later snapshot against pre (config_diff.h).
   std::vector<ConfigDelta> config_deltas;
   std::vector<std::string> configs_captured;  // "leaf1 (42 lines)": config in the pre snapshot
+  // What each comparison found changed, entry by entry (change_listing.h).
+  std::vector<ChangeListing> changes;
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -154,6 +157,8 @@ class Pipeline {
   void note_telemetry(const std::string& phase, Verdict verdict);
   void check_rollback_plan(GateRecord& record);
   void check_approval(GateRecord& record);
+  // approvals/<n>-<file name> in the bundle for every approval file judged (docs/approvals.md).
+  void copy_approvals_into_bundle(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);
   // The declared probes that run on hosts (all but promql).
   std::vector<intent::Probe> host_probes() const;

@@ -12,6 +12,7 @@
 #include "adapters/core/text.h"
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
+#include "gates/pipeline/change_listing.h"
 #include "gates/pipeline/plan_digest.h"
 
 namespace fabgate::pipeline {
@@ -537,14 +538,18 @@ void header(std::ostringstream& html, const ReportHtmlInput& input, const Text& 
          << "</p>\n";
   } else {
     html << "<table><tr><th>signer</th><th>key fingerprint</th><th>approved at</th>"
-            "<th>outcome</th><th>counted</th></tr>";
+            "<th>outcome</th><th>counted</th><th>copy in bundle</th></tr>";
     for (const auto& approval : outcome.approvals)
       html << "<tr><td>" << text(approval.approver.empty() ? approval.file : approval.approver)
            << "</td><td><code>" << (approval.key.empty() ? "(not verified)" : text(approval.key))
            << "</code></td><td>" << text(approval.approved_at) << "</td><td>"
            << text(approval.outcome)
            << (approval.reason.empty() ? "" : ": " + text(approval.reason)) << "</td><td>"
-           << (approval.counted ? "yes" : "no") << "</td></tr>";
+           << (approval.counted ? "yes" : "no") << "</td><td>"
+           << (approval.bundle_copy.empty() ? std::string("not copied")
+                                            : "<a href=\"" + text(approval.bundle_copy) + "\">" +
+                                                  text(approval.bundle_copy) + "</a>")
+           << "</td></tr>";
     html << "</table>\n";
   }
 }
@@ -798,6 +803,37 @@ void probes_section(std::ostringstream& html, const ReportHtmlInput& input, cons
     if (probe.phase != "during") probe_detail_tables(html, probe, text);
 }
 
+// What changed, named: per category its counts and first entries, as report.md lists them
+// (change_listing.h), with a link to the full list the run wrote next to the comparison.
+void changed_entries(std::ostringstream& html, const ComparisonInput& comparison,
+                     const Text& text) {
+  auto categories = changes_of(*comparison.document);
+  if (categories.empty()) return;
+  std::string full_list;
+  const std::string& json = comparison.json_link;
+  if (json.size() > 5 && json.compare(json.size() - 5, 5, ".json") == 0)
+    full_list = json.substr(0, json.size() - 5) + "-changes.txt";
+  html << "<h4>What changed</h4>\n";
+  for (const auto& category : categories) {
+    html << "<p><strong>" << text(category.name)
+         << "</strong>: " << html_escape(change_counts(category)) << "</p>\n<ul>";
+    std::size_t shown = 0;
+    for (const auto& entry : category.entries) {
+      if (shown++ == kChangesShownPerCategory) break;
+      html << "<li><code>" << text(entry) << "</code></li>";
+    }
+    if (category.total() > std::min(shown, kChangesShownPerCategory)) {
+      html << "<li class=\"muted\">and "
+           << category.total() - std::min(shown, kChangesShownPerCategory) << " more";
+      if (!full_list.empty())
+        html << ", full list in <a href=\"" << text.whole(full_list) << "\">"
+             << text.whole(full_list) << "</a>";
+      html << "</li>";
+    }
+    html << "</ul>\n";
+  }
+}
+
 // One comparison: unexpected differences first (fail, then no-evidence), grouped by rule with
 // the first entries of each; waived, expected and passing checks folded, as counts.
 void comparison_body(std::ostringstream& html, const ComparisonInput& comparison,
@@ -908,6 +944,7 @@ void comparison_body(std::ostringstream& html, const ComparisonInput& comparison
     }
     html << (folded ? "</details>\n" : "\n");
   };
+  changed_entries(html, comparison, text);
   entries("fail", false, "Unexpected differences");
   entries("no-evidence", false, "Without evidence");
   entries("waived", true, "Waived by an exception");

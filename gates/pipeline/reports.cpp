@@ -41,10 +41,12 @@ std::string verdict_word(Verdict verdict) {
   return "?";
 }
 
-std::string exit_meaning(ExitCode code) {
+// What an exit code means for a run of `mode`: a plan that exits 0 applied nothing and was
+// accepted by nobody, so it never reads "accepted".
+std::string exit_meaning(Mode mode, ExitCode code) {
   switch (code) {
     case ExitCode::accepted:
-      return "accepted";
+      return mode == Mode::plan ? "plan ready for review, nothing has been applied" : "accepted";
     case ExitCode::internal_error:
       return "internal error";
     case ExitCode::invalid_input:
@@ -178,8 +180,8 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   const Redactor& redactor = context.redactor;
   std::ostringstream md;
   md << "# fabgate " << to_string(context.mode) << ": " << change.id << "\n\n";
-  md << "**Outcome: exit " << to_int(outcome.exit_code) << " — " << exit_meaning(outcome.exit_code)
-     << ".**\n\n";
+  md << "**Outcome: exit " << to_int(outcome.exit_code) << " — "
+     << exit_meaning(context.mode, outcome.exit_code) << ".**\n\n";
   md << "- Devices left: " << outcome.device_state << "\n";
   md << "- First disproven hypothesis: "
      << (outcome.first_disproven.empty() ? "none" : md_cell(redactor, outcome.first_disproven))
@@ -201,7 +203,10 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     std::vector<std::string> lines;
     for (const auto& approval : outcome.approvals)
       lines.push_back((approval.approver.empty() ? approval.file : approval.approver) + " (" +
-                      approval.outcome + ")");
+                      approval.outcome +
+                      (approval.bundle_copy.empty() ? ", not copied: unreadable"
+                                                    : ", copy in " + approval.bundle_copy) +
+                      ")");
     md << "- Approvals: " << md_cell(redactor, join(lines, ", ")) << "\n";
   }
   md << "- Intent commit: `" << context.repository.commit.id << "` by "
@@ -273,6 +278,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     steps_table(md, outcome.rollback_steps, redactor);
     md << "\n";
   }
+  md << change_listing_markdown(outcome.changes, redactor);
   md << config_diff_markdown(outcome.config_deltas);
   md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
         "`probes/`, every command sent in `commands.jsonl`, the journal in `journal.jsonl`. "
@@ -325,7 +331,7 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
   md << "- Intent commit: `" << repository.commit.id << "` by " << repository.commit.author_name
      << " <" << repository.commit.author_email << "> (" << change.file << ")\n";
   md << "- Plan status: exit " << to_int(outcome.exit_code) << " — "
-     << exit_meaning(outcome.exit_code) << "\n";
+     << exit_meaning(context.mode, outcome.exit_code) << "\n";
   md << "- Approval policy: " << repository.settings.approval.min_approvals << " approval(s) from `"
      << repository.settings.approval.allowed_signers
      << "`, counted by distinct key; neither the commit's author nor its committer can approve; "
@@ -422,6 +428,14 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
            !captured.empty())
     md << "\n" << captured;
 
+  if (outcome.exit_code != ExitCode::accepted) {
+    // A refused plan is not offered for signature: `fabgate approve` refuses it too.
+    md << "\n## Not ready for approval\n\nThe gates refused this change before anything was "
+          "touched (see the verdicts above); `fabgate approve` refuses to sign this plan. Fix "
+          "what they found, commit, and run `fabgate plan "
+       << change.id << "` again.\n";
+    return md.str();
+  }
   md << "\n## Approve\n\nThe digest covers the change, the resolved inventory, the rule sets, "
         "every policy file and the intent commit; any edit needs a new approval.\n\n";
   md << "    fabgate approve plan.json --key ~/.ssh/id_ed25519\n";
@@ -516,7 +530,7 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"approvals", nlohmann::json::array()},
       {"gates", gates},
       {"exit_code", to_int(outcome.exit_code)},
-      {"outcome", exit_meaning(outcome.exit_code)},
+      {"outcome", exit_meaning(context.mode, outcome.exit_code)},
       {"first_disproven", outcome.first_disproven},
       {"device_state", outcome.device_state},
       {"diagnosis", outcome.diagnosis},

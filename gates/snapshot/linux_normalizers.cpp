@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <sstream>
 
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
@@ -25,6 +27,13 @@ Expected<json, std::string> parse_json_array(std::string_view output) {
   auto document = parse_json(output);
   if (document && !document->is_array()) return std::string("expected a JSON list");
   return document;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
 }
 
 std::string lower(std::string text) {
@@ -95,6 +104,70 @@ Expected<Ok, std::string> parse_kernel_release(std::string_view output, json& id
   std::string release;
   if (auto word = single_word(output, "kernel release", release); !word) return word;
   identity["kernel"] = release;
+  return Ok{};
+}
+
+Expected<Ok, std::string> parse_system_identity(std::string_view output, json& identity) {
+  bool saw_serial = false;
+  struct Candidate {
+    long index = 0;
+    std::string name, mac;
+    bool permanent = false;
+  };
+  std::optional<Candidate> chosen;
+  for (const auto& line : split_lines(output)) {
+    if (line == "serial" || starts_with(line, "serial ")) {
+      saw_serial = true;
+      std::string serial(trim(std::string_view(line).substr(6)));
+      // Firmware placeholders are not serials.
+      static const char* kPlaceholders[] = {"to be filled by o.e.m.",
+                                            "not specified",
+                                            "default string",
+                                            "system serial number",
+                                            "none",
+                                            "0",
+                                            "0123456789"};
+      bool placeholder = std::any_of(std::begin(kPlaceholders), std::end(kPlaceholders),
+                                     [&](const char* p) { return lower(serial) == p; });
+      if (!serial.empty() && !placeholder) {
+        identity["serial"] = serial;
+        identity["serial_source"] = "/sys/class/dmi/id/product_serial";
+      } else {
+        identity["serial_unavailable"] =
+            serial.empty()
+                ? "/sys/class/dmi/id/product_serial is absent, empty or unreadable "
+                  "(a VM, a container or no root)"
+                : "/sys/class/dmi/id/product_serial holds the placeholder '" + serial + "'";
+      }
+      continue;
+    }
+    if (!starts_with(line, "iface ")) continue;
+    auto words = split_words(line);
+    if (words.size() < 4) return "malformed interface line '" + line + "'";
+    Candidate candidate;
+    try {
+      candidate.index = std::stol(words[1]);
+    } catch (const std::exception&) {
+      return "malformed ifindex in '" + line + "'";
+    }
+    candidate.name = words[2];
+    candidate.mac = lower(words[3]);
+    candidate.permanent = words.size() > 4 && words[4] == "0";
+    if (candidate.mac == "00:00:00:00:00:00") continue;
+    if (!chosen || (candidate.permanent && !chosen->permanent) ||
+        (candidate.permanent == chosen->permanent && candidate.index < chosen->index))
+      chosen = candidate;
+  }
+  if (!saw_serial) return std::string("no 'serial' line");
+  if (chosen) {
+    identity["system_mac"] = chosen->mac;
+    identity["system_mac_source"] =
+        chosen->name + (chosen->permanent ? " (its permanent address)"
+                                          : " (lowest ifindex; no interface has a permanent "
+                                            "address, so this one may change)");
+  } else {
+    identity["system_mac_unavailable"] = "no Ethernet interface with an address";
+  }
   return Ok{};
 }
 

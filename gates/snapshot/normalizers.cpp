@@ -6,11 +6,12 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 25> kNormalizers = {{
+constexpr std::array<Normalizer, 26> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
     {"ethtool-drivers", "identity", parse_ethtool_drivers},
+    {"system-identity", "identity", parse_system_identity},
     {"frr-version", "identity", parse_frr_version},
     {"nvidia-smi-driver", "identity", parse_nvidia_smi_driver},
     {"ip-link", "interfaces", parse_ip_link},

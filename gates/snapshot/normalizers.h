@@ -32,6 +32,11 @@ Expected<Ok, std::string> parse_hostname(std::string_view output, nlohmann::json
 Expected<Ok, std::string> parse_os_release(std::string_view output, nlohmann::json& identity);
 Expected<Ok, std::string> parse_kernel_release(std::string_view output, nlohmann::json& identity);
 Expected<Ok, std::string> parse_ethtool_drivers(std::string_view output, nlohmann::json& identity);
+// `serial VALUE` (the DMI product serial, possibly empty) and `iface IFINDEX NAME MAC
+// ADDR_ASSIGN_TYPE` lines: identity.serial and identity.system_mac (the permanent address of
+// the Ethernet interface with the lowest ifindex, else that interface's address), each with
+// `<field>_source`, or `<field>_unavailable` saying why it is absent.
+Expected<Ok, std::string> parse_system_identity(std::string_view output, nlohmann::json& identity);
 Expected<Ok, std::string> parse_ip_link(std::string_view output, nlohmann::json& interfaces);
 Expected<Ok, std::string> parse_ip_addr(std::string_view output, nlohmann::json& interfaces);
 Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, nlohmann::json& routes);

@@ -6,7 +6,7 @@ _fabgate() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD - 1]}
   local fabgate=${COMP_WORDS[0]}
-  local command="" repo=() i word
+  local command="" subcommand="" repo=() i word
   for ((i = 1; i < COMP_CWORD; i++)); do
     word=${COMP_WORDS[i]}
     case $word in
@@ -16,7 +16,13 @@ _fabgate() {
       *)
         case ${COMP_WORDS[i - 1]} in
           --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers) ;;
-          *) [[ -z $command ]] && command=$word ;;
+          *)
+            if [[ -z $command ]]; then
+              command=$word
+            elif [[ -z $subcommand ]]; then
+              subcommand=$word
+            fi
+            ;;
         esac
         ;;
     esac
@@ -42,7 +48,14 @@ _fabgate() {
         COMPREPLY=($(compgen -W "$("$fabgate" "${repo[@]}" __complete changes 2>/dev/null)" \
           -- "$cur"))
         ;;
-      evidence) COMPREPLY=($(compgen -W "verify" -- "$cur")) ;;
+      evidence)
+        # After the subcommand comes the bundle folder.
+        if [[ -n $subcommand ]]; then
+          COMPREPLY=($(compgen -d -- "$cur"))
+        else
+          COMPREPLY=($(compgen -W "verify show sign" -- "$cur"))
+        fi
+        ;;
       *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
   fi

@@ -9,12 +9,20 @@
 // exporter's textfile collector reads `textfile_dir()`, so a test (or a change's step over SSH)
 // can make a metric move by writing a file: `fabgate_lab_link_up 0` in lab.prom makes the
 // FabgateLinkDown rule fire for that device.
+//
+// With Tls::on, Prometheus serves HTTPS itself (its web config; a CA and a server certificate
+// for 127.0.0.1 are made with openssl), and Alertmanager is reached through
+// bearer_tls_proxy.py, which serves HTTPS with the same certificate and refuses every request
+// without `Authorization: Bearer <token()>` (Prometheus and Alertmanager check only basic
+// auth, so a real bearer check needs the proxy). ca_file() is the CA to trust.
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -57,6 +65,7 @@ inline bool eventually(const std::function<bool()>& done,
 
 class MonitoringStack {
  public:
+  enum class Tls { off, on };
   static constexpr const char* kPrometheus = "/usr/bin/prometheus";
   static constexpr const char* kAlertmanager = "/usr/bin/prometheus-alertmanager";
   static constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
@@ -70,11 +79,21 @@ class MonitoringStack {
   }
 
   // `extra_rules`: more alerting rules (YAML list items, indented 6) next to FabgateLinkDown.
-  explicit MonitoringStack(std::string device = "leaf1", const std::string& extra_rules = {})
-      : device_(std::move(device)) {
+  explicit MonitoringStack(std::string device = "leaf1", const std::string& extra_rules = {},
+                           Tls tls = Tls::off)
+      : device_(std::move(device)), tls_(tls) {
     exporter_port_ = free_loopback_port();
     prometheus_port_ = free_loopback_port();
     alertmanager_port_ = free_loopback_port();
+    std::string web_config;
+    if (tls_ == Tls::on) {
+      proxy_port_ = free_loopback_port();
+      make_certificates();
+      write_file(dir_.file("web.yml"),
+                 "tls_server_config:\n  cert_file: " + dir_.file("server.pem") +
+                     "\n  key_file: " + dir_.file("server.key") + "\n");
+      web_config = " --web.config.file=" + dir_.file("web.yml");
+    }
     std::filesystem::create_directories(dir_.file("textfile"));
     set_link(true);
     write_file(dir_.file("rules.yml"),
@@ -112,14 +131,23 @@ class MonitoringStack {
     prometheus_ = ChildProcess(
         {"/bin/sh", "-c",
          std::string("exec ") + kPrometheus + " --config.file=" + dir_.file("prometheus.yml") +
-             " --storage.tsdb.path=" + dir_.file("tsdb") + " --web.listen-address=127.0.0.1:" +
-             std::to_string(prometheus_port_) + " >" + dir_.file("prometheus.log") + " 2>&1"});
+             " --storage.tsdb.path=" + dir_.file("tsdb") +
+             " --web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_) + web_config +
+             " >" + dir_.file("prometheus.log") + " 2>&1"});
     alertmanager_ = ChildProcess(
         {"/bin/sh", "-c",
          std::string("exec ") + kAlertmanager + " --config.file=" + dir_.file("alertmanager.yml") +
              " --storage.path=" + dir_.file("am") +
              " --web.listen-address=127.0.0.1:" + std::to_string(alertmanager_port_) +
              " --cluster.listen-address= >" + dir_.file("alertmanager.log") + " 2>&1"});
+    if (tls_ == Tls::on)
+      proxy_ = ChildProcess(
+          {"/bin/sh", "-c",
+           "exec env FABGATE_TEST_AM_TOKEN=" + token() +
+               " python3 " FABGATE_SOURCE_DIR "/tests/adapters/prom/bearer_tls_proxy.py " +
+               std::to_string(proxy_port_) + " " + std::to_string(alertmanager_port_) + " " +
+               dir_.file("server.pem") + " " + dir_.file("server.key") + " FABGATE_TEST_AM_TOKEN " +
+               dir_.file("refusals") + " >" + dir_.file("proxy.log") + " 2>&1"});
   }
 
   // Waits until both daemons answer /-/ready and the exporter's first scrape is in; false
@@ -138,7 +166,7 @@ class MonitoringStack {
 
   std::string logs() const {
     std::string out;
-    for (const char* name : {"prometheus.log", "alertmanager.log"})
+    for (const char* name : {"prometheus.log", "alertmanager.log", "proxy.log"})
       if (file_exists(dir_.file(name))) {
         std::string text = read_file(dir_.file(name));
         out += std::string("--- ") + name + "\n" +
@@ -163,25 +191,59 @@ class MonitoringStack {
 
   std::string exporter_address() const { return "127.0.0.1:" + std::to_string(exporter_port_); }
   std::string prometheus_url() const {
-    return "http://127.0.0.1:" + std::to_string(prometheus_port_);
+    return std::string(tls_ == Tls::on ? "https" : "http") +
+           "://127.0.0.1:" + std::to_string(prometheus_port_);
   }
   std::string alertmanager_url() const {
-    return "http://127.0.0.1:" + std::to_string(alertmanager_port_);
+    return tls_ == Tls::on ? "https://127.0.0.1:" + std::to_string(proxy_port_)
+                           : "http://127.0.0.1:" + std::to_string(alertmanager_port_);
+  }
+  // With Tls::on: the CA that signed the servers' certificate, and the bearer token the proxy
+  // in front of Alertmanager requires (random per stack).
+  std::string ca_file() const { return tls_ == Tls::on ? dir_.file("ca.pem") : ""; }
+  const std::string& token() const { return token_; }
+  // How many requests the proxy refused for a missing or wrong token.
+  std::size_t refusals() const {
+    if (!file_exists(dir_.file("refusals"))) return 0;
+    std::string text = read_file(dir_.file("refusals"));
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   }
   std::string textfile_dir() const { return dir_.file("textfile"); }
   prom::PrometheusClient prometheus_client() const {
-    return prom::PrometheusClient(prom::HttpEndpoint{prometheus_url(), "", "", Duration{3'000}});
+    return prom::PrometheusClient(
+        prom::HttpEndpoint{prometheus_url(), ca_file(), "", Duration{3'000}});
   }
   prom::AlertmanagerClient alertmanager_client() const {
     return prom::AlertmanagerClient(
-        prom::HttpEndpoint{alertmanager_url(), "", "", Duration{3'000}});
+        prom::HttpEndpoint{alertmanager_url(), ca_file(), token(), Duration{3'000}});
   }
 
  private:
+  // A CA, and a server certificate it signs for IP 127.0.0.1 (one day, EC P-256).
+  void make_certificates() {
+    write_file(dir_.file("server.ext"),
+               "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+    std::string cd = "cd " + dir_.path() + " && ";
+    std::string quiet = " >/dev/null 2>&1";
+    for (const char* command :
+         {"openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1"
+          " -keyout ca.key -out ca.pem -subj /CN=fabgate-test-ca"
+          " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign",
+          "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key"
+          " -out server.csr -subj /CN=127.0.0.1",
+          "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+          " -extfile server.ext -out server.pem"})
+      if (std::system((cd + command + quiet).c_str()) != 0) certificate_error_ = command;
+  }
+
   std::string device_;
+  Tls tls_ = Tls::off;
   TempDir dir_{"fabgate-monitoring"};
-  int exporter_port_ = 0, prometheus_port_ = 0, alertmanager_port_ = 0;
-  ChildProcess exporter_, prometheus_, alertmanager_;
+  int exporter_port_ = 0, prometheus_port_ = 0, alertmanager_port_ = 0, proxy_port_ = 0;
+  std::string token_ = "CanaryBearer" + std::to_string(::getpid()) + "x" +
+                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::string certificate_error_;
+  ChildProcess exporter_, prometheus_, alertmanager_, proxy_;
 };
 
 }  // namespace fabgate::testing

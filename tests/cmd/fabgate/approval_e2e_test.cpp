@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "adapters/core/sha256.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
 
 namespace fabgate {
@@ -392,6 +393,156 @@ TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
   EXPECT_NE(outdated.output.find("the change was modified after the rehearsal"), std::string::npos)
       << outdated.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApprovalEndToEnd, APlanTheGatesRefusedCannotBeApproved) {
+  // Given a change whose baseline probe fails, then plan exits 3, its review.md has no
+  // "Approve" section, and approve refuses to sign it (exit 3, nothing written); there is no
+  // option to force it.
+  commit_with_policy(
+      change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf", "false"), 1);
+  auto planned = fabgate("plan c");
+  ASSERT_EQ(planned.exit_code, 3) << planned.output;
+  auto plan_dir = evidence_of(planned);
+  auto review = read_file((plan_dir / "review.md").string());
+  EXPECT_EQ(review.find("## Approve"), std::string::npos) << review;
+  EXPECT_EQ(review.find("fabgate approve plan.json"), std::string::npos) << review;
+  EXPECT_NE(review.find("refuses to sign this plan"), std::string::npos) << review;
+  EXPECT_EQ(review.find("accepted"), std::string::npos) << review;
+
+  std::string file = repo_.file("reviewer.json");
+  auto refused = approve(plan_dir, reviewer_key_, "reviewer@example.net", file);
+  EXPECT_EQ(refused.exit_code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("is not ready: its gates refused the change"), std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(file));
+  auto forced = fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " +
+                        shell_quoted(reviewer_key_) + " --identity reviewer@example.net --force");
+  EXPECT_EQ(forced.exit_code, 2) << forced.output;
+  EXPECT_FALSE(std::filesystem::exists(plan_dir / "approvals"));
+}
+
+TEST_F(ApprovalEndToEnd, TheApprovalsAnApplyUsedAreCopiedIntoItsBundle) {
+  // Given an approval written outside the evidence (as to /tmp) and used by apply, when that
+  // file is deleted afterwards, then the apply bundle still holds it byte for byte, signature
+  // included, listed and hashed in the manifest, named by the manifest's approval record and
+  // by report.md, and the bundle verifies.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  auto plan_dir = plan();
+  testing::TempDir elsewhere("fabgate-approval-out");
+  std::string file = elsewhere.path() + "/reviewer.json";
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
+  const std::string signed_text = read_file(file);
+  auto applied = fabgate("apply c --approval " + shell_quoted(file));
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  std::filesystem::remove(file);
+
+  auto apply_dir = evidence_of(applied);
+  const std::string copy = "approvals/1-reviewer.json";
+  EXPECT_EQ(read_file((apply_dir / copy).string()), signed_text);
+  EXPECT_NE(signed_text.find("BEGIN SSH SIGNATURE"), std::string::npos);
+  auto m = read_json(apply_dir / "manifest.json");
+  EXPECT_TRUE(m["files"].contains(copy)) << m["files"];
+  ASSERT_EQ(m["approvals"].size(), 1u);
+  EXPECT_EQ(m["approvals"][0]["bundle_copy"], copy);
+  EXPECT_NE(read_file((apply_dir / "report.md").string())
+                .find("reviewer@example.net (valid, copy in " + copy + ")"),
+            std::string::npos);
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(apply_dir.string())).exit_code, 0);
+  // Editing the copy is tampering.
+  testing::write_file((apply_dir / copy).string(), signed_text + " ");
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(apply_dir.string())).exit_code, 3);
+}
+
+TEST_F(ApprovalEndToEnd, SignedEvidenceVerifiesOnlyForAListedKeyAndTheManifestItSigned) {
+  // Given a plan bundle signed with a CI key that allowed signers lists, then verify with
+  // --allowed-signers exits 0 naming the signer; an unsigned bundle, a bundle signed by a key
+  // not listed, a manifest rewritten after signing, and a signature made in the plan-approval
+  // namespace all exit 3; a bundle that does not match its manifest is not signed (exit 3).
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 0);
+  std::string ci_key = make_key("ci");
+  std::string other_key = make_key("other");
+  std::string signers = repo_.file("evidence_signers");
+  testing::write_file(signers, signer_line("ci@example.net", ci_key));
+  auto verify = [&](const std::filesystem::path& dir) {
+    return fabgate("evidence verify " + shell_quoted(dir.string()) + " --allowed-signers " +
+                   shell_quoted(signers));
+  };
+  auto sign = [&](const std::filesystem::path& dir, const std::string& key) {
+    return fabgate("evidence sign " + shell_quoted(dir.string()) + " --key " + shell_quoted(key) +
+                   " </dev/null");
+  };
+
+  auto bundle = plan();
+  auto unsigned_check = verify(bundle);
+  EXPECT_EQ(unsigned_check.exit_code, 3) << unsigned_check.output;
+  EXPECT_NE(unsigned_check.output.find("signature: unsigned"), std::string::npos)
+      << unsigned_check.output;
+
+  auto signed_out = sign(bundle, ci_key);
+  ASSERT_EQ(signed_out.exit_code, 0) << signed_out.output;
+  EXPECT_NE(read_file((bundle / "manifest.json.sig").string()).find("BEGIN SSH SIGNATURE"),
+            std::string::npos);
+  auto good = verify(bundle);
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_NE(good.output.find("signature: verified: signed by ci@example.net (SHA256:"),
+            std::string::npos)
+      << good.output;
+  auto json = fabgate("--json evidence verify " + shell_quoted(bundle.string()) +
+                      " --allowed-signers " + shell_quoted(signers));
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  auto document = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(document.is_discarded()) << json.output;
+  EXPECT_EQ(document["signature"]["status"], "verified");
+  EXPECT_EQ(document["signature"]["signer"], "ci@example.net");
+  // Without --allowed-signers the hashes are checked and the signature is only mentioned.
+  auto hashes_only = fabgate("evidence verify " + shell_quoted(bundle.string()));
+  EXPECT_EQ(hashes_only.exit_code, 0) << hashes_only.output;
+  EXPECT_NE(hashes_only.output.find("signature: present, not checked"), std::string::npos)
+      << hashes_only.output;
+
+  // A manifest rewritten after signing (its hashes still match the files) no longer verifies.
+  const std::string manifest_text = read_file((bundle / "manifest.json").string());
+  auto manifest = read_json(bundle / "manifest.json");
+  manifest["operator"] = "someone-else";
+  testing::write_file((bundle / "manifest.json").string(), manifest.dump(2) + "\n");
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(bundle.string())).exit_code, 0);
+  auto rewritten = verify(bundle);
+  EXPECT_EQ(rewritten.exit_code, 3) << rewritten.output;
+  EXPECT_NE(rewritten.output.find("signature: bad-signature"), std::string::npos)
+      << rewritten.output;
+  testing::write_file((bundle / "manifest.json").string(), manifest_text);
+  EXPECT_EQ(verify(bundle).exit_code, 0);
+
+  // Signed by a key allowed signers does not list.
+  ASSERT_EQ(sign(bundle, other_key).exit_code, 0);
+  auto unknown = verify(bundle);
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.output;
+  EXPECT_NE(unknown.output.find("signature: unknown-signer"), std::string::npos) << unknown.output;
+
+  // The listed key, but a signature in the plan-approval namespace over the same statement.
+  std::string statement = repo_.file("statement");
+  testing::write_file(statement,
+                      "fabgate.evidence-signature/1\nnamespace: fabgate-evidence\n"
+                      "manifest_sha256: " +
+                          fabgate::sha256_hex(manifest_text) + "\n");
+  ASSERT_EQ(run_shell("ssh-keygen -q -Y sign -f " + shell_quoted(ci_key) + " -n fabgate-plan " +
+                      shell_quoted(statement) + " && cp " + shell_quoted(statement + ".sig") + " " +
+                      shell_quoted((bundle / "manifest.json.sig").string()))
+                .exit_code,
+            0);
+  auto other_namespace = verify(bundle);
+  EXPECT_EQ(other_namespace.exit_code, 3) << other_namespace.output;
+  EXPECT_NE(other_namespace.output.find("signature: bad-signature"), std::string::npos)
+      << other_namespace.output;
+
+  // A bundle that no longer matches its manifest is not signed.
+  testing::write_file((bundle / "review.md").string(), "rewritten\n");
+  auto refused = sign(bundle, ci_key);
+  EXPECT_EQ(refused.exit_code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("does not match its manifest; nothing was signed"),
+            std::string::npos)
+      << refused.output;
 }
 
 }  // namespace

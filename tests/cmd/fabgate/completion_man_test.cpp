@@ -56,6 +56,20 @@ TEST(BashCompletion, CompletesFlagsOfTheCommandAndTheCommonOnes) {
   EXPECT_EQ(complete("plan --ju"), "--junit");
 }
 
+TEST(BashCompletion, CompletesEvidenceSubcommandsAndTheirFlags) {
+  // Given `fabgate evidence`, then its subcommands verify, show and sign are offered, and the
+  // signing and signature-checking flags complete.
+  EXPECT_EQ(complete("evidence ''"), "verify show sign");
+  EXPECT_EQ(complete("evidence s"), "show sign");
+  EXPECT_EQ(complete("evidence --allowed"), "--allowed-signers");
+  EXPECT_EQ(complete("evidence --ke"), "--key");
+  // After the subcommand, the bundle folder.
+  testing::TempDir dir;
+  run_shell("mkdir -p " + shell_quoted(dir.file("bundle-1")) + " && touch " +
+            shell_quoted(dir.file("notes.txt")));
+  EXPECT_EQ(complete("evidence sign b", dir.path()), "bundle-1");
+}
+
 TEST(BashCompletion, CompletesChangeIdsFromTheIntentAtHead) {
   // Given the example intent committed in net/intent, then plan completes its change ids, with
   // --repo and from a folder inside the intent; a change only in the work tree is not offered.
@@ -88,6 +102,8 @@ TEST(ManPages, NameEveryCommandTheBinariesList) {
   for (const auto& command : commands)
     EXPECT_NE(fabgate.find(".SS " + command + "\n"), std::string::npos) << command;
   EXPECT_NE(fabgate.find(".SS evidence verify\n"), std::string::npos);
+  EXPECT_NE(fabgate.find(".SS evidence sign\n"), std::string::npos);
+  EXPECT_NE(fabgate.find("\\-\\-allowed\\-signers"), std::string::npos);
   EXPECT_NE(fabgate.find(".SH EXIT STATUS"), std::string::npos);
   for (int code = 0; code <= 5; ++code)
     EXPECT_NE(fabgate.find("\\fB" + std::to_string(code) + "\\fR"), std::string::npos) << code;

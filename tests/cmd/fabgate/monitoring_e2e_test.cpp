@@ -34,7 +34,7 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
     if (auto why = MonitoringStack::missing(); !why.empty()) GTEST_SKIP() << why;
     FabgateEndToEnd::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    stack_ = std::make_unique<MonitoringStack>("d1");
+    stack_ = std::make_unique<MonitoringStack>("d1", "", tls_);
     ASSERT_TRUE(stack_->wait_ready()) << stack_->logs();
     repo_.write("policies/collectors/linux.yaml", kLightProfile);
   }
@@ -66,8 +66,7 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
         "monitoring:\n"
         "  prometheus:\n"
         "    url: " +
-        stack_->prometheus_url() +
-        "\n"
+        stack_->prometheus_url() + "\n" + endpoint_extra("PROM_TOKEN") +
         "    timeout: 3s\n"
         "    series: 'device=\"{{name}}\"'\n"
         "    max_age: 10s\n"
@@ -75,9 +74,7 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
         "    identity: none\n"
         "  alertmanager:\n"
         "    url: " +
-        stack_->alertmanager_url() +
-        "\n"
-        "    timeout: 3s\n";
+        stack_->alertmanager_url() + "\n" + endpoint_extra("AM_TOKEN") + "    timeout: 3s\n";
     commit_intent(change_yaml, settings);
   }
 
@@ -88,7 +85,24 @@ class MonitoringEndToEnd : public testing::FabgateEndToEnd {
     return state.ok() ? state->state : state.error().message;
   }
 
+  // Over TLS: the stack's CA and the token's environment variable.
+  std::string endpoint_extra(const std::string& token_env) const {
+    if (tls_ == MonitoringStack::Tls::off) return "";
+    return "    ca_file: " + stack_->ca_file() + "\n    token_env: " + token_env + "\n";
+  }
+
+  MonitoringStack::Tls tls_ = MonitoringStack::Tls::off;
   std::unique_ptr<MonitoringStack> stack_;
+};
+
+class MonitoringOverTls : public MonitoringEndToEnd {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v openssl python3 >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "openssl and python3 are needed for the TLS endpoints";
+    tls_ = MonitoringStack::Tls::on;
+    MonitoringEndToEnd::SetUp();
+  }
 };
 
 TEST_F(MonitoringEndToEnd, AChangeThatMakesAnAlertFireIsRolledBackAndTheReportNamesTheAlert) {
@@ -153,6 +167,44 @@ TEST_F(MonitoringEndToEnd, ASilenceLeftByAKilledRunIsExpiredByRecover) {
   EXPECT_EQ(silence_state(dir), "expired");
   std::string journal = testing::read_file((dir / "journal.jsonl").string());
   EXPECT_NE(journal.find("\"silence-expired\""), std::string::npos);
+}
+
+TEST_F(MonitoringOverTls, TokensFromTheEnvironmentAreSentOverTlsAndNeverWritten) {
+  // Given Prometheus serving HTTPS itself and Alertmanager behind a TLS proxy that refuses any
+  // request without the right bearer token, both trusted through ca_file, and the tokens in
+  // PROM_TOKEN and AM_TOKEN, then a harmless change is accepted with every monitoring gate
+  // passing, the proxy refused nothing (the token was sent), and neither token appears in
+  // fabgate's output or any file of the evidence bundle.
+  commit_change("1");
+  const std::string prom_token = "CanaryPromTok" + std::to_string(::getpid());
+  const std::string env = "PROM_TOKEN=" + prom_token + " AM_TOKEN=" + stack_->token() + " ";
+  auto out = repo_.run(env + shell_quoted(testing::kFabgate) + " apply c 2>&1");
+  EXPECT_EQ(out.exit_code, 0) << out.output << stack_->logs();
+  auto dir = evidence_of(out);
+  auto manifest = read_json(dir / "manifest.json");
+  for (const char* gate : {"freshness-pre", "alerts-pre", "silence", "freshness-post",
+                           "alerts-acceptance", "silence-expire"}) {
+    std::string verdict = "(not run)";
+    for (const auto& record : manifest["gates"])
+      if (record["name"] == gate) verdict = record["verdict"];
+    EXPECT_EQ(verdict, "pass") << gate << "\n" << out.output;
+  }
+  EXPECT_EQ(stack_->refusals(), 0u) << "the proxy saw a request without the token";
+  for (const auto& token : {prom_token, stack_->token()}) {
+    EXPECT_EQ(out.output.find(token), std::string::npos) << "token on the terminal";
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      if (!entry.is_regular_file()) continue;
+      EXPECT_EQ(testing::read_file(entry.path().string()).find(token), std::string::npos)
+          << "token in " << entry.path();
+    }
+  }
+
+  // A wrong token: Alertmanager's proxy refuses, alerts-pre has no evidence, nothing is sent.
+  auto wrong = repo_.run("PROM_TOKEN=" + prom_token + " AM_TOKEN=CanaryWrongTok " +
+                         shell_quoted(testing::kFabgate) + " apply c 2>&1");
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.output;
+  EXPECT_GT(stack_->refusals(), 0u);
+  EXPECT_EQ(wrong.output.find("CanaryWrongTok"), std::string::npos) << wrong.output;
 }
 
 }  // namespace

@@ -107,6 +107,8 @@ TEST(ValidateJson, EveryFailureBeforeTheIntentIsReadStillPrintsADocument) {
 }
 
 TEST(ValidateJson, MalformedYamlIsADocumentListingTheProblem) {
+  // Given fabgate.yaml with a YAML syntax error, then --json lists the problem with its file,
+  // line and column as fields (not only inside the message), so an editor can jump to it.
   ExampleRepo example;
   example.repo.write("net/intent/fabgate.yaml", "version: [\n");
   example.repo.commit_all("broken yaml");
@@ -115,8 +117,17 @@ TEST(ValidateJson, MalformedYamlIsADocumentListingTheProblem) {
   auto document = nlohmann::json::parse(out.output, nullptr, false);
   ASSERT_FALSE(document.is_discarded()) << out.output;
   EXPECT_FALSE(document["valid"].get<bool>());
-  EXPECT_NE(document["problems"].dump().find("net/intent/fabgate.yaml:2:1"), std::string::npos)
+  ASSERT_EQ(document["problems"].size(), 1u) << out.output;
+  const auto& problem = document["problems"][0];
+  EXPECT_EQ(problem["file"], "net/intent/fabgate.yaml") << out.output;
+  EXPECT_EQ(problem["line"], 2) << out.output;
+  EXPECT_EQ(problem["column"], 1) << out.output;
+  EXPECT_NE(problem["message"].get<std::string>().find("YAML syntax"), std::string::npos)
       << out.output;
+  // The human form still names file:line:column.
+  auto human = example.fabgate("validate --repo net/intent 2>&1");
+  EXPECT_NE(human.output.find("net/intent/fabgate.yaml:2:1: error: YAML syntax"), std::string::npos)
+      << human.output;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "tests/support/memory_tree.h"
@@ -481,8 +482,17 @@ TEST(LoadIntent, YamlSyntaxErrorsPointAtTheLine) {
   tree.files["inventory.yaml"] = "devices:\n  spine1: {platform: frr\n";
   auto outcome = load(tree);
   ASSERT_FALSE(outcome.diagnostics.empty());
-  EXPECT_NE(outcome.diagnostics.lines()[0].find("inventory.yaml:"), std::string::npos);
-  EXPECT_NE(outcome.diagnostics.lines()[0].find("YAML syntax"), std::string::npos);
+  // Sorted by file like every other problem (changes that name devices of the unreadable
+  // inventory come first), and printed as file:line:column.
+  auto lines = outcome.diagnostics.lines();
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.rfind("inventory.yaml:3:", 0) == 0 && line.find("YAML syntax") != std::string::npos;
+  })) << ::testing::PrintToString(lines);
+  // The location is kept as fields, not only inside the message (validate --json prints them).
+  const auto& where = outcome.diagnostics.items()[0].where;
+  EXPECT_EQ(where.file, "inventory.yaml");
+  EXPECT_EQ(where.line, 3);
+  EXPECT_GT(where.column, 0);
 }
 
 TEST(LoadIntent, MissingFabgateYamlSaysWhatAnIntentRootIs) {

@@ -85,6 +85,50 @@ TEST(IdentityGate, AMatchingIdentityPassesAndADeclaredFieldNobodyCollectsIsNoEvi
   EXPECT_NE(all_details(*pre).find("collected serial"), std::string::npos) << all_details(*pre);
 }
 
+TEST(IdentityGate, ASystemMacIsCheckedAndAMissingSerialIsNoEvidenceWithItsReason) {
+  // Given leaf1 declaring system_mac 0C:42:A1:00:00:01 and its identity source collecting
+  // 0c:42:a1:00:00:01, then the MAC matches (without case); given another MAC, the snapshot
+  // fails naming both; given a declared serial where the source says why it has none, then it
+  // is no-evidence with that reason.
+  ScriptedRun run({"leaf1"});
+  declare_hostname(run, "leaf1", "leaf1");
+  run.repository.inventory.devices[0].identity->system_mac = "0C:42:A1:00:00:01";
+  run.snapshotter.identities["leaf1"] = {{"hostname", "leaf1"},
+                                         {"system_mac", "0c:42:a1:00:00:01"}};
+  {
+    auto outcome = run.run();
+    const GateRecord* pre = gate_named(outcome, "snapshot-pre");
+    ASSERT_NE(pre, nullptr);
+    EXPECT_EQ(pre->verdict, Verdict::pass) << all_details(*pre);
+  }
+  ScriptedRun other({"leaf1"});
+  declare_hostname(other, "leaf1", "leaf1");
+  other.repository.inventory.devices[0].identity->system_mac = "0c:42:a1:00:00:01";
+  other.snapshotter.identities["leaf1"] = {{"hostname", "leaf1"},
+                                           {"system_mac", "0c:42:a1:00:00:02"}};
+  {
+    auto outcome = other.run();
+    const GateRecord* pre = gate_named(outcome, "snapshot-pre");
+    ASSERT_NE(pre, nullptr);
+    EXPECT_EQ(pre->verdict, Verdict::fail);
+    EXPECT_NE(all_details(*pre).find("answered as system_mac 0c:42:a1:00:00:02"), std::string::npos)
+        << all_details(*pre);
+  }
+  ScriptedRun serial({"leaf1"});
+  declare_hostname(serial, "leaf1", "leaf1");
+  serial.repository.inventory.devices[0].identity->serial = "SN1";
+  serial.snapshotter.identities["leaf1"] = {
+      {"hostname", "leaf1"},
+      {"serial_unavailable", "/sys/class/dmi/id/product_serial is absent, empty or unreadable"}};
+  auto outcome = serial.run();
+  const GateRecord* pre = gate_named(outcome, "snapshot-pre");
+  ASSERT_NE(pre, nullptr);
+  EXPECT_EQ(pre->verdict, Verdict::no_evidence);
+  EXPECT_NE(all_details(*pre).find("collected serial (/sys/class/dmi/id/product_serial is absent"),
+            std::string::npos)
+      << all_details(*pre);
+}
+
 TEST(IdentityGate, ADeviceThatAnswersAsAnotherAfterTheChangeFailsSnapshotPostAndIsRolledBack) {
   // Given leaf1 answering as leaf1 for the baseline and as spine9 once the step ran, then
   // snapshot-post fails on identity, the change is rolled back, and snapshot-restored (still

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "gates/pipeline/monitoring.h"
 #include "tests/adapters/prom/monitoring_stack.h"
 #include "tests/gates/pipeline/scripted_pipeline.h"
 
@@ -36,6 +39,12 @@ class LinkRemote final : public Remote {
     if (purpose == "step") ++steps;
     if (command.find("link down") != std::string::npos) stack_->set_link(false);
     if (command.find("link up") != std::string::npos) stack_->set_link(true);
+    if (command.find("link blip") != std::string::npos) {
+      // Down long enough for a scrape and a rule evaluation to see it, then up again.
+      stack_->set_link(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3'500));
+      stack_->set_link(true);
+    }
     ssh::CommandResult result;
     result.exit_status = 0;
     result.started_at = now_utc();
@@ -45,6 +54,16 @@ class LinkRemote final : public Remote {
 
  private:
   MonitoringStack* stack_;
+};
+
+// The real Alertmanager, except that expiring a silence fails (as when Alertmanager went away
+// after the change).
+class AlertmanagerThatCannotExpire final : public prom::AlertmanagerClient {
+ public:
+  using prom::AlertmanagerClient::AlertmanagerClient;
+  Expected<Ok, prom::AlertFailure> expire_silence(const std::string&) const override {
+    return prom::AlertFailure{prom::AlertFailure::Kind::unreachable, "connection refused"};
+  }
 };
 
 class MonitoringGates : public ::testing::Test {
@@ -98,11 +117,16 @@ class MonitoringGates : public ::testing::Test {
     run_.change.acceptance.probes = {link};
   }
 
-  RunOutcome run(Duration timeout = Duration{3'000}) {
+  enum class Expiry { works, fails };
+  RunOutcome run(Duration timeout = Duration{3'000}, Expiry expiry = Expiry::works) {
     prom::PrometheusClient prometheus(
         {run_.repository.settings.monitoring.prometheus->endpoint.url, "", "", timeout});
-    prom::AlertmanagerClient alertmanager(
-        {run_.repository.settings.monitoring.alertmanager->endpoint.url, "", "", timeout});
+    prom::HttpEndpoint am_endpoint{run_.repository.settings.monitoring.alertmanager->endpoint.url,
+                                   "", "", timeout};
+    prom::AlertmanagerClient working(am_endpoint);
+    AlertmanagerThatCannotExpire failing(am_endpoint);
+    const prom::AlertmanagerClient& alertmanager =
+        expiry == Expiry::works ? working : static_cast<const prom::AlertmanagerClient&>(failing);
     auto bundle = EvidenceBundle::create(run_.evidence_root.path(), run_.change.id, now_utc(),
                                          "run" + std::to_string(++runs_), Redactor{});
     EXPECT_TRUE(bundle.ok());
@@ -222,6 +246,45 @@ TEST_F(MonitoringGates, AChangeThatMakesAnAlertFireIsRolledBackWithTheAlertNamed
   EXPECT_NE(all_details(*allowed).find("declared as expected"), std::string::npos);
 }
 
+TEST_F(MonitoringGates, AnAlertThatFiredAndResolvedWithinTheSettleTimeStillFailsTheChange) {
+  // Given a step that takes leaf1's link down for 3.5 s and brings it back, and a settle time
+  // long enough for FabgateLinkDown to fire and resolve before alerts-acceptance runs (so
+  // Alertmanager no longer holds it), then Prometheus' ALERTS history still shows it: the gate
+  // fails naming the alert as resolved, and the change is rolled back (exit 4).
+  run_.change.steps[0].run = "set leaf1 link blip";
+  run_.change.acceptance.settle = Duration{8'000};
+  run_.change.acceptance.probes[0].expect = ">= 0";  // only the alert gate judges the link
+  auto outcome = run();
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back) << outcome.first_disproven;
+  const GateRecord* alerts = gate_named(outcome, "alerts-acceptance");
+  ASSERT_NE(alerts, nullptr);
+  EXPECT_EQ(alerts->verdict, Verdict::fail) << alerts->summary;
+  EXPECT_NE(all_details(*alerts).find("FabgateLinkDown{device=\"leaf1\""), std::string::npos)
+      << all_details(*alerts);
+  EXPECT_NE(all_details(*alerts).find("resolved before this check"), std::string::npos)
+      << all_details(*alerts);
+  auto document = evidence("monitoring/alerts-acceptance.json");
+  EXPECT_EQ(document["history"]["query"], "ALERTS{alertstate=\"firing\"}") << document.dump(2);
+}
+
+TEST_F(MonitoringGates, ASilenceThatCannotBeExpiredTurnsAnAcceptedRunIntoExitOne) {
+  // Given a harmless change that passes every gate but whose silence cannot be expired, then
+  // silence-expire fails, the run exits 1 (not 0) and its device state names the silence that
+  // still hides the targets' alerts; the silence itself ends at its end time.
+  run_.change.steps[0].run = "echo harmless";
+  auto outcome = run(Duration{3'000}, Expiry::fails);
+  EXPECT_EQ(outcome.exit_code, ExitCode::internal_error) << outcome.first_disproven;
+  const GateRecord* expire = gate_named(outcome, "silence-expire");
+  ASSERT_NE(expire, nullptr);
+  EXPECT_EQ(expire->verdict, Verdict::fail);
+  EXPECT_NE(outcome.device_state.find("could not be expired"), std::string::npos)
+      << outcome.device_state;
+  auto silence = evidence("monitoring/silence.json");
+  ASSERT_TRUE(silence.contains("id")) << silence.dump(2);
+  // Leave the stack clean for the next test.
+  EXPECT_TRUE(stack_->alertmanager_client().expire_silence(silence["id"].get<std::string>()).ok());
+}
+
 TEST_F(MonitoringGates, AnAlertFiringBeforeTheChangeRefusesItUnlessAnExceptionWaivesIt) {
   // Given FabgateLinkDown firing on leaf1 before the run, then alerts-pre fails naming it and
   // nothing is sent (exit 3); given an unexpired exception for alert:FabgateLinkDown on leaf1,
@@ -306,17 +369,26 @@ TEST_F(MonitoringGates, AWrongIdentityLabelFailsAndAnUnreachableOrStoppedSourceI
 }
 
 TEST_F(MonitoringGates, AnEmptyPromqlAnswerIsNoEvidenceUnlessTheProbeSaysEmptyMeansZero) {
-  // Given a promql probe on a metric nobody exports, then baseline-probes is no-evidence and the
-  // run is refused; with empty_is_zero and `== 0`, the same probe passes.
+  // Given a promql probe on a metric nobody exports, then freshness-pre is no-evidence (the
+  // probe's own metric has no series on its host) and the run is refused before any probe;
+  // the probe alone reads the empty answer as no-evidence too. With empty_is_zero and `== 0`
+  // (such a probe's metric is not required to exist), the same change passes.
   run_.change.acceptance.probes[0].query = "fabgate_no_such_metric{ {{series}} }";
   run_.change.acceptance.probes[0].expect = "== 0";
   run_.change.steps[0].run = "echo harmless";
   auto empty = run();
   EXPECT_EQ(empty.exit_code, ExitCode::refused);
-  const GateRecord* baseline = gate_named(empty, "baseline-probes");
-  ASSERT_NE(baseline, nullptr);
-  EXPECT_EQ(baseline->verdict, Verdict::no_evidence);
-  EXPECT_NE(all_details(*baseline).find("returned nothing"), std::string::npos);
+  const GateRecord* freshness = gate_named(empty, "freshness-pre");
+  ASSERT_NE(freshness, nullptr);
+  EXPECT_EQ(freshness->verdict, Verdict::no_evidence);
+  EXPECT_NE(all_details(*freshness).find("no fabgate_no_such_metric{"), std::string::npos)
+      << all_details(*freshness);
+  auto probe =
+      run_promql_probe(stack_->prometheus_client(), *run_.repository.settings.monitoring.prometheus,
+                       run_.repository.inventory.devices[0], run_.change.acceptance.probes[0],
+                       "baseline", now_utc(), now_utc());
+  EXPECT_EQ(probe.verdict, Verdict::no_evidence);
+  EXPECT_NE(probe.reason.find("returned nothing"), std::string::npos) << probe.reason;
 
   run_.change.acceptance.probes[0].empty_is_zero = true;
   run_.change.acceptance.probes[0].range = true;

@@ -133,6 +133,9 @@ TEST_F(ReportHtmlTest, ApprovalsShowSignerAndKeyFingerprint) {
   std::string table = between(page, "<h3>Approvals</h3>", "</table>");
   EXPECT_NE(table.find("alice@example.net"), std::string::npos) << table;
   EXPECT_NE(table.find("SHA256:abcdefFingerprint"), std::string::npos) << table;
+  // Where its copy in the bundle is (none given here: not copied).
+  EXPECT_NE(table.find("<th>copy in bundle</th>"), std::string::npos) << table;
+  EXPECT_NE(table.find("not copied"), std::string::npos) << table;
 }
 
 TEST_F(ReportHtmlTest, GateTimelineHasOneBarPerGateAndMarksTheFirstFailure) {
@@ -296,6 +299,30 @@ TEST_F(ReportHtmlTest, UnexpectedDifferencesComeFirstExpectedOnesFolded) {
   EXPECT_LT(unexpected, expected);
   EXPECT_NE(section.find("First disproven:"), std::string::npos);
   EXPECT_NE(section.find("href=\"diffs/post-vs-pre.json\""), std::string::npos);
+}
+
+TEST_F(ReportHtmlTest, WhatChangedNamesTheRoutesAndLinksTheFullList) {
+  // Given a comparison where 12 routes were withdrawn on leaf1, 10.1.2.0/24 among them, then the
+  // page names the first 10 under "What changed" with the count, and links the full list in
+  // diffs/post-vs-pre-changes.txt for the 2 more.
+  nlohmann::json routes = result("route-table", "fail", 0, "forwarding");
+  routes["path"] = "devices.leaf1.routes.ipv4";
+  routes["details"] = nlohmann::json::array();
+  for (int i = 0; i < 12; ++i)
+    routes["details"].push_back("- 10.1." + std::to_string(i) + ".0/24 via 10.0.1.0");
+  nlohmann::json doc = {
+      {"verdict", "fail"}, {"counts", {{"total", 1}, {"fail", 1}}}, {"results", {routes}}};
+  std::string page =
+      render({{"Post-change snapshot vs pre-change", &doc, "diffs/post-vs-pre.json", ""}});
+  std::string section = between(page, "<h4>What changed</h4>", "</ul>");
+  EXPECT_NE(section.find("<strong>routes</strong>: 12 removed"), std::string::npos) << section;
+  EXPECT_NE(section.find("<code>- leaf1 routes.ipv4: 10.1.2.0/24 via 10.0.1.0</code>"),
+            std::string::npos)
+      << section;
+  EXPECT_EQ(section.find("10.1.10.0/24"), std::string::npos) << section;
+  EXPECT_NE(section.find("and 2 more, full list in <a href=\"diffs/post-vs-pre-changes.txt\">"),
+            std::string::npos)
+      << section;
 }
 
 TEST_F(ReportHtmlTest, HugeComparisonKeepsThePageSmallAndLinksTheRawFile) {

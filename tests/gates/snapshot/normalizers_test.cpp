@@ -71,6 +71,41 @@ TEST(LinuxNormalizers, IdentityFromHostnameOsReleaseKernelAndEthtool) {
   EXPECT_FALSE(identity.at("nics").contains("lo"));
 }
 
+TEST(LinuxNormalizers, SystemIdentityPrefersAPermanentMacAndSaysWhyASerialIsMissing) {
+  // Given the system-identity command's output captured on a VM without DMI (no
+  // /sys/class/dmi), then there is no serial and the reason says the file is absent, and the
+  // system MAC is eth0's permanent address although ifb0 has a lower ifindex.
+  json identity;
+  ASSERT_TRUE(parse_system_identity(sample("system-identity.txt"), identity));
+  EXPECT_FALSE(identity.contains("serial"));
+  EXPECT_NE(identity.at("serial_unavailable").get<std::string>().find("absent"), std::string::npos);
+  EXPECT_EQ(identity.at("system_mac"), "02:fc:00:00:00:01");
+  EXPECT_EQ(identity.at("system_mac_source"), "eth0 (its permanent address)");
+
+  // Given a real serial and only random addresses (lab veths), then the serial is taken and
+  // the MAC is the lowest ifindex's, flagged as one that may change.
+  json lab;
+  ASSERT_TRUE(
+      parse_system_identity("serial FOC2231X0AB\n"
+                            "iface 9 to-spine1 AA:BB:CC:00:00:09 1\n"
+                            "iface 3 mgmt0 aa:bb:cc:00:00:03 1\n",
+                            lab));
+  EXPECT_EQ(lab.at("serial"), "FOC2231X0AB");
+  EXPECT_EQ(lab.at("system_mac"), "aa:bb:cc:00:00:03");
+  EXPECT_NE(lab.at("system_mac_source").get<std::string>().find("may change"), std::string::npos);
+
+  // A firmware placeholder is not a serial; no Ethernet interface means no MAC; output without
+  // the serial line is an error (not an empty identity).
+  json placeholder;
+  ASSERT_TRUE(parse_system_identity("serial To Be Filled By O.E.M.\n", placeholder));
+  EXPECT_FALSE(placeholder.contains("serial"));
+  EXPECT_NE(placeholder.at("serial_unavailable").get<std::string>().find("placeholder"),
+            std::string::npos);
+  EXPECT_TRUE(placeholder.contains("system_mac_unavailable"));
+  json broken;
+  EXPECT_FALSE(parse_system_identity("garbage\n", broken));
+}
+
 TEST(FrrNormalizers, BgpPeersCarryStateRemoteAsAndPrefixesPerFamily) {
   // Given real FRR 8.4 `show bgp summary json` with an established eBGP peer in two address
   // families, then the peer appears once with state, remote AS and per-family prefix counts.

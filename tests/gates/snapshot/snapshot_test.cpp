@@ -112,7 +112,7 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_EQ(link_command.at("parse"), "ok");
   EXPECT_TRUE(link_command.contains("started_at"));
   EXPECT_TRUE(link_command.contains("duration_ms"));
-  EXPECT_EQ(snapshot.devices[0].records.size(), 17u);  // every command of the frr profile
+  EXPECT_EQ(snapshot.devices[0].records.size(), 18u);  // every command of the frr profile
 }
 
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
