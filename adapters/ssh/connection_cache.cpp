@@ -60,6 +60,18 @@ Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& devic
   return entry->shell.get();
 }
 
+void ConnectionCache::close(const std::string& device, CredentialRole role) {
+  std::shared_ptr<Entry> closing;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = entries_.find({device, role});
+    if (found == entries_.end()) return;
+    closing = std::move(found->second);
+    entries_.erase(found);
+  }
+  // Disconnects here, outside the map lock, once no caller holds the entry.
+}
+
 void ConnectionCache::close_all() {
   std::map<std::pair<std::string, CredentialRole>, std::shared_ptr<Entry>> closing;
   {

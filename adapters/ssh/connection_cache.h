@@ -74,6 +74,10 @@ class ConnectionCache {
   // The pointer stays valid until close_all() or destruction.
   Expected<RemoteShell*, SshFailure> shell(const SshDevice& device, CredentialRole role);
 
+  // Closes the session of one device and role now (a snapshot that will not use it again);
+  // a later shell() call connects afresh.
+  void close(const std::string& device, CredentialRole role);
+
   void close_all();
 
  private:

@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "adapters/core/text.h"
@@ -225,77 +226,148 @@ SshFailure LibsshShell::lost(const std::string& while_doing, Clock::time_point s
 
 Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
                                                      Duration deadline) {
-  if (broken_) {
-    return SshFailure{SshFailure::Kind::unreachable, "the connection was lost earlier in this run"};
-  }
-  CommandResult result;
-  result.started_at = now_utc();
-  const auto start = Clock::now();
-  const auto end = start + deadline;
-  auto finish = [&] {
-    result.duration = std::chrono::duration_cast<Duration>(Clock::now() - start);
-  };
+  return std::move(run_each({Request{command, deadline}}).front());
+}
 
-  SshChannel channel{ssh_channel_new(session_.get())};
-  if (!channel) return lost("channel open", start);
-  if (ssh_channel_open_session(channel.get()) != SSH_OK) return lost("channel open", start);
-  const auto exec_start = Clock::now();
-  if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
-    return lost("command start (exec request)", exec_start);
-  }
+// One command on its own channel of the session, from its exec request until its outcome.
+struct LibsshShell::RunningCommand {
+  std::size_t index = 0;  // into the caller's requests and results
+  SshChannel channel;
+  CommandResult result;
+  Clock::time_point start;
+  Clock::time_point end;
+  std::size_t seen[2] = {0, 0};
+};
+
+std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
+    const std::vector<Request>& commands) {
+  // libssh sessions are not thread-safe: one call at a time, whichever thread makes it.
+  std::lock_guard lock(mutex_);
+  std::vector<std::optional<Expected<CommandResult, SshFailure>>> outcomes(commands.size());
+  std::vector<RunningCommand> running;
+  std::size_t next = 0;
+  // Lowered when the server refuses another channel while some are open (its MaxSessions).
+  std::size_t channel_limit = kMaxConcurrentChannels;
+
+  // Opens a channel for commands[next] and starts it; false when the server refused another
+  // channel while others are still running (the command is retried once one finishes).
+  auto start_next = [&]() -> bool {
+    const auto& request = commands[next];
+    if (broken_) {
+      outcomes[next] =
+          SshFailure{SshFailure::Kind::unreachable, "the connection was lost earlier in this run"};
+      ++next;
+      return true;
+    }
+    RunningCommand command;
+    command.index = next;
+    command.result.started_at = now_utc();
+    command.start = Clock::now();
+    command.end = command.start + request.deadline;
+    command.channel.reset(ssh_channel_new(session_.get()));
+    if (!command.channel || ssh_channel_open_session(command.channel.get()) != SSH_OK) {
+      if (!running.empty() && ssh_is_connected(session_.get()) &&
+          elapsed_since(command.start) < session_timeout_) {
+        channel_limit = running.size();
+        return false;
+      }
+      outcomes[next++] = lost("channel open", command.start);
+      return true;
+    }
+    const auto exec_start = Clock::now();
+    if (ssh_channel_request_exec(command.channel.get(), request.command.c_str()) != SSH_OK) {
+      outcomes[next++] = lost("command start (exec request)", exec_start);
+      return true;
+    }
+    ++next;
+    running.push_back(std::move(command));
+    return true;
+  };
 
   // Stops the remote process and closes the channel. sshd delivers the signal to the
   // session's process (the login shell, which execs a simple command), see docs/ssh.md.
-  auto stop_remote = [&] {
-    ssh_channel_request_send_signal(channel.get(), "KILL");
-    ssh_channel_close(channel.get());
+  auto stop_remote = [](RunningCommand& command) {
+    ssh_channel_request_send_signal(command.channel.get(), "KILL");
+    ssh_channel_close(command.channel.get());
   };
 
   std::array<char, 32 * 1024> buffer{};
-  std::size_t seen[2] = {0, 0};
-  std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
-  bool* truncated[2] = {&result.stdout_truncated, &result.stderr_truncated};
   for (;;) {
-    bool progressed = false;
-    for (int stream = 0; stream < 2; ++stream) {
-      int count = ssh_channel_read_nonblocking(channel.get(), buffer.data(),
-                                               static_cast<uint32_t>(buffer.size()), stream);
-      if (count == SSH_ERROR) return lost("reading output", Clock::now());
-      if (count <= 0) continue;
-      progressed = true;
-      std::size_t bytes = static_cast<std::size_t>(count);
-      seen[stream] += bytes;
-      std::string& sink = *sinks[stream];
-      if (sink.size() < output_cap_) {
-        sink.append(buffer.data(), std::min(bytes, output_cap_ - sink.size()));
+    while (next < commands.size() && running.size() < channel_limit) {
+      if (!start_next()) break;
+    }
+    // start_next() declines only while another command runs, so nothing is left here.
+    if (running.empty()) break;
+    bool any_progress = false;
+    for (std::size_t i = 0; i < running.size();) {
+      RunningCommand& command = running[i];
+      const auto& request = commands[command.index];
+      std::optional<Expected<CommandResult, SshFailure>> outcome;
+      bool progressed = false;
+      std::string* sinks[2] = {&command.result.stdout_text, &command.result.stderr_text};
+      bool* truncated[2] = {&command.result.stdout_truncated, &command.result.stderr_truncated};
+      for (int stream = 0; stream < 2 && !outcome; ++stream) {
+        int count = ssh_channel_read_nonblocking(command.channel.get(), buffer.data(),
+                                                 static_cast<uint32_t>(buffer.size()), stream);
+        if (count == SSH_ERROR) {
+          outcome = lost("reading output", Clock::now());
+          break;
+        }
+        if (count <= 0) continue;
+        progressed = true;
+        std::size_t bytes = static_cast<std::size_t>(count);
+        command.seen[stream] += bytes;
+        std::string& sink = *sinks[stream];
+        if (sink.size() < output_cap_) {
+          sink.append(buffer.data(), std::min(bytes, output_cap_ - sink.size()));
+        }
+        if (command.seen[stream] > output_cap_) *truncated[stream] = true;
+        if (command.seen[stream] > output_limit_) {
+          stop_remote(command);
+          outcome = SshFailure{SshFailure::Kind::output_too_large,
+                               "stopped after " + std::to_string(command.seen[stream]) +
+                                   " bytes on " + (stream == 0 ? "stdout" : "stderr") + " (limit " +
+                                   std::to_string(output_limit_) + ")"};
+        }
       }
-      if (seen[stream] > output_cap_) *truncated[stream] = true;
-      if (seen[stream] > output_limit_) {
-        stop_remote();
-        return SshFailure{SshFailure::Kind::output_too_large,
-                          "stopped after " + std::to_string(seen[stream]) + " bytes on " +
-                              (stream == 0 ? "stdout" : "stderr") + " (limit " +
-                              std::to_string(output_limit_) + ")"};
+      if (!outcome && !progressed) {
+        if (ssh_channel_is_eof(command.channel.get()) ||
+            ssh_channel_is_closed(command.channel.get())) {
+          command.result.exit_status = ssh_channel_get_exit_status(command.channel.get());
+          ssh_channel_close(command.channel.get());
+          command.result.duration =
+              std::chrono::duration_cast<Duration>(Clock::now() - command.start);
+          outcome = std::move(command.result);
+        } else if (Clock::now() >= command.end) {
+          stop_remote(command);
+          outcome = SshFailure{SshFailure::Kind::timeout,
+                               "timed out after " + seconds_text(request.deadline) +
+                                   " while the command was running; the remote process was sent "
+                                   "KILL and the channel closed" +
+                                   slow_shell_hint()};
+        }
+      }
+      any_progress = any_progress || progressed;
+      if (outcome) {
+        outcomes[command.index] = std::move(*outcome);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        any_progress = true;  // a channel freed: start the next command before waiting
+      } else {
+        ++i;
       }
     }
-    if (progressed) continue;
-    if (ssh_channel_is_eof(channel.get()) || ssh_channel_is_closed(channel.get())) break;
+    if (any_progress || running.empty()) continue;
+    auto wait = Duration{200};
     const auto now = Clock::now();
-    if (now >= end) {
-      stop_remote();
-      return SshFailure{SshFailure::Kind::timeout,
-                        "timed out after " + seconds_text(deadline) +
-                            " while the command was running; the remote process was sent KILL and "
-                            "the channel closed" +
-                            slow_shell_hint()};
+    for (const auto& command : running) {
+      wait = std::min(wait, std::chrono::duration_cast<Duration>(command.end - now) + Duration{1});
     }
-    auto left = std::chrono::duration_cast<Duration>(end - now) + Duration{1};
-    wait_readable(session_.get(), std::min(left, Duration{200}));
+    wait_readable(session_.get(), std::max(wait, Duration{0}));
   }
-  result.exit_status = ssh_channel_get_exit_status(channel.get());
-  ssh_channel_close(channel.get());
-  finish();
-  return result;
+  std::vector<Expected<CommandResult, SshFailure>> results;
+  results.reserve(outcomes.size());
+  for (auto& outcome : outcomes) results.push_back(std::move(*outcome));
+  return results;
 }
 
 }  // namespace fabgate::ssh

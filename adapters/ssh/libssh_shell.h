@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "adapters/ssh/accepted_host_key.h"
@@ -11,9 +12,13 @@
 
 namespace fabgate::ssh {
 
-// The real RemoteShell: one authenticated libssh session; every run() opens one channel on it.
+// The real RemoteShell: one authenticated libssh session; every command gets its own channel.
 class LibsshShell final : public RemoteShell {
  public:
+  // Channels run_each() keeps open at once: OpenSSH's default MaxSessions. A server that allows
+  // fewer refuses a channel; the command then waits for one of the running ones to finish.
+  static constexpr std::size_t kMaxConcurrentChannels = 10;
+
   // Connects within options.connect_timeout, honouring the SSH config (Host, HostName, Port,
   // User, IdentityFile, UserKnownHostsFile), checks the host key before anything else, then
   // authenticates with the `role` login of `device`: ssh-agent first, then the inventory key
@@ -23,6 +28,8 @@ class LibsshShell final : public RemoteShell {
                                                                     const SshOptions& options);
 
   Expected<CommandResult, SshFailure> run(const std::string& command, Duration deadline) override;
+  std::vector<Expected<CommandResult, SshFailure>> run_each(
+      const std::vector<Request>& commands) override;
 
   // Set when the host was unknown and the run allowed accepting its key.
   const std::optional<AcceptedHostKey>& accepted_host_key() const { return accepted_host_key_; }
@@ -40,6 +47,9 @@ class LibsshShell final : public RemoteShell {
   // Appended to a command's timeout when this session's shell start-up was slow.
   std::string slow_shell_hint() const;
 
+  struct RunningCommand;
+
+  std::mutex mutex_;  // one run()/run_each() at a time on the session
   SshSession session_;
   std::size_t output_cap_;
   std::size_t output_limit_;

@@ -150,8 +150,10 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     ssh::ConnectionCache cache(connector);
     // gNMI sources ask the same endpoints, with the same clients, as a gated run does.
     pipeline::EndpointGnmiFetcher gnmi(selected.value());
-    taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id, &gnmi);
-  }  // every session is closed here
+    // Each device's session is closed as soon as the device is done.
+    taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id, &gnmi,
+                                    snapshot::SessionsAfter::close);
+  }
   for (const auto& startup : connector.shell_startups())
     if (startup.slow) console.warn(startup.note());
 

@@ -60,7 +60,8 @@ TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*
   }
   EndpointGnmiFetcher endpoints(devices);
   auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
-                                          gnmi_ ? gnmi_ : &endpoints, progress);
+                                          gnmi_ ? gnmi_ : &endpoints,
+                                          snapshot::SessionsAfter::keep, progress);
   for (const auto& device : snapshot.devices) {
     for (const auto& missing : device.missing)
       taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);

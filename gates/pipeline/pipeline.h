@@ -30,6 +30,12 @@
 
 namespace fabgate::pipeline {
 
+// How long settle-restored waits between two polls of the probes that did not all pass.
+inline constexpr Duration kSettlePollInterval{100};
+// How long a flows probe of a settle-restored round waits for each echo (the probes after it
+// use fabgate-probe's own 1 s).
+inline constexpr Duration kSettlePollReplyTimeout{200};
+
 enum class Mode {
   plan,      // read-only gates, then the review artifact
   apply,     // every gate; roll back on failure
@@ -84,6 +90,7 @@ struct RunOutcome {
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
   std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
+  std::optional<Duration> settle_restored;           // how long settle-restored polled
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
@@ -141,9 +148,17 @@ class Pipeline {
   bool stopped() const;  // the last gate blocked
 
   void check_window(GateRecord& record);
-  void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
+  // Snapshots `devices` (nullptr: every device in scope) into `into` and evidence.
+  void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into,
+                     const std::vector<const intent::Device*>* devices = nullptr);
+  // The targets and their neighbours (a shared data-plane subnet in the baseline), for the
+  // post snapshot that captures a fault.
+  std::vector<const intent::Device*> blast_radius() const;
+  // The pre snapshot limited to `devices`.
+  nlohmann::json baseline_of(const std::vector<const intent::Device*>& devices) const;
   // The inventory's declared identities against what a snapshot collected (identity_check.h).
-  void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot);
+  void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot,
+                      const std::vector<const intent::Device*>& devices);
   void check_compat(GateRecord& record);
   // Monitoring gates (monitoring.h): freshness of the series, alerts before and after the
   // change, and the change-window silence, which expire_silence() ends whatever the outcome.
@@ -162,8 +177,15 @@ class Pipeline {
   // approvals/<n>-<file name> in the bundle for every approval file judged (docs/approvals.md).
   void copy_approvals_into_bundle(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);
+  // The declared probes that run on hosts (all but promql).
+  std::vector<intent::Probe> host_probes() const;
+  // Judges outcomes of host probes already run (adds promql probes, waivers, evidence).
+  void judge_probes(GateRecord& record, const std::string& phase,
+                    std::vector<ProbeOutcome> outcomes);
   void execute(GateRecord& record);
   void settle(GateRecord& record);
+  // settle-restored: polls the probes until they pass or the change's settle time expires.
+  void settle_restored(GateRecord& record);
   void compare(GateRecord& record, const nlohmann::json& post, const std::string& label,
                bool with_expected_differences);
   void roll_back(GateRecord& record);
@@ -195,6 +217,8 @@ class Pipeline {
 
   RunOutcome outcome_;
   std::vector<const intent::Device*> scope_;  // devices snapshotted and compared
+  // The devices of a post snapshot taken only to capture a fault (blast_radius()); empty: scope_.
+  std::vector<const intent::Device*> post_scope_;
   nlohmann::json pre_, post_, restored_;
   Execution execution_;
   RollbackResult rollback_;

@@ -227,6 +227,8 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
                         seconds_arg(budget);
   if (probe.size > 0) command += " --size " + std::to_string(probe.size);
   if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
+  if (context.flows_reply_timeout > Duration::zero())
+    command += " --reply-timeout " + std::to_string(context.flows_reply_timeout.count()) + "ms";
   auto result = remote.run(host, ssh::CredentialRole::read, command,
                            probe.timeout + kTransportMargin, "probe");
   stop_responder(remote, responder);

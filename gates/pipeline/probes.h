@@ -38,6 +38,10 @@ nlohmann::json to_json(const intent::Probe& probe);
 struct ProbeContext {
   const intent::Inventory& inventory;
   const intent::ProbeSettings& settings;
+  // Non-zero: `flows` probes count a packet as lost when unanswered this long (`--reply-timeout`)
+  // instead of fabgate-probe's 1 s. settle-restored's polls use it so that a round that fails
+  // ends sooner; a shorter wait can only turn a pass into a fail, never the other way.
+  Duration flows_reply_timeout{0};
 };
 
 // Runs the probes of a change in order, each within its own timeout, with the read

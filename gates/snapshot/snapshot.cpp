@@ -14,7 +14,7 @@ bool Snapshot::complete() const {
 
 Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
                        int parallelism, const std::string& intent_commit, GnmiFetcher* gnmi,
-                       ProgressSink* progress) {
+                       SessionsAfter after, ProgressSink* progress) {
   Snapshot snapshot;
   const TimePoint taken_at = now_utc();
   snapshot.devices.resize(targets.size());
@@ -22,6 +22,8 @@ Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::Connecti
   ssh::for_each_bounded(targets.size(), parallelism, [&](std::size_t index) {
     snapshot.devices[index] =
         collect_device(targets[index].device, *targets[index].profile, cache, gnmi);
+    if (after == SessionsAfter::close)
+      cache.close(targets[index].device.name, ssh::CredentialRole::read);
     devices_done.one_done();
   });
   nlohmann::json devices = nlohmann::json::object();

@@ -12,6 +12,7 @@
 #include "adapters/ssh/connection_cache.h"
 #include "adapters/ssh/fan_out.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabgate::ssh {
 namespace {
@@ -356,6 +357,69 @@ TEST(LibsshShellStartup, ACommandTimeoutSaysTheCommandWasRunningAndMentionsASlow
   EXPECT_NE(result.error().message.find("the remote shell's start-up alone took 2."),
             std::string::npos)
       << result.error().message;
+}
+
+TEST_F(LibsshShellTest, RunEachRunsADevicesCommandsAtOnceOnOneSession) {
+  // Given three commands where the first waits for a file that only the third creates, then
+  // run_each() runs them at once over one login: the first sees the file (exit 0, where in
+  // sequence it would give up with exit 9), and every result comes back in the given order
+  // with its own exit status and output.
+  testing::TempDir scratch("fabgate-run-each");
+  const std::string flag = scratch.file("flag");
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  auto results = shell->run_each({{"for i in $(seq 100); do [ -e " + flag +
+                                       " ] && echo seen && exit 0; sleep 0.05; done; exit 9",
+                                   Duration{20'000}},
+                                  {"echo two; exit 3", Duration{20'000}},
+                                  {"touch " + flag, Duration{20'000}}});
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& result : results) ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(results[0]->exit_status, 0);
+  EXPECT_EQ(results[0]->stdout_text, "seen\n");
+  EXPECT_EQ(results[1]->exit_status, 3);
+  EXPECT_EQ(results[1]->stdout_text, "two\n");
+  EXPECT_EQ(results[2]->exit_status, 0);
+  EXPECT_EQ(accepted_logins(), 1);
+}
+
+TEST_F(LibsshShellTest, RunEachTimesOutOnlyTheCommandPastItsDeadline) {
+  // Given a command that outlives its 1 s deadline next to a quick one, then only the slow one
+  // is a timeout failure; the quick one's result is intact.
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  auto results = shell->run_each({{"sleep 30", Duration{1'000}}, {"echo ok", Duration{10'000}}});
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_FALSE(results[0]);
+  EXPECT_EQ(results[0].error().kind, SshFailure::Kind::timeout);
+  ASSERT_TRUE(results[1]) << results[1].error().message;
+  EXPECT_EQ(results[1]->stdout_text, "ok\n");
+  // The session stays usable after a timed-out channel.
+  auto after = shell->run("echo still", Duration{10'000});
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->stdout_text, "still\n");
+}
+
+TEST(LibsshShellChannels, RunEachWaitsForAChannelWhenTheServerAllowsFewer) {
+  // Given a server that allows 2 channels per connection (MaxSessions 2), then 7 commands sent
+  // at once all complete, in order: a refused channel waits for a running one to finish.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  SshdFixture::Options options;
+  options.max_sessions = 2;
+  auto sshd = SshdFixture::start(options);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, sshd->options());
+  ASSERT_TRUE(shell) << shell.error().message;
+  std::vector<RemoteShell::Request> requests;
+  for (int i = 0; i < 7; ++i)
+    requests.push_back({"sleep 0.2; echo " + std::to_string(i), Duration{20'000}});
+  auto results = shell.value()->run_each(requests);
+  ASSERT_EQ(results.size(), 7u);
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(results[i]) << i << ": " << results[i].error().message;
+    EXPECT_EQ(results[i]->stdout_text, std::to_string(i) + "\n");
+    EXPECT_EQ(results[i]->exit_status, 0);
+  }
 }
 
 TEST(LibsshShellStartup, AFastShellIsMeasuredAndNotReported) {

@@ -149,7 +149,7 @@ TEST(Snapshot, ReportsDevicesDoneToAProgressSink) {
   std::vector<SnapshotTarget> targets;
   for (const char* name : {"leaf7", "leaf8", "leaf9"})
     targets.push_back({ssh::SshDevice{name, "down", 22, {}, {}}, &profile("linux")});
-  take_snapshot(targets, cache, 2, "", nullptr, &sink);
+  take_snapshot(targets, cache, 2, "", nullptr, SessionsAfter::keep, &sink);
   ASSERT_EQ(sink.heard.size(), 4u);
   EXPECT_EQ(sink.heard.front(), "0/3 devices");
   EXPECT_EQ(sink.heard.back(), "3/3 devices");
