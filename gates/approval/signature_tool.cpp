@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "adapters/core/text.h"
 #include "gates/approval/child_process.h"
@@ -45,6 +46,35 @@ std::string reason(const ChildResult& run) {
   return "exit status " + std::to_string(run.exit_status);
 }
 
+// Runs ssh-keygen; a child that could not start, timed out or is not installed is the failure
+// every operation reports alike ("ssh-keygen -Y <operation> timed out after 20s").
+Expected<ChildResult, SignatureFailure> run_tool(const std::string& program,
+                                                 const ChildRequest& request,
+                                                 const std::string& operation) {
+  using Kind = SignatureFailure::Kind;
+  auto run = run_child(request);
+  if (!run.ok())
+    return SignatureFailure{Kind::tool_missing, program + " could not run: " + run.error().message};
+  if (run->timed_out)
+    return SignatureFailure{Kind::timed_out, program + " -Y " + operation + " timed out after " +
+                                                 format_duration(request.deadline)};
+  if (run->exit_status == 127)
+    return SignatureFailure{Kind::tool_missing, program + " is not installed"};
+  return std::move(*run);
+}
+
+// The allowed-signers text and the signature as the files ssh-keygen reads, in `scratch`.
+std::optional<SignatureFailure> write_signer_files(const ScratchDir& scratch,
+                                                   std::string_view allowed_signers,
+                                                   std::string_view signature) {
+  if (!scratch.ok())
+    return SignatureFailure{SignatureFailure::Kind::io, "cannot create a temporary folder"};
+  if (!write_text(scratch.file("allowed_signers"), allowed_signers) ||
+      !write_text(scratch.file("signature"), signature))
+    return SignatureFailure{SignatureFailure::Kind::io, "cannot write temporary files"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 SshKeygen::SshKeygen(Duration deadline, std::string program, std::string signature_namespace)
@@ -70,15 +100,8 @@ Expected<std::string, SignatureFailure> SshKeygen::sign(const std::string& key_f
   request.deadline = prompt == Prompt::on_terminal ? Duration{120'000} : deadline_;
   request.terminal = prompt == Prompt::on_terminal ? Terminal::inherited : Terminal::detached;
   request.extra_env = {"SSH_ASKPASS_REQUIRE=never"};  // no graphical prompt either
-  auto run = run_child(request);
-  if (!run.ok())
-    return SignatureFailure{Kind::tool_missing,
-                            program_ + " could not run: " + run.error().message};
-  if (run->timed_out)
-    return SignatureFailure{Kind::timed_out, program_ + " -Y sign timed out after " +
-                                                 format_duration(request.deadline)};
-  if (run->exit_status == 127)
-    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  auto run = run_tool(program_, request, "sign");
+  if (!run.ok()) return run.error();
   std::ifstream in(statement + ".sig", std::ios::binary);
   std::string signature((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (run->exit_status != 0 || signature.empty()) {
@@ -99,25 +122,14 @@ Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view
                                                                 std::string_view signature) {
   using Kind = SignatureFailure::Kind;
   ScratchDir scratch;
-  if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
-  const std::string signers = scratch.file("allowed_signers");
-  const std::string sig = scratch.file("signature");
-  if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
-    return SignatureFailure{Kind::io, "cannot write temporary files"};
+  if (auto failed = write_signer_files(scratch, allowed_signers, signature)) return *failed;
   ChildRequest request;
-  request.argv = {program_,  "-Y", "verify",   "-f", signers, "-I",
-                  principal, "-n", namespace_, "-s", sig};
+  request.argv = {program_,  "-Y", "verify",   "-f", scratch.file("allowed_signers"), "-I",
+                  principal, "-n", namespace_, "-s", scratch.file("signature")};
   request.input = std::string(message);
   request.deadline = deadline_;
-  auto run = run_child(request);
-  if (!run.ok())
-    return SignatureFailure{Kind::tool_missing,
-                            program_ + " could not run: " + run.error().message};
-  if (run->timed_out)
-    return SignatureFailure{Kind::timed_out,
-                            program_ + " -Y verify timed out after " + format_duration(deadline_)};
-  if (run->exit_status == 127)
-    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  auto run = run_tool(program_, request, "verify");
+  if (!run.ok()) return run.error();
   if (run->exit_status != 0) return SignatureFailure{Kind::rejected, reason(*run)};
   // Without the key an approval cannot be counted per key, so a verified signature whose key
   // went unnamed proves nothing countable.
@@ -137,25 +149,19 @@ Expected<VerifiedSignature, SignatureFailure> SshKeygen::verify(std::string_view
 
 Expected<std::vector<std::string>, SignatureFailure> SshKeygen::find_principals(
     std::string_view allowed_signers, std::string_view signature) {
-  using Kind = SignatureFailure::Kind;
   ScratchDir scratch;
-  if (!scratch.ok()) return SignatureFailure{Kind::io, "cannot create a temporary folder"};
-  const std::string signers = scratch.file("allowed_signers");
-  const std::string sig = scratch.file("signature");
-  if (!write_text(signers, allowed_signers) || !write_text(sig, signature))
-    return SignatureFailure{Kind::io, "cannot write temporary files"};
+  if (auto failed = write_signer_files(scratch, allowed_signers, signature)) return *failed;
   ChildRequest request;
-  request.argv = {program_, "-Y", "find-principals", "-f", signers, "-s", sig};
+  request.argv = {program_,
+                  "-Y",
+                  "find-principals",
+                  "-f",
+                  scratch.file("allowed_signers"),
+                  "-s",
+                  scratch.file("signature")};
   request.deadline = deadline_;
-  auto run = run_child(request);
-  if (!run.ok())
-    return SignatureFailure{Kind::tool_missing,
-                            program_ + " could not run: " + run.error().message};
-  if (run->timed_out)
-    return SignatureFailure{Kind::timed_out, program_ + " -Y find-principals timed out after " +
-                                                 format_duration(deadline_)};
-  if (run->exit_status == 127)
-    return SignatureFailure{Kind::tool_missing, program_ + " is not installed"};
+  auto run = run_tool(program_, request, "find-principals");
+  if (!run.ok()) return run.error();
   // A non-zero exit with nothing printed means no line lists the key; an unreadable signature
   // also ends here and is then rejected by the caller as unsigned by any listed key.
   std::vector<std::string> principals;

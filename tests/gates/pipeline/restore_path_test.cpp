@@ -51,14 +51,14 @@ class CountingSnapshotter final : public Snapshotter {
  public:
   explicit CountingSnapshotter(ScriptedSnapshotter& inner) : inner_(inner) {}
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& commit) override {
+                     const std::string& commit, ProgressSink* progress) override {
     std::vector<std::string> names;
     for (const auto* device : devices) names.push_back(device->name);
     {
       std::lock_guard lock(mutex_);
       taken.push_back(names);
     }
-    return inner_.take(devices, commit);
+    return inner_.take(devices, commit, progress);
   }
   std::vector<std::vector<std::string>> taken;  // pre, post, restored
 
