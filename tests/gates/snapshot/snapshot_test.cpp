@@ -114,7 +114,8 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_EQ(link_command.at("parse"), "ok");
   EXPECT_TRUE(link_command.contains("started_at"));
   EXPECT_TRUE(link_command.contains("duration_ms"));
-  EXPECT_EQ(snapshot.devices[0].records.size(), 18u);  // every command of the frr profile
+  // Every command of the frr profile (17, system-identity and the running configuration).
+  EXPECT_EQ(snapshot.devices[0].records.size(), 19u);
 }
 
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
