@@ -168,9 +168,8 @@ void Pipeline::check_window(GateRecord& record) {
                    format_utc(options_.now) + ")";
 }
 
-void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into,
-                             const std::vector<const intent::Device*>* devices) {
-  const auto& collected = devices ? *devices : scope_;
+void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
+  const auto& collected = scope_;
   TakenSnapshot taken = with_.snapshotter.take(collected, repository_.commit.id, &with_.observer);
   into = std::move(taken.document);
   auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
@@ -185,8 +184,7 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
   }
   if (label == "pre") outcome_.configs_captured = captured_configs(into);
   if (label != "pre") {
-    for (auto& delta : config_deltas(devices ? baseline_of(*devices) : pre_, into, label,
-                                     with_.evidence.redactor()))
+    for (auto& delta : config_deltas(pre_, into, label, with_.evidence.redactor()))
       outcome_.config_deltas.push_back(std::move(delta));
   }
   if (taken.missing.empty()) {
@@ -198,88 +196,6 @@ void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohm
     for (auto& line : taken.missing) record.details.push_back(std::move(line));
   }
   check_identity(record, label, into, collected);
-}
-
-nlohmann::json Pipeline::baseline_of(const std::vector<const intent::Device*>& devices) const {
-  if (!pre_.is_object() || !pre_.contains("devices") || !pre_.at("devices").is_object())
-    return pre_;
-  // Copies only what is kept: the other devices' tables (routes) can be large.
-  nlohmann::json baseline = nlohmann::json::object();
-  for (const auto& [key, value] : pre_.items())
-    if (key != "devices") baseline[key] = value;
-  nlohmann::json kept = nlohmann::json::object();
-  const auto& all = pre_.at("devices");
-  for (const auto* device : devices)
-    if (auto found = all.find(device->name); found != all.end()) kept[device->name] = *found;
-  baseline["devices"] = std::move(kept);
-  return baseline;
-}
-
-std::vector<const intent::Device*> Pipeline::blast_radius() const {
-  // Neighbours are read from the baseline: devices with an interface address in a subnet that
-  // one of a target's addresses is in (point-to-point links, a leaf's host subnet). Subnets
-  // holding an inventory device's SSH address are management, not blast radius. A target
-  // whose addresses the baseline does not hold makes the whole inventory the blast radius.
-  struct Subnet {
-    std::uint32_t network = 0, mask = 0;
-  };
-  auto parse = [](const std::string& cidr) -> std::optional<std::pair<std::uint32_t, int>> {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    int length = -1;
-    char tail = 0;
-    if (std::sscanf(cidr.c_str(), "%u.%u.%u.%u/%d%c", &a, &b, &c, &d, &length, &tail) != 5 ||
-        a > 255 || b > 255 || c > 255 || d > 255 || length < 0 || length > 32)
-      return std::nullopt;
-    return std::make_pair((a << 24) | (b << 16) | (c << 8) | d, length);
-  };
-  auto mask_of = [](int length) { return length == 0 ? 0u : ~std::uint32_t{0} << (32 - length); };
-  auto addresses_of = [&](const std::string& device) {
-    std::vector<std::pair<std::uint32_t, int>> found;
-    static const nlohmann::json kNoDevices = nlohmann::json::object();
-    const auto& devices =
-        pre_.is_object() && pre_.contains("devices") ? pre_.at("devices") : kNoDevices;
-    auto entry = devices.find(device);
-    if (entry == devices.end() || !entry->contains("interfaces") ||
-        !entry->at("interfaces").is_object())
-      return found;
-    for (const auto& [name, interface] : entry->at("interfaces").items()) {
-      if (name == "lo" || !interface.is_object() || !interface.contains("addresses") ||
-          !interface.at("addresses").is_array())
-        continue;
-      for (const auto& address : interface.at("addresses"))
-        if (address.is_string())
-          if (auto parsed = parse(address.get<std::string>()); parsed && parsed->second < 32)
-            found.push_back(*parsed);
-    }
-    return found;
-  };
-  std::vector<std::uint32_t> management;
-  for (const auto* device : scope_)
-    if (auto parsed = parse(device->ssh.host + "/32")) management.push_back(parsed->first);
-  std::vector<Subnet> target_subnets;
-  for (const auto& target : change_.targets) {
-    auto addresses = addresses_of(target);
-    if (addresses.empty()) return scope_;
-    for (const auto& [address, length] : addresses) {
-      Subnet subnet{address & mask_of(length), mask_of(length)};
-      bool is_management = std::any_of(management.begin(), management.end(), [&](auto host) {
-        return (host & subnet.mask) == subnet.network;
-      });
-      if (!is_management) target_subnets.push_back(subnet);
-    }
-  }
-  std::vector<const intent::Device*> radius;
-  for (const auto* device : scope_) {
-    bool inside = std::find(change_.targets.begin(), change_.targets.end(), device->name) !=
-                  change_.targets.end();
-    for (const auto& [address, length] : addresses_of(device->name)) {
-      if (inside) break;
-      inside = std::any_of(target_subnets.begin(), target_subnets.end(),
-                           [&](const Subnet& s) { return (address & s.mask) == s.network; });
-    }
-    if (inside) radius.push_back(device);
-  }
-  return radius;
 }
 
 void Pipeline::check_identity(GateRecord& record, const std::string& label,
@@ -603,29 +519,30 @@ void Pipeline::settle(GateRecord& record) {
 }
 
 void Pipeline::settle_restored(GateRecord& record) {
-  // After a rollback the settle time is a bound, not a fixed wait: the probes on hosts are
-  // polled until every one passes or the bound expires, whichever comes first. Either way the
-  // wait proves nothing by itself: the restored snapshot, its comparison and the restored
-  // probes that follow decide, so a poll that never passes ends exactly like the fixed wait
-  // did (at the bound, then those gates fail).
+  // After a rollback the probes on hosts are polled through the settle time, so the report says
+  // when forwarding came back; the wait itself still lasts the whole settle time. Probes that
+  // pass early do not prove the control plane is back: in the lab, after spine1's rollback the
+  // probes passed over spine2 in 0.7 s while spine1's BGP routes were still missing, and a
+  // restored snapshot taken then failed. The restored snapshot, its comparison and the restored
+  // probes decide; this gate proves nothing by itself.
   const Duration bound = change_.acceptance.settle;
   const auto start = Clock::now();
   const auto on_hosts = host_probes();
   record.verdict = Verdict::pass;
   if (on_hosts.empty() || bound <= Duration::zero()) {
-    // Nothing to poll (promql probes only), or no settle time: the fixed wait, as `settle`.
     std::this_thread::sleep_for(std::max(bound, Duration::zero()));
     record.summary = "waited " + format_duration(bound) + " for the fabric to converge";
     return;
   }
-  // A round only decides whether to go on waiting, so its flows count a packet unanswered
-  // after kSettlePollReplyTimeout as lost: a failing round ends sooner, and a pass still needs
-  // every packet answered.
+  // A round only measures, so its flows count a packet unanswered after
+  // kSettlePollReplyTimeout as lost: a failing round ends sooner, and a pass still needs every
+  // packet answered.
   ProbeContext poll_context = probe_context_;
   poll_context.flows_reply_timeout = kSettlePollReplyTimeout;
   int polls = 0;
   std::string still_failing;
-  for (;;) {
+  std::optional<Duration> forwarding_back;
+  while (since(start) < bound) {
     ++polls;
     auto outcomes = run_probes(with_.remote, poll_context, on_hosts, "settle-restored");
     still_failing.clear();
@@ -635,23 +552,27 @@ void Pipeline::settle_restored(GateRecord& record) {
       still_failing += outcome.name + " on " + outcome.host + ": " +
                        std::string(to_string(outcome.verdict)) + ": " + outcome.reason;
     }
-    if (still_failing.empty()) break;
+    if (still_failing.empty()) {
+      forwarding_back = since(start);
+      break;
+    }
     const Duration elapsed = since(start);
     if (elapsed >= bound) break;
     std::this_thread::sleep_for(std::min(kSettlePollInterval, bound - elapsed));
   }
-  const Duration took = since(start);
-  outcome_.settle_restored = took;
+  if (const Duration elapsed = since(start); elapsed < bound)
+    std::this_thread::sleep_for(bound - elapsed);
+  outcome_.settle_restored = forwarding_back;
   record.details.push_back("polled the probes " + std::to_string(polls) + " time" +
-                           (polls == 1 ? "" : "s") + " in " + format_duration(took) + " (bound " +
-                           format_duration(bound) + ")");
-  if (still_failing.empty()) {
-    record.summary = "probes passed after " + format_duration(took) + " (" + std::to_string(polls) +
-                     " poll" + (polls == 1 ? "" : "s") + ", bound " + format_duration(bound) + ")";
+                           (polls == 1 ? "" : "s") + "; waited the settle time of " +
+                           format_duration(bound) + " in full for the control plane");
+  if (forwarding_back) {
+    record.summary = "probes passed " + format_duration(*forwarding_back) +
+                     " after the rollback; waited the settle time of " + format_duration(bound);
   } else {
-    record.summary = "waited the whole bound of " + format_duration(bound) +
+    record.summary = "waited the settle time of " + format_duration(bound) +
                      "; the probes had not passed yet (the restored gates decide)";
-    record.details.push_back("last poll: " + still_failing);
+    if (!still_failing.empty()) record.details.push_back("last poll: " + still_failing);
   }
 }
 
@@ -659,11 +580,8 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
                        bool with_expected_differences) {
   auto rule_sets = rule_sets_for(repository_, change_);
   auto exceptions = exceptions_for(repository_);
-  // A fault capture of the blast radius is compared with the same devices of the baseline.
-  const bool scoped = label == "post" && !post_scope_.empty() && post_scope_.size() < scope_.size();
   auto pre =
-      compare::parse_snapshot((scoped ? baseline_of(post_scope_) : pre_)
-                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      compare::parse_snapshot(pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                               "snapshots/pre.json");
   auto after =
       compare::parse_snapshot(post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
@@ -1123,22 +1041,11 @@ RunOutcome Pipeline::run() {
   // 10. snapshot(post) and 11. compare: everything not declared as expected must hold. They
   //     run even when an earlier gate failed, to capture the fault before rolling back: the
   //     report then says which layers held while which failed (BGP up, flows dropped).
-  //     When a gate already failed, the post snapshot only captures the fault: it covers the
-  //     blast radius (targets and their neighbours), and the full restored snapshot that
-  //     follows the rollback proves the baseline. An accepted change is always proven on the
-  //     whole inventory.
-  auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) {
-    if (!failure_detected_) return take_snapshot(r, "post", post_);
-    post_scope_ = blast_radius();
-    take_snapshot(r, "post", post_, &post_scope_);
-    if (post_scope_.size() < scope_.size()) {
-      std::vector<std::string> names;
-      for (const auto* device : post_scope_) names.push_back(device->name);
-      r.summary += "; fault capture of the blast radius (" + join(names, ", ") + "), " +
-                   std::to_string(scope_.size() - post_scope_.size()) +
-                   " other devices are proven by snapshot-restored";
-    }
-  });
+  //     The post snapshot covers every device in scope, also when the change already failed:
+  //     a fault shows where it shows (a withdrawn VNI is missed on the other leaf, which shares
+  //     no subnet with the target).
+  auto& post_snapshot =
+      gate("snapshot-post", [&](GateRecord& r) { take_snapshot(r, "post", post_); });
   if (!blocks(post_snapshot.verdict))
     gate("compare", [&](GateRecord& r) { compare(r, post_, "post", true); });
   else
@@ -1190,7 +1097,7 @@ RunOutcome Pipeline::run() {
 bool Pipeline::restore_and_verify() {
   // 12. rollback, then the same settle time the change had before its verification.
   gate("rollback", [&](GateRecord& r) { roll_back(r); });
-  // The settle time bounds a poll of the probes (settle_restored()), it is not a fixed wait.
+  // The settle time is waited in full; the probes are polled through it (settle_restored()).
   if (!execution_.touched.empty())
     gate("settle-restored", [&](GateRecord& r) { settle_restored(r); });
   // 13. snapshot(restored) and 15. the probes start together: the probes on hosts run on

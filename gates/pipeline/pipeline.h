@@ -90,7 +90,7 @@ struct RunOutcome {
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
   std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
-  std::optional<Duration> settle_restored;           // how long settle-restored polled
+  std::optional<Duration> settle_restored;  // rollback to the probes passing again (polled)
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
@@ -148,14 +148,8 @@ class Pipeline {
   bool stopped() const;  // the last gate blocked
 
   void check_window(GateRecord& record);
-  // Snapshots `devices` (nullptr: every device in scope) into `into` and evidence.
-  void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into,
-                     const std::vector<const intent::Device*>* devices = nullptr);
-  // The targets and their neighbours (a shared data-plane subnet in the baseline), for the
-  // post snapshot that captures a fault.
-  std::vector<const intent::Device*> blast_radius() const;
-  // The pre snapshot limited to `devices`.
-  nlohmann::json baseline_of(const std::vector<const intent::Device*>& devices) const;
+  // Snapshots every device in scope into `into` and evidence.
+  void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
   // The inventory's declared identities against what a snapshot collected (identity_check.h).
   void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot,
                       const std::vector<const intent::Device*>& devices);
@@ -217,8 +211,6 @@ class Pipeline {
 
   RunOutcome outcome_;
   std::vector<const intent::Device*> scope_;  // devices snapshotted and compared
-  // The devices of a post snapshot taken only to capture a fault (blast_radius()); empty: scope_.
-  std::vector<const intent::Device*> post_scope_;
   nlohmann::json pre_, post_, restored_;
   Execution execution_;
   RollbackResult rollback_;

@@ -1,6 +1,6 @@
 // The recovery path inside a real Pipeline with scripted collaborators: settle-restored polls the
-// probes until they pass or the settle bound expires, and the post snapshot taken after a
-// failure covers only the blast radius (targets and their neighbours).
+// probes through the whole settle time and records when they passed again, and the post
+// snapshot taken after a failure covers every device in scope.
 
 #include <gtest/gtest.h>
 
@@ -93,23 +93,25 @@ Duration duration_of(const RunOutcome& outcome, const std::string& gate) {
   return record ? record->duration : Duration{-1};
 }
 
-TEST(RestorePath, SettleRestoredEndsAsSoonAsTheProbesPass) {
-  // Given a 3 s settle and probes that pass on the third round after the rollback, then
-  // settle-restored ends after those rounds (far before the bound), says how long it took and
-  // how many rounds ran, and the change is rolled back with the baseline verified.
+TEST(RestorePath, SettleRestoredRecordsWhenTheProbesPassedButWaitsTheWholeSettleTime) {
+  // Given a 1.5 s settle and probes that pass on the third round after the rollback, then
+  // settle-restored says when they passed and how many rounds ran, yet still waits the whole
+  // settle time (probes over a redundant path prove nothing about the control plane), and the
+  // change is rolled back with the baseline verified.
   ScriptedRun run({"leaf1"});
-  run.change.acceptance.settle = Duration{3'000};
+  run.change.acceptance.settle = Duration{1'500};
   RecoveringRemote remote(2);
   auto outcome = run_with(run, remote, run.snapshotter);
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
   const auto* settle = gate_named(outcome, "settle-restored");
   ASSERT_NE(settle, nullptr);
   EXPECT_EQ(settle->verdict, Verdict::pass);
-  EXPECT_NE(settle->summary.find("probes passed after"), std::string::npos) << all_details(*settle);
+  EXPECT_NE(settle->summary.find("probes passed"), std::string::npos) << all_details(*settle);
   EXPECT_NE(all_details(*settle).find("polled the probes 3 times"), std::string::npos)
       << all_details(*settle);
-  EXPECT_LT(duration_of(outcome, "settle-restored"), Duration{2'500});
+  EXPECT_GE(duration_of(outcome, "settle-restored"), Duration{1'500});
   ASSERT_TRUE(outcome.settle_restored.has_value());
+  EXPECT_LT(*outcome.settle_restored, Duration{1'500});
   EXPECT_EQ(gate_named(outcome, "restored-probes")->verdict, Verdict::pass);
 }
 
@@ -125,7 +127,8 @@ TEST(RestorePath, ProbesThatNeverPassWaitTheWholeBoundAndTheBaselineIsNotVerifie
   const auto* settle = gate_named(outcome, "settle-restored");
   ASSERT_NE(settle, nullptr);
   EXPECT_GE(settle->duration, Duration{1'000});
-  EXPECT_NE(settle->summary.find("waited the whole bound of 1s"), std::string::npos)
+  EXPECT_NE(settle->summary.find("waited the settle time of 1s; the probes had not passed"),
+            std::string::npos)
       << all_details(*settle);
   EXPECT_NE(all_details(*settle).find("last poll: reachable-leaf1 on leaf1: fail"),
             std::string::npos)
@@ -133,54 +136,18 @@ TEST(RestorePath, ProbesThatNeverPassWaitTheWholeBoundAndTheBaselineIsNotVerifie
   EXPECT_EQ(gate_named(outcome, "restored-probes")->verdict, Verdict::fail);
 }
 
-TEST(RestorePath, TheFaultCaptureCoversTheBlastRadiusAndTheRestoreTheWholeInventory) {
-  // Given a leaf2 change that fails its probe, spine1 on a /31 with leaf2, host3 in leaf2's host
-  // subnet, leaf1 and host1 elsewhere, and every device's management address in one subnet,
-  // then the post snapshot covers leaf2, spine1 and host3 and its comparison checks those
-  // devices only, while the pre and restored snapshots cover all five.
-  ScriptedRun run({"leaf2"});
-  auto device = [](const std::string& name, const std::string& platform, const std::string& mgmt) {
-    auto made = scripted_device(name, platform);
-    made.ssh.host = mgmt;
-    return made;
-  };
-  run.repository.inventory.devices = {
-      device("spine1", "frr", "10.255.0.11"), device("leaf1", "frr", "10.255.0.21"),
-      device("leaf2", "frr", "10.255.0.22"), device("host1", "linux", "10.255.0.31"),
-      device("host3", "linux", "10.255.0.33")};
-  auto interfaces = [](std::vector<std::pair<std::string, std::string>> addresses) {
-    nlohmann::json facts = nlohmann::json::object();
-    facts["lo"] = {{"oper", "up"}, {"addresses", {"10.0.255.9/32"}}};
-    for (const auto& [name, address] : addresses)
-      facts[name] = {{"oper", "up"}, {"addresses", {address}}};
-    return nlohmann::json{{"interfaces", facts}};
-  };
-  auto& categories = run.snapshotter.categories;
-  categories["spine1"] = interfaces(
-      {{"mgmt", "10.255.0.11/24"}, {"to-leaf1", "10.0.1.0/31"}, {"to-leaf2", "10.0.2.0/31"}});
-  categories["leaf1"] = interfaces(
-      {{"mgmt", "10.255.0.21/24"}, {"to-spine1", "10.0.1.1/31"}, {"hosts", "10.1.1.1/24"}});
-  categories["leaf2"] = interfaces(
-      {{"mgmt", "10.255.0.22/24"}, {"to-spine1", "10.0.2.1/31"}, {"hosts", "10.1.2.1/24"}});
-  categories["host1"] = interfaces({{"mgmt", "10.255.0.31/24"}, {"eth1", "10.1.1.11/24"}});
-  categories["host3"] = interfaces({{"mgmt", "10.255.0.33/24"}, {"eth1", "10.1.2.11/24"}});
+TEST(RestorePath, TheFaultCaptureCoversEveryDeviceInScope) {
+  // Given a leaf1 change that fails its probe, then the post snapshot that captures the fault
+  // covers the same devices as the pre and restored snapshots: a fault shows on devices that
+  // share nothing with the target (a VNI withdrawn on one leaf is missed on the other).
+  ScriptedRun run({"leaf1"});
   RecoveringRemote remote(0);
   CountingSnapshotter snapshotter(run.snapshotter);
   auto outcome = run_with(run, remote, snapshotter);
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
   ASSERT_EQ(snapshotter.taken.size(), 3u);
-  std::vector<std::string> all{"spine1", "leaf1", "leaf2", "host1", "host3"};
-  EXPECT_EQ(snapshotter.taken[0], all);
-  EXPECT_EQ(snapshotter.taken[1], (std::vector<std::string>{"spine1", "leaf2", "host3"}));
-  EXPECT_EQ(snapshotter.taken[2], all);
-  const auto* post = gate_named(outcome, "snapshot-post");
-  ASSERT_NE(post, nullptr);
-  EXPECT_NE(post->summary.find("blast radius (spine1, leaf2, host3)"), std::string::npos)
-      << post->summary;
-  // Compared with the same devices of the baseline: nothing is "not in the post snapshot".
-  const auto* compare = gate_named(outcome, "compare");
-  ASSERT_NE(compare, nullptr);
-  EXPECT_EQ(compare->verdict, Verdict::pass) << all_details(*compare);
+  EXPECT_EQ(snapshotter.taken[1], snapshotter.taken[0]);
+  EXPECT_EQ(snapshotter.taken[2], snapshotter.taken[0]);
 }
 
 TEST(RestorePath, AnAcceptedChangeIsProvenOnTheWholeInventory) {
