@@ -2,10 +2,12 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "adapters/core/text.h"
@@ -248,6 +250,10 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
   std::size_t next = 0;
   // Lowered when the server refuses another channel while some are open (its MaxSessions).
   std::size_t channel_limit = kMaxConcurrentChannels;
+  // Since when the server has been refusing channels while none of ours is open. sshd frees a
+  // closed channel's slot only once it has processed the close, so it may refuse then: the open
+  // is retried until session_timeout_ has passed since the first such refusal.
+  std::optional<Clock::time_point> refused_since;
 
   // Opens a channel for commands[next] and starts it; false when the server refused another
   // channel while others are still running (the command is retried once one finishes).
@@ -266,14 +272,21 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
     command.end = command.start + request.deadline;
     command.channel.reset(ssh_channel_new(session_.get()));
     if (!command.channel || ssh_channel_open_session(command.channel.get()) != SSH_OK) {
-      if (!running.empty() && ssh_is_connected(session_.get()) &&
-          elapsed_since(command.start) < session_timeout_) {
-        channel_limit = running.size();
+      // While some of ours run, one of them will free a slot (each has its own deadline).
+      if (!running.empty())
+        refused_since.reset();
+      else if (!refused_since)
+        refused_since = command.start;
+      if (ssh_is_connected(session_.get()) &&
+          (!refused_since || elapsed_since(*refused_since) < session_timeout_)) {
+        channel_limit = std::max<std::size_t>(1, running.size());
         return false;
       }
       outcomes[next++] = lost("channel open", command.start);
+      refused_since.reset();
       return true;
     }
+    refused_since.reset();
     const auto exec_start = Clock::now();
     if (ssh_channel_request_exec(command.channel.get(), request.command.c_str()) != SSH_OK) {
       outcomes[next++] = lost("command start (exec request)", exec_start);
@@ -296,8 +309,12 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
     while (next < commands.size() && running.size() < channel_limit) {
       if (!start_next()) break;
     }
-    // start_next() declines only while another command runs, so nothing is left here.
-    if (running.empty()) break;
+    if (running.empty()) {
+      if (next >= commands.size()) break;
+      // Refused with none of ours open: sshd has not freed the closed channels' slots yet.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     bool any_progress = false;
     for (std::size_t i = 0; i < running.size();) {
       RunningCommand& command = running[i];
