@@ -423,8 +423,8 @@ std::vector<intent::Probe> Pipeline::host_probes() const {
 }
 
 void Pipeline::probe(GateRecord& record, const std::string& phase) {
-  judge_probes(record, phase, run_probes(with_.remote, probe_context_, host_probes(), phase,
-                                                &with_.observer));
+  judge_probes(record, phase,
+               run_probes(with_.remote, probe_context_, host_probes(), phase, &with_.observer));
 }
 
 void Pipeline::judge_probes(GateRecord& record, const std::string& phase,
@@ -580,9 +580,8 @@ void Pipeline::compare(GateRecord& record, const nlohmann::json& post, const std
                        bool with_expected_differences) {
   auto rule_sets = rule_sets_for(repository_, change_);
   auto exceptions = exceptions_for(repository_);
-  auto pre =
-      compare::parse_snapshot(pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                              "snapshots/pre.json");
+  auto pre = compare::parse_snapshot(
+      pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/pre.json");
   auto after =
       compare::parse_snapshot(post.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                               "snapshots/" + label + ".json");

@@ -599,7 +599,8 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"finished_at", format_utc(now_utc())}};
   if (outcome.detection_to_restore)
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
-  if (outcome.settle_restored) manifest["forwarding_restored_ms"] = outcome.settle_restored->count();
+  if (outcome.settle_restored)
+    manifest["forwarding_restored_ms"] = outcome.settle_restored->count();
   for (const auto& approval : outcome.approvals)
     manifest["approvals"].push_back(approval.to_json());
   return manifest;

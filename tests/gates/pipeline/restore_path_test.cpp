@@ -50,8 +50,8 @@ class RecoveringRemote final : public Remote {
 class CountingSnapshotter final : public Snapshotter {
  public:
   explicit CountingSnapshotter(ScriptedSnapshotter& inner) : inner_(inner) {}
-  TakenSnapshot take(const std::vector<const intent::Device*>& devices,
-                     const std::string& commit, ProgressSink* progress) override {
+  TakenSnapshot take(const std::vector<const intent::Device*>& devices, const std::string& commit,
+                     ProgressSink* progress) override {
     std::vector<std::string> names;
     for (const auto* device : devices) names.push_back(device->name);
     {
