@@ -713,9 +713,9 @@ std::vector<Step> Loader::steps(YamlReader& reader, const YAML::Node& list, std:
 }
 
 // Probe keys that only one kind reads (docs/probes.md, docs/monitoring.md).
-constexpr const char* kCollectiveOnlyKeys[] = {
-    "hosts", "role", "pattern", "iterations", "transport", "max_tail_ratio", "max_p99",
-    "tail_floor"};
+constexpr const char* kCollectiveOnlyKeys[] = {"hosts",      "role",      "pattern",
+                                               "iterations", "transport", "max_tail_ratio",
+                                               "max_p99",    "tail_floor"};
 constexpr const char* kPromqlOnlyKeys[] = {"query", "expect", "range", "empty_is_zero"};
 
 // kind: collective — N ranks on N hosts (docs/probes.md). Keys of the other kinds are refused
