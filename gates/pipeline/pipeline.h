@@ -15,6 +15,8 @@
 #include "adapters/core/progress.h"
 #include "adapters/prom/alertmanager_client.h"
 #include "adapters/prom/prometheus_client.h"
+#include "gates/compare/report.h"
+#include "gates/compare/snapshot.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/approval_gate.h"
 #include "gates/pipeline/change_listing.h"
@@ -30,10 +32,12 @@
 
 namespace fabgate::pipeline {
 
-// How long settle-restored waits between two polls of the probes that did not all pass.
+// How long settle-restored waits after a round of the restore verification that did not hold
+// before it starts the next one.
 inline constexpr Duration kSettlePollInterval{100};
-// How long a flows probe of a settle-restored round waits for each echo (the probes after it
-// use fabgate-probe's own 1 s).
+// How long a flows probe of an early settle-restored round waits for each echo; the round that
+// starts at the settle bound uses fabgate-probe's own 1 s. A shorter wait can only turn a pass
+// into a fail, so a round that held under it holds under the longer one too.
 inline constexpr Duration kSettlePollReplyTimeout{200};
 
 enum class Mode {
@@ -90,7 +94,9 @@ struct RunOutcome {
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
   std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
-  std::optional<Duration> settle_restored;  // rollback to the probes passing again (polled)
+  // Rollback to the restore verification holding: the start of the first round of settle-restored
+  // whose snapshot matched the baseline and whose probes passed. Absent: no round held.
+  std::optional<Duration> settle_restored;
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
@@ -150,6 +156,9 @@ class Pipeline {
   void check_window(GateRecord& record);
   // Snapshots every device in scope into `into` and evidence.
   void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
+  // Records a snapshot already taken as snapshots/<label>.json and judges it (take_snapshot).
+  void record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
+                       nlohmann::json& into);
   // The inventory's declared identities against what a snapshot collected (identity_check.h).
   void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot,
                       const std::vector<const intent::Device*>& devices);
@@ -178,9 +187,32 @@ class Pipeline {
                     std::vector<ProbeOutcome> outcomes);
   void execute(GateRecord& record);
   void settle(GateRecord& record);
-  // settle-restored: polls the probes until they pass or the change's settle time expires.
+  // One round of the restore verification: the restored snapshot, its comparison with the
+  // baseline and the probes on hosts, taken together.
+  struct RestoreRound {
+    TakenSnapshot snapshot;
+    std::vector<ProbeOutcome> probes;
+    Duration probes_took{0};
+    Duration snapshot_took{0};
+    Duration started_after{0};  // since settle-restored began
+    std::string not_held;       // empty: everything held; else the first thing that did not
+  };
+  // settle-restored: rounds of the restore verification until one holds; the last round starts
+  // at the change's settle bound. Leaves the round the restored gates record in
+  // restore_round_.
   void settle_restored(GateRecord& record);
-  void compare(GateRecord& record, const nlohmann::json& post, const std::string& label,
+  RestoreRound restore_round(const ProbeContext& context,
+                             std::chrono::steady_clock::time_point settle_started);
+  // Why a round's evidence does not prove the baseline (empty: it does), with the same rules
+  // the restored gates apply.
+  std::string why_round_does_not_hold(const RestoreRound& round);
+  // The comparison of a snapshot with pre under the run's rule sets and exceptions; null with
+  // `problems` filled when it cannot run.
+  std::optional<compare::Report> compare_with_pre(const nlohmann::json& after,
+                                                  const std::string& label,
+                                                  bool with_expected_differences,
+                                                  std::vector<std::string>& problems);
+  void compare(GateRecord& record, const nlohmann::json& after, const std::string& label,
                bool with_expected_differences);
   void roll_back(GateRecord& record);
   void start_watch(GateRecord& record);
@@ -220,6 +252,9 @@ class Pipeline {
   std::unique_ptr<TelemetrySession> telemetry_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
+  std::optional<RestoreRound> restore_round_;  // the round the restored gates record
+  // pre_ as the comparison reads it, parsed on first use (pre_ does not change after that).
+  std::shared_ptr<Result<compare::Snapshot>> pre_parsed_;
   TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts
   std::string silence_id_;                // the change-window silence while it is active
 };

@@ -1,5 +1,6 @@
-// The recovery path inside a real Pipeline with scripted collaborators: settle-restored polls the
-// probes through the whole settle time and records when they passed again, and the post
+// The recovery path inside a real Pipeline with scripted collaborators: settle-restored verifies
+// the restore in rounds (restored snapshot compared with the baseline, and the probes, taken
+// together) until one holds or the last, started at the settle bound, was taken; and the post
 // snapshot taken after a failure covers every device in scope.
 
 #include <gtest/gtest.h>
@@ -93,32 +94,80 @@ Duration duration_of(const RunOutcome& outcome, const std::string& gate) {
   return record ? record->duration : Duration{-1};
 }
 
-TEST(RestorePath, SettleRestoredRecordsWhenTheProbesPassedButWaitsTheWholeSettleTime) {
-  // Given a 1.5 s settle and probes that pass on the third round after the rollback, then
-  // settle-restored says when they passed and how many rounds ran, yet still waits the whole
-  // settle time (probes over a redundant path prove nothing about the control plane), and the
-  // change is rolled back with the baseline verified.
+// The scripted snapshotter whose snapshots after the rollback show leaf1's eth0 still down for
+// the first `lagging` of them: a control plane that comes back after forwarding does.
+class LaggingSnapshotter final : public Snapshotter {
+ public:
+  LaggingSnapshotter(ScriptedSnapshotter& inner, int lagging) : inner_(inner), lagging_(lagging) {}
+  TakenSnapshot take(const std::vector<const intent::Device*>& devices, const std::string& commit,
+                     ProgressSink* progress) override {
+    auto taken = inner_.take(devices, commit, progress);
+    // pre and post come first; every later snapshot is a restore round.
+    if (++taken_ > 2 && lagging_-- > 0)
+      taken.document["devices"]["leaf1"]["interfaces"]["eth0"]["oper"] = "down";
+    return taken;
+  }
+  int taken() const { return taken_; }
+
+ private:
+  ScriptedSnapshotter& inner_;
+  std::atomic<int> lagging_;
+  std::atomic<int> taken_{0};
+};
+
+TEST(RestorePath, TheRestoreIsVerifiedAsSoonAsARoundHolds) {
+  // Given a 2 s settle and probes that pass on the third round after the rollback, then
+  // settle-restored ends with that round instead of waiting the settle time, says which round
+  // held and when, and its evidence is what the restored gates record: rolled back, baseline
+  // verified, one snapshot per round.
   ScriptedRun run({"leaf1"});
-  run.change.acceptance.settle = Duration{1'500};
+  run.change.acceptance.settle = Duration{2'000};
   RecoveringRemote remote(2);
-  auto outcome = run_with(run, remote, run.snapshotter);
+  CountingSnapshotter snapshotter(run.snapshotter);
+  auto outcome = run_with(run, remote, snapshotter);
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
   const auto* settle = gate_named(outcome, "settle-restored");
   ASSERT_NE(settle, nullptr);
   EXPECT_EQ(settle->verdict, Verdict::pass);
-  EXPECT_NE(settle->summary.find("probes passed"), std::string::npos) << all_details(*settle);
-  EXPECT_NE(all_details(*settle).find("polled the probes 3 times"), std::string::npos)
+  EXPECT_NE(settle->summary.find("the restore held in round 3"), std::string::npos)
+      << settle->summary;
+  EXPECT_NE(all_details(*settle).find("round 1 at +"), std::string::npos) << all_details(*settle);
+  EXPECT_NE(all_details(*settle).find("probe reachable-leaf1 on leaf1: fail"), std::string::npos)
       << all_details(*settle);
-  EXPECT_GE(duration_of(outcome, "settle-restored"), Duration{1'500});
+  EXPECT_LT(duration_of(outcome, "settle-restored"), Duration{2'000});
   ASSERT_TRUE(outcome.settle_restored.has_value());
-  EXPECT_LT(*outcome.settle_restored, Duration{1'500});
+  EXPECT_LT(*outcome.settle_restored, Duration{2'000});
+  EXPECT_EQ(snapshotter.taken.size(), 2u + 3u);  // pre, post, three rounds
+  EXPECT_EQ(gate_named(outcome, "snapshot-restored")->verdict, Verdict::pass);
+  EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
   EXPECT_EQ(gate_named(outcome, "restored-probes")->verdict, Verdict::pass);
 }
 
-TEST(RestorePath, ProbesThatNeverPassWaitTheWholeBoundAndTheBaselineIsNotVerified) {
-  // Given probes that keep failing after the rollback, then settle-restored waits its whole
-  // 1 s bound (its own verdict proves nothing), names the last failures, and the restored
-  // probes fail: exit 5, exactly as the fixed wait ended.
+TEST(RestorePath, ProbesThatPassDoNotEndTheSettleWhileTheSnapshotDiffersFromTheBaseline) {
+  // Given probes that pass at once after the rollback, but a restored state that still differs
+  // from the baseline in the first two rounds (leaf1's eth0 down), then no round holds until the
+  // snapshot matches too: the third round is the verification, and the rounds before it are
+  // named with the difference that kept them from holding.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{2'000};
+  RecoveringRemote remote(0);
+  LaggingSnapshotter snapshotter(run.snapshotter, 2);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_NE(settle->summary.find("the restore held in round 3"), std::string::npos)
+      << settle->summary;
+  EXPECT_NE(all_details(*settle).find("compare: "), std::string::npos) << all_details(*settle);
+  EXPECT_NE(all_details(*settle).find("eth0"), std::string::npos) << all_details(*settle);
+  EXPECT_EQ(snapshotter.taken(), 2 + 3);
+  EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
+}
+
+TEST(RestorePath, ARestoreThatNeverHoldsGetsTheWholeSettleBoundAndIsNotVerified) {
+  // Given probes that keep failing after the rollback, then rounds run until the settle bound
+  // of 1 s, the last one starting at the bound or later, the summary says no round held, and
+  // the restored probes (the last round's) fail: exit 5, as after a fixed wait.
   ScriptedRun run({"leaf1"});
   run.change.acceptance.settle = Duration{1'000};
   RecoveringRemote remote(1'000'000);
@@ -127,13 +176,28 @@ TEST(RestorePath, ProbesThatNeverPassWaitTheWholeBoundAndTheBaselineIsNotVerifie
   const auto* settle = gate_named(outcome, "settle-restored");
   ASSERT_NE(settle, nullptr);
   EXPECT_GE(settle->duration, Duration{1'000});
-  EXPECT_NE(settle->summary.find("waited the settle time of 1s; the probes had not passed"),
-            std::string::npos)
+  EXPECT_NE(settle->summary.find("no round held within the settle bound of 1s"), std::string::npos)
+      << settle->summary;
+  EXPECT_NE(all_details(*settle).find("probe reachable-leaf1 on leaf1: fail"), std::string::npos)
       << all_details(*settle);
-  EXPECT_NE(all_details(*settle).find("last poll: reachable-leaf1 on leaf1: fail"),
-            std::string::npos)
-      << all_details(*settle);
+  EXPECT_FALSE(outcome.settle_restored.has_value());
   EXPECT_EQ(gate_named(outcome, "restored-probes")->verdict, Verdict::fail);
+}
+
+TEST(RestorePath, ASnapshotThatNeverMatchesIsJudgedByCompareRestored) {
+  // Given probes that pass but a restored state that never matches the baseline, then the last
+  // round (at the bound) is what compare-restored judges: it fails on leaf1's eth0, exit 5.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{500};
+  RecoveringRemote remote(0);
+  LaggingSnapshotter snapshotter(run.snapshotter, 1'000'000);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::not_restored);
+  const auto* compared = gate_named(outcome, "compare-restored");
+  ASSERT_NE(compared, nullptr);
+  EXPECT_EQ(compared->verdict, Verdict::fail);
+  EXPECT_NE(all_details(*compared).find("eth0"), std::string::npos) << all_details(*compared);
+  EXPECT_GE(duration_of(outcome, "settle-restored"), Duration{500});
 }
 
 TEST(RestorePath, TheFaultCaptureCoversEveryDeviceInScope) {
@@ -145,7 +209,7 @@ TEST(RestorePath, TheFaultCaptureCoversEveryDeviceInScope) {
   CountingSnapshotter snapshotter(run.snapshotter);
   auto outcome = run_with(run, remote, snapshotter);
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
-  ASSERT_EQ(snapshotter.taken.size(), 3u);
+  ASSERT_EQ(snapshotter.taken.size(), 3u);  // pre, post, one restore round that held
   EXPECT_EQ(snapshotter.taken[1], snapshotter.taken[0]);
   EXPECT_EQ(snapshotter.taken[2], snapshotter.taken[0]);
 }
