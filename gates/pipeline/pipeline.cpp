@@ -188,8 +188,8 @@ void Pipeline::check_window(GateRecord& record) {
 }
 
 void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
-  record_snapshot(record, label, with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer),
-                  into);
+  record_snapshot(record, label,
+                  with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer), into);
 }
 
 void Pipeline::record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
@@ -661,9 +661,9 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   // Every route that changed is named in diffs/ (report.md shows the first few).
   options.route_examples = 100'000;
   static const std::vector<intent::ExpectedDifference> kNone;
-  return compare::compare_snapshots(
-      pre.value(), post.value(), rule_sets.value(),
-      with_expected_differences ? change_.compare.expected : kNone, exceptions.value(), options);
+  return compare::compare_snapshots(pre.value(), post.value(), rule_sets.value(),
+                                    with_expected_differences ? change_.compare.expected : kNone,
+                                    exceptions.value(), options);
 }
 
 void Pipeline::compare(GateRecord& record, const nlohmann::json& after, const std::string& label,
