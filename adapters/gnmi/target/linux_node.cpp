@@ -312,8 +312,8 @@ static bool per_interface_ipv6_route(const std::string& dst) {
 // The unicast routes of the main table of one address family, from iproute2's JSON.
 static NodeResult<std::vector<UnicastRoute>> main_table_routes(const LinuxNodeOptions& options,
                                                                bool ipv6) {
-  std::vector<std::string> argv = {options.ip,     "-j",   ipv6 ? "-6" : "-4", "route",
-                                   "show", "table", "main"};
+  std::vector<std::string> argv = {options.ip, "-j",  ipv6 ? "-6" : "-4", "route", "show",
+                                   "table",    "main"};
   CommandOutcome outcome = run_command(argv, options.command_timeout);
   if (!outcome.succeeded())
     return NodeFailure{NodeFailure::Kind::unavailable,

@@ -701,10 +701,9 @@ TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
   if (!std::filesystem::exists("/proc/sys/net/ipv6"))
     GTEST_SKIP() << "this kernel has no IPv6 (/proc/sys/net/ipv6 is missing)";
   for (const char* scope : {"all", "default", "fgt0", "fgt1"}) {
-    auto enabled = target::run_command(
-        {"ip", "netns", "exec", netns_->name(), "sysctl", "-qw",
-         std::string("net.ipv6.conf.") + scope + ".disable_ipv6=0"},
-        Duration(10'000));
+    auto enabled = target::run_command({"ip", "netns", "exec", netns_->name(), "sysctl", "-qw",
+                                        std::string("net.ipv6.conf.") + scope + ".disable_ipv6=0"},
+                                       Duration(10'000));
     ASSERT_TRUE(enabled.succeeded()) << scope << ": " << enabled.err;
   }
   // nodad: the addresses are usable at once, not tentative for a second.
@@ -730,8 +729,7 @@ TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
 
   // The same table as the linux and frr collector profiles read it over SSH.
   auto listed = target::run_command(
-      {"ip", "-n", netns_->name(), "-j", "-6", "route", "show", "table", "main"},
-      Duration(10'000));
+      {"ip", "-n", netns_->name(), "-j", "-6", "route", "show", "table", "main"}, Duration(10'000));
   ASSERT_TRUE(listed.succeeded()) << listed.err;
   const snapshot::Normalizer* ip_route_v6 = snapshot::find_normalizer("ip-route-v6");
   ASSERT_NE(ip_route_v6, nullptr);
@@ -753,8 +751,10 @@ TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
   EXPECT_EQ(over_gnmi, over_ssh) << "gNMI: " << over_gnmi.dump(2) << "\nSSH: " << over_ssh.dump(2);
 
   // Field by field, as the compare rules read them.
-  EXPECT_EQ(over_gnmi["2001:db8:99::/64"], json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt0"}}}));
-  EXPECT_EQ(over_gnmi["2001:db8:9a::/64"], json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt1"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:99::/64"],
+            json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt0"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:9a::/64"],
+            json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt1"}}}));
   EXPECT_EQ(over_gnmi["2001:db8:98::/64"],
             json({{"protocol", "static"}, {"nexthops", {"2001:db8:99::2"}}}));
   EXPECT_EQ(over_gnmi["2001:db8:97::/64"],

@@ -324,11 +324,11 @@ TEST(GnmiSnapshotFacts, AListForAKeyedPathPutsEachEntryUnderItsOwnKey) {
   // then every entry lands under its own key, never under an entry named "*"; an entry without
   // its key leaf is an error naming the path, not a guessed place.
   GnmiNotification notification;
-  notification.updates.push_back(update(
-      "/openconfig-interfaces:interfaces/interface[name=*]",
-      {{"openconfig-interfaces:interface",
-        json::array({{{"name", "Ethernet0"}, {"state", {{"mtu", 9100}}}},
-                     {{"name", "Ethernet4"}, {"state", {{"mtu", 1500}}}}})}}));
+  notification.updates.push_back(
+      update("/openconfig-interfaces:interfaces/interface[name=*]",
+             {{"openconfig-interfaces:interface",
+               json::array({{{"name", "Ethernet0"}, {"state", {{"mtu", 9100}}}},
+                            {{"name", "Ethernet4"}, {"state", {{"mtu", 1500}}}}})}}));
   auto facts = snapshot_facts({notification}, TimePoint{});
   ASSERT_TRUE(facts) << facts.error();
   ASSERT_TRUE(facts->interfaces);

@@ -244,7 +244,8 @@ TEST(VendorReplies, NxosOriginOpenconfigJsonContainers) {
 json expected_routes(const std::string& port) {
   return json::parse(R"({
     "ipv4": [
-      {"prefix": "10.0.0.0/31", "protocol": "kernel", "nexthops": ["dev:)" + port + R"("]},
+      {"prefix": "10.0.0.0/31", "protocol": "kernel", "nexthops": ["dev:)" +
+                     port + R"("]},
       {"prefix": "10.0.2.0/24", "protocol": "bgp", "nexthops": ["10.0.0.0", "10.0.0.2"]}],
     "ipv6": [
       {"prefix": "2001:db8:2::/64", "protocol": "bgp", "nexthops": ["2001:db8::", "2001:db8::2"]},
@@ -337,8 +338,7 @@ TEST(VendorReplies, SonicAftAndLldpWrappedInQualifiedNames) {
             {{"next-hop",
               {{{"index", "1"}, {"state", {{"index", "1"}, {"weight", "1"}}}},
                {{"index", "2"}, {"state", {{"index", "2"}, {"weight", "1"}}}}}}}}},
-          {{"id", "2"},
-           {"next-hops", {{"next-hop", {{{"index", "4"}}, {{"index", "5"}}}}}}},
+          {{"id", "2"}, {"next-hops", {{"next-hop", {{{"index", "4"}}, {{"index", "5"}}}}}}},
           {{"id", "3"}, {"next-hops", {{"next-hop", {{{"index", "3"}}}}}}},
           {{"id", "4"}, {"next-hops", {{"next-hop", {{{"index", "4"}}}}}}}}}}},
       {"next-hops",
@@ -355,18 +355,17 @@ TEST(VendorReplies, SonicAftAndLldpWrappedInQualifiedNames) {
         {"config", {{"name", port}, {"enabled", true}}},
         {"state", {{"name", port}, {"enabled", true}}},
         {"neighbors",
-         {{"neighbor", json::array({{{"id", "1"},
-                                     {"state", lldp_neighbor_state({{"id", "1"},
-                                                                    {"ttl", 120},
-                                                                    {"age", "35"}})}}})}}}},
+         {{"neighbor",
+           json::array(
+               {{{"id", "1"},
+                 {"state", lldp_neighbor_state({{"id", "1"}, {"ttl", 120}, {"age", "35"}})}}})}}}},
        {{"name", "Ethernet4"}, {"state", {{"name", "Ethernet4"}, {"enabled", true}}}}});
-  expect_routes_and_lldp(
-      one({update("/openconfig-network-instance:network-instances/"
-                  "network-instance[name=default]/afts",
-                  {{"openconfig-network-instance:afts", afts}}),
-           update("/openconfig-lldp:lldp/interfaces/interface[name=*]",
-                  {{"openconfig-lldp:interface", lldp_interfaces}})}),
-      port, "Ethernet4");
+  expect_routes_and_lldp(one({update("/openconfig-network-instance:network-instances/"
+                                     "network-instance[name=default]/afts",
+                                     {{"openconfig-network-instance:afts", afts}}),
+                              update("/openconfig-lldp:lldp/interfaces/interface[name=*]",
+                                     {{"openconfig-lldp:interface", lldp_interfaces}})}),
+                         port, "Ethernet4");
 }
 
 TEST(VendorReplies, EosAftAndLldpWithQualifiedMembersAndLargeIds) {
@@ -411,8 +410,7 @@ TEST(VendorReplies, EosAftAndLldpWithQualifiedMembersAndLargeIds) {
                     {{"next-hop-group",
                       {group("4294967297", {"8589934593", "8589934594"}),
                        group("4294967298", {"8589934596", "8589934597"}),
-                       group("4294967299", {"8589934595"}),
-                       group("4294967300", {"8589934596"})}}}},
+                       group("4294967299", {"8589934595"}), group("4294967300", {"8589934596"})}}}},
                    {"openconfig-network-instance:next-hops",
                     {{"next-hop",
                       {hop("8589934593", {{"ip-address", "10.0.0.0"}}, "Ethernet1"),
@@ -424,10 +422,11 @@ TEST(VendorReplies, EosAftAndLldpWithQualifiedMembersAndLargeIds) {
                   {{"openconfig-lldp:name", port},
                    {"openconfig-lldp:state", {{"name", port}, {"enabled", true}}},
                    {"openconfig-lldp:neighbors",
-                    {{"neighbor", json::array({{{"id", "1"},
-                                                {"state", lldp_neighbor_state(
-                                                              {{"id", "1"},
-                                                               {"last-update", "1700000000"}})}}})}}}}),
+                    {{"neighbor",
+                      json::array(
+                          {{{"id", "1"},
+                            {"state", lldp_neighbor_state(
+                                          {{"id", "1"}, {"last-update", "1700000000"}})}}})}}}}),
            update(lldp + "[name=Management1]",
                   {{"openconfig-lldp:name", "Management1"},
                    {"openconfig-lldp:state", {{"name", "Management1"}, {"enabled", true}}}})}),
@@ -447,13 +446,12 @@ TEST(VendorReplies, SrLinuxAftAndLldpUnderOriginOpenconfig) {
         {{"id", "11"}, {"next-hops", {{"next-hop", {{{"index", "102"}}}}}}},
         {{"id", "12"}, {"next-hops", {{"next-hop", {{{"index", "103"}}, {{"index", "104"}}}}}}},
         {{"id", "13"}, {"next-hops", {{"next-hop", {{{"index", "103"}}}}}}}}}};
-  json hops = {
-      {"next-hop",
-       {{{"index", "100"}, {"state", {{"ip-address", "10.0.0.0"}}}},
-        {{"index", "101"}, {"state", {{"ip-address", "10.0.0.2"}}}},
-        {{"index", "102"}, {"interface-ref", {{"state", {{"interface", port}}}}}},
-        {{"index", "103"}, {"state", {{"ip-address", "2001:db8::"}}}},
-        {{"index", "104"}, {"state", {{"ip-address", "2001:db8::2"}}}}}}};
+  json hops = {{"next-hop",
+                {{{"index", "100"}, {"state", {{"ip-address", "10.0.0.0"}}}},
+                 {{"index", "101"}, {"state", {{"ip-address", "10.0.0.2"}}}},
+                 {{"index", "102"}, {"interface-ref", {{"state", {{"interface", port}}}}}},
+                 {{"index", "103"}, {"state", {{"ip-address", "2001:db8::"}}}},
+                 {{"index", "104"}, {"state", {{"ip-address", "2001:db8::2"}}}}}}};
   auto state = [](const char* protocol, const char* nhg) {
     return json{{"origin-protocol", std::string("openconfig-policy-types:") + protocol},
                 {"next-hop-group", nhg}};
@@ -468,9 +466,8 @@ TEST(VendorReplies, SrLinuxAftAndLldpUnderOriginOpenconfig) {
                   state("BGP", "12")),
            update(aft + "/ipv6-unicast/ipv6-entry[prefix=::/0]/state", state("STATIC", "13")),
            update(lldp + "[name=ethernet-1/1]/neighbors",
-                  {{"neighbor",
-                    json::array({{{"id", "00:1C:73:AA:BB:01"},
-                                  {"state", lldp_neighbor_state({{"ttl", 120}})}}})}}),
+                  {{"neighbor", json::array({{{"id", "00:1C:73:AA:BB:01"},
+                                              {"state", lldp_neighbor_state({{"ttl", 120}})}}})}}),
            update(lldp + "[name=ethernet-1/2]/state", {{"name", "ethernet-1/2"}})}),
       port, "ethernet-1/2");
 }
@@ -515,7 +512,8 @@ TEST(VendorReplies, JunosAftAndLldpOneUpdatePerLeaf) {
   hop(131072, "interface-ref/state/interface", port);
   hop(131073, "state/ip-address", "2001:db8::");
   hop(131074, "state/ip-address", "2001:db8::2");
-  for (const auto& [leaf, value] : lldp_neighbor_state({}).items())
+  const json neighbor = lldp_neighbor_state(json::object());
+  for (const auto& [leaf, value] : neighbor.items())
     updates.push_back(update(lldp + "/state/" + leaf, value));
   updates.push_back(update(lldp + "/state/ttl", 120));
   updates.push_back(update("/lldp/interfaces/interface[name=et-0/0/1]/state/enabled", true));
@@ -531,7 +529,8 @@ TEST(VendorReplies, NxosAftAndLldpAsWholeContainers) {
       {"ipv4-unicast",
        {{"ipv4-entry",
          {{{"prefix", "10.0.2.0/24"},
-           {"state", {{"prefix", "10.0.2.0/24"}, {"origin-protocol", "BGP"}, {"next-hop-group", 1}}}},
+           {"state",
+            {{"prefix", "10.0.2.0/24"}, {"origin-protocol", "BGP"}, {"next-hop-group", 1}}}},
           {{"prefix", "10.0.0.0/31"},
            {"state",
             {{"prefix", "10.0.0.0/31"},
@@ -543,7 +542,9 @@ TEST(VendorReplies, NxosAftAndLldpAsWholeContainers) {
            {"state", {{"prefix", "::/0"}, {"origin-protocol", "STATIC"}, {"next-hop-group", 4}}}},
           {{"prefix", "2001:db8:2::/64"},
            {"state",
-            {{"prefix", "2001:db8:2::/64"}, {"origin-protocol", "BGP"}, {"next-hop-group", 2}}}}}}}},
+            {{"prefix", "2001:db8:2::/64"},
+             {"origin-protocol", "BGP"},
+             {"next-hop-group", 2}}}}}}}},
       {"next-hop-groups",
        {{"next-hop-group",
          {{{"id", 1}, {"next-hops", {{"next-hop", {{{"index", 1}}, {{"index", 2}}}}}}},
@@ -557,15 +558,14 @@ TEST(VendorReplies, NxosAftAndLldpAsWholeContainers) {
           {{"index", 3}, {"interface-ref", {{"state", {{"interface", port}}}}}},
           {{"index", 4}, {"state", {{"index", 4}, {"ip-address", "2001:db8::"}}}},
           {{"index", 5}, {"state", {{"index", 5}, {"ip-address", "2001:db8::2"}}}}}}}}};
-  json lldp = {
-      {"interfaces",
-       {{"interface",
-         {{{"name", port},
-           {"neighbors",
-            {{"neighbor",
-              {{{"id", "00:1c:73:aa:bb:01-Ethernet1"},
-                {"state", lldp_neighbor_state({{"ttl", 120}, {"age", 30}})}}}}}}},
-          {{"name", "eth1/2"}, {"state", {{"name", "eth1/2"}, {"enabled", true}}}}}}}}};
+  json lldp = {{"interfaces",
+                {{"interface",
+                  {{{"name", port},
+                    {"neighbors",
+                     {{"neighbor",
+                       {{{"id", "00:1c:73:aa:bb:01-Ethernet1"},
+                         {"state", lldp_neighbor_state({{"ttl", 120}, {"age", 30}})}}}}}}},
+                   {{"name", "eth1/2"}, {"state", {{"name", "eth1/2"}, {"enabled", true}}}}}}}}};
   expect_routes_and_lldp(
       one({update("openconfig:/network-instances/network-instance[name=default]/afts", afts),
            update("openconfig:/lldp", lldp)}),
