@@ -738,7 +738,8 @@ TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
   ASSERT_TRUE(normalized) << normalized.error();
   json over_ssh = json::object();
   bool ssh_lists_link_local = false;
-  for (const auto& [prefix, route] : comparable_routes(ssh_routes["ipv6"]).items()) {
+  const json ssh_table = comparable_routes(ssh_routes["ipv6"]);
+  for (const auto& [prefix, route] : ssh_table.items()) {
     if (is_link_local_or_multicast(prefix)) {
       ssh_lists_link_local = ssh_lists_link_local || prefix == "fe80::/64";
       continue;
