@@ -766,6 +766,12 @@ TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
     EXPECT_FALSE(is_link_local_or_multicast(route["prefix"])) << route.dump();
     EXPECT_FALSE(route.contains("metric")) << "the AFT has no metric: " << route.dump();
   }
+
+  // The family asked for alone, as a client naming ipv6-unicast would.
+  json family = only_value(
+      target_->client->get({std::string(kAftPath) + "/ipv6-unicast"}, Encoding::json, kDeadline));
+  ASSERT_TRUE(family.contains("ipv6-entry")) << family.dump();
+  EXPECT_EQ(family["ipv6-entry"].size(), over_gnmi.size()) << family.dump(2);
 }
 
 TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
