@@ -302,8 +302,9 @@ TEST(VendorReplies, SonicAftAndLldpWrappedInQualifiedNames) {
   // identityrefs such as origin-protocol as "openconfig-policy-types:BGP"); the AFT leaves
   // follow openconfig-aft (ipv4-unicast/ipv4-entry, ipv6-unicast/ipv6-entry,
   // next-hop-groups/next-hop-group[id]/next-hops/next-hop[index], next-hops/next-hop[index]/
-  // state/ip-address, interface-ref/state/interface). The LLDP Get of interface[name=*] comes
-  // back as one update holding the whole interface list.
+  // state/ip-address, interface-ref/state/interface) and openconfig-lldp. Assumed rather than
+  // seen in a SONiC example: the LLDP Get of interface[name=*] answered as one update holding
+  // the whole interface list, as translib answers a list node.
   const std::string port = "Ethernet0";
   json afts = {
       {"ipv4-unicast",
@@ -374,7 +375,8 @@ TEST(VendorReplies, EosAftAndLldpWithQualifiedMembersAndLargeIds) {
   // top members module-qualified as RFC 7951 puts them) and openconfig-aft: next-hop-group ids
   // and next-hop indexes are uint64, here beyond 32 bits and as strings; a gateway next hop
   // carries its egress interface next to ip-address (the ip-address is the snapshot's next
-  // hop); a connected route's next hop only an interface-ref.
+  // hop); a connected route's next hop only an interface-ref. Assumed rather than seen in an
+  // EOS example: ids beyond 32 bits and the exact split of the reply into updates.
   const std::string port = "Ethernet1";
   const std::string aft = "/network-instances/network-instance[name=default]/afts";
   auto hop = [](const char* index, const json& state, const char* interface) {
@@ -438,6 +440,8 @@ TEST(VendorReplies, SrLinuxAftAndLldpUnderOriginOpenconfig) {
   // (OpenConfig paths under origin "openconfig", interface names "ethernet-1/1", one update per
   // requested path) and openconfig-aft / openconfig-lldp for the leaves; uint64 as strings and
   // identityrefs module-qualified (RFC 7951), the ipv6-entry prefix key in the update's path.
+  // Assumed rather than seen in an SR Linux example: the AFT split into one update per entry's
+  // state and per next-hop container.
   const std::string port = "ethernet-1/1";
   const std::string aft = "openconfig:/network-instances/network-instance[name=default]/afts";
   json groups = {
@@ -477,6 +481,7 @@ TEST(VendorReplies, JunosAftAndLldpOneUpdatePerLeaf) {
   // with numbers as JSON numbers, one update per leaf, interface names such as et-0/0/0:1)
   // and openconfig-aft / openconfig-lldp for the paths; identityrefs without module, as the
   // JSON (not JSON_IETF) encoding lets a target send them. List keys live only in the paths.
+  // Assumed rather than seen in a Junos example: the AFT and LLDP trees leaf by leaf.
   const std::string port = "et-0/0/0:1";
   const std::string aft = "/network-instances/network-instance[name=default]/afts";
   const std::string lldp = "/lldp/interfaces/interface[name=" + port + "]/neighbors/neighbor[id=1]";
@@ -524,6 +529,7 @@ TEST(VendorReplies, NxosAftAndLldpAsWholeContainers) {
   // Cisco NX-OS (JSON, origin openconfig), following Cisco's NX-OS programmability guide for
   // OpenConfig over gNMI (paths under origin "openconfig", whole containers in one update,
   // numbers as JSON numbers, interface names eth1/1) and openconfig-aft / openconfig-lldp.
+  // Assumed rather than seen in an NX-OS example: /lldp and the AFT each as one container.
   const std::string port = "eth1/1";
   json afts = {
       {"ipv4-unicast",
