@@ -380,10 +380,12 @@ std::string route_protocol_name(const std::string& identity) {
   return found == names.end() ? lowercase(identity) : found->second;
 }
 
-// /network-instances/network-instance[name]/afts: every ipv4-entry becomes a route of
-// routes.ipv4 {prefix, protocol, nexthops} like the ip-route-v4 normalizer; a next hop is its
-// ip-address, else "dev:<interface>". OpenConfig's AFT has no metric, so none is written.
-// Instances other than "default" add a `vrf`.
+// /network-instances/network-instance[name]/afts: every ipv4-entry (ipv6-entry) becomes a
+// route of routes.ipv4 (routes.ipv6) {prefix, protocol, nexthops} like the ip-route-v4
+// (ip-route-v6) normalizer; a next hop is its ip-address, else "dev:<interface>". OpenConfig's
+// AFT has no metric, so none is written. Instances other than "default" add a `vrf`. A family
+// is present when the reply has its list, an empty one included (a table with no route is an
+// answer); a reply without ipv6-unicast leaves routes.ipv6 absent, never empty.
 std::optional<json> route_facts(const json& tree) {
   const json* instances = walk(tree, {"network-instances", "network-instance"});
   if (instances == nullptr || !instances->is_array()) return std::nullopt;
@@ -435,33 +437,39 @@ std::optional<json> route_facts(const json& tree) {
         }
       }
     }
-    const json* entries = walk(*afts, {"ipv4-unicast", "ipv4-entry"});
-    if (entries == nullptr) continue;
-    if (!entries->is_array()) throw FactError{where + "/ipv4-unicast/ipv4-entry: expected a list"};
-    if (!routes) routes = json{{"ipv4", json::array()}};
-    for (const auto& entry : *entries) {
-      const json* prefix = member(entry, "prefix");
-      if (prefix == nullptr)
-        throw FactError{where + "/ipv4-unicast/ipv4-entry: an entry has no prefix"};
-      std::string text = text_leaf(*prefix, where + "/ipv4-unicast/ipv4-entry/prefix");
-      std::string entry_where = where + "/ipv4-unicast/ipv4-entry[prefix=" + text + "]";
-      json route = {{"prefix", text}};
-      if (vrf != "default") route["vrf"] = vrf;
-      if (const json* origin = walk(entry, {"state", "origin-protocol"}))
-        route["protocol"] =
-            route_protocol_name(identity_leaf(*origin, entry_where + "/state/origin-protocol"));
-      std::vector<std::string> nexthops;
-      if (const json* group = walk(entry, {"state", "next-hop-group"})) {
-        std::string key = aft_key(*group, entry_where + "/state/next-hop-group");
-        auto found = groups.find(key);
-        if (found == groups.end())
-          throw FactError{entry_where + ": next-hop-group " + key +
-                          " is not in /afts/next-hop-groups"};
-        nexthops = found->second;
+    for (const char* family : {"ipv4", "ipv6"}) {
+      const std::string unicast = std::string(family) + "-unicast";
+      const std::string entry_name = std::string(family) + "-entry";
+      const json* entries = walk(*afts, {unicast.c_str(), entry_name.c_str()});
+      if (entries == nullptr) continue;
+      const std::string list_where = where + "/" + unicast + "/" + entry_name;
+      if (!entries->is_array()) throw FactError{list_where + ": expected a list"};
+      if (!routes) routes = json::object();
+      json& table = (*routes)[family];
+      if (!table.is_array()) table = json::array();
+      for (const auto& entry : *entries) {
+        const json* prefix = member(entry, "prefix");
+        if (prefix == nullptr) throw FactError{list_where + ": an entry has no prefix"};
+        std::string text = text_leaf(*prefix, list_where + "/prefix");
+        std::string entry_where = list_where + "[prefix=" + text + "]";
+        json route = {{"prefix", text}};
+        if (vrf != "default") route["vrf"] = vrf;
+        if (const json* origin = walk(entry, {"state", "origin-protocol"}))
+          route["protocol"] =
+              route_protocol_name(identity_leaf(*origin, entry_where + "/state/origin-protocol"));
+        std::vector<std::string> nexthops;
+        if (const json* group = walk(entry, {"state", "next-hop-group"})) {
+          std::string key = aft_key(*group, entry_where + "/state/next-hop-group");
+          auto found = groups.find(key);
+          if (found == groups.end())
+            throw FactError{entry_where + ": next-hop-group " + key +
+                            " is not in /afts/next-hop-groups"};
+          nexthops = found->second;
+        }
+        std::sort(nexthops.begin(), nexthops.end());
+        route["nexthops"] = nexthops;
+        table.push_back(std::move(route));
       }
-      std::sort(nexthops.begin(), nexthops.end());
-      route["nexthops"] = nexthops;
-      (*routes)["ipv4"].push_back(std::move(route));
     }
   }
   return routes;
@@ -472,18 +480,40 @@ std::optional<json> route_facts(const json& tree) {
 // Some targets (SONiC's management framework) answer a path with its node wrapped in an
 // object named after the path's last element, module-qualified: a Get of .../config returns
 // {"openconfig-interfaces:config": {...}}, of interface[name=X] {"...:interface": [{...}]}.
-// Such a wrapper is removed so the value sits where the path says; an unqualified member of
-// the same name is data and is kept.
+// Such a wrapper is removed so the value sits where the path says (a list stays a list, see
+// place_update()); an unqualified member of the same name is data and is kept.
 json unwrap_named_value(const GnmiPath& path, json value) {
   if (path.elements.empty() || !value.is_object() || value.size() != 1) return value;
   const std::string& member_name = value.begin().key();
   if (member_name.find(':') == std::string::npos) return value;
   const PathElement& last = path.elements.back();
   if (strip_module_prefix(member_name) != strip_module_prefix(last.name)) return value;
-  json inner = value.begin().value();
-  if (!last.keys.empty() && inner.is_array() && inner.size() == 1) return inner[0];
-  if (!last.keys.empty() && inner.is_array()) return value;
-  return inner;
+  return value.begin().value();
+}
+
+// Places one update's value in the merged tree, member names without module prefixes. A list
+// entry's path answered with a list (SONiC answers interface[name=*] with
+// {"openconfig-lldp:interface": [{...}, {...}]}) puts each entry where its own key leaves say,
+// so a wildcard never becomes an entry named "*". Fails when such an entry lacks a key leaf.
+static std::optional<std::string> place_update(json& tree, GnmiPath path, json value) {
+  value = unwrap_named_value(path, std::move(value));
+  for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
+  value = strip_module_prefixes(value);
+  if (!value.is_array() || path.elements.empty() || path.elements.back().keys.empty()) {
+    insert_into_tree(tree, path, std::move(value));
+    return std::nullopt;
+  }
+  for (auto& entry : value) {
+    GnmiPath entry_path = path;
+    for (auto& [key, text] : entry_path.elements.back().keys) {
+      const json* leaf = member(entry, key.c_str());
+      if (leaf == nullptr)
+        return "value at " + path.to_string() + ": a list entry has no key leaf '" + key + "'";
+      text = leaf->is_string() ? leaf->get<std::string>() : leaf->dump();
+    }
+    insert_into_tree(tree, entry_path, std::move(entry));
+  }
+  return std::nullopt;
 }
 
 Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& notifications) {
@@ -493,10 +523,7 @@ Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& no
     for (const auto& update : notification.updates) {
       json value = json::parse(update.json, nullptr, false);
       if (value.is_discarded()) return "value at " + update.path.to_string() + " is not JSON";
-      GnmiPath path = update.path;
-      value = unwrap_named_value(path, std::move(value));
-      for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
-      insert_into_tree(tree, path, strip_module_prefixes(value));
+      if (auto failure = place_update(tree, update.path, std::move(value))) return *failure;
       any = true;
     }
   }
@@ -513,10 +540,7 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
       if (value.is_discarded()) {
         return "value at " + update.path.to_string() + " is not JSON";
       }
-      GnmiPath path = update.path;
-      value = unwrap_named_value(path, std::move(value));
-      for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
-      insert_into_tree(tree, path, strip_module_prefixes(value));
+      if (auto failure = place_update(tree, update.path, std::move(value))) return *failure;
     }
   }
   try {

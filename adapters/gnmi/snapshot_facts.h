@@ -22,8 +22,11 @@ inline constexpr const char* kInterfacesPath = "/interfaces/interface[name=*]/st
 inline constexpr const char* kBgpNeighborsPath =
     "/network-instances/network-instance[name=default]/protocols/"
     "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]";
-inline constexpr const char* kIpv4AftPath =
-    "/network-instances/network-instance[name=default]/afts";
+// The default instance's AFT: ipv4-unicast and ipv6-unicast entries, next-hop-groups and
+// next hops in one Get.
+inline constexpr const char* kAftPath = "/network-instances/network-instance[name=default]/afts";
+// kAftPath under its earlier name, from when only ipv4-unicast was read.
+inline constexpr const char* kIpv4AftPath = kAftPath;
 
 // A category is set only when some update addressed it; a category that was asked for and is
 // missing must be recorded as no-evidence by the caller, never as an empty healthy value.
@@ -36,7 +39,8 @@ struct SnapshotFacts {
   std::optional<nlohmann::json> bgp;
   // { "neighbors": { "eth1": [ { "system_name", "port_id", "chassis_id" } ] } }
   std::optional<nlohmann::json> lldp;
-  // { "ipv4": [ { "prefix", "protocol", "nexthops": [...] } ] } from the AFT (no metric)
+  // { "ipv4": [ { "prefix", "protocol", "nexthops": [...] } ], "ipv6": [ ... ] } from the AFT
+  // (no metric); a family is present only when the reply has its list
   std::optional<nlohmann::json> routes;
 };
 

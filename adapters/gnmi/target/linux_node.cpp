@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -294,28 +295,49 @@ static std::string origin_protocol_of(const std::string& protocol) {
   return "";
 }
 
-NodeResult<std::vector<Ipv4Route>> LinuxNode::ipv4_routes() {
-  std::vector<std::string> argv = {options_.ip, "-j", "-4", "route", "show", "table", "main"};
-  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+// A destination the kernel adds to IPv6's main table for every interface that has IPv6: the
+// link-local net fe80::/64 (and, on kernels that keep it in main rather than local, the
+// multicast net ff00::/8). Neither is a forwarding entry of the fabric, they repeat once per
+// interface under one prefix (which the AFT keys by), and the interfaces' link-local
+// addresses are left out of the snapshot as well (the ip-addr normalizer).
+static bool per_interface_ipv6_route(const std::string& dst) {
+  std::string head = dst.substr(0, 3);
+  std::transform(head.begin(), head.end(), head.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  bool link_local = head == "fe8" || head == "fe9" || head == "fea" || head == "feb";
+  bool multicast = head.rfind("ff", 0) == 0;
+  return link_local || multicast;
+}
+
+// The unicast routes of the main table of one address family, from iproute2's JSON.
+static NodeResult<std::vector<UnicastRoute>> main_table_routes(const LinuxNodeOptions& options,
+                                                               bool ipv6) {
+  std::vector<std::string> argv = {options.ip, "-j",  ipv6 ? "-6" : "-4", "route", "show",
+                                   "table",    "main"};
+  CommandOutcome outcome = run_command(argv, options.command_timeout);
   if (!outcome.succeeded())
     return NodeFailure{NodeFailure::Kind::unavailable,
-                       join(argv, " ") + ": " + outcome.describe_failure(options_.command_timeout)};
+                       join(argv, " ") + ": " + outcome.describe_failure(options.command_timeout)};
   auto document = nlohmann::json::parse(outcome.out, nullptr, false);
   if (!document.is_array())
     return NodeFailure{NodeFailure::Kind::unavailable, join(argv, " ") + ": not a JSON list"};
-  std::vector<Ipv4Route> routes;
+  std::vector<UnicastRoute> routes;
   for (const auto& entry : document) {
     if (!entry.is_object() || !entry.contains("dst") || !entry["dst"].is_string()) continue;
     // Only unicast routes are forwarding entries of the AFT (no blackhole, unreachable...).
     if (entry.contains("type") && entry["type"] != "unicast") continue;
-    Ipv4Route route;
     std::string dst = entry["dst"];
-    route.prefix = dst == "default"                     ? "0.0.0.0/0"
-                   : dst.find('/') == std::string::npos ? dst + "/32"
-                                                        : dst;
+    if (ipv6 && per_interface_ipv6_route(dst)) continue;
+    UnicastRoute route;
+    if (dst == "default")
+      route.prefix = ipv6 ? "::/0" : "0.0.0.0/0";
+    else if (dst.find('/') == std::string::npos)
+      route.prefix = dst + (ipv6 ? "/128" : "/32");
+    else
+      route.prefix = dst;
     route.origin_protocol = origin_protocol_of(entry.value("protocol", "boot"));
     auto hop_of = [](const nlohmann::json& hop) {
-      return Ipv4Route::NextHop{hop.value("gateway", ""), hop.value("dev", "")};
+      return UnicastRoute::NextHop{hop.value("gateway", ""), hop.value("dev", "")};
     };
     if (entry.contains("nexthops") && entry["nexthops"].is_array()) {
       for (const auto& hop : entry["nexthops"]) route.next_hops.push_back(hop_of(hop));
@@ -325,6 +347,14 @@ NodeResult<std::vector<Ipv4Route>> LinuxNode::ipv4_routes() {
     routes.push_back(std::move(route));
   }
   return routes;
+}
+
+NodeResult<std::vector<Ipv4Route>> LinuxNode::ipv4_routes() {
+  return main_table_routes(options_, /*ipv6=*/false);
+}
+
+NodeResult<std::vector<Ipv6Route>> LinuxNode::ipv6_routes() {
+  return main_table_routes(options_, /*ipv6=*/true);
 }
 
 NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface, std::vector<std::string> what) {

@@ -31,6 +31,7 @@ class LinuxNode final : public Node {
   NodeResult<std::vector<NicInfo>> nics() override;
   NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override;
   NodeResult<std::vector<Ipv4Route>> ipv4_routes() override;
+  NodeResult<std::vector<Ipv6Route>> ipv6_routes() override;
   NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override;
   NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override;
 

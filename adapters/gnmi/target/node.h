@@ -51,9 +51,11 @@ struct BgpNeighborState {
   std::map<std::string, std::uint64_t> prefixes_sent;      // afi-safi name -> count
 };
 
-// One IPv4 route of the main table, as the AFT serves it.
-struct Ipv4Route {
-  std::string prefix;  // "10.0.2.0/24"; the default route is "0.0.0.0/0"
+// One unicast route of the main table, as the AFT serves it (ipv4-entry or ipv6-entry).
+struct UnicastRoute {
+  // "10.0.2.0/24", "2001:db8:2::/64"; the default route is "0.0.0.0/0" or "::/0", a host
+  // route has its /32 or /128.
+  std::string prefix;
   // OpenConfig origin-protocol identity name (BGP, DIRECTLY_CONNECTED, STATIC, OSPF, ISIS);
   // empty when the kernel's protocol has no OpenConfig counterpart (the leaf is then left out).
   std::string origin_protocol;
@@ -63,6 +65,8 @@ struct Ipv4Route {
   };
   std::vector<NextHop> next_hops;
 };
+using Ipv4Route = UnicastRoute;
+using Ipv6Route = UnicastRoute;
 
 // A failure of the node, as the target reports it to the client.
 struct NodeFailure {
@@ -88,6 +92,9 @@ class Node {
   virtual NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() = 0;
   // The IPv4 unicast routes of the main table (`ip -j -4 route show table main`).
   virtual NodeResult<std::vector<Ipv4Route>> ipv4_routes() = 0;
+  // The IPv6 unicast routes of the main table (`ip -j -6 route show table main`), without the
+  // per-interface link-local and multicast routes.
+  virtual NodeResult<std::vector<Ipv6Route>> ipv6_routes() = 0;
   virtual NodeResult<Ok> set_mtu(const std::string& interface, int mtu) = 0;
   virtual NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) = 0;
 };

@@ -114,46 +114,57 @@ NodeResult<Ok> add_bgp(Node& node, json& instance) {
   return Ok{};
 }
 
-// The AFT of the default instance: one ipv4-entry per route of the main table, pointing at a
-// next-hop-group; groups and next hops numbered from 1 in the order they are first used.
-NodeResult<Ok> add_afts(Node& node, json& instance) {
-  auto routes = node.ipv4_routes();
-  if (!routes) return routes.error();
+// The AFT of the default instance: one ipv4-entry or ipv6-entry per route of the main
+// tables, pointing at a next-hop-group; groups and next hops are shared by both families and
+// numbered from 1 in the order they are first used. A node whose IPv6 routes cannot be read
+// (a kernel without IPv6) serves ipv4-unicast alone, unless the path asks for ipv6-unicast.
+NodeResult<Ok> add_afts(Node& node, json& instance, bool ipv6_asked) {
+  auto ipv4_routes = node.ipv4_routes();
+  if (!ipv4_routes) return ipv4_routes.error();
+  auto ipv6_routes = node.ipv6_routes();
+  if (!ipv6_routes && ipv6_asked) return ipv6_routes.error();
   std::map<std::pair<std::string, std::string>, std::uint64_t> hop_index;
   std::map<std::vector<std::uint64_t>, std::uint64_t> group_id;
-  json entries = json::array(), groups = json::array(), hops = json::array();
-  for (const auto& route : *routes) {
-    std::vector<std::uint64_t> members;
-    for (const auto& hop : route.next_hops) {
-      auto [at, added] = hop_index.emplace(std::pair{hop.ip, hop.interface}, hop_index.size() + 1);
-      if (added) {
-        json state = {{"index", at->second}};
-        if (!hop.ip.empty()) state["ip-address"] = hop.ip;
-        json entry = {{"index", at->second}, {"state", state}};
-        if (!hop.interface.empty())
-          entry["interface-ref"] = {{"state", {{"interface", hop.interface}}}};
-        hops.push_back(std::move(entry));
+  json groups = json::array(), hops = json::array();
+  auto entries_of = [&](const std::vector<UnicastRoute>& routes) {
+    json entries = json::array();
+    for (const auto& route : routes) {
+      std::vector<std::uint64_t> members;
+      for (const auto& hop : route.next_hops) {
+        auto [at, added] =
+            hop_index.emplace(std::pair{hop.ip, hop.interface}, hop_index.size() + 1);
+        if (added) {
+          json state = {{"index", at->second}};
+          if (!hop.ip.empty()) state["ip-address"] = hop.ip;
+          json entry = {{"index", at->second}, {"state", state}};
+          if (!hop.interface.empty())
+            entry["interface-ref"] = {{"state", {{"interface", hop.interface}}}};
+          hops.push_back(std::move(entry));
+        }
+        members.push_back(at->second);
       }
-      members.push_back(at->second);
+      std::sort(members.begin(), members.end());
+      auto [group, added] = group_id.emplace(members, group_id.size() + 1);
+      if (added) {
+        json member_list = json::array();
+        for (auto index : members)
+          member_list.push_back({{"index", index}, {"state", {{"index", index}, {"weight", 1}}}});
+        groups.push_back({{"id", group->second},
+                          {"state", {{"id", group->second}}},
+                          {"next-hops", {{"next-hop", member_list}}}});
+      }
+      json state = {{"prefix", route.prefix}, {"next-hop-group", group->second}};
+      if (!route.origin_protocol.empty())
+        state["origin-protocol"] = "openconfig-policy-types:" + route.origin_protocol;
+      entries.push_back({{"prefix", route.prefix}, {"state", state}});
     }
-    std::sort(members.begin(), members.end());
-    auto [group, added] = group_id.emplace(members, group_id.size() + 1);
-    if (added) {
-      json member_list = json::array();
-      for (auto index : members)
-        member_list.push_back({{"index", index}, {"state", {{"index", index}, {"weight", 1}}}});
-      groups.push_back({{"id", group->second},
-                        {"state", {{"id", group->second}}},
-                        {"next-hops", {{"next-hop", member_list}}}});
-    }
-    json state = {{"prefix", route.prefix}, {"next-hop-group", group->second}};
-    if (!route.origin_protocol.empty())
-      state["origin-protocol"] = "openconfig-policy-types:" + route.origin_protocol;
-    entries.push_back({{"prefix", route.prefix}, {"state", state}});
-  }
-  instance["afts"] = {{"ipv4-unicast", {{"ipv4-entry", entries}}},
-                      {"next-hop-groups", {{"next-hop-group", groups}}},
-                      {"next-hops", {{"next-hop", hops}}}};
+    return entries;
+  };
+  json afts = {{"ipv4-unicast", {{"ipv4-entry", entries_of(*ipv4_routes)}}}};
+  if (ipv6_routes) afts["ipv6-unicast"] = {{"ipv6-entry", entries_of(*ipv6_routes)}};
+  afts["next-hop-groups"] = {{"next-hop-group", groups}};
+  afts["next-hops"] = {{"next-hop", hops}};
+  instance["afts"] = std::move(afts);
   return Ok{};
 }
 
@@ -259,7 +270,7 @@ NodeResult<json> build_tree(Node& node, const GnmiPath& path) {
     NodeResult<Ok> bgp = Ok{};
     NodeResult<Ok> afts = Ok{};
     if (!wants_afts) bgp = add_bgp(node, instance);
-    if (!wants_protocols) afts = add_afts(node, instance);
+    if (!wants_protocols) afts = add_afts(node, instance, names_element(path, "ipv6-unicast"));
     if (!top.empty()) {
       if (wants_afts && !afts)
         return NodeFailure{

@@ -8,8 +8,8 @@
 //   /components/component[name=*]/state            NIC driver and firmware versions
 //   /network-instances/network-instance[name=default]/protocols/
 //     protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state
-//   /network-instances/network-instance[name=default]/afts   ipv4-unicast entries of the
-//     kernel's main table, with their next-hop-groups and next-hops
+//   /network-instances/network-instance[name=default]/afts   ipv4-unicast and ipv6-unicast
+//     entries of the kernel's main tables, with their next-hop-groups and next-hops
 // The BGP subtree exists only while FRR answers.
 
 #include <string>

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,7 +20,9 @@
 
 #include "adapters/gnmi/client.h"
 #include "adapters/gnmi/snapshot_facts.h"
+#include "adapters/gnmi/target/process.h"
 #include "adapters/gnmi/telemetry.h"
+#include "gates/snapshot/normalizers.h"
 #include "tests/adapters/gnmi/gnmid_harness.h"
 
 namespace fabgate::gnmi {
@@ -669,6 +672,106 @@ TEST_F(GnmidInNamespace, AftServesTheKernelRoutesInTheSnapshotShape) {
   EXPECT_EQ(lldp.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(lldp.error().message.find("/lldp is not served"), std::string::npos)
       << lldp.error().message;
+}
+
+// The facts of a route both transports carry, by prefix: the AFT has no metric, and a route
+// whose kernel protocol has no OpenConfig identity ("boot": added by hand) has no protocol.
+json comparable_routes(const json& table) {
+  json out = json::object();
+  for (const auto& route : table) {
+    json facts = {{"nexthops", route["nexthops"]}};
+    if (route.contains("protocol") && route["protocol"] != "boot")
+      facts["protocol"] = route["protocol"];
+    out[route["prefix"].get<std::string>()] = std::move(facts);
+  }
+  return out;
+}
+
+bool is_link_local_or_multicast(const std::string& prefix) {
+  return prefix.rfind("fe80:", 0) == 0 || prefix.rfind("ff", 0) == 0;
+}
+
+TEST_F(GnmidInNamespace, Ipv6AftAgreesWithTheSshRouteCollector) {
+  // Given IPv6 addresses on fgt0 and fgt1 and four IPv6 routes in the test's namespace (static
+  // via a gateway, BGP over two next hops, a default route, a host route added by hand), then
+  // the AFT's ipv6-unicast, read by snapshot_facts(), holds every unicast route that the SSH
+  // collectors' `ip -j -6 route show table main` | ip-route-v6 holds, with the same prefix,
+  // protocol and next hops, except the per-interface link-local fe80::/64 routes that the
+  // kernel adds (and the SSH side does list), which the AFT leaves out.
+  if (!std::filesystem::exists("/proc/sys/net/ipv6"))
+    GTEST_SKIP() << "this kernel has no IPv6 (/proc/sys/net/ipv6 is missing)";
+  for (const char* scope : {"all", "default", "fgt0", "fgt1"}) {
+    auto enabled = target::run_command({"ip", "netns", "exec", netns_->name(), "sysctl", "-qw",
+                                        std::string("net.ipv6.conf.") + scope + ".disable_ipv6=0"},
+                                       Duration(10'000));
+    ASSERT_TRUE(enabled.succeeded()) << scope << ": " << enabled.err;
+  }
+  // nodad: the addresses are usable at once, not tentative for a second.
+  ASSERT_TRUE(netns_->ip({"addr", "add", "2001:db8:99::1/64", "dev", "fgt0", "nodad"}));
+  ASSERT_TRUE(netns_->ip({"addr", "add", "2001:db8:9a::1/64", "dev", "fgt1", "nodad"}));
+  ASSERT_TRUE(netns_->ip(
+      {"-6", "route", "add", "2001:db8:98::/64", "via", "2001:db8:99::2", "proto", "static"}));
+  ASSERT_TRUE(netns_->ip({"-6", "route", "add", "2001:db8:97::/64", "proto", "bgp", "nexthop",
+                          "via", "2001:db8:99::3", "dev", "fgt0", "nexthop", "via",
+                          "2001:db8:99::2", "dev", "fgt0"}));
+  ASSERT_TRUE(
+      netns_->ip({"-6", "route", "add", "default", "via", "2001:db8:9a::2", "proto", "bgp"}));
+  ASSERT_TRUE(netns_->ip({"-6", "route", "add", "2001:db8:96::5", "via", "2001:db8:99::2"}));
+
+  auto reply = target_->client->get({kAftPath}, Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(reply) << reply.error().message;
+  auto facts = snapshot_facts(*reply, now_utc());
+  ASSERT_TRUE(facts.ok()) << facts.error();
+  ASSERT_TRUE(facts->routes.has_value());
+  ASSERT_TRUE(facts->routes->contains("ipv4")) << "the IPv4 table is still served next to IPv6";
+  ASSERT_TRUE(facts->routes->contains("ipv6")) << facts->routes->dump();
+  json over_gnmi = comparable_routes((*facts->routes)["ipv6"]);
+
+  // The same table as the linux and frr collector profiles read it over SSH.
+  auto listed = target::run_command(
+      {"ip", "-n", netns_->name(), "-j", "-6", "route", "show", "table", "main"}, Duration(10'000));
+  ASSERT_TRUE(listed.succeeded()) << listed.err;
+  const snapshot::Normalizer* ip_route_v6 = snapshot::find_normalizer("ip-route-v6");
+  ASSERT_NE(ip_route_v6, nullptr);
+  json ssh_routes = json::object();
+  auto normalized = snapshot::normalize(*ip_route_v6, listed.out, ssh_routes);
+  ASSERT_TRUE(normalized) << normalized.error();
+  json over_ssh = json::object();
+  bool ssh_lists_link_local = false;
+  const json ssh_table = comparable_routes(ssh_routes["ipv6"]);
+  for (const auto& [prefix, route] : ssh_table.items()) {
+    if (is_link_local_or_multicast(prefix)) {
+      ssh_lists_link_local = ssh_lists_link_local || prefix == "fe80::/64";
+      continue;
+    }
+    over_ssh[prefix] = route;
+  }
+  EXPECT_TRUE(ssh_lists_link_local) << "the kernel added no fe80::/64 route: the test proves "
+                                       "nothing about leaving them out\n"
+                                    << listed.out;
+  EXPECT_EQ(over_gnmi, over_ssh) << "gNMI: " << over_gnmi.dump(2) << "\nSSH: " << over_ssh.dump(2);
+
+  // Field by field, as the compare rules read them.
+  EXPECT_EQ(over_gnmi["2001:db8:99::/64"],
+            json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt0"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:9a::/64"],
+            json({{"protocol", "kernel"}, {"nexthops", {"dev:fgt1"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:98::/64"],
+            json({{"protocol", "static"}, {"nexthops", {"2001:db8:99::2"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:97::/64"],
+            json({{"protocol", "bgp"}, {"nexthops", {"2001:db8:99::2", "2001:db8:99::3"}}}));
+  EXPECT_EQ(over_gnmi["::/0"], json({{"protocol", "bgp"}, {"nexthops", {"2001:db8:9a::2"}}}));
+  EXPECT_EQ(over_gnmi["2001:db8:96::5/128"], json({{"nexthops", {"2001:db8:99::2"}}}));
+  for (const auto& route : (*facts->routes)["ipv6"]) {
+    EXPECT_FALSE(is_link_local_or_multicast(route["prefix"])) << route.dump();
+    EXPECT_FALSE(route.contains("metric")) << "the AFT has no metric: " << route.dump();
+  }
+
+  // The family asked for alone, as a client naming ipv6-unicast would.
+  json family = only_value(
+      target_->client->get({std::string(kAftPath) + "/ipv6-unicast"}, Encoding::json, kDeadline));
+  ASSERT_TRUE(family.contains("ipv6-entry")) << family.dump();
+  EXPECT_EQ(family["ipv6-entry"].size(), over_gnmi.size()) << family.dump(2);
 }
 
 TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {

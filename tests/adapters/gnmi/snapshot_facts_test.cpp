@@ -263,6 +263,88 @@ TEST(GnmiSnapshotFacts, AftEntriesBecomeRoutesInTheIpRouteShape) {
       << refused.error();
 }
 
+TEST(GnmiSnapshotFacts, Ipv6AftEntriesFillRoutesIpv6AndAnUnansweredFamilyStaysAbsent) {
+  // Given an AFT with ipv6-unicast entries next to ipv4 ones (next hops shared), then
+  // routes.ipv6 holds them in the ip-route-v6 shape; an AFT that answers ipv6-unicast with no
+  // entry has routes.ipv6 = [] (an empty table is an answer), and one without ipv6-unicast has
+  // no routes.ipv6 at all (no evidence, never an empty table).
+  json afts = {
+      {"ipv4-unicast",
+       {{"ipv4-entry",
+         {{{"prefix", "10.0.2.0/24"},
+           {"state", {{"origin-protocol", "BGP"}, {"next-hop-group", "1"}}}}}}}},
+      {"ipv6-unicast",
+       {{"ipv6-entry",
+         {{{"prefix", "2001:db8:2::/64"},
+           {"state",
+            {{"origin-protocol", "openconfig-policy-types:BGP"}, {"next-hop-group", "2"}}}},
+          {{"prefix", "2001:db8::/64"},
+           {"state",
+            {{"origin-protocol", "openconfig-policy-types:DIRECTLY_CONNECTED"},
+             {"next-hop-group", "3"}}}}}}}},
+      {"next-hop-groups",
+       {{"next-hop-group",
+         {{{"id", "1"}, {"next-hops", {{"next-hop", {{{"index", "1"}}}}}}},
+          {{"id", "2"}, {"next-hops", {{"next-hop", {{{"index", "3"}}, {{"index", "2"}}}}}}},
+          {{"id", "3"}, {"next-hops", {{"next-hop", {{{"index", "4"}}}}}}}}}}},
+      {"next-hops",
+       {{"next-hop",
+         {{{"index", "1"}, {"state", {{"ip-address", "10.0.1.0"}}}},
+          {{"index", "2"}, {"state", {{"ip-address", "fe80::1"}}}},
+          {{"index", "3"}, {"state", {{"ip-address", "2001:db8::2"}}}},
+          {{"index", "4"}, {"interface-ref", {{"state", {{"interface", "to-spine1"}}}}}}}}}}};
+  auto routes_of = [](const json& tree) {
+    GnmiNotification notification;
+    notification.updates.push_back(
+        update("/network-instances/network-instance[name=default]/afts", tree));
+    auto facts = snapshot_facts({notification}, now_utc());
+    EXPECT_TRUE(facts.ok()) << facts.error();
+    return facts.ok() && facts->routes ? *facts->routes : json();
+  };
+
+  json both = routes_of(afts);
+  EXPECT_EQ(both["ipv6"], json::parse(R"([
+              {"prefix": "2001:db8:2::/64", "protocol": "bgp", "nexthops": ["2001:db8::2", "fe80::1"]},
+              {"prefix": "2001:db8::/64", "protocol": "kernel", "nexthops": ["dev:to-spine1"]}])"));
+  EXPECT_EQ(both["ipv4"].size(), 1u);
+
+  json empty_ipv6 = afts;
+  empty_ipv6["ipv6-unicast"]["ipv6-entry"] = json::array();
+  EXPECT_EQ(routes_of(empty_ipv6)["ipv6"], json::array());
+
+  json ipv4_only = afts;
+  ipv4_only.erase("ipv6-unicast");
+  json routes = routes_of(ipv4_only);
+  EXPECT_FALSE(routes.contains("ipv6")) << routes.dump();
+  EXPECT_EQ(routes["ipv4"].size(), 1u);
+}
+
+TEST(GnmiSnapshotFacts, AListForAKeyedPathPutsEachEntryUnderItsOwnKey) {
+  // Given a wildcard path answered with the whole list wrapped in its qualified name (SONiC),
+  // then every entry lands under its own key, never under an entry named "*"; an entry without
+  // its key leaf is an error naming the path, not a guessed place.
+  GnmiNotification notification;
+  notification.updates.push_back(
+      update("/openconfig-interfaces:interfaces/interface[name=*]",
+             {{"openconfig-interfaces:interface",
+               json::array({{{"name", "Ethernet0"}, {"state", {{"mtu", 9100}}}},
+                            {{"name", "Ethernet4"}, {"state", {{"mtu", 1500}}}}})}}));
+  auto facts = snapshot_facts({notification}, TimePoint{});
+  ASSERT_TRUE(facts) << facts.error();
+  ASSERT_TRUE(facts->interfaces);
+  EXPECT_EQ(*facts->interfaces,
+            json({{"Ethernet0", {{"mtu", 9100}}}, {"Ethernet4", {{"mtu", 1500}}}}));
+
+  GnmiNotification keyless;
+  keyless.updates.push_back(
+      update("/openconfig-interfaces:interfaces/interface[name=*]",
+             {{"openconfig-interfaces:interface", json::array({{{"state", {{"mtu", 9100}}}}})}}));
+  auto refused = snapshot_facts({keyless}, TimePoint{});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("a list entry has no key leaf 'name'"), std::string::npos)
+      << refused.error();
+}
+
 TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {
   // Given a counter that is not a number, then the mapping fails with the path, so the
   // collector records no-evidence instead of a zero.
