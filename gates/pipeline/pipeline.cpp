@@ -548,12 +548,14 @@ void Pipeline::settle_restored(GateRecord& record) {
   // convergence still gets the time a fixed settle gave it.
   const Duration bound = std::max(change_.acceptance.settle, Duration::zero());
   const auto start = Clock::now();
-  ProbeContext early = probe_context_;
+  ProbeContext at_bound = probe_context_;
+  at_bound.concurrent_flows = true;  // a round lasts as long as its slowest part
+  ProbeContext early = at_bound;
   early.flows_reply_timeout = kSettlePollReplyTimeout;
   std::vector<std::string> not_held;
   for (;;) {
     const bool last = since(start) >= bound;
-    RestoreRound round = restore_round(last ? probe_context_ : early, start);
+    RestoreRound round = restore_round(last ? at_bound : early, start);
     if (round.not_held.empty() || last) {
       restore_round_ = std::move(round);
       break;

@@ -1,5 +1,8 @@
 #include "gates/pipeline/probes.h"
 
+#include <future>
+#include <set>
+
 #include "adapters/core/text.h"
 #include "gates/pipeline/collective_verdict.h"
 
@@ -111,18 +114,20 @@ Detached start_detached(Remote& remote, const intent::Device& device, const std:
                         const std::string& command, const std::string& ready, KeepOutput keep) {
   // The probe's stdout goes to $f (kept for the caller with KeepOutput::yes), its stderr to
   // $f.err, where the readiness line appears.
-  std::string script = "ready=" + shell_quote(ready) + "\nwait_tenths=" + tenths(kReadyWait) +
-                       "\nstop_tenths=" + tenths(kStopWait) +
-                       "\nkeep=" + (keep == KeepOutput::yes ? "1" : "0") +
-                       "\nexited=" + std::to_string(kExitedBeforeReady) +
-                       "\nstopped=" + std::to_string(kStoppedNotReady) +
-                       "\nf=$(mktemp /tmp/fabgate-probe.XXXXXX) || exit 2\nsetsid " + command +
-                       " </dev/null >\"$f\" 2>\"$f.err\" & pid=$!\n" + R"SH(
+  // Readiness is polled every 20 ms: a responder is usually ready within one or two polls, and
+  // each probe of a restore round starts one.
+  std::string script =
+      "ready=" + shell_quote(ready) + "\nwait_ticks=" + std::to_string(kReadyWait.count() / 20) +
+      "\nstop_tenths=" + tenths(kStopWait) + "\nkeep=" + (keep == KeepOutput::yes ? "1" : "0") +
+      "\nexited=" + std::to_string(kExitedBeforeReady) +
+      "\nstopped=" + std::to_string(kStoppedNotReady) +
+      "\nf=$(mktemp /tmp/fabgate-probe.XXXXXX) || exit 2\nsetsid " + command +
+      " </dev/null >\"$f\" 2>\"$f.err\" & pid=$!\n" + R"SH(
 i=0
-while [ $i -lt $wait_tenths ]; do
+while [ $i -lt $wait_ticks ]; do
   grep -qF "$ready" "$f.err" && break
   kill -0 $pid 2>/dev/null || break
-  sleep 0.1; i=$((i+1))
+  sleep 0.02; i=$((i+1))
 done
 if grep -qF "$ready" "$f.err"; then
   if [ $keep = 1 ]; then echo "$pid $f"; rm -f "$f.err"; else echo "$pid"; rm -f "$f" "$f.err"; fi
@@ -476,40 +481,84 @@ nlohmann::json to_json(const ProbeOutcome& outcome) {
           {"waived_by", outcome.waived_by}};
 }
 
+namespace {
+
+ProbeOutcome run_probe(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
+                       const std::string& phase) {
+  ProbeOutcome outcome;
+  outcome.name = probe.name;
+  outcome.layer = probe.layer;
+  outcome.host = probe.host;
+  outcome.kind = probe.kind;
+  outcome.phase = phase;
+  outcome.started = now_utc();
+  const intent::Device* host = context.inventory.find(probe.host);
+  if (!host) {
+    outcome.reason = "host '" + probe.host + "' is not in the inventory";
+  } else if (probe.kind == "flows") {
+    run_flows(remote, context, probe, *host, outcome);
+  } else if (probe.kind == "rdma") {
+    run_rdma(remote, context, probe, *host, outcome);
+  } else if (probe.kind == "collective") {
+    run_collective(remote, context, probe, outcome);
+  } else {
+    auto result = remote.run(*host, ssh::CredentialRole::read, probe.run, probe.timeout, "probe");
+    if (!result.ok()) {
+      outcome.reason = describe_failure(*host, probe.run, result.error());
+    } else {
+      outcome.output = result->stdout_text + result->stderr_text;
+      judge_command(result.value(), outcome);
+    }
+  }
+  outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - outcome.started);
+  return outcome;
+}
+
+// The devices a flows probe runs on: its host and the owner of its target (the responder).
+// Empty when either is unknown (the probe then runs alone and says why).
+std::vector<std::string> flows_devices(const ProbeContext& context, const intent::Probe& probe) {
+  if (probe.kind != "flows" || !context.inventory.find(probe.host)) return {};
+  const intent::Device* responder =
+      owner_of(context.inventory, target_address(context.inventory, probe.target));
+  if (!responder) return {};
+  return {probe.host, responder->name};
+}
+
+}  // namespace
+
 std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context,
                                      const std::vector<intent::Probe>& probes,
                                      const std::string& phase, ProgressSink* progress) {
   std::vector<ProbeOutcome> outcomes;
   ProgressCounter probes_done(progress, probes.size(), "probes");
-  for (const auto& probe : probes) {
-    ProbeOutcome outcome;
-    outcome.name = probe.name;
-    outcome.layer = probe.layer;
-    outcome.host = probe.host;
-    outcome.kind = probe.kind;
-    outcome.phase = phase;
-    outcome.started = now_utc();
-    const intent::Device* host = context.inventory.find(probe.host);
-    if (!host) {
-      outcome.reason = "host '" + probe.host + "' is not in the inventory";
-    } else if (probe.kind == "flows") {
-      run_flows(remote, context, probe, *host, outcome);
-    } else if (probe.kind == "rdma") {
-      run_rdma(remote, context, probe, *host, outcome);
-    } else if (probe.kind == "collective") {
-      run_collective(remote, context, probe, outcome);
-    } else {
-      auto result = remote.run(*host, ssh::CredentialRole::read, probe.run, probe.timeout, "probe");
-      if (!result.ok()) {
-        outcome.reason = describe_failure(*host, probe.run, result.error());
-      } else {
-        outcome.output = result->stdout_text + result->stderr_text;
-        judge_command(result.value(), outcome);
+  std::size_t next = 0;
+  while (next < probes.size()) {
+    // A batch: this probe, and with concurrent_flows the flows probes after it that share no
+    // device with the batch (each responder listens on the same port of its own device).
+    std::size_t end = next + 1;
+    if (auto first = flows_devices(context, probes[next]);
+        context.concurrent_flows && !first.empty()) {
+      std::set<std::string> busy(first.begin(), first.end());
+      for (; end < probes.size(); ++end) {
+        auto devices = flows_devices(context, probes[end]);
+        if (devices.empty() || busy.contains(devices[0]) || busy.contains(devices[1])) break;
+        busy.insert(devices.begin(), devices.end());
       }
     }
-    outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - outcome.started);
-    outcomes.push_back(std::move(outcome));
-    probes_done.one_done();
+    if (end - next == 1) {
+      outcomes.push_back(run_probe(remote, context, probes[next], phase));
+      probes_done.one_done();
+    } else {
+      std::vector<std::future<ProbeOutcome>> running;
+      for (std::size_t i = next; i < end; ++i)
+        running.push_back(std::async(
+            std::launch::async, [&, i] { return run_probe(remote, context, probes[i], phase); }));
+      for (auto& outcome : running) {
+        outcomes.push_back(outcome.get());
+        probes_done.one_done();
+      }
+    }
+    next = end;
   }
   return outcomes;
 }

@@ -42,6 +42,10 @@ struct ProbeContext {
   // instead of fabgate-probe's 1 s. settle-restored's polls use it so that a round that fails
   // ends sooner; a shorter wait can only turn a pass into a fail, never the other way.
   Duration flows_reply_timeout{0};
+  // `flows` probes that share no device (neither host nor responder) with the ones before them
+  // run at the same time instead of one after the other. settle-restored's rounds use it: a
+  // round is as long as its slowest part. Other kinds always run alone, in declared order.
+  bool concurrent_flows = false;
 };
 
 // Runs the probes of a change in order, each within its own timeout, with the read
