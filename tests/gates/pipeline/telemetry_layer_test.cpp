@@ -14,6 +14,8 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/gates/pipeline/live_gnmi.h"
+
 namespace fabgate::pipeline {
 namespace {
 
@@ -40,39 +42,6 @@ gnmi::GnmiNotification sample(std::int64_t at_ns, const std::string& interface,
   notification.updates.push_back({bgp.value(), json(session).dump()});
   return notification;
 }
-
-// Delivers whatever the test last set, every 50 ms, stamped with the time elapsed since the
-// stream began (from kBase), until stopped: a device whose state the test changes at will.
-class LiveStream final : public gnmi::GnmiStream {
- public:
-  explicit LiveStream(std::function<gnmi::GnmiNotification()> current)
-      : current_(std::move(current)) {}
-  gnmi::GnmiResult<Ok> run(
-      const std::function<void(const gnmi::GnmiNotification&)>& on_notification) override {
-    const auto began = std::chrono::steady_clock::now();
-    std::unique_lock lock(mutex_);
-    while (!stopped_) {
-      auto notification = current_();
-      notification.timestamp_ns = kBase + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                              std::chrono::steady_clock::now() - began)
-                                              .count();
-      on_notification(notification);
-      stop_.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    return Ok{};
-  }
-  void stop() override {
-    std::lock_guard lock(mutex_);
-    stopped_ = true;
-    stop_.notify_all();
-  }
-
- private:
-  std::function<gnmi::GnmiNotification()> current_;
-  std::mutex mutex_;
-  std::condition_variable stop_;
-  bool stopped_ = false;
-};
 
 // Hands over its script one notification every 50 ms, then stays silent (or keeps repeating
 // the last one) until stopped.
@@ -114,7 +83,6 @@ class ScriptedClient final : public gnmi::GnmiClient {
  public:
   ScriptedClient(std::vector<gnmi::GnmiNotification> script, bool keep_delivering)
       : script_(std::move(script)), keep_delivering_(keep_delivering) {}
-  explicit ScriptedClient(std::function<gnmi::GnmiNotification()> live) : live_(std::move(live)) {}
   gnmi::GnmiResult<gnmi::Capabilities> capabilities(Duration) override { return refuse(); }
   gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get(const std::vector<std::string>&,
                                                             gnmi::Encoding, gnmi::DataType,
@@ -136,7 +104,6 @@ class ScriptedClient final : public gnmi::GnmiClient {
       const std::vector<std::string>& paths, gnmi::Encoding, Duration interval, Duration) override {
     subscribed_paths = paths;
     subscribed_interval = interval;
-    if (live_) return std::unique_ptr<gnmi::GnmiStream>(std::make_unique<LiveStream>(live_));
     return std::unique_ptr<gnmi::GnmiStream>(
         std::make_unique<ScriptedStream>(script_, keep_delivering_));
   }
@@ -147,7 +114,6 @@ class ScriptedClient final : public gnmi::GnmiClient {
   static gnmi::GnmiFailure refuse() { return {gnmi::GnmiFailure::Kind::rejected, "not scripted"}; }
   std::vector<gnmi::GnmiNotification> script_;
   bool keep_delivering_ = false;
-  std::function<gnmi::GnmiNotification()> live_;
 };
 
 intent::Device device_named(const std::string& name, bool with_gnmi) {
@@ -272,7 +238,7 @@ TEST(TelemetrySession, ACutKeepsStreamingAndTheNextWindowShowsWhatCameBack) {
   };
   GnmiConnector connect =
       [&](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
-    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<ScriptedClient>(current));
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(current, kBase));
   };
   TelemetrySession session(connect, {{&inventory.devices[0], "target"}}, Duration{50});
   ASSERT_EQ(session.start(Duration{60'000}, Duration{2'000}).verdict, Verdict::pass);
