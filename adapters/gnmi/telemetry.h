@@ -1,9 +1,10 @@
 #pragma once
 
-// During-change telemetry: interface oper-status and error counters sampled over a gNMI STREAM
-// subscription (SAMPLE, every second or faster), turned into a per-interface timeline of what
-// happened, stamped with the device's own timestamps. A stream that stopped delivering is
-// no-evidence for the time it was silent, never "nothing happened".
+// During-change telemetry: interface oper-status and error counters, and the BGP neighbours'
+// session state and received prefix counts, sampled over a gNMI STREAM subscription (SAMPLE,
+// every second or faster), turned into a timeline of what happened, stamped with the device's
+// own timestamps. A stream that stopped delivering is no-evidence for the time it was silent,
+// never "nothing happened".
 
 #include <cstdint>
 #include <string>
@@ -16,11 +17,26 @@ namespace fabgate::gnmi {
 
 // The paths a telemetry stream subscribes to on each device.
 inline constexpr const char* kInterfaceStatePath = "/interfaces/interface[name=*]/state";
+inline constexpr const char* kBgpSessionStatePath =
+    "/network-instances/network-instance[name=default]/protocols/"
+    "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state/"
+    "session-state";
+inline constexpr const char* kBgpPrefixesReceivedPath =
+    "/network-instances/network-instance[name=default]/protocols/"
+    "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/afi-safis/"
+    "afi-safi[afi-safi-name=*]/state/prefixes/received";
+
+// What a sample is about. Each source is covered (or not) on its own: a stream that delivers
+// interface state but no BGP state has not shown that no session dropped.
+enum class TelemetrySource { interfaces, bgp_neighbors };
+std::string_view to_string(TelemetrySource source);  // "interface", "bgp"
 
 struct TelemetryEvent {
   std::int64_t timestamp_ns = 0;  // the device's timestamp of the sample that showed it
-  std::string interface;
-  std::string what;  // "oper-status UP -> DOWN", "in-errors +3"
+  TelemetrySource source = TelemetrySource::interfaces;
+  std::string subject;  // the interface ("to-spine1") or the BGP neighbour's address
+  std::string what;     // "oper-status UP -> DOWN", "in-errors +3",
+                        // "session-state ESTABLISHED -> IDLE", "IPV4_UNICAST received 4 -> 0"
 };
 
 struct TelemetryTimeline {
@@ -34,11 +50,28 @@ struct TelemetryTimeline {
   bool covered() const { return gaps.empty() && samples > 0; }
 };
 
+struct TimelineWindow {
+  std::int64_t start_ns = 0, end_ns = 0;
+  Duration max_gap{3000};
+  // Sources that must each be sampled across the window (a silence of one is a gap too).
+  std::vector<TelemetrySource> expected = {TelemetrySource::interfaces};
+};
+
 // Reads interface state notifications (updates under interface[name=X]/state, or leaves of
-// it) and reports oper-status changes and increases of in/out-errors and in/out-discards
-// between consecutive samples of an interface. The window [window_start_ns, window_end_ns]
-// must be covered with no silence longer than `max_gap` (e.g. three sample intervals) at its
-// start, between samples and at its end.
+// it) and BGP neighbour notifications (neighbor[neighbor-address=A]/state/session-state and
+// afi-safis/afi-safi[afi-safi-name=F]/state/prefixes/received, or containers above them), and
+// reports oper-status changes, increases of in/out-errors and in/out-discards, session-state
+// changes and received-prefix count changes between consecutive samples. A delete of the BGP
+// neighbours (the target no longer serves them: FRR not answering) is a sample of that source
+// and an event. `before` holds the samples preceding the window: they only give the state the
+// window's first samples are compared with (a second window continues the first). Every
+// expected source must be sampled with no silence longer than `max_gap` at the window's start,
+// between samples and at its end.
+TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
+                                  const std::vector<GnmiNotification>& window,
+                                  const TimelineWindow& bounds);
+
+// device_timeline() of interface samples alone, with nothing before the window.
 TelemetryTimeline interface_timeline(const std::vector<GnmiNotification>& notifications,
                                      std::int64_t window_start_ns, std::int64_t window_end_ns,
                                      Duration max_gap);

@@ -752,20 +752,22 @@ void Pipeline::stop_watch(GateRecord& record) {
   if (blocks(outcome.verdict)) record.details.push_back("[forwarding] " + outcome.reason);
 }
 
+// How long telemetry streams may run: long enough for the change and, should it be rolled
+// back, the rollback and its verification (the device locks' lease, less the confirm timer).
+static Duration telemetry_bound(const intent::Change& change) {
+  return change.bounds.deadline + 2 * change.acceptance.settle + Duration{900'000};
+}
+
 void Pipeline::start_telemetry(GateRecord& record) {
-  Duration longest = change_.bounds.deadline + 2 * change_.acceptance.settle + Duration{300'000};
-  auto started = telemetry_->start(longest, Duration{5'000});
+  auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
   record.verdict = started.verdict;
   record.summary = std::move(started.summary);
   record.details = std::move(started.details);
   if (blocks(record.verdict)) note_telemetry("during", record.verdict);
 }
 
-void Pipeline::stop_telemetry(GateRecord& record) {
-  TelemetryOutcome outcome = telemetry_->stop();
-  telemetry_.reset();
-  auto written = with_.evidence.write_json("telemetry/during.json", to_json(outcome));
-  note_telemetry("during", outcome.verdict);
+// The gate's details: why a device is no-evidence, then every event.
+static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcome) {
   record.verdict = outcome.verdict;
   record.summary = outcome.summary;
   for (const auto& device : outcome.devices) {
@@ -774,8 +776,55 @@ void Pipeline::stop_telemetry(GateRecord& record) {
     for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
   }
   for (const auto& line : event_lines(outcome)) record.details.push_back(line);
+}
+
+void Pipeline::stop_telemetry(GateRecord& record, AfterAcceptance then) {
+  TelemetryOutcome outcome;
+  if (then == AfterAcceptance::keep_streaming) {
+    outcome = telemetry_->cut();
+  } else {
+    outcome = telemetry_->stop();
+    telemetry_.reset();
+  }
+  outcome.phase = "during";
+  auto written = with_.evidence.write_json("telemetry/during.json", to_json(outcome));
+  note_telemetry("during", outcome.verdict);
+  telemetry_details(record, outcome);
+  if (then == AfterAcceptance::keep_streaming)
+    record.details.push_back(
+        "the streams keep running through the rollback (telemetry/rollback.json)");
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
   outcome_.telemetry = std::move(outcome);
+}
+
+void Pipeline::begin_rollback_telemetry() {
+  rollback_telemetry_started_ = now_utc();
+  if (telemetry_ || !with_.gnmi_connect) return;  // still streaming since before the change
+  auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+  if (std::none_of(subjects.begin(), subjects.end(),
+                   [](const TelemetrySubject& subject) { return subject.device->gnmi; }))
+    return;
+  telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects));
+  gate("telemetry-rollback-start", [&](GateRecord& r) {
+    auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
+    r.verdict = started.verdict;
+    r.summary = std::move(started.summary);
+    r.details = std::move(started.details);
+    if (blocks(r.verdict)) note_telemetry("rollback", r.verdict);
+  });
+  rollback_telemetry_started_ = now_utc();
+}
+
+void Pipeline::stop_rollback_telemetry(GateRecord& record) {
+  TelemetryOutcome outcome = telemetry_->stop();
+  telemetry_.reset();
+  outcome.phase = "rollback";
+  outcome.rollback_started = rollback_telemetry_started_;
+  auto written = with_.evidence.write_json("telemetry/rollback.json", to_json(outcome));
+  note_telemetry("rollback", outcome.verdict);
+  telemetry_details(record, outcome);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.rollback_telemetry = std::move(outcome);
 }
 
 void Pipeline::read_rehearsal_config_diffs() {
@@ -1111,7 +1160,13 @@ RunOutcome Pipeline::run() {
     gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
   }
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
-  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
+  // 9a. telemetry: the during window ends. A run that already failed is rolled back, so its
+  //     streams keep running to show what the rollback does (telemetry-restored).
+  if (telemetry_)
+    gate("telemetry", [&](GateRecord& r) {
+      stop_telemetry(r,
+                     stopped() ? AfterAcceptance::keep_streaming : AfterAcceptance::close_streams);
+    });
   // 9b. freshness-post and alerts-acceptance: the monitoring still observes the targets, and
   //     no alert started firing on them during the change (silenced or not).
   if (!stopped() && monitoring.prometheus)
@@ -1158,9 +1213,9 @@ RunOutcome Pipeline::run() {
     return outcome_;
   }
 
-  // The watch must stop before the rollback, whatever failed.
+  // The watch must stop before the rollback, whatever failed. (The telemetry streams, if
+  // still running, go on through the rollback: restore_and_verify() ends them.)
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
-  if (telemetry_) gate("telemetry", [&](GateRecord& r) { stop_telemetry(r); });
 
   // Recovery: undo exactly what may have been applied, then prove the baseline came back at
   // every layer with the same evidence that admitted the change.
@@ -1179,6 +1234,9 @@ RunOutcome Pipeline::run() {
 }
 
 bool Pipeline::restore_and_verify() {
+  // Telemetry through the rollback: the streams still running since before the change, or
+  // fresh ones (rehearse, recover, a failure found after acceptance); ended below.
+  begin_rollback_telemetry();
   // 12. rollback: the devices touched, last touched first.
   gate("rollback", [&](GateRecord& r) { roll_back(r); });
   // 13. settle-restored: the restore verification in rounds (settle_restored()), each a
@@ -1228,6 +1286,10 @@ bool Pipeline::restore_and_verify() {
       restored ? "rolled back; baseline verified at every layer"
                : "NOT RESTORED: " + (still_different.empty() ? std::string("see report")
                                                              : still_different.front());
+  // telemetry-restored: what the streams saw from the rollback's start (or acceptance) until
+  // now. It shows the rollback's own flaps and when things came back; the gates above prove
+  // the baseline, so its verdict (the evidence's coverage) does not change the exit code.
+  if (telemetry_) gate("telemetry-restored", [&](GateRecord& r) { stop_rollback_telemetry(r); });
   return restored;
 }
 

@@ -112,6 +112,9 @@ struct RunOutcome {
   std::string config_deltas_refused;
   // The during-change telemetry layer (telemetry_layer.h); absent when nothing was streamed.
   std::optional<TelemetryOutcome> telemetry;
+  // The same layer through the rollback and the restore verification; absent when the run
+  // was not rolled back or nothing was streamed.
+  std::optional<TelemetryOutcome> rollback_telemetry;
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -217,9 +220,15 @@ class Pipeline {
   void roll_back(GateRecord& record);
   void start_watch(GateRecord& record);
   void stop_watch(GateRecord& record);
-  // The during-change telemetry layer: streams from before the first step until acceptance.
+  // The telemetry layer: streams from before the first step; the during window ends after
+  // acceptance. When the run already goes the rollback way the streams keep running, and a
+  // rollback window ends after restored-probes; otherwise they close after acceptance, and a
+  // rollback decided later (compare, rehearse, recover) opens fresh streams before rolling back.
+  enum class AfterAcceptance { close_streams, keep_streaming };
   void start_telemetry(GateRecord& record);
-  void stop_telemetry(GateRecord& record);
+  void stop_telemetry(GateRecord& record, AfterAcceptance then);
+  void begin_rollback_telemetry();
+  void stop_rollback_telemetry(GateRecord& record);
 
   void note_first_failure(const GateRecord& record);
   void diagnose();
@@ -250,6 +259,7 @@ class Pipeline {
   ProbeContext probe_context_;
   std::unique_ptr<WatchSession> watch_;
   std::unique_ptr<TelemetrySession> telemetry_;
+  std::optional<TimePoint> rollback_telemetry_started_;  // the rollback window's mark
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
   std::optional<RestoreRound> restore_round_;  // the round the restored gates record

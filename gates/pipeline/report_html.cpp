@@ -172,6 +172,7 @@ std::string phase_source(const std::string& phase) {
   if (phase == "acceptance") return "acceptance probes";
   if (phase == "restored") return "probes after rollback";
   if (phase == "during") return "continuous probe";
+  if (phase == "rollback") return "telemetry through the rollback";
   if (phase == "post-compare") return "post-change snapshot vs pre";
   if (phase == "restored-compare") return "restored snapshot vs pre";
   return phase;
@@ -179,9 +180,10 @@ std::string phase_source(const std::string& phase) {
 
 const GateRecord* gate_for_phase(const RunOutcome& outcome, const std::string& phase) {
   static const std::map<std::string, std::string> gates = {
-      {"baseline", "baseline-probes"}, {"acceptance", "acceptance"},
-      {"restored", "restored-probes"}, {"during", "disruption"},
-      {"post-compare", "compare"},     {"restored-compare", "compare-restored"},
+      {"baseline", "baseline-probes"},    {"acceptance", "acceptance"},
+      {"restored", "restored-probes"},    {"during", "disruption"},
+      {"post-compare", "compare"},        {"restored-compare", "compare-restored"},
+      {"rollback", "telemetry-restored"},
   };
   auto mapped = gates.find(phase);
   const std::string& name = mapped == gates.end() ? phase : mapped->second;
@@ -741,18 +743,26 @@ void disruption_section(std::ostringstream& html, const ReportHtmlInput& input, 
   }
 }
 
-// The during-change telemetry layer: devices streamed, then every interface event at the
-// device's timestamp, then the silences that made a device no-evidence.
-void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, const Text& text) {
-  if (!input.outcome.telemetry) return;
-  const TelemetryOutcome& telemetry = *input.outcome.telemetry;
-  html << "<h2>During-change telemetry (gNMI)</h2>\n<p>" << badge(to_string(telemetry.verdict))
-       << " " << text(telemetry.summary) << "</p>\n<p class=\"muted\"><code>"
-       << html_escape(gnmi::kInterfaceStatePath) << "</code> streamed every "
+// The telemetry layer, one section per window (during the change, through the rollback):
+// devices streamed, then every interface and BGP event at the device's timestamp, then the
+// silences that made a device no-evidence.
+void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOutcome>& window,
+                       const Text& text) {
+  if (!window) return;
+  const TelemetryOutcome& telemetry = *window;
+  const bool rollback = telemetry.phase == "rollback";
+  const std::string file = "telemetry/" + telemetry.phase + ".json";
+  html << (rollback ? "<h2>Telemetry through the rollback (gNMI)</h2>\n<p>"
+                    : "<h2>During-change telemetry (gNMI)</h2>\n<p>")
+       << badge(to_string(telemetry.verdict)) << " " << text(telemetry.summary)
+       << "</p>\n<p class=\"muted\">Interface state and BGP neighbours (session state, received "
+          "prefixes) streamed every "
        << html_escape(format_duration(telemetry.interval)) << " from "
        << html_escape(format_utc(telemetry.window_start)) << " to "
-       << html_escape(format_utc(telemetry.window_end))
-       << "; event times are the devices' own timestamps; a silence longer than "
+       << html_escape(format_utc(telemetry.window_end));
+  if (rollback && telemetry.rollback_started)
+    html << "; the rollback began at " << html_escape(format_utc(*telemetry.rollback_started));
+  html << "; event times are the devices' own timestamps; a silence longer than "
        << html_escape(format_duration(telemetry.max_gap))
        << " makes a device no-evidence.</p>\n<table><tr><th>device</th><th>streamed as</th>"
           "<th>samples</th><th>first sample</th><th>last sample</th><th>verdict</th></tr>";
@@ -763,23 +773,23 @@ void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, c
          << "</td><td class=\"mono\">"
          << (device.samples ? format_device_time(device.last_ns) : "—") << "</td><td>"
          << badge(to_string(device.verdict)) << "</td></tr>";
-  html << "</table>\n<table><tr><th>device time</th><th>device</th><th>interface</th>"
-          "<th>event</th></tr>";
+  html << "</table>\n<table><tr><th>device time</th><th>device</th><th>interface or BGP "
+          "neighbour</th><th>event</th></tr>";
   std::size_t rows = 0;
   for (const auto& device : telemetry.devices)
     for (const auto& event : device.events) {
       if (rows++ >= text.limits().table_rows) continue;
       html << "<tr><td class=\"mono\">" << format_device_time(event.timestamp_ns) << "</td><td>"
-           << text(device.device) << "</td><td class=\"mono\">" << text(event.interface)
+           << text(device.device) << "</td><td class=\"mono\">" << text(event_subject(event))
            << "</td><td>" << text(event.what) << "</td></tr>";
     }
   if (rows == 0)
-    html << "<tr><td colspan=\"4\">No interface changed oper-status and no error or discard "
-            "counter rose.</td></tr>";
+    html << "<tr><td colspan=\"4\">No interface changed oper-status, no error or discard "
+            "counter rose, and no BGP session or received-prefix count changed.</td></tr>";
   html << "</table>\n";
   if (rows > text.limits().table_rows)
-    html << "<p class=\"muted\">… " << rows - text.limits().table_rows
-         << " more events in telemetry/during.json</p>\n";
+    html << "<p class=\"muted\">… " << rows - text.limits().table_rows << " more events in " << file
+         << "</p>\n";
   std::vector<std::string> notes;
   for (const auto& device : telemetry.devices) {
     if (!device.stream_failure.empty())
@@ -792,8 +802,8 @@ void telemetry_section(std::ostringstream& html, const ReportHtmlInput& input, c
     for (const auto& note : notes) html << "<li>" << text(note) << "</li>";
     html << "</ul>\n";
   }
-  html << "<p class=\"muted\">The timeline per device is in <a "
-          "href=\"telemetry/during.json\">telemetry/during.json</a>.</p>\n";
+  html << "<p class=\"muted\">The timeline per device is in <a href=\"" << file << "\">" << file
+       << "</a>.</p>\n";
 }
 
 // A probe's per-flow or per-rank results: every array of objects in its JSON document, as a
@@ -1165,7 +1175,8 @@ std::string render_report_html(const ReportHtmlInput& input, const ReportHtmlLim
   gate_timeline(html, input, axis);
   layer_section(html, names, layers, axis);
   disruption_section(html, input, axis, text);
-  telemetry_section(html, input, text);
+  telemetry_section(html, input.outcome.telemetry, text);
+  telemetry_section(html, input.outcome.rollback_telemetry, text);
   gate_table(html, input, axis, text);
   probes_section(html, input, axis, text);
   comparisons_section(html, input, text);

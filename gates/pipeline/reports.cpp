@@ -175,18 +175,24 @@ std::string policies_digest(const intent::IntentRepository& repository) {
   return hash.hex_digest();
 }
 
-// The during-change telemetry layer: per device, what was streamed and every interface event
-// at the device's timestamp; a device not covered says why it is no-evidence.
+// The telemetry layer, one section per window (during the change, through the rollback): per
+// device, what was streamed and every interface and BGP event at the device's timestamp; a
+// device not covered says why it is no-evidence.
 static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& telemetry,
                                       const Redactor& redactor) {
   if (!telemetry) return "";
+  const bool rollback = telemetry->phase == "rollback";
+  const std::string file = "telemetry/" + telemetry->phase + ".json";
   std::ostringstream md;
-  md << "## During-change telemetry (gNMI)\n\n"
-     << "`" << gnmi::kInterfaceStatePath << "` streamed (STREAM/SAMPLE every "
+  md << (rollback ? "## Telemetry through the rollback (gNMI)\n\n"
+                  : "## During-change telemetry (gNMI)\n\n")
+     << "Interface state and BGP neighbours (session state, received prefixes) streamed "
+        "(STREAM/SAMPLE every "
      << format_duration(telemetry->interval) << ") from " << format_utc(telemetry->window_start)
-     << " to " << format_utc(telemetry->window_end)
-     << " (controller clock); event times are the devices' own timestamps. A silence longer "
-        "than "
+     << " to " << format_utc(telemetry->window_end) << " (controller clock)";
+  if (rollback && telemetry->rollback_started)
+    md << "; the rollback began at " << format_utc(*telemetry->rollback_started);
+  md << "; event times are the devices' own timestamps. A silence longer than "
      << format_duration(telemetry->max_gap) << " makes a device no-evidence. "
      << to_string(telemetry->verdict) << ": " << md_cell(redactor, telemetry->summary) << "\n\n";
   md << "| device | streamed as | samples | first sample | last sample | verdict |\n"
@@ -200,10 +206,10 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
   bool any_event = false;
   for (const auto& device : telemetry->devices) any_event |= !device.events.empty();
   if (any_event) {
-    // Bounded like every table of the report: the rest stays in telemetry/during.json.
+    // Bounded like every table of the report: the rest stays in the window's JSON.
     constexpr std::size_t kMaxEventRows = 200;
     std::size_t rows = 0, left_out = 0;
-    md << "| device time | device | interface | event |\n|---|---|---|---|\n";
+    md << "| device time | device | interface or BGP neighbour | event |\n|---|---|---|---|\n";
     for (const auto& device : telemetry->devices)
       for (const auto& event : device.events) {
         if (rows++ >= kMaxEventRows) {
@@ -211,13 +217,14 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
           continue;
         }
         md << "| " << format_device_time(event.timestamp_ns) << " | " << device.device << " | "
-           << md_cell(redactor, event.interface) << " | " << md_cell(redactor, event.what)
+           << md_cell(redactor, event_subject(event)) << " | " << md_cell(redactor, event.what)
            << " |\n";
       }
-    if (left_out > 0) md << "\n… " << left_out << " more events in `telemetry/during.json`.\n";
+    if (left_out > 0) md << "\n… " << left_out << " more events in `" << file << "`.\n";
     md << "\n";
   } else {
-    md << "No interface changed oper-status and no error or discard counter rose.\n\n";
+    md << "No interface changed oper-status, no error or discard counter rose, and no BGP "
+          "session or received-prefix count changed.\n\n";
   }
   for (const auto& device : telemetry->devices) {
     if (!device.stream_failure.empty())
@@ -225,7 +232,7 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
     for (const auto& gap : device.gaps) md << "- " << device.device << ": " << gap << "\n";
   }
   for (const auto& line : telemetry->not_streamed) md << "- not streamed: " << line << "\n";
-  md << "\nThe timeline per device is in `telemetry/during.json`.\n\n";
+  md << "\nThe timeline per device is in `" << file << "`.\n\n";
   return md.str();
 }
 
@@ -334,6 +341,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
   }
   md << change_listing_markdown(outcome.changes, redactor);
   md << telemetry_markdown(outcome.telemetry, redactor);
+  md << telemetry_markdown(outcome.rollback_telemetry, redactor);
   md << config_diff_markdown(outcome.config_deltas);
   md << "## Evidence\n\nSnapshots in `snapshots/`, comparisons in `diffs/`, probe results in "
         "`probes/`, every command sent in `commands.jsonl`, the journal in `journal.jsonl`. "
@@ -633,6 +641,8 @@ nlohmann::json render_summary_json(const ReportContext& context, const RunOutcom
   summary["layers"] = outcome.layers;
   summary["diagnosis"] = outcome.diagnosis;
   if (outcome.telemetry) summary["telemetry"] = to_json(*outcome.telemetry);
+  if (outcome.rollback_telemetry)
+    summary["rollback_telemetry"] = to_json(*outcome.rollback_telemetry);
   nlohmann::json gates = nlohmann::json::array();
   for (const auto& gate : outcome.gates)
     gates.push_back({{"name", gate.name},

@@ -69,14 +69,16 @@ double seconds_between(Steady::time_point from, Steady::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-std::vector<std::string> interfaces_named(const std::vector<gnmi::GnmiNotification>& samples) {
+// The keys of `element` (interface names, neighbour addresses) that the samples named.
+std::vector<std::string> keys_named(const std::vector<gnmi::GnmiNotification>& samples,
+                                    const std::string& element, const std::string& key) {
   std::set<std::string> names;
   for (const auto& notification : samples)
     for (const auto& update : notification.updates)
-      for (const auto& element : update.path.elements)
-        if (auto key = element.keys.find("name"); key != element.keys.end())
-          if (element.name == "interface" || element.name.ends_with(":interface"))
-            names.insert(key->second);
+      for (const auto& named : update.path.elements)
+        if (auto found = named.keys.find(key); found != named.keys.end())
+          if (named.name == element || named.name.ends_with(":" + element))
+            names.insert(found->second);
   return {names.begin(), names.end()};
 }
 
@@ -136,11 +138,22 @@ std::string format_device_time(std::int64_t timestamp_ns) {
   return text;
 }
 
+const std::vector<std::string>& telemetry_paths() {
+  static const std::vector<std::string> paths = {
+      gnmi::kInterfaceStatePath, gnmi::kBgpSessionStatePath, gnmi::kBgpPrefixesReceivedPath};
+  return paths;
+}
+
+std::string event_subject(const gnmi::TelemetryEvent& event) {
+  return event.source == gnmi::TelemetrySource::bgp_neighbors ? "bgp " + event.subject
+                                                              : event.subject;
+}
+
 std::vector<std::string> event_lines(const TelemetryOutcome& outcome) {
   std::vector<std::string> lines;
   for (const auto& device : outcome.devices)
     for (const auto& event : device.events)
-      lines.push_back(device.device + " " + event.interface + " " +
+      lines.push_back(device.device + " " + event_subject(event) + " " +
                       format_device_time(event.timestamp_ns) + " " + event.what);
   return lines;
 }
@@ -149,16 +162,20 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& device : outcome.devices) {
     nlohmann::json events = nlohmann::json::array();
-    for (const auto& event : device.events)
+    for (const auto& event : device.events) {
+      bool bgp = event.source == gnmi::TelemetrySource::bgp_neighbors;
       events.push_back({{"timestamp_ns", event.timestamp_ns},
                         {"time", format_device_time(event.timestamp_ns)},
-                        {"interface", event.interface},
+                        {"source", std::string(gnmi::to_string(event.source))},
+                        {bgp ? "bgp_neighbor" : "interface", event.subject},
                         {"event", event.what}});
+    }
     nlohmann::json entry = {{"device", device.device},
                             {"why", device.why},
                             {"verdict", std::string(to_string(device.verdict))},
                             {"samples", device.samples},
                             {"interfaces", device.interfaces},
+                            {"bgp_neighbors", device.bgp_neighbours},
                             {"events", events},
                             {"gaps", device.gaps}};
     if (device.samples > 0) {
@@ -168,16 +185,21 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
     if (!device.stream_failure.empty()) entry["stream_failure"] = device.stream_failure;
     devices.push_back(std::move(entry));
   }
-  return {{"verdict", std::string(to_string(outcome.verdict))},
-          {"summary", outcome.summary},
-          {"path", gnmi::kInterfaceStatePath},
-          {"mode", "STREAM/SAMPLE"},
-          {"interval_ms", outcome.interval.count()},
-          {"max_gap_ms", outcome.max_gap.count()},
-          {"window_start", format_utc(outcome.window_start)},
-          {"window_end", format_utc(outcome.window_end)},
-          {"devices", devices},
-          {"not_streamed", outcome.not_streamed}};
+  nlohmann::json document = {{"phase", outcome.phase},
+                             {"verdict", std::string(to_string(outcome.verdict))},
+                             {"summary", outcome.summary},
+                             {"path", gnmi::kInterfaceStatePath},
+                             {"paths", telemetry_paths()},
+                             {"mode", "STREAM/SAMPLE"},
+                             {"interval_ms", outcome.interval.count()},
+                             {"max_gap_ms", outcome.max_gap.count()},
+                             {"window_start", format_utc(outcome.window_start)},
+                             {"window_end", format_utc(outcome.window_end)},
+                             {"devices", devices},
+                             {"not_streamed", outcome.not_streamed}};
+  if (outcome.rollback_started)
+    document["rollback_started"] = format_utc(*outcome.rollback_started);
+  return document;
 }
 
 // One device's subscription: a thread runs the stream and keeps every notification with the
@@ -194,6 +216,7 @@ struct TelemetrySession::Stream {
   std::string failure;  // opening failed, or the stream ended by itself
   bool ended = false;
   Steady::time_point ended_at;
+  std::size_t window_from = 0;  // the first sample of the current window
 };
 
 TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetrySubject> subjects,
@@ -228,8 +251,8 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
       continue;
     }
     stream->client = std::move(client.value());
-    auto opened = stream->client->subscribe_stream({gnmi::kInterfaceStatePath},
-                                                   gnmi::Encoding::json_ietf, interval_, longest);
+    auto opened = stream->client->subscribe_stream(telemetry_paths(), gnmi::Encoding::json_ietf,
+                                                   interval_, longest);
     if (!opened.ok()) {
       stream->failure = opened.error().message;
       stream->ended = true;
@@ -278,12 +301,26 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   for (const auto& line : not_streamed_) started.details.push_back("not streamed: " + line);
   started.verdict = delivering == streams_.size() ? Verdict::pass : Verdict::no_evidence;
   started.summary = std::to_string(delivering) + " of " + std::to_string(streams_.size()) +
-                    " devices streaming " + gnmi::kInterfaceStatePath + " every " +
+                    " devices streaming interface state and BGP neighbours every " +
                     format_duration(interval_);
   return started;
 }
 
+TelemetryOutcome TelemetrySession::cut() {
+  return end_window();
+}
+
 TelemetryOutcome TelemetrySession::stop() {
+  TelemetryOutcome outcome = end_window();
+  for (auto& stream : streams_) {
+    if (stream->stream) stream->stream->stop();
+    if (stream->runner.joinable()) stream->runner.join();
+  }
+  stopped_ = true;
+  return outcome;
+}
+
+TelemetryOutcome TelemetrySession::end_window() {
   TelemetryOutcome outcome;
   outcome.interval = interval_;
   outcome.max_gap = std::max(3 * interval_, Duration{2000});
@@ -291,39 +328,54 @@ TelemetryOutcome TelemetrySession::stop() {
   outcome.not_streamed = not_streamed_;
   const auto window_end_steady = Steady::now();
   outcome.window_end = now_utc();
-  for (auto& stream : streams_) {
-    if (stream->stream) stream->stream->stop();
-    if (stream->runner.joinable()) stream->runner.join();
-  }
-  stopped_ = true;
   const double max_gap_s = std::chrono::duration<double>(outcome.max_gap).count();
-  std::size_t covered = 0, events = 0;
+  std::size_t covered = 0, interface_events = 0, bgp_events = 0;
   for (auto& stream : streams_) {
     DeviceTelemetry device;
     device.device = stream->subject.device->name;
     device.why = stream->subject.why;
-    device.stream_failure = stream->failure;
-    if (!stream->samples.empty()) {
+    std::vector<gnmi::GnmiNotification> before, window;
+    Steady::time_point first_arrival, last_arrival;
+    {
+      // The runner keeps appending: take this window's samples, and those before it (only to
+      // know the state the window starts from), under the lock.
+      std::lock_guard lock(stream->mutex);
+      device.stream_failure = stream->failure;
+      const std::size_t to = stream->samples.size();
+      before.assign(stream->samples.begin(), stream->samples.begin() + stream->window_from);
+      window.assign(stream->samples.begin() + stream->window_from, stream->samples.end());
+      if (!window.empty()) {
+        first_arrival = stream->arrivals[stream->window_from];
+        last_arrival = stream->arrivals[to - 1];
+      }
+      stream->window_from = to;
+    }
+    if (!window.empty()) {
       // Events and silences between samples at the device's timestamps; the window's edges by
       // the controller's clock (the arrival times), so a skewed device clock is not a gap.
-      auto ordered = stream->samples;
-      std::int64_t first = ordered.front().timestamp_ns, last = first;
-      for (const auto& sample : ordered) {
+      std::int64_t first = window.front().timestamp_ns, last = first;
+      for (const auto& sample : window) {
         first = std::min(first, sample.timestamp_ns);
         last = std::max(last, sample.timestamp_ns);
       }
-      auto timeline = gnmi::interface_timeline(ordered, first, last, outcome.max_gap);
+      auto timeline = gnmi::device_timeline(
+          before, window,
+          {first,
+           last,
+           outcome.max_gap,
+           {gnmi::TelemetrySource::interfaces, gnmi::TelemetrySource::bgp_neighbors}});
       device.events = std::move(timeline.events);
       device.gaps = std::move(timeline.gaps);
       device.samples = timeline.samples;
       device.first_ns = timeline.first_ns;
       device.last_ns = timeline.last_ns;
-      device.interfaces = interfaces_named(stream->samples);
-      double head = seconds_between(window_start_steady_, stream->arrivals.front());
+      device.interfaces = keys_named(window, "interface", "name");
+      device.bgp_neighbours = keys_named(window, "neighbor", "neighbor-address");
+      double head = seconds_between(window_start_steady_, first_arrival);
       if (head > max_gap_s)
         device.gaps.insert(device.gaps.begin(),
                            "no sample in the first " + seconds_text(head) + " of the window");
-      double tail = seconds_between(stream->arrivals.back(), window_end_steady);
+      double tail = seconds_between(last_arrival, window_end_steady);
       if (tail > max_gap_s)
         device.gaps.push_back("no sample in the last " + seconds_text(tail) +
                               " of the window (the stream stopped delivering)");
@@ -333,17 +385,25 @@ TelemetryOutcome TelemetrySession::stop() {
     device.verdict =
         device.gaps.empty() && device.samples > 0 ? Verdict::pass : Verdict::no_evidence;
     if (device.verdict == Verdict::pass) ++covered;
-    events += device.events.size();
+    for (const auto& event : device.events)
+      ++(event.source == gnmi::TelemetrySource::bgp_neighbors ? bgp_events : interface_events);
     outcome.devices.push_back(std::move(device));
   }
   outcome.verdict =
       !streams_.empty() && covered == streams_.size() ? Verdict::pass : Verdict::no_evidence;
   double window_s = seconds_between(window_start_steady_, window_end_steady);
-  outcome.summary =
-      std::to_string(covered) + " of " + std::to_string(streams_.size()) + " devices covered " +
-      seconds_text(window_s) + " at " + format_duration(interval_) + ": " +
-      (events == 0 ? std::string("no flap or error increase")
-                   : std::to_string(events) + " interface event" + (events == 1 ? "" : "s"));
+  auto count = [](std::size_t n, const char* what) {
+    return std::to_string(n) + " " + what + " event" + (n == 1 ? "" : "s");
+  };
+  std::string seen = interface_events + bgp_events == 0
+                         ? std::string("no flap, error increase or BGP session change")
+                         : count(interface_events, "interface") + ", " + count(bgp_events, "BGP");
+  outcome.summary = std::to_string(covered) + " of " + std::to_string(streams_.size()) +
+                    " devices covered " + seconds_text(window_s) + " at " +
+                    format_duration(interval_) + ": " + seen;
+  // The next window starts where this one ended.
+  window_start_ = outcome.window_end;
+  window_start_steady_ = window_end_steady;
   return outcome;
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 
 // The during-change telemetry layer: a gNMI STREAM subscription (SAMPLE, every second) to the
-// interface state (oper-status, counters) of each target and of its neighbours, opened before
-// the first step and closed after acceptance, turned into a per-interface timeline at the
-// devices' own timestamps (gnmi::interface_timeline). Its verdict judges the evidence only: a
-// device whose stream did not deliver across the whole window is no-evidence, never "nothing
-// happened". Flaps and error increases are reported as they were seen; the other layers judge
-// what they did to the service.
+// interface state (oper-status, counters) and the BGP neighbours (session state, received
+// prefixes) of each target and of its neighbours, opened before the first step, turned into a
+// timeline per device at the devices' own timestamps (gnmi::device_timeline). The session is
+// cut into windows: "during" ends after acceptance; when the run goes the rollback way the
+// streams keep running and a "rollback" window covers the rollback and the restore
+// verification. Its verdict judges the evidence only: a device whose stream did not deliver
+// across the whole window is no-evidence, never "nothing happened". Flaps, error increases and
+// session changes are reported as they were seen; the other layers judge what they did to the
+// service.
 
 #include <atomic>
 #include <chrono>
@@ -54,26 +57,38 @@ struct DeviceTelemetry {
   std::vector<gnmi::TelemetryEvent> events;
   std::vector<std::string> gaps;  // silences longer than the allowed gap, in words
   std::size_t samples = 0;
-  std::int64_t first_ns = 0, last_ns = 0;  // device timestamps of the first and last sample
-  std::vector<std::string> interfaces;     // interfaces the samples named
+  std::int64_t first_ns = 0, last_ns = 0;   // device timestamps of the first and last sample
+  std::vector<std::string> interfaces;      // interfaces the samples named
+  std::vector<std::string> bgp_neighbours;  // BGP neighbour addresses the samples named
   Verdict verdict = Verdict::no_evidence;
 };
 
 struct TelemetryOutcome {
+  std::string phase = "during";  // "during" (the change) or "rollback" (rollback and restore)
   Verdict verdict = Verdict::no_evidence;
   std::string summary;
   Duration interval{1000};
   Duration max_gap{3000};
   TimePoint window_start, window_end;  // the controller's clock
+  // Rollback window only: when the rollback gate began. A window that continues the during
+  // window starts at acceptance, so what it shows before this moment happened before the
+  // rollback (while the post snapshot was taken).
+  std::optional<TimePoint> rollback_started;
   std::vector<DeviceTelemetry> devices;
   std::vector<std::string> not_streamed;  // "host1: no gnmi endpoint in the inventory"
 };
 
+// The paths every stream subscribes to (gnmi::kInterfaceStatePath and the BGP paths).
+const std::vector<std::string>& telemetry_paths();
+
 nlohmann::json to_json(const TelemetryOutcome& outcome);
 // "2026-12-01T06:40:01.234Z" from a device timestamp in nanoseconds since the epoch.
 std::string format_device_time(std::int64_t timestamp_ns);
-// One line per event, "leaf1 to-spine1 2026-12-01T06:40:01.234Z oper-status UP -> DOWN".
+// One line per event, "leaf1 to-spine1 2026-12-01T06:40:01.234Z oper-status UP -> DOWN",
+// "spine1 bgp 10.0.1.1 2026-12-01T06:40:01.234Z session-state ESTABLISHED -> IDLE".
 std::vector<std::string> event_lines(const TelemetryOutcome& outcome);
+// Where an event happened: "to-spine1" for an interface, "bgp 10.0.1.1" for a BGP neighbour.
+std::string event_subject(const gnmi::TelemetryEvent& event);
 
 class TelemetrySession {
  public:
@@ -93,10 +108,16 @@ class TelemetrySession {
     std::vector<std::string> details;
   };
   Started start(Duration longest, Duration first_sample_wait);
+  // Ends the current window now and starts the next one; the streams keep running. Each
+  // window's events are judged against the samples before it, so a state that changed across
+  // the cut is reported in the window whose sample showed it.
+  TelemetryOutcome cut();
+  // Ends the current window and every stream.
   TelemetryOutcome stop();
 
  private:
   struct Stream;
+  TelemetryOutcome end_window();
   GnmiConnector connect_;
   std::vector<TelemetrySubject> subjects_;
   Duration interval_;

@@ -239,7 +239,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   // STREAM: every subscription is served as SAMPLE (TARGET_DEFINED included; ON_CHANGE is
   // refused) at the shortest sample_interval asked for (0: 1 s; never under 100 ms). Each
   // sample is a fresh read of the node stamped with the time it was taken; sync_response
-  // follows the first. Runs until the client cancels or the server shuts down.
+  // follows the first. A path with nothing there at a sample (the BGP neighbours while FRR
+  // does not answer) is sent as a delete of that path instead of ending the stream, so the
+  // client sees it go and come back. Runs until the client cancels or the server shuts down.
   Status stream_samples(
       ServerContext* context, const ::gnmi::SubscriptionList& list,
       grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
@@ -257,7 +259,8 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     bool first = true;
     auto next = std::chrono::steady_clock::now();
     while (!context->IsCancelled() && !stopping_) {
-      if (Status sent = send_snapshot(list, stream, first); !sent.ok()) return sent;
+      if (Status sent = send_snapshot(list, stream, first, Absent::sent_as_delete); !sent.ok())
+        return sent;
       first = false;
       next += interval;
       while (!context->IsCancelled() && !stopping_ && std::chrono::steady_clock::now() < next) {
@@ -268,19 +271,30 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     return {StatusCode::UNAVAILABLE, "fabgate-gnmid is stopping"};
   }
 
+  // What a sample does with a subscribed path that is not there: ONCE and POLL refuse the
+  // request; a STREAM sample says so with a delete and goes on.
+  enum class Absent { refused, sent_as_delete };
+
   Status send_snapshot(
       const ::gnmi::SubscriptionList& list,
       grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream,
-      bool with_sync = true) {
+      bool with_sync = true, Absent absent = Absent::refused) {
     GnmiPath prefix = from_proto(list.prefix());
     std::vector<::gnmi::SubscribeResponse> responses;
     {
       std::shared_lock lock(node_mutex_);
       for (const auto& subscription : list.subscription()) {
         ::gnmi::SubscribeResponse response;
-        Status status = resolve(join_paths(prefix, from_proto(subscription.path())),
-                                list.encoding() == ::gnmi::JSON_IETF, *response.mutable_update());
-        if (!status.ok()) return status;
+        GnmiPath path = join_paths(prefix, from_proto(subscription.path()));
+        Status status =
+            resolve(path, list.encoding() == ::gnmi::JSON_IETF, *response.mutable_update());
+        if (status.error_code() == StatusCode::NOT_FOUND && absent == Absent::sent_as_delete) {
+          response.mutable_update()->Clear();
+          response.mutable_update()->set_timestamp(now_ns());
+          *response.mutable_update()->add_delete_() = to_proto(path);
+        } else if (!status.ok()) {
+          return status;
+        }
         responses.push_back(std::move(response));
       }
     }

@@ -52,6 +52,17 @@ JSON
 esac
 )";
 
+// FRR stand-in whose answer the test changes while a stream runs: `show bgp neighbors json`
+// prints neighbors.json next to the script, or fails while a file frr-down lies there.
+const char* kChangingVtysh = R"(#!/bin/sh
+here=$(dirname "$0")
+case "$2" in
+  "show version") echo "FRRouting 9.1.0 (fake) on Linux(6.1.0)." ;;
+  "show bgp neighbors json") [ -e "$here/frr-down" ] && exit 1; cat "$here/neighbors.json" ;;
+  *) exit 1 ;;
+esac
+)";
+
 const char* kBgpNeighbors =
     "/network-instances/network-instance[name=default]/protocols/"
     "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state";
@@ -68,13 +79,14 @@ struct TargetSetup {
   std::vector<std::string> extra_args;
   std::vector<std::string> env;
   bool fake_vtysh = true;
+  const char* vtysh_script = kFakeVtysh;
   std::string netns;         // run inside this namespace, listening on a unix socket
   GnmiClientOptions client;  // address filled in
 };
 
 std::unique_ptr<Target> start_target(TargetSetup setup, std::string& failure) {
   auto target = std::make_unique<Target>();
-  target->dir.write("vtysh", kFakeVtysh, true);
+  target->dir.write("vtysh", setup.vtysh_script, true);
   std::vector<std::string> argv;
   if (!setup.netns.empty()) argv = {"ip", "netns", "exec", setup.netns};
   argv.insert(argv.end(), {testing::gnmid_path(), "--hostname", "gnmi-test-node", "--vtysh",
@@ -804,7 +816,7 @@ TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
   std::vector<std::string> flaps;
   std::int64_t previous = window_start;
   for (const auto& event : timeline.events) {
-    EXPECT_EQ(event.interface, "fgt0");
+    EXPECT_EQ(event.subject, "fgt0");
     EXPECT_GE(event.timestamp_ns, previous);
     EXPECT_LE(event.timestamp_ns, window_end);
     previous = event.timestamp_ns;
@@ -813,6 +825,85 @@ TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
   ASSERT_GE(flaps.size(), 2u) << "no link flap in the stream";
   EXPECT_EQ(flaps.front().rfind("oper-status UP -> ", 0), 0u) << flaps.front();
   EXPECT_EQ(flaps.back().substr(flaps.back().size() - 5), "-> UP") << flaps.back();
+}
+
+TEST(Gnmid, StreamSamplesBgpSessionsAndSaysWhenFrrStopsAnswering) {
+  // Given a target whose FRR reports 10.0.1.0 Established with 4 prefixes, then Idle with
+  // none, then does not answer at all, then answers Established again, and a STREAM of the
+  // telemetry layer's BGP paths every 200 ms, then the stream carries on through FRR's
+  // silence (a delete of the neighbours, not an error), and the timeline shows the session
+  // drop, the prefixes leaving, the neighbours going and coming back, and the return, in that
+  // order at device timestamps inside the window, covered throughout.
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext"};
+  setup.vtysh_script = kChangingVtysh;
+  setup.client.tls = false;
+  auto neighbors = [](const char* state, int accepted) {
+    return json{{"10.0.1.0",
+                 {{"remoteAs", 65000},
+                  {"localAs", 65101},
+                  {"bgpState", state},
+                  {"addressFamilyInfo", {{"ipv4Unicast", {{"acceptedPrefixCounter", accepted}}}}}}}}
+        .dump();
+  };
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  // Replaced whole (rename), so the script never reads a half-written file.
+  auto answer = [&](const std::string& text) {
+    target->dir.write("neighbors.next", text);
+    std::filesystem::rename(target->dir.file("neighbors.next"), target->dir.file("neighbors.json"));
+  };
+  answer(neighbors("Established", 4));
+  auto stream =
+      target->client->subscribe_stream({kBgpSessionStatePath, kBgpPrefixesReceivedPath},
+                                       Encoding::json_ietf, Duration(200), Duration(20'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  StreamRecorder recorder;
+  recorder.stream = std::move(stream.value());
+  const std::int64_t window_start = wall_ns();
+  recorder.start();
+  auto step = [] { std::this_thread::sleep_for(std::chrono::milliseconds(700)); };
+  step();
+  answer(neighbors("Idle", 0));
+  step();
+  target->dir.write("frr-down", "");
+  step();
+  answer(neighbors("Established", 4));
+  std::filesystem::remove(target->dir.file("frr-down"));
+  step();
+  const std::int64_t window_end = wall_ns();
+  recorder.finish();
+  ASSERT_TRUE(recorder.result) << recorder.result.error().message;
+
+  auto timeline =
+      device_timeline({}, recorder.notifications,
+                      {window_start, window_end, Duration(600), {TelemetrySource::bgp_neighbors}});
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.size() << " gaps, first: "
+                                  << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
+  std::vector<std::string> seen;
+  for (const auto& event : timeline.events) {
+    EXPECT_EQ(event.source, TelemetrySource::bgp_neighbors);
+    EXPECT_GE(event.timestamp_ns, window_start);
+    EXPECT_LE(event.timestamp_ns, window_end);
+    seen.push_back(event.subject + " " + event.what);
+  }
+  // Each once; the session and its prefixes are two subscriptions read one after the other,
+  // so a sample may catch either first: only the phases' order is fixed.
+  auto at = [&](const std::string& line) {
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), line), 1) << line;
+    return std::find(seen.begin(), seen.end(), line) - seen.begin();
+  };
+  auto dropped = std::max(at("10.0.1.0 session-state ESTABLISHED -> IDLE"),
+                          at("10.0.1.0 received-prefixes IPV4_UNICAST 4 -> 0"));
+  auto gone = at("neighbours no longer served (the target deleted them)");
+  auto back = at("neighbours served again");
+  auto returned = std::min(at("10.0.1.0 session-state IDLE -> ESTABLISHED"),
+                           at("10.0.1.0 received-prefixes IPV4_UNICAST 0 -> 4"));
+  EXPECT_LT(dropped, gone);
+  EXPECT_LT(gone, back);
+  EXPECT_LT(back, returned);
+  EXPECT_EQ(seen.size(), 6u) << ::testing::PrintToString(seen);
 }
 
 TEST_F(GnmidInNamespace, StreamThatStopsDeliveringIsNoEvidenceNotSilence) {

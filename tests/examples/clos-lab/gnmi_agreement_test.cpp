@@ -10,11 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "tests/examples/clos-lab/lab_harness.h"
 
@@ -193,6 +196,32 @@ std::string read_text(const std::filesystem::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// The events one device's telemetry window shows, as "<subject> <event>" in device time
+// order, each with its timestamp.
+std::vector<std::pair<std::int64_t, std::string>> events_of(const json& window,
+                                                            const std::string& device) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  for (const auto& entry : window["devices"]) {
+    if (entry["device"] != device) continue;
+    for (const auto& event : entry["events"]) {
+      std::string subject = event["source"] == "bgp"
+                                ? "bgp " + event["bgp_neighbor"].get<std::string>()
+                                : event["interface"].get<std::string>();
+      out.emplace_back(event["timestamp_ns"].get<std::int64_t>(),
+                       subject + " " + event["event"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+// The first event of `events` that starts with `prefix` and ends with `suffix`; 0 if none.
+std::int64_t first_event(const std::vector<std::pair<std::int64_t, std::string>>& events,
+                         const std::string& prefix, const std::string& suffix) {
+  for (const auto& [at, line] : events)
+    if (line.starts_with(prefix) && line.ends_with(suffix)) return at;
+  return 0;
+}
+
 TEST_F(GnmiAgreement, ReportsShowTheRunningConfigurationDiff) {
   // Given the lab intent (its FRR profile captures `show running-config`), then a plan's
   // review.md lists the configurations the baseline holds, and a rehearsal of draining spine1
@@ -319,6 +348,111 @@ acceptance:
   std::string html = read_text(bundle / "report.html");
   EXPECT_NE(html.find("During-change telemetry (gNMI)"), std::string::npos);
   EXPECT_NE(html.find("to-host2"), std::string::npos);
+
+  // The rehearsal's forced rollback came after the streams had closed (the change was
+  // accepted): fresh streams covered it, and it changed nothing they watch.
+  json rolled_back = read_json(bundle / "telemetry/rollback.json");
+  ASSERT_TRUE(rolled_back.is_object()) << rehearsal.output;
+  EXPECT_EQ(rolled_back["verdict"], "pass") << rolled_back.dump(2);
+  EXPECT_EQ(events_of(rolled_back, "leaf1").size(), 0u) << rolled_back.dump(2);
+}
+
+TEST_F(GnmiAgreement, TelemetryFollowsAFailedChangeThroughItsRollback) {
+  // Given a change that shuts leaf1's BGP sessions to both spines and its port to host2, so
+  // that leaf1's hosts are cut off and the acceptance probe fails, applied with the real
+  // fabgate against the lab's fabgate-gnmid, then the run is rolled back and the baseline
+  // verified (exit 4), and the telemetry shows at the devices' timestamps: during the change
+  // (telemetry/during.json) to-host2 going down and the session leaf1-spine1 leaving
+  // ESTABLISHED on leaf1 (neighbour 10.0.1.0) and on spine1 (neighbour 10.0.1.1); through the
+  // rollback (telemetry/rollback.json, the same streams continued, marking when the rollback
+  // began) to-host2 coming back UP and the session ESTABLISHED again on both ends after the
+  // rollback began, and not the drop a second time; report.md shows both sections.
+  // (Shutting the uplinks themselves would flap BFD, whose down counters a rollback cannot
+  // undo: the restore would rightly not verify, exit 5.)
+  lab.install_probe();
+  repo_.write("changes/10-leaf1-isolated.yaml", R"(id: leaf1-isolated
+title: Shut leaf1's BGP sessions to the spines and its port to host2 (its hosts are cut off)
+targets: [leaf1]
+bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
+steps:
+  - device: leaf1
+    description: the sessions to the spines and the port to host2 down
+    run: >-
+      vtysh -c 'conf t' -c 'router bgp 65101' -c 'neighbor SPINES shutdown'
+      && ip link set to-host2 down
+rollback:
+  - device: leaf1
+    description: the port to host2 and the sessions back up
+    run: >-
+      ip link set to-host2 up
+      && vtysh -c 'conf t' -c 'router bgp 65101' -c 'no neighbor SPINES shutdown'
+acceptance:
+  settle: 3s
+  # The lab's alert on fabric ports fires for to-host2; this change means it.
+  expected_alerts: [FabricInterfaceDown]
+  probes:
+    - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 5s}
+)");
+  repo_.commit_all("a change that cuts leaf1 off");
+  auto run = fabgate("apply leaf1-isolated");
+  ASSERT_EQ(run.exit_code, 4) << run.output;
+  auto bundle = evidence_of(run.output);
+  json during = read_json(bundle / "telemetry/during.json");
+  json rollback = read_json(bundle / "telemetry/rollback.json");
+  ASSERT_TRUE(during.is_object() && rollback.is_object()) << run.output;
+  EXPECT_EQ(during["phase"], "during");
+  EXPECT_EQ(rollback["phase"], "rollback");
+  EXPECT_EQ(during["verdict"], "pass") << during.dump(2);
+  EXPECT_EQ(rollback["verdict"], "pass") << rollback.dump(2);
+  // One stream through both windows: the rollback window starts where the during one ended.
+  EXPECT_EQ(rollback["window_start"], during["window_end"]);
+  ASSERT_TRUE(rollback.contains("rollback_started")) << rollback.dump(2);
+
+  auto leaf1_during = events_of(during, "leaf1");
+  auto spine1_during = events_of(during, "spine1");
+  auto leaf1_rollback = events_of(rollback, "leaf1");
+  auto spine1_rollback = events_of(rollback, "spine1");
+  const std::int64_t port_down = first_event(leaf1_during, "to-host2 oper-status UP -> ", "");
+  const std::int64_t session_dropped =
+      first_event(leaf1_during, "bgp 10.0.1.0 session-state ESTABLISHED -> ", "");
+  EXPECT_NE(port_down, 0) << during.dump(2);
+  EXPECT_NE(session_dropped, 0) << during.dump(2);
+  EXPECT_NE(first_event(spine1_during, "bgp 10.0.1.1 session-state ESTABLISHED -> ", ""), 0)
+      << during.dump(2);
+
+  const std::int64_t port_up = first_event(leaf1_rollback, "to-host2 oper-status ", " -> UP");
+  const std::int64_t session_back =
+      first_event(leaf1_rollback, "bgp 10.0.1.0 session-state ", " -> ESTABLISHED");
+  EXPECT_NE(port_up, 0) << rollback.dump(2);
+  EXPECT_NE(session_back, 0) << rollback.dump(2);
+  EXPECT_NE(first_event(spine1_rollback, "bgp 10.0.1.1 session-state ", " -> ESTABLISHED"), 0)
+      << rollback.dump(2);
+  EXPECT_GT(port_up, port_down);
+  EXPECT_GT(session_back, session_dropped);
+  // The return happened after the rollback began, by the devices' clocks (this machine's).
+  std::int64_t rollback_began_ns = 0;
+  {
+    std::string at = rollback["rollback_started"];
+    std::tm utc{};
+    ASSERT_NE(strptime(at.c_str(), "%Y-%m-%dT%H:%M:%S", &utc), nullptr) << at;
+    rollback_began_ns = static_cast<std::int64_t>(timegm(&utc)) * 1'000'000'000;
+  }
+  EXPECT_GE(port_up, rollback_began_ns) << rollback.dump(2);
+  EXPECT_GE(session_back, rollback_began_ns) << rollback.dump(2);
+  // The drop is not reported a second time in the rollback window.
+  EXPECT_EQ(first_event(leaf1_rollback, "bgp 10.0.1.0 session-state ESTABLISHED -> ", ""), 0)
+      << rollback.dump(2);
+
+  std::string report = read_text(bundle / "report.md");
+  auto during_section = report.find("## During-change telemetry (gNMI)");
+  auto rollback_section = report.find("## Telemetry through the rollback (gNMI)");
+  ASSERT_NE(during_section, std::string::npos) << report;
+  ASSERT_NE(rollback_section, std::string::npos) << report;
+  EXPECT_NE(report.find("| leaf1 | bgp 10.0.1.0 | session-state ESTABLISHED -> ", during_section),
+            std::string::npos)
+      << report.substr(during_section);
+  EXPECT_NE(report.find(" -> ESTABLISHED |", rollback_section), std::string::npos)
+      << report.substr(rollback_section);
 }
 
 }  // namespace

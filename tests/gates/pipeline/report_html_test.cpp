@@ -226,6 +226,62 @@ TEST_F(ReportHtmlTest, ContinuousProbeGapsArePerFlowWithLoss) {
   EXPECT_NE(row.find("02:00:01.500"), std::string::npos) << row;  // back
 }
 
+TEST_F(ReportHtmlTest, TelemetrySectionsShowTheDropDuringTheChangeAndTheReturnAfterRollback) {
+  // Given a during window where leaf1's session to 10.0.1.0 dropped and a rollback window
+  // (rollback began at 1.6 s) where it came back, then the page has both sections in that
+  // order, each event in its own section as "bgp 10.0.1.0" at its device time, the rollback's
+  // start, each window's JSON linked, and the telemetry layer last seen good at the end of
+  // telemetry-restored, named as the telemetry through the rollback.
+  const std::int64_t base_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kStart.time_since_epoch()).count();
+  auto window = [&](const char* phase, int event_ms, const char* what) {
+    TelemetryOutcome telemetry;
+    telemetry.phase = phase;
+    telemetry.verdict = Verdict::pass;
+    telemetry.summary = "1 of 1 devices covered";
+    DeviceTelemetry leaf1;
+    leaf1.device = "leaf1";
+    leaf1.why = "target";
+    leaf1.samples = 5;
+    leaf1.verdict = Verdict::pass;
+    leaf1.events = {{.timestamp_ns = base_ns + event_ms * 1'000'000LL,
+                     .source = gnmi::TelemetrySource::bgp_neighbors,
+                     .subject = "10.0.1.0",
+                     .what = what}};
+    telemetry.devices = {leaf1};
+    return telemetry;
+  };
+  outcome_.telemetry = window("during", 900, "session-state ESTABLISHED -> IDLE");
+  outcome_.rollback_telemetry = window("rollback", 1900, "session-state ACTIVE -> ESTABLISHED");
+  outcome_.rollback_telemetry->rollback_started = at(1600);
+  outcome_.gates.push_back(gate("telemetry-restored", Verdict::pass, 2400, 10));
+  outcome_.layers["rollback"]["telemetry"] = "pass";
+  std::string page = render();
+  std::string during = between(page, "<h2>During-change telemetry (gNMI)</h2>", "<h2>");
+  std::string rollback = between(page, "<h2>Telemetry through the rollback (gNMI)</h2>", "<h2>");
+  ASSERT_FALSE(during.empty()) << page;
+  ASSERT_FALSE(rollback.empty()) << page;
+  EXPECT_LT(page.find("During-change telemetry"), page.find("Telemetry through the rollback"));
+  EXPECT_NE(during.find("<td class=\"mono\">2026-12-01T02:00:00.900Z</td><td>leaf1</td><td "
+                        "class=\"mono\">bgp 10.0.1.0</td><td>session-state ESTABLISHED -&gt; "
+                        "IDLE</td>"),
+            std::string::npos)
+      << during;
+  EXPECT_EQ(during.find("ACTIVE -&gt; ESTABLISHED"), std::string::npos) << during;
+  EXPECT_NE(rollback.find("bgp 10.0.1.0</td><td>session-state ACTIVE -&gt; ESTABLISHED"),
+            std::string::npos)
+      << rollback;
+  EXPECT_NE(rollback.find("the rollback began at 2026-12-01T02:00:01.600Z"), std::string::npos)
+      << rollback;
+  EXPECT_NE(during.find("href=\"telemetry/during.json\""), std::string::npos);
+  EXPECT_NE(rollback.find("href=\"telemetry/rollback.json\""), std::string::npos);
+  // Last seen good at the end of telemetry-restored, from the telemetry through the rollback.
+  std::string row = layer_row(page, "telemetry");
+  EXPECT_NE(row.find("held"), std::string::npos) << row;
+  EXPECT_NE(row.find("02:00:02.410"), std::string::npos) << row;
+  EXPECT_NE(row.find("telemetry through the rollback"), std::string::npos) << row;
+}
+
 TEST_F(ReportHtmlTest, ContinuousProbeThatHeardNothingNeverCountsAsGood) {
   // Given a continuous probe that started but received no reply at all (no evidence), then
   // forwarding was never seen good: its row says no evidence, with no last-good time.

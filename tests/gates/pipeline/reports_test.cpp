@@ -95,8 +95,12 @@ TEST_F(ReportsTest, TelemetrySectionListsEventsAtDeviceTimeAndTheGapsThatMakeNoE
   leaf1.first_ns = 1'796'100'000'000'000'000;
   leaf1.last_ns = leaf1.first_ns + 8'000'000'000;
   leaf1.verdict = Verdict::pass;
-  leaf1.events = {{leaf1.first_ns + 1'000'000'000, "to-host2", "oper-status UP -> DOWN"},
-                  {leaf1.first_ns + 3'000'000'000, "to-host2", "oper-status DOWN -> UP"}};
+  leaf1.events = {{.timestamp_ns = leaf1.first_ns + 1'000'000'000,
+                   .subject = "to-host2",
+                   .what = "oper-status UP -> DOWN"},
+                  {.timestamp_ns = leaf1.first_ns + 3'000'000'000,
+                   .subject = "to-host2",
+                   .what = "oper-status DOWN -> UP"}};
   DeviceTelemetry spine1;
   spine1.device = "spine1";
   spine1.why = "neighbour of leaf1 (BGP)";
@@ -125,6 +129,63 @@ TEST_F(ReportsTest, TelemetrySectionListsEventsAtDeviceTimeAndTheGapsThatMakeNoE
   auto summary = render_summary_json(context(), outcome_, "/e");
   EXPECT_EQ(summary["telemetry"]["verdict"], "no-evidence");
   EXPECT_EQ(summary["telemetry"]["devices"][0]["events"][1]["event"], "oper-status DOWN -> UP");
+}
+
+TEST_F(ReportsTest, RollbackTelemetryIsItsOwnSectionWithBgpEvents) {
+  // Given a during window where spine1's session to leaf1 dropped and a rollback window where
+  // it came back, then report.md shows both sections in that order, each BGP event as a row
+  // "bgp <neighbour>" at its device time, the rollback's start, and rollback.json named; the
+  // --json summary carries the rollback window with the neighbour address.
+  const std::int64_t base = 1'796'100'000'000'000'000;
+  auto window = [&](const char* phase, std::int64_t at, const char* what) {
+    TelemetryOutcome telemetry;
+    telemetry.phase = phase;
+    telemetry.verdict = Verdict::pass;
+    telemetry.summary = "1 of 1 devices covered 9.0 s at 1s: 0 interface events, 1 BGP event";
+    DeviceTelemetry spine1;
+    spine1.device = "spine1";
+    spine1.why = "target";
+    spine1.samples = 9;
+    spine1.first_ns = base;
+    spine1.last_ns = base + 8'000'000'000;
+    spine1.verdict = Verdict::pass;
+    spine1.events = {{.timestamp_ns = at,
+                      .source = gnmi::TelemetrySource::bgp_neighbors,
+                      .subject = "10.0.1.1",
+                      .what = what}};
+    telemetry.devices = {spine1};
+    return telemetry;
+  };
+  outcome_.telemetry = window("during", base + 1'000'000'000, "session-state ESTABLISHED -> IDLE");
+  outcome_.rollback_telemetry =
+      window("rollback", base + 20'000'000'000, "session-state ACTIVE -> ESTABLISHED");
+  outcome_.rollback_telemetry->rollback_started = outcome_.rollback_telemetry->window_start;
+
+  std::string md = render_report_markdown(context(), outcome_);
+  auto during = md.find("## During-change telemetry (gNMI)");
+  auto rollback = md.find("## Telemetry through the rollback (gNMI)");
+  ASSERT_NE(during, std::string::npos) << md;
+  ASSERT_NE(rollback, std::string::npos) << md;
+  EXPECT_LT(during, rollback);
+  EXPECT_NE(md.find("| " + format_device_time(base + 1'000'000'000) +
+                        " | spine1 | bgp 10.0.1.1 | session-state ESTABLISHED -> IDLE |",
+                    during),
+            std::string::npos)
+      << md.substr(during);
+  EXPECT_LT(md.find("ESTABLISHED -> IDLE"), rollback);
+  EXPECT_NE(md.find("| " + format_device_time(base + 20'000'000'000) +
+                        " | spine1 | bgp 10.0.1.1 | session-state ACTIVE -> ESTABLISHED |",
+                    rollback),
+            std::string::npos)
+      << md.substr(rollback);
+  EXPECT_NE(md.find("; the rollback began at ", rollback), std::string::npos);
+  EXPECT_NE(md.find("`telemetry/rollback.json`", rollback), std::string::npos);
+  auto summary = render_summary_json(context(), outcome_, "/e");
+  const auto& event = summary["rollback_telemetry"]["devices"][0]["events"][0];
+  EXPECT_EQ(summary["rollback_telemetry"]["phase"], "rollback");
+  EXPECT_EQ(event["source"], "bgp");
+  EXPECT_EQ(event["bgp_neighbor"], "10.0.1.1");
+  EXPECT_EQ(event["event"], "session-state ACTIVE -> ESTABLISHED");
 }
 
 TEST_F(ReportsTest, ReviewShowsARehearsalsConfigurationDiffOrWhyNot) {

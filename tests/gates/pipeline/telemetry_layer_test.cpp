@@ -9,9 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include "tests/gates/pipeline/live_gnmi.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -20,8 +23,11 @@ using nlohmann::json;
 
 constexpr std::int64_t kBase = 1'796'100'000'000'000'000;  // 2026-12-01T...Z in ns
 
+// One sample of both subscribed sources: an interface's state and the session state of the
+// BGP neighbour 10.0.1.0.
 gnmi::GnmiNotification sample(std::int64_t at_ns, const std::string& interface,
-                              const std::string& oper, int in_errors) {
+                              const std::string& oper, int in_errors,
+                              const std::string& session = "ESTABLISHED") {
   gnmi::GnmiNotification notification;
   notification.timestamp_ns = at_ns;
   auto path = gnmi::parse_path("/interfaces/interface[name=" + interface + "]/state");
@@ -29,6 +35,11 @@ gnmi::GnmiNotification sample(std::int64_t at_ns, const std::string& interface,
       {path.value(),
        json{{"oper-status", oper}, {"counters", {{"in-errors", std::to_string(in_errors)}}}}
            .dump()});
+  auto bgp = gnmi::parse_path(
+      "/network-instances/network-instance[name=default]/protocols/"
+      "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=10.0.1.0]/"
+      "state/session-state");
+  notification.updates.push_back({bgp.value(), json(session).dump()});
   return notification;
 }
 
@@ -102,7 +113,7 @@ class ScriptedClient final : public gnmi::GnmiClient {
  private:
   static gnmi::GnmiFailure refuse() { return {gnmi::GnmiFailure::Kind::rejected, "not scripted"}; }
   std::vector<gnmi::GnmiNotification> script_;
-  bool keep_delivering_;
+  bool keep_delivering_ = false;
 };
 
 intent::Device device_named(const std::string& name, bool with_gnmi) {
@@ -146,7 +157,7 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
   inventory.devices = {device_named("leaf1", true), device_named("leaf2", true)};
   std::vector<gnmi::GnmiNotification> flap = {
       sample(kBase, "to-spine1", "UP", 0),
-      sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
+      sample(kBase + 50'000'000, "to-spine1", "DOWN", 0, "IDLE"),
       sample(kBase + 100'000'000, "to-spine1", "UP", 3),
   };
   std::map<std::string, ScriptedClient*> clients;
@@ -166,7 +177,15 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
   auto started = session.start(Duration{60'000}, Duration{2'000});
   EXPECT_EQ(started.verdict, Verdict::pass) << started.summary;
   EXPECT_EQ(clients["leaf1"]->subscribed_paths,
-            (std::vector<std::string>{"/interfaces/interface[name=*]/state"}));
+            (std::vector<std::string>{
+                "/interfaces/interface[name=*]/state",
+                "/network-instances/network-instance[name=default]/protocols/"
+                "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                "neighbor[neighbor-address=*]/state/session-state",
+                "/network-instances/network-instance[name=default]/protocols/"
+                "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                "neighbor[neighbor-address=*]/afi-safis/afi-safi[afi-safi-name=*]/state/"
+                "prefixes/received"}));
   EXPECT_EQ(clients["leaf1"]->subscribed_interval, Duration{100});
   std::this_thread::sleep_for(std::chrono::milliseconds(2600));
   TelemetryOutcome outcome = session.stop();
@@ -180,9 +199,14 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
       event_lines(outcome),
       (std::vector<std::string>{
           "leaf1 to-spine1 " + format_device_time(kBase + 50'000'000) + " oper-status UP -> DOWN",
+          "leaf1 bgp 10.0.1.0 " + format_device_time(kBase + 50'000'000) +
+              " session-state ESTABLISHED -> IDLE",
           "leaf1 to-spine1 " + format_device_time(kBase + 100'000'000) + " oper-status DOWN -> UP",
           "leaf1 to-spine1 " + format_device_time(kBase + 100'000'000) + " in-errors +3",
+          "leaf1 bgp 10.0.1.0 " + format_device_time(kBase + 100'000'000) +
+              " session-state IDLE -> ESTABLISHED",
       }));
+  EXPECT_EQ(leaf1.bgp_neighbours, std::vector<std::string>{"10.0.1.0"});
   const auto& leaf2 = outcome.devices[1];
   EXPECT_EQ(leaf2.verdict, Verdict::no_evidence);
   EXPECT_EQ(leaf2.samples, 1u);
@@ -191,7 +215,61 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
   EXPECT_NE(leaf2.gaps[0].find("stopped delivering"), std::string::npos) << leaf2.gaps[0];
   json written = to_json(outcome);
   EXPECT_EQ(written["devices"][0]["events"][0]["time"], format_device_time(kBase + 50'000'000));
+  EXPECT_EQ(written["devices"][0]["events"][1]["bgp_neighbor"], "10.0.1.0");
   EXPECT_EQ(written["devices"][1]["verdict"], "no-evidence");
+}
+
+TEST(TelemetrySession, ACutKeepsStreamingAndTheNextWindowShowsWhatCameBack) {
+  // Given leaf1 streaming every 50 ms whose uplink and BGP session go down while the first
+  // window runs and come back after it was cut, then the first window holds the drop, the
+  // second (the rollback's) holds the return at device timestamps after the drop, neither
+  // repeats the other's events, both are covered, and the second starts where the first ended.
+  intent::Inventory inventory;
+  inventory.devices = {device_named("leaf1", true)};
+  std::mutex state_mutex;
+  bool up = true;
+  auto current = [&] {
+    std::lock_guard lock(state_mutex);
+    return sample(0, "to-spine1", up ? "UP" : "DOWN", 0, up ? "ESTABLISHED" : "IDLE");
+  };
+  auto set_up = [&](bool value) {
+    std::lock_guard lock(state_mutex);
+    up = value;
+  };
+  GnmiConnector connect =
+      [&](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(current, kBase));
+  };
+  TelemetrySession session(connect, {{&inventory.devices[0], "target"}}, Duration{50});
+  ASSERT_EQ(session.start(Duration{60'000}, Duration{2'000}).verdict, Verdict::pass);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  set_up(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  TelemetryOutcome during = session.cut();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  set_up(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  TelemetryOutcome rollback = session.stop();
+
+  auto whats = [](const TelemetryOutcome& outcome) {
+    std::vector<std::string> out;
+    for (const auto& event : outcome.devices.at(0).events)
+      out.push_back(event_subject(event) + " " + event.what);
+    return out;
+  };
+  EXPECT_EQ(during.verdict, Verdict::pass) << during.summary;
+  EXPECT_EQ(rollback.verdict, Verdict::pass) << rollback.summary;
+  EXPECT_EQ(whats(during),
+            (std::vector<std::string>{"to-spine1 oper-status UP -> DOWN",
+                                      "bgp 10.0.1.0 session-state ESTABLISHED -> IDLE"}));
+  EXPECT_EQ(whats(rollback),
+            (std::vector<std::string>{"to-spine1 oper-status DOWN -> UP",
+                                      "bgp 10.0.1.0 session-state IDLE -> ESTABLISHED"}));
+  EXPECT_GT(rollback.devices[0].events[0].timestamp_ns, during.devices[0].events[0].timestamp_ns);
+  EXPECT_GT(rollback.devices[0].first_ns, during.devices[0].last_ns);
+  EXPECT_EQ(rollback.window_start, during.window_end);
+  EXPECT_NE(rollback.summary.find("1 interface event, 1 BGP event"), std::string::npos)
+      << rollback.summary;
 }
 
 TEST(TelemetrySession, UnreachableTargetAndMissingEndpointAreNamed) {

@@ -1,0 +1,183 @@
+// The telemetry gates inside a real Pipeline with scripted collaborators and a live scripted
+// gNMI target on the target device, whose link and BGP session go down when the change's step
+// is sent and come back when the rollback is sent: a failed change is streamed through its
+// rollback by the same streams, an accepted change's streams close at acceptance, and a
+// rollback decided after acceptance (rehearse) opens fresh ones.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "tests/gates/pipeline/live_gnmi.h"
+#include "tests/gates/pipeline/scripted_pipeline.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+constexpr std::int64_t kBase = 1'796'100'000'000'000'000;
+
+// Steps and rollback steps succeed; probes pass before the step and after the rollback, and
+// fail in between unless `probes_pass_while_changed`. The device is "changed" in between.
+class ChangingRemote final : public Remote {
+ public:
+  explicit ChangingRemote(bool probes_pass_while_changed)
+      : probes_pass_while_changed_(probes_pass_while_changed) {}
+  RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
+                   std::string_view purpose) override {
+    ssh::CommandResult result;
+    result.started_at = now_utc();
+    result.exit_status = 0;
+    if (purpose == "step") changed = true;
+    if (purpose == "rollback") changed = false;
+    if (purpose == "probe" && changed && !probes_pass_while_changed_) result.exit_status = 1;
+    return result;
+  }
+  std::atomic<bool> changed{false};
+
+ private:
+  bool probes_pass_while_changed_;
+};
+
+// What leaf1's target says: its uplink and the session to 10.0.1.0, down while changed.
+gnmi::GnmiNotification leaf1_state(bool changed) {
+  gnmi::GnmiNotification notification;
+  notification.updates.push_back(
+      {gnmi::parse_path("/interfaces/interface[name=to-spine1]/state").value(),
+       nlohmann::json{{"oper-status", changed ? "DOWN" : "UP"}}.dump()});
+  notification.updates.push_back(
+      {gnmi::parse_path("/network-instances/network-instance[name=default]/protocols/"
+                        "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                        "neighbor[neighbor-address=10.0.1.0]/state/session-state")
+           .value(),
+       nlohmann::json(changed ? "IDLE" : "ESTABLISHED").dump()});
+  return notification;
+}
+
+struct TelemetryRun {
+  ScriptedRun run{{"leaf1"}};
+  ChangingRemote remote;
+  std::atomic<int> subscriptions{0};
+  RunOutcome outcome;
+
+  explicit TelemetryRun(bool probes_pass_while_changed) : remote(probes_pass_while_changed) {
+    run.repository.inventory.devices[0].gnmi =
+        intent::GnmiEndpoint{.host = "127.0.0.1", .port = 1, .tls = false};
+    run.change.acceptance.settle = Duration{1'200};  // a few samples in each window
+    for (const auto& device : run.repository.inventory.devices) {
+      run.snapshotter.identities[device.name] = {{"hostname", device.name}};
+      run.snapshotter.categories[device.name] = {
+          {"interfaces", {{"eth0", {{"oper", "up"}, {"addresses", {"192.0.2.1/24"}}}}}}};
+    }
+  }
+
+  void go(Mode mode) {
+    auto bundle = EvidenceBundle::create(run.evidence_root.path(), run.change.id, now_utc(), "run1",
+                                         Redactor{});
+    ASSERT_TRUE(bundle.ok());
+    dir = bundle.value()->dir();
+    GateObserver observer;
+    PipelineOptions options;
+    options.mode = mode;
+    options.operator_name = "telemetry-test";
+    Pipeline::Collaborators with{remote, run.snapshotter, *bundle.value(), observer};
+    with.gnmi_connect =
+        [this](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+      return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(
+          [this] { return leaf1_state(remote.changed); }, kBase, [this] { ++subscriptions; }));
+    };
+    Pipeline pipeline(run.repository, run.change, with, options);
+    outcome = pipeline.run();
+  }
+
+  std::vector<std::string> gate_names() const {
+    std::vector<std::string> names;
+    for (const auto& gate : outcome.gates)
+      if (gate.name.starts_with("telemetry") || gate.name == "rollback" ||
+          gate.name == "acceptance" || gate.name == "restored-probes")
+        names.push_back(gate.name);
+    return names;
+  }
+
+  std::filesystem::path dir;
+};
+
+std::vector<std::string> events(const std::optional<TelemetryOutcome>& window) {
+  std::vector<std::string> out;
+  if (!window) return out;
+  for (const auto& device : window->devices)
+    for (const auto& event : device.events)
+      out.push_back(device.device + " " + event_subject(event) + " " + event.what);
+  return out;
+}
+
+TEST(TelemetryGates, AFailedChangeIsStreamedThroughItsRollbackByTheSameStreams) {
+  // Given a change whose acceptance probe fails while leaf1's uplink and session are down,
+  // then the telemetry gate cuts the during window (the drop) and the streams keep running:
+  // one subscription in all, telemetry-restored after restored-probes ends the rollback window
+  // (the return), which starts where the during window ended and marks the rollback's start,
+  // both windows are written to the bundle, and the run is rolled back (exit 4).
+  TelemetryRun test(false);
+  test.go(Mode::apply);
+  EXPECT_EQ(test.outcome.exit_code, ExitCode::rolled_back);
+  EXPECT_EQ(test.gate_names(),
+            (std::vector<std::string>{"telemetry-start", "acceptance", "telemetry", "rollback",
+                                      "restored-probes", "telemetry-restored"}));
+  EXPECT_EQ(test.subscriptions, 1);
+  EXPECT_EQ(events(test.outcome.telemetry),
+            (std::vector<std::string>{"leaf1 to-spine1 oper-status UP -> DOWN",
+                                      "leaf1 bgp 10.0.1.0 session-state ESTABLISHED -> IDLE"}));
+  EXPECT_EQ(events(test.outcome.rollback_telemetry),
+            (std::vector<std::string>{"leaf1 to-spine1 oper-status DOWN -> UP",
+                                      "leaf1 bgp 10.0.1.0 session-state IDLE -> ESTABLISHED"}));
+  ASSERT_TRUE(test.outcome.telemetry && test.outcome.rollback_telemetry);
+  EXPECT_EQ(test.outcome.telemetry->verdict, Verdict::pass) << test.outcome.telemetry->summary;
+  EXPECT_EQ(test.outcome.rollback_telemetry->verdict, Verdict::pass)
+      << test.outcome.rollback_telemetry->summary;
+  EXPECT_EQ(test.outcome.rollback_telemetry->window_start, test.outcome.telemetry->window_end);
+  ASSERT_TRUE(test.outcome.rollback_telemetry->rollback_started.has_value());
+  EXPECT_GT(*test.outcome.rollback_telemetry->rollback_started,
+            test.outcome.rollback_telemetry->window_start);
+  EXPECT_TRUE(std::filesystem::exists(test.dir / "telemetry/during.json"));
+  EXPECT_TRUE(std::filesystem::exists(test.dir / "telemetry/rollback.json"));
+  EXPECT_EQ(test.outcome.layers["rollback"]["telemetry"], "pass");
+}
+
+TEST(TelemetryGates, AnAcceptedChangesStreamsCloseAtAcceptance) {
+  // Given a change whose probes pass, then the telemetry gate closes the streams: no rollback
+  // window, no telemetry-restored, no rollback.json, exit 0.
+  TelemetryRun test(true);
+  test.go(Mode::apply);
+  EXPECT_EQ(test.outcome.exit_code, ExitCode::accepted);
+  EXPECT_EQ(test.gate_names(),
+            (std::vector<std::string>{"telemetry-start", "acceptance", "telemetry"}));
+  EXPECT_FALSE(test.outcome.rollback_telemetry.has_value());
+  EXPECT_EQ(events(test.outcome.telemetry),
+            (std::vector<std::string>{"leaf1 to-spine1 oper-status UP -> DOWN",
+                                      "leaf1 bgp 10.0.1.0 session-state ESTABLISHED -> IDLE"}));
+  EXPECT_FALSE(std::filesystem::exists(test.dir / "telemetry/rollback.json"));
+}
+
+TEST(TelemetryGates, ARehearsalsForcedRollbackIsStreamedByFreshStreams) {
+  // Given a rehearsal of a change that is accepted, then the streams closed at acceptance and
+  // telemetry-rollback-start opens fresh ones before the rollback: two subscriptions, and the
+  // rollback window shows the link and session coming back (the baseline against which the
+  // fresh window compares is its own first sample, taken before the rollback).
+  TelemetryRun test(true);
+  test.go(Mode::rehearse);
+  EXPECT_EQ(test.outcome.exit_code, ExitCode::accepted);
+  EXPECT_EQ(test.gate_names(),
+            (std::vector<std::string>{"telemetry-start", "acceptance", "telemetry",
+                                      "telemetry-rollback-start", "rollback", "restored-probes",
+                                      "telemetry-restored"}));
+  EXPECT_EQ(test.subscriptions, 2);
+  EXPECT_EQ(events(test.outcome.rollback_telemetry),
+            (std::vector<std::string>{"leaf1 to-spine1 oper-status DOWN -> UP",
+                                      "leaf1 bgp 10.0.1.0 session-state IDLE -> ESTABLISHED"}));
+  ASSERT_TRUE(test.outcome.rollback_telemetry.has_value());
+  EXPECT_EQ(test.outcome.rollback_telemetry->verdict, Verdict::pass)
+      << test.outcome.rollback_telemetry->summary;
+}
+
+}  // namespace
+}  // namespace fabgate::pipeline
