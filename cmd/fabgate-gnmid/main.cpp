@@ -32,6 +32,9 @@ int run(int argc, char** argv) {
   app.add_option("--hostname", options.node.hostname, "Hostname to report (default: the system's)");
   app.add_option("--vtysh", vtysh, "vtysh command, split on spaces (e.g. 'vtysh -N leaf1')");
   app.add_option("--ip", options.node.ip, "iproute2 'ip' program used by Set");
+  app.add_option("--lldp-socket", options.node.lldp_socket,
+                 "lldpd's control socket: serve /lldp from it (without it /lldp is not served)");
+  app.add_option("--lldpcli", options.node.lldpcli, "lldpcli program (default: lldpcli)");
   // Hidden (empty group): lets tests make every RPC slow to exercise client deadlines.
   app.add_option("--debug-delay-ms", debug_delay_ms)->group("");
   try {

@@ -6,7 +6,7 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 26> kNormalizers = {{
+constexpr std::array<Normalizer, 28> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
@@ -27,6 +27,8 @@ constexpr std::array<Normalizer, 26> kNormalizers = {{
     {"evpn-mac", "evpn", parse_evpn_mac},
     {"bgp-evpn-summary", "evpn", parse_bgp_evpn_summary},
     {"vxlan-links", "evpn", parse_vxlan_links},
+    {"lldp-interfaces", "lldp", parse_lldp_interfaces},
+    {"lldp-neighbors", "lldp", parse_lldp_neighbors},
     {"rdma-sysfs", "rdma", parse_rdma_sysfs},
     {"rdma-link", "rdma", parse_rdma_link},
     {"ibv-devinfo", "rdma", parse_ibv_devinfo},

@@ -51,6 +51,10 @@ Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, nlohman
 Expected<Ok, std::string> parse_evpn_mac(std::string_view output, nlohmann::json& evpn);
 Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, nlohmann::json& evpn);
 Expected<Ok, std::string> parse_vxlan_links(std::string_view output, nlohmann::json& evpn);
+// LLDP (lldpd's `lldpcli -f json`): `show interfaces` lists every port the agent runs on (an
+// empty neighbour list each), `show neighbors details` adds what is heard there.
+Expected<Ok, std::string> parse_lldp_interfaces(std::string_view output, nlohmann::json& lldp);
+Expected<Ok, std::string> parse_lldp_neighbors(std::string_view output, nlohmann::json& lldp);
 // Any `show running-config`: the text as it is ({"format": "text", "text": ...}), for the
 // configuration diffs of report.md and review.md. Empty output is an error.
 Expected<Ok, std::string> parse_running_config(std::string_view output, nlohmann::json& config);

@@ -357,6 +357,127 @@ NodeResult<std::vector<Ipv6Route>> LinuxNode::ipv6_routes() {
   return main_table_routes(options_, /*ipv6=*/true);
 }
 
+NodeResult<nlohmann::json> LinuxNode::lldpcli(const std::vector<std::string>& words) {
+  std::vector<std::string> argv = {options_.lldpcli, "-u", options_.lldp_socket, "-f", "json"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  CommandOutcome outcome = run_command(argv, options_.command_timeout);
+  std::string command = join(argv, " ");
+  if (!outcome.succeeded()) {
+    std::string detail = outcome.describe_failure(options_.command_timeout);
+    if (auto said = trim(outcome.err); !said.empty()) detail += ": " + std::string(said);
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "the LLDP agent does not answer: " + command + ": " + detail};
+  }
+  auto parsed = nlohmann::json::parse(outcome.out, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       command + ": output is not a JSON object: " +
+                           std::string(trim(outcome.out.substr(0, 120)))};
+  }
+  return parsed;
+}
+
+namespace {
+
+// lldpcli's `-f json` holds one interface as {"eth0": {...}} and several as a list of such
+// objects (one per neighbour for `show neighbors`: a port with two neighbours appears twice).
+std::vector<std::pair<std::string, const nlohmann::json*>> lldpcli_interfaces(
+    const nlohmann::json& document) {
+  std::vector<std::pair<std::string, const nlohmann::json*>> out;
+  const auto lldp = document.find("lldp");
+  if (lldp == document.end() || !lldp->is_object()) return out;
+  const auto interfaces = lldp->find("interface");
+  if (interfaces == lldp->end()) return out;
+  auto add = [&out](const nlohmann::json& entry) {
+    if (!entry.is_object()) return;
+    for (const auto& [name, value] : entry.items()) out.emplace_back(name, &value);
+  };
+  if (interfaces->is_array()) {
+    for (const auto& entry : *interfaces) add(entry);
+  } else {
+    add(*interfaces);
+  }
+  return out;
+}
+
+std::string string_at(const nlohmann::json& object, std::initializer_list<const char*> names) {
+  const nlohmann::json* node = &object;
+  for (const char* name : names) {
+    if (!node->is_object()) return "";
+    auto found = node->find(name);
+    if (found == node->end()) return "";
+    node = &*found;
+  }
+  if (node->is_array() && !node->empty()) node = &node->front();  // several management addresses
+  return node->is_string() ? node->get<std::string>() : "";
+}
+
+// lldpd's id subtypes as openconfig-lldp-types' chassis-id-type and port-id-type.
+std::string lldp_id_type(const std::string& lldpd) {
+  static const std::map<std::string, std::string> names = {{"mac", "MAC_ADDRESS"},
+                                                           {"ifname", "INTERFACE_NAME"},
+                                                           {"ifalias", "INTERFACE_ALIAS"},
+                                                           {"ip", "NETWORK_ADDRESS"},
+                                                           {"local", "LOCAL"}};
+  auto found = names.find(lldpd);
+  return found == names.end() ? "" : found->second;
+}
+
+LldpNeighbor lldp_neighbor(const nlohmann::json& entry, std::size_t position) {
+  LldpNeighbor neighbor;
+  neighbor.id = string_at(entry, {"rid"});
+  if (neighbor.id.empty()) neighbor.id = std::to_string(position);
+  // The chassis is keyed by its system name; without one its members sit there directly.
+  const nlohmann::json* chassis = nullptr;
+  if (auto found = entry.find("chassis"); found != entry.end() && found->is_object()) {
+    chassis = &*found;
+    if (!found->contains("id") && found->size() == 1 && found->begin()->is_object()) {
+      neighbor.system_name = found->begin().key();
+      chassis = &*found->begin();
+    }
+  }
+  if (chassis != nullptr) {
+    neighbor.chassis_id = string_at(*chassis, {"id", "value"});
+    neighbor.chassis_id_type = lldp_id_type(string_at(*chassis, {"id", "type"}));
+    neighbor.system_description = string_at(*chassis, {"descr"});
+    neighbor.management_address = string_at(*chassis, {"mgmt-ip"});
+  }
+  neighbor.port_id = string_at(entry, {"port", "id", "value"});
+  neighbor.port_id_type = lldp_id_type(string_at(entry, {"port", "id", "type"}));
+  neighbor.port_description = string_at(entry, {"port", "descr"});
+  return neighbor;
+}
+
+}  // namespace
+
+NodeResult<std::vector<LldpInterface>> LinuxNode::lldp_interfaces() {
+  if (options_.lldp_socket.empty()) {
+    return NodeFailure{NodeFailure::Kind::not_found,
+                       "no LLDP agent is configured for fabgate-gnmid on this node "
+                       "(--lldp-socket)"};
+  }
+  // The agent's ports first, so that a port where nobody is heard is an empty list.
+  auto ports = lldpcli({"show", "interfaces"});
+  if (!ports) return ports.error();
+  auto heard = lldpcli({"show", "neighbors", "details"});
+  if (!heard) return heard.error();
+  std::map<std::string, LldpInterface> by_name;
+  for (const auto& [name, entry] : lldpcli_interfaces(*ports)) by_name[name].name = name;
+  std::size_t position = 0;
+  for (const auto& [name, entry] : lldpcli_interfaces(*heard)) {
+    auto& port = by_name[name];
+    port.name = name;
+    port.neighbors.push_back(lldp_neighbor(*entry, ++position));
+  }
+  std::vector<LldpInterface> out;
+  for (auto& [name, port] : by_name) {
+    std::sort(port.neighbors.begin(), port.neighbors.end(),
+              [](const LldpNeighbor& a, const LldpNeighbor& b) { return a.id < b.id; });
+    out.push_back(std::move(port));
+  }
+  return out;
+}
+
 NodeResult<Ok> LinuxNode::ip_link_set(const std::string& interface, std::vector<std::string> what) {
   auto current = this->interface(interface);
   if (!current) return current.error();

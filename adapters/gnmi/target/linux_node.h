@@ -15,11 +15,14 @@ struct LinuxNodeOptions {
   std::string ip = "ip";                       // iproute2, for Set and routes
   std::string sysfs_net =
       "/sys/class/net";  // the namespace's interfaces (ip netns exec remounts /sys)
+  // The LLDP agent (lldpd) through its control socket; empty: no agent, /lldp is not served.
+  std::string lldp_socket;
+  std::string lldpcli = "lldpcli";
   Duration command_timeout{5'000};
 };
 
 // The node as Linux and FRR see it: interface state from sysfs, changes with `ip link set`,
-// BGP from `vtysh -c 'show bgp neighbors json'`.
+// BGP from `vtysh -c 'show bgp neighbors json'`, LLDP from lldpd's `lldpcli -f json`.
 class LinuxNode final : public Node {
  public:
   explicit LinuxNode(LinuxNodeOptions options) : options_(std::move(options)) {}
@@ -32,12 +35,15 @@ class LinuxNode final : public Node {
   NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override;
   NodeResult<std::vector<Ipv4Route>> ipv4_routes() override;
   NodeResult<std::vector<Ipv6Route>> ipv6_routes() override;
+  NodeResult<std::vector<LldpInterface>> lldp_interfaces() override;
   NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override;
   NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override;
 
  private:
   // name -> addresses, from `ip -j addr show`.
   NodeResult<std::map<std::string, std::vector<InterfaceAddress>>> addresses();
+  // `lldpcli -u SOCKET -f json <words>`, parsed; unavailable when it fails.
+  NodeResult<nlohmann::json> lldpcli(const std::vector<std::string>& words);
   NodeResult<Ok> ip_link_set(const std::string& interface, std::vector<std::string> what);
   LinuxNodeOptions options_;
 };

@@ -68,6 +68,26 @@ struct UnicastRoute {
 using Ipv4Route = UnicastRoute;
 using Ipv6Route = UnicastRoute;
 
+// One neighbour the node's LLDP agent heard on a local port. Empty strings are leaves the
+// neighbour did not advertise (they are left out of the tree).
+struct LldpNeighbor {
+  std::string id;  // the agent's index for the neighbour, unique on the port
+  std::string system_name;
+  std::string system_description;
+  std::string chassis_id;
+  std::string chassis_id_type;  // openconfig-lldp-types chassis-id-type: MAC_ADDRESS, LOCAL, ...
+  std::string port_id;
+  std::string port_id_type;  // port-id-type: INTERFACE_NAME, MAC_ADDRESS, LOCAL, ...
+  std::string port_description;
+  std::string management_address;
+};
+
+// A port the LLDP agent runs on, with what it hears there (an empty list: nobody).
+struct LldpInterface {
+  std::string name;
+  std::vector<LldpNeighbor> neighbors;
+};
+
 // A failure of the node, as the target reports it to the client.
 struct NodeFailure {
   enum class Kind { not_found, rejected, unavailable };
@@ -95,6 +115,11 @@ class Node {
   // The IPv6 unicast routes of the main table (`ip -j -6 route show table main`), without the
   // per-interface link-local and multicast routes.
   virtual NodeResult<std::vector<Ipv6Route>> ipv6_routes() = 0;
+
+  // The LLDP agent's ports and neighbours. not_found when no agent is configured (the /lldp
+  // subtree is then not served), unavailable when it is configured but does not answer: never
+  // an empty list in either case, which would read as "no neighbours".
+  virtual NodeResult<std::vector<LldpInterface>> lldp_interfaces() = 0;
   virtual NodeResult<Ok> set_mtu(const std::string& interface, int mtu) = 0;
   virtual NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) = 0;
 };

@@ -10,7 +10,10 @@
 //     protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=*]/state
 //   /network-instances/network-instance[name=default]/afts   ipv4-unicast and ipv6-unicast
 //     entries of the kernel's main tables, with their next-hop-groups and next-hops
-// The BGP subtree exists only while FRR answers.
+//   /lldp/interfaces/interface[name=*]             the LLDP agent's ports and the neighbours
+//     /neighbors/neighbor[id=*]/state              heard there (lldpd, through lldpcli)
+// The BGP subtree exists only while FRR answers, the LLDP one only while an agent is
+// configured and answers.
 
 #include <string>
 
@@ -24,7 +27,8 @@
 namespace fabgate::gnmi::target {
 
 // The parts of the tree that `path` can reach (all of it for the root). Fails with not_found
-// when the path's subtree is not served (the BGP subtree without FRR), with the reason.
+// when the path's subtree is not served (the BGP subtree without FRR, /lldp without an LLDP
+// agent), with the reason; /lldp with an agent that does not answer fails as unavailable.
 NodeResult<nlohmann::json> build_tree(Node& node, const GnmiPath& path);
 
 // The part of a whole tree that a Get of `type` returns (see DataType in client.h): CONFIG

@@ -85,6 +85,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     add_model("openconfig-if-ip");
     add_model("openconfig-platform");
     if (node_.bgp_neighbors()) add_model("openconfig-network-instance");
+    if (node_.lldp_interfaces()) add_model("openconfig-lldp");
     response->add_supported_encodings(::gnmi::JSON);
     response->add_supported_encodings(::gnmi::JSON_IETF);
     response->set_gnmi_version("0.10.0");

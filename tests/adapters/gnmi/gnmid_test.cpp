@@ -5,6 +5,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -657,7 +658,8 @@ TEST_F(GnmidInNamespace, AftServesTheKernelRoutesInTheSnapshotShape) {
   // Given an address on fgt0 and two routes added in the test's namespace (one static via a
   // gateway, one over two next hops), then a Get of the default instance's AFT, read by
   // snapshot_facts(), holds each route with its protocol and next hops as the SSH route
-  // collector writes them, and /lldp is refused by name, never answered as "no neighbours".
+  // collector writes them, and /lldp (no LLDP agent configured: no --lldp-socket) is refused
+  // by name, never answered as "no neighbours".
   ASSERT_TRUE(netns_->ip({"addr", "add", "10.99.0.1/24", "dev", "fgt0"}));
   ASSERT_TRUE(netns_->ip({"route", "add", "10.98.0.0/24", "via", "10.99.0.2", "proto", "static"}));
   ASSERT_TRUE(netns_->ip({"route", "add", "10.97.0.0/24", "proto", "bgp", "nexthop", "via",
@@ -684,6 +686,138 @@ TEST_F(GnmidInNamespace, AftServesTheKernelRoutesInTheSnapshotShape) {
   EXPECT_EQ(lldp.error().kind, GnmiFailure::Kind::rejected);
   EXPECT_NE(lldp.error().message.find("/lldp is not served"), std::string::npos)
       << lldp.error().message;
+  EXPECT_NE(lldp.error().message.find("--lldp-socket"), std::string::npos) << lldp.error().message;
+}
+
+const char* const kLldpd = "/usr/sbin/lldpd";
+const char* const kLldpcli = "/usr/sbin/lldpcli";
+
+// Debian's lldpd in the test's namespace on one interface, under a system name of its own
+// (port id = interface name, one frame a second), until the object goes; it dies with the test
+// process too (setpriv --pdeathsig). lldpd uses its compiled-in chroot /run/lldpd, which it
+// creates when missing.
+struct Lldpd {
+  TempDir dir;
+  TargetProcess process;
+  std::string socket = dir.file("lldpd.socket");
+
+  std::string start(const std::string& netns, const std::string& interface,
+                    const std::string& system_name) {
+    // lldpd runs lldpcli on its configuration as its unprivileged user, which must reach both.
+    ::chmod(dir.path().c_str(), 0755);
+    dir.write("lldpd.conf", "configure system hostname " + system_name +
+                                "\nconfigure lldp portidsubtype ifname\n"
+                                "configure lldp tx-interval 1\n");
+    std::string command = "echo started; exec setpriv --pdeathsig KILL ip netns exec " + netns +
+                          " " + kLldpd + " -dd -u " + socket + " -O " + dir.file("lldpd.conf") +
+                          " -I " + interface + " -C '!*'";
+    if (!process.start({"sh", "-c", command}, dir.file("lldpd.stderr"))) return process.failure;
+    // Its control socket answers once lldpd runs with its configuration.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      if (target::run_command({kLldpcli, "-u", socket, "show", "configuration"}, Duration(2'000))
+              .succeeded())
+        return "";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return "lldpd on " + interface + " did not answer on " + socket;
+  }
+};
+
+// The lldp facts of a Get of every LLDP interface, or the failure's message.
+json lldp_facts(Target& target) {
+  auto reply =
+      target.client->get({"/lldp/interfaces/interface[name=*]"}, Encoding::json_ietf, kDeadline);
+  if (!reply) return reply.error().message;
+  auto facts = snapshot_facts(*reply, now_utc());
+  if (!facts.ok()) return facts.error();
+  return facts->lldp.value_or(json("no lldp facts"));
+}
+
+TEST_F(GnmidInNamespace, LldpServesWhatARealLldpdHearsAndSilenceAsAnEmptyList) {
+  // Given lldpd on fgt0 (the node's agent) and fabgate-gnmid given its socket, then before
+  // anyone speaks on the other end /lldp lists fgt0 with no neighbour (evidence of silence, not
+  // a refusal); once a second lldpd named lldp-peer runs on fgt1, fgt0's neighbour is lldp-peer
+  // on port fgt1, served with OpenConfig's id types and read by snapshot_facts() in the
+  // snapshot shape; Capabilities names openconfig-lldp.
+  if (access(kLldpd, X_OK) != 0 || access(kLldpcli, X_OK) != 0)
+    GTEST_SKIP() << "Debian's lldpd is not installed (scripts/bootstrap installs it)";
+  Lldpd agent;
+  ASSERT_EQ(agent.start(netns_->name(), "fgt0", "lldp-node"), "");
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext", "--lldp-socket", agent.socket, "--lldpcli", kLldpcli};
+  setup.netns = netns_->name();
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+
+  // The facts once they equal `wanted`, or the last ones seen after 15 s. Chassis ids are
+  // compared for presence only: with `-C '!*'` lldpd's chassis id is the UTS host name at its
+  // start (the machine's here, the node's in the lab), which this test does not choose.
+  auto without_chassis_ids = [](json facts) {
+    if (facts.contains("neighbors") && facts["neighbors"].is_object())
+      for (auto& [port, list] : facts["neighbors"].items())
+        for (auto& neighbor : list)
+          if (neighbor.contains("chassis_id") && neighbor["chassis_id"] != "")
+            neighbor["chassis_id"] = "present";
+    return facts;
+  };
+  auto eventually = [&](const json& wanted) {
+    json seen;
+    for (int attempt = 0; attempt < 75; ++attempt) {  // lldpd sends every second
+      seen = without_chassis_ids(lldp_facts(*target));
+      if (seen == wanted) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return seen;
+  };
+  json silent = {{"neighbors", {{"fgt0", json::array()}}}};
+  EXPECT_EQ(eventually(silent), silent);
+
+  Lldpd peer;
+  ASSERT_EQ(peer.start(netns_->name(), "fgt1", "lldp-peer"), "");
+  json heard = {{"neighbors",
+                 {{"fgt0",
+                   {{{"system_name", "lldp-peer"},
+                     {"port_id", "fgt1"},
+                     {"chassis_id", "present"},
+                     {"port_description", "fgt1"}}}}}}};
+  EXPECT_EQ(eventually(heard), heard);
+
+  json state = only_value(
+      target->client->get({"/lldp/interfaces/interface[name=fgt0]/neighbors/neighbor[id=*]/state"},
+                          Encoding::json, kDeadline));
+  EXPECT_EQ(state["port-id-type"], "INTERFACE_NAME") << state.dump();
+  EXPECT_EQ(state["chassis-id-type"], "LOCAL") << state.dump();
+  auto capabilities = target->client->capabilities(kDeadline);
+  ASSERT_TRUE(capabilities) << capabilities.error().message;
+  EXPECT_TRUE(std::any_of(capabilities->models.begin(), capabilities->models.end(),
+                          [](const auto& model) { return model.name == "openconfig-lldp"; }));
+}
+
+TEST(Gnmid, LldpAgentThatDoesNotAnswerIsAnErrorNeverAnEmptyList) {
+  // Given fabgate-gnmid told to read LLDP from a socket no lldpd listens on, then a Get of
+  // /lldp fails with the reason (the agent does not answer, naming the socket), and a Get of
+  // the whole tree still answers without an lldp subtree.
+  if (access(kLldpcli, X_OK) != 0)
+    GTEST_SKIP() << "Debian's lldpd (lldpcli) is not installed (scripts/bootstrap installs it)";
+  TempDir dir;
+  auto target =
+      start_plaintext({"--lldp-socket", dir.file("no-lldpd.socket"), "--lldpcli", kLldpcli});
+  ASSERT_TRUE(target);
+  auto lldp =
+      target->client->get({"/lldp/interfaces/interface[name=*]"}, Encoding::json_ietf, kDeadline);
+  ASSERT_FALSE(lldp) << "an unreachable LLDP agent must not read as an answer";
+  EXPECT_EQ(lldp.error().kind, GnmiFailure::Kind::internal) << lldp.error().message;
+  EXPECT_NE(lldp.error().message.find("the LLDP agent does not answer"), std::string::npos)
+      << lldp.error().message;
+  EXPECT_NE(lldp.error().message.find(dir.file("no-lldpd.socket")), std::string::npos)
+      << lldp.error().message;
+  auto whole = target->client->get({"/"}, Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(whole) << whole.error().message;
+  for (const auto& notification : *whole)
+    for (const auto& update : notification.updates)
+      EXPECT_EQ(update.json.find("\"lldp\""), std::string::npos);
 }
 
 // The facts of a route both transports carry, by prefix: the AFT has no metric, and a route

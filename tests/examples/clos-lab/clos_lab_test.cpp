@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -62,6 +63,21 @@ Outcome lab(const std::string& arguments) {
 json parse(const Outcome& outcome) {
   auto parsed = json::parse(outcome.out, nullptr, false);
   return parsed.is_discarded() ? json() : parsed;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (char c : text) {
+    if (c != '\n') {
+      line += c;
+    } else if (!line.empty()) {
+      lines.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 std::string in_ns(const std::string& node) {
@@ -141,7 +157,7 @@ struct LabGuard {
 std::string skip_reason() {
   if (::geteuid() != 0) return "needs root to create network namespaces";
   for (const char* tool : {"/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "/usr/bin/vtysh",
-                           "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/ssh"}) {
+                           "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/ssh", "/usr/sbin/lldpd"}) {
     if (!fs::exists(tool)) return std::string("needs ") + tool + " (scripts/bootstrap installs it)";
   }
   if (!fs::exists(kProbe)) return "fabgate-probe is not built at " + kProbe;
@@ -152,7 +168,8 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
   // Given a fresh lab, then every node answers SSH with its own name under strict host keys,
   // 16 flows spread over both spines, a drained spine carries nothing while traffic flows,
   // a silent drop fails a many-flow probe while BGP stays up, a bad prefix filter blackholes
-  // a subnet, and `lab down` leaves no namespace, process or directory behind.
+  // a subnet, every node's lldpd hears its neighbours (also through the default socket over
+  // SSH), and `lab down` leaves no namespace, process (lldpd included) or directory behind.
   if (auto reason = skip_reason(); !reason.empty()) GTEST_SKIP() << reason;
   LabGuard guard;
   lab("down >/dev/null 2>&1");
@@ -186,6 +203,40 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     EXPECT_NE(ssh("10.255.0.11", "read", "true", kLabDir + "/empty_known_hosts").exit_code, 0);
     // The management namespace has nothing but its connected subnet.
     EXPECT_EQ(shell(in_ns("mgmt") + "ip -j route show | jq length").out, "1\n");
+  }
+
+  std::vector<std::string> lldpd_pids;
+  {
+    SCOPED_TRACE("LLDP: every node's lldpd hears one neighbour per link, named by node and port");
+    for (const auto& node : status["nodes"]) {
+      const std::string name = node["name"];
+      const json& lldp = node["lldp"];
+      ASSERT_TRUE(lldp.is_object()) << name << ": " << node.dump();
+      EXPECT_EQ(lldp["running"], true) << name;
+      EXPECT_EQ(lldp["neighbors"].size(), lldp["expected_neighbors"].get<std::size_t>())
+          << name << ": " << lldp.dump();
+      std::string pid = shell("cat " + kLabDir + "/nodes/" + name + "/lldpd.pid").out;
+      if (!pid.empty() && pid.back() == '\n') pid.pop_back();
+      ASSERT_FALSE(pid.empty()) << name;
+      lldpd_pids.push_back(pid);
+      for (const auto& child : split_lines(shell("pgrep -P " + pid).out))
+        lldpd_pids.push_back(child);  // lldpd's privilege-separated half
+    }
+    EXPECT_EQ(lldpd_pids.size(), 16u) << "two lldpd processes per node";
+    auto spine1 = status["nodes"][0];
+    ASSERT_EQ(spine1["name"], "spine1");
+    json spine1_neighbors = {
+        {{"interface", "to-leaf1"}, {"system_name", "leaf1"}, {"port_id", "to-spine1"}},
+        {{"interface", "to-leaf2"}, {"system_name", "leaf2"}, {"port_id", "to-spine1"}}};
+    EXPECT_EQ(spine1["lldp"]["neighbors"], spine1_neighbors);
+    // Over SSH, a plain lldpcli (default socket /run/lldpd.socket) reaches that node's own
+    // lldpd: leaf2 hears host3 on to-host3, host3 hears leaf2's to-host3.
+    auto leaf2 = parse(ssh("10.255.0.22", "read", "lldpcli -f json show neighbors ports to-host3"));
+    EXPECT_TRUE(leaf2["lldp"]["interface"]["to-host3"]["chassis"].contains("host3"))
+        << leaf2.dump();
+    auto host3 = parse(ssh("10.255.0.33", "read", "lldpcli -f json show neighbors"));
+    EXPECT_EQ(host3["lldp"]["interface"]["eth0"]["port"]["id"]["value"], "to-host3")
+        << host3.dump();
   }
 
   ASSERT_EQ(shell(in_ns("host3") + kProbe + " flows --respond --listen 10.1.2.11 --port 7000" +
@@ -299,6 +350,10 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     // No process still references the lab (sshd/FRR/responder command lines name its paths).
     // "[/]run" matches the path but not this pgrep's own command line.
     EXPECT_EQ(shell("pgrep -f '[/]run/fabgate-lab-test' | wc -l").out, "0\n");
+    // lldpd rewrites its command lines ("lldpd: 2 neighbors."): none of its pids is alive.
+    for (const auto& pid : lldpd_pids)
+      EXPECT_NE(shell("ps -o stat= -p " + pid + " | grep -v Z").exit_code, 0)
+          << "lldpd " << pid << " survived lab down";
   }
 }
 

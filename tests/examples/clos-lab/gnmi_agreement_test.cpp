@@ -64,6 +64,13 @@ sources:
     commands:
       - run: vtysh -c 'show bgp summary json'
         parse: bgp-summary
+  - category: lldp
+    timeout: 10s
+    commands:
+      - run: lldpcli -f json show interfaces
+        parse: lldp-interfaces
+      - run: lldpcli -f json show neighbors details
+        parse: lldp-neighbors
   - category: routes
     timeout: 20s
     commands:
@@ -129,9 +136,10 @@ class GnmiAgreement : public ::testing::Test {
 TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
   // Given the lab's switches collected over SSH with FRR's commands, then again with the
   // shipped openconfig profile (gNMI Gets only, with an SSH key that does not exist), then
-  // every category fabgate-gnmid serves is ok, the facts the compare rules read are equal on
-  // both sides (routes: prefix, protocol and next hops of every unicast route), lldp is
-  // no-evidence, and `fabgate diff ssh gnmi` holds (exit 0) for everything but routes.
+  // every category is ok on both sides, the facts the compare rules read are equal on both
+  // sides (routes: prefix, protocol and next hops of every unicast route; LLDP: every port's
+  // neighbours, field by field, one per link, named by node and port), and `fabgate diff ssh
+  // gnmi` holds (exit 0) for everything but routes.
   repo_.write("policies/collectors/frr.yaml", kSshProfile);
   repo_.commit_all("lab intent, switches collected over SSH");
   auto ssh = fabgate("snapshot role:spine role:leaf -o ssh.json");
@@ -148,9 +156,8 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
   repo_.run("sed -i 's#keys/read#keys/no-such-key#' inventory.yaml");
   repo_.commit_all("switches collected with the openconfig profile over gNMI only");
   auto gnmi = fabgate("snapshot role:spine role:leaf -o gnmi.json");
-  // lldp is no-evidence (fabgate-gnmid refuses /lldp: no LLDP agent in the lab), so the
-  // snapshot reports a gap.
-  EXPECT_NE(gnmi.exit_code, 2) << gnmi.output;
+  // Every source is ok, lldp included (each switch's fabgate-gnmid reads its lldpd).
+  EXPECT_EQ(gnmi.exit_code, 0) << gnmi.output;
 
   json by_ssh = read_json(repo_.file("ssh.json"));
   json by_gnmi = read_json(repo_.file("gnmi.json"));
@@ -159,7 +166,7 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
     SCOPED_TRACE(name);
     const json& s = by_ssh["devices"][name];
     const json& g = by_gnmi["devices"][name];
-    for (const char* category : {"identity", "interfaces", "bgp", "routes"}) {
+    for (const char* category : {"identity", "interfaces", "bgp", "lldp", "routes"}) {
       const json& source = g["sources"][category];
       EXPECT_EQ(source["status"], "ok") << source.dump(2);
       for (const auto& entry : source["commands"]) {
@@ -167,7 +174,6 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
       }
       EXPECT_EQ(s["sources"][category]["status"], "ok") << s["sources"][category].dump(2);
     }
-    EXPECT_EQ(g["sources"]["lldp"]["status"], "no-evidence");
     EXPECT_EQ(g["sources"]["config"]["status"], "ok") << g["sources"]["config"].dump(2);
     EXPECT_EQ(g["config"]["format"], "openconfig-json");
     for (const char* field : {"hostname", "os", "kernel", "frr_version", "nics"}) {
@@ -181,6 +187,27 @@ TEST_F(GnmiAgreement, OpenconfigProfileOverGnmiAloneAgreesWithTheSshSnapshot) {
     // The lab disables IPv6: fabgate-gnmid still answers ipv6-unicast, with no entry, so the
     // IPv6 table is an empty answer rather than missing evidence.
     EXPECT_EQ(g["routes"]["ipv6"], json::array()) << g["routes"].dump(2);
+
+    // LLDP: the same ports with the same neighbours, every field; one neighbour per link (a
+    // spine's two leaves, a leaf's two spines and two hosts), each the node at the other end.
+    const json& lldp = g["lldp"]["neighbors"];
+    EXPECT_EQ(lldp, s["lldp"]["neighbors"]);
+    ASSERT_TRUE(lldp.is_object()) << g["lldp"].dump(2);
+    EXPECT_EQ(lldp.size(), std::string(name).rfind("spine", 0) == 0 ? 2u : 4u) << lldp.dump(2);
+    for (const auto& [port, neighbors] : lldp.items()) {
+      SCOPED_TRACE(port);
+      ASSERT_EQ(neighbors.size(), 1u) << neighbors.dump();
+      const json& neighbor = neighbors[0];
+      for (const char* field : {"system_name", "port_id", "chassis_id", "port_description"}) {
+        EXPECT_EQ(neighbor[field], s["lldp"]["neighbors"][port][0][field]) << field;
+        EXPECT_TRUE(neighbor[field].is_string() && !neighbor[field].get<std::string>().empty())
+            << field << ": " << neighbor.dump();
+      }
+      // to-leaf1 on spine1 hears leaf1's to-spine1; to-host2 on leaf1 hears host2's eth0.
+      EXPECT_EQ("to-" + neighbor["system_name"].get<std::string>(), port);
+      EXPECT_EQ(neighbor["port_id"],
+                port.rfind("to-host", 0) == 0 ? "eth0" : "to-" + std::string(name));
+    }
   }
   // The whole-snapshot diff leaves routes out: the AFT carries no metric, which the route
   // table compares (the agreement above covers prefix, protocol and next hops).

@@ -9,15 +9,15 @@ namespace {
 
 TEST(CollectorProfile, ShippedProfilesAreEmbeddedAndValid) {
   // Given the profiles compiled into the binary, then linux and frr load and frr collects
-  // identity, interfaces, routes, bgp, bfd, evpn and its running configuration.
+  // identity, interfaces, LLDP neighbours, routes, bgp, bfd, evpn and its running configuration.
   auto profiles = load_profiles();
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->count("linux"), 1u);
   ASSERT_EQ(profiles->count("frr"), 1u);
   std::vector<std::string> categories;
   for (const auto& source : profiles->at("frr").sources) categories.push_back(source.category);
-  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "routes", "bgp", "bfd",
-                                                  "evpn", "config"}));
+  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "lldp", "routes", "bgp",
+                                                  "bfd", "evpn", "config"}));
 }
 
 TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) {

@@ -63,6 +63,9 @@ class CannedConnector final : public ssh::ShellConnector {
         {"vtysh -c 'show bgp summary json'",
          SshFailure{SshFailure::Kind::timeout, "timed out after 10 s"}},
         {"vtysh -c 'show evpn vni json'", ok("% Unknown command: show evpn vni json\n")},
+        {"lldpcli -f json show interfaces", ok(sample("clos-lab/leaf1-lldp-interfaces.json"))},
+        {"lldpcli -f json show neighbors details",
+         ok(sample("clos-lab/leaf1-lldp-neighbors.json"))},
     };
     // ethtool's loop and `show bfd peers json` are left out: they answer exit 127.
     return std::unique_ptr<ssh::RemoteShell>(new CannedShell(std::move(answers)));
@@ -89,6 +92,8 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   const json& sources = device.at("sources");
   EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
   EXPECT_EQ(sources.at("routes").at("status"), "ok");
+  EXPECT_EQ(sources.at("lldp").at("status"), "ok");
+  EXPECT_EQ(device.at("lldp").at("neighbors").at("to-spine1").at(0).at("system_name"), "spine1");
   EXPECT_EQ(sources.at("bgp").at("status"), "no-evidence");
   EXPECT_EQ(sources.at("bgp").at("reason"),
             "vtysh -c 'show bgp summary json': timed out after 10 s");
@@ -114,8 +119,9 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_EQ(link_command.at("parse"), "ok");
   EXPECT_TRUE(link_command.contains("started_at"));
   EXPECT_TRUE(link_command.contains("duration_ms"));
-  // Every command of the frr profile (17, system-identity and the running configuration).
-  EXPECT_EQ(snapshot.devices[0].records.size(), 19u);
+  // Every command of the frr profile (17, system-identity, the running configuration and the
+  // two LLDP commands).
+  EXPECT_EQ(snapshot.devices[0].records.size(), 21u);
 }
 
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
@@ -180,9 +186,9 @@ TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
 }
 
 TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
-  // Given a real host where vtysh cannot reach any FRR daemon, then bgp, bfd, evpn and the
-  // running configuration are no-evidence with vtysh's own reason and the Linux categories are
-  // still collected.
+  // Given a real host where vtysh cannot reach any FRR daemon and lldpcli no lldpd, then lldp,
+  // bgp, bfd, evpn and the running configuration are no-evidence with the tools' own reasons
+  // and the Linux categories are still collected.
   if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
   auto sshd = testing::SshdFixture::start();
   ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
@@ -194,7 +200,8 @@ TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
   EXPECT_FALSE(snapshot.complete());
   std::vector<std::string> missing;
   for (const auto& item : device.missing) missing.push_back(item.category);
-  EXPECT_EQ(missing, (std::vector<std::string>{"identity", "bgp", "bfd", "evpn", "config"}));
+  EXPECT_EQ(missing,
+            (std::vector<std::string>{"identity", "lldp", "bgp", "bfd", "evpn", "config"}));
   EXPECT_TRUE(device.document.contains("interfaces"));
   EXPECT_FALSE(device.document.contains("bgp"));
 }
