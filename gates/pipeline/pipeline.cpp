@@ -816,7 +816,9 @@ void Pipeline::begin_rollback_telemetry() {
 }
 
 void Pipeline::stop_rollback_telemetry(GateRecord& record) {
-  TelemetryOutcome outcome = telemetry_->stop();
+  // The restore can be verified within one sample of the rollback: wait (at most two sampling
+  // intervals) for one sample more, so the window shows the state that was verified.
+  TelemetryOutcome outcome = telemetry_->stop_after_next_sample();
   telemetry_.reset();
   outcome.phase = "rollback";
   outcome.rollback_started = rollback_telemetry_started_;

@@ -320,6 +320,22 @@ TelemetryOutcome TelemetrySession::stop() {
   return outcome;
 }
 
+TelemetryOutcome TelemetrySession::stop_after_next_sample() {
+  std::vector<std::size_t> delivered;
+  for (auto& stream : streams_) {
+    std::lock_guard lock(stream->mutex);
+    delivered.push_back(stream->samples.size());
+  }
+  const auto wait_until = Steady::now() + 2 * interval_;
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    Stream& stream = *streams_[i];
+    std::unique_lock lock(stream.mutex);
+    stream.first_sample.wait_until(
+        lock, wait_until, [&] { return stream.samples.size() > delivered[i] || stream.ended; });
+  }
+  return stop();
+}
+
 TelemetryOutcome TelemetrySession::end_window() {
   TelemetryOutcome outcome;
   outcome.interval = interval_;

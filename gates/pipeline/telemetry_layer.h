@@ -114,6 +114,10 @@ class TelemetrySession {
   TelemetryOutcome cut();
   // Ends the current window and every stream.
   TelemetryOutcome stop();
+  // stop(), once every stream still running has delivered a sample that arrived after this
+  // call, or two sampling intervals have passed: the window's last samples then show the state
+  // the caller has just verified (the restore), not the one a sample before it showed.
+  TelemetryOutcome stop_after_next_sample();
 
  private:
   struct Stream;
