@@ -529,9 +529,19 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
         alert.labels = series.labels;
         alert.labels.erase("__name__");
         alert.labels.erase("alertstate");
-        if (known.count(labels_text(alert.labels))) continue;         // Alertmanager has it
-        if (series.points.front().time <= start_s + 0.001) continue;  // firing before the run
-        alert.starts_at = prom::from_api_time(series.points.front().time);
+        if (known.count(labels_text(alert.labels))) continue;  // Alertmanager has it
+        // The series' firing episodes: a gap longer than a step means it resolved and fired
+        // again. An episode that began at the window's start was firing before the run
+        // (alerts-pre judged it); one that began later is new, even when an earlier episode of
+        // the same alert was already firing at the start.
+        std::optional<double> began;
+        for (std::size_t i = 0; i < series.points.size() && !began; ++i) {
+          const double time = series.points[i].time;
+          const bool episode_start = i == 0 || time - series.points[i - 1].time > 1.5 * step_s;
+          if (episode_start && time > start_s + 0.001) began = time;
+        }
+        if (!began) continue;  // one episode, firing since before the run
+        alert.starts_at = prom::from_api_time(*began);
         alert.state = series.points.back().time < seconds_of(now) - 2 * step_s
                           ? "resolved"
                           : "firing (not yet in Alertmanager)";
