@@ -47,11 +47,29 @@ gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get_t
 
 TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*>& devices,
                                          const std::string& intent_commit, ProgressSink* progress) {
+  return take_with(profiles_, devices, intent_commit, progress);
+}
+
+TakenSnapshot CollectorSnapshotter::take_categories(
+    const std::vector<const intent::Device*>& devices, const std::set<std::string>& categories,
+    const std::string& intent_commit) {
+  snapshot::ProfileSet only = profiles_;
+  for (auto& [platform, profile] : only)
+    std::erase_if(profile.sources, [&](const snapshot::CollectorSource& source) {
+      return !categories.contains(source.category);
+    });
+  return take_with(only, devices, intent_commit, nullptr);
+}
+
+TakenSnapshot CollectorSnapshotter::take_with(const snapshot::ProfileSet& profiles,
+                                              const std::vector<const intent::Device*>& devices,
+                                              const std::string& intent_commit,
+                                              ProgressSink* progress) {
   TakenSnapshot taken;
   std::vector<snapshot::SnapshotTarget> targets;
   for (const auto* device : devices) {
-    auto profile = profiles_.find(device->platform);
-    if (profile == profiles_.end()) {
+    auto profile = profiles.find(device->platform);
+    if (profile == profiles.end()) {
       taken.missing.push_back(device->name + ": no collector profile for platform '" +
                               device->platform + "'");
       continue;
@@ -59,9 +77,9 @@ TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*
     targets.push_back({to_ssh_device(*device), &profile->second});
   }
   EndpointGnmiFetcher endpoints(devices);
-  auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
-                                          gnmi_ ? gnmi_ : &endpoints,
-                                          snapshot::SessionsAfter::keep, progress);
+  auto snapshot =
+      snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
+                              gnmi_ ? gnmi_ : &endpoints, snapshot::SessionsAfter::keep, progress);
   for (const auto& device : snapshot.devices) {
     for (const auto& missing : device.missing)
       taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,15 @@ class CollectorSnapshotter final : public Snapshotter {
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
                      const std::string& intent_commit, ProgressSink* progress = nullptr) override;
+  TakenSnapshot take_categories(const std::vector<const intent::Device*>& devices,
+                                const std::set<std::string>& categories,
+                                const std::string& intent_commit) override;
 
  private:
+  TakenSnapshot take_with(const snapshot::ProfileSet& profiles,
+                          const std::vector<const intent::Device*>& devices,
+                          const std::string& intent_commit, ProgressSink* progress);
+
   snapshot::ProfileSet profiles_;
   ssh::ConnectionCache& connections_;
   EvidenceBundle* evidence_;

@@ -552,6 +552,11 @@ void Pipeline::settle_restored(GateRecord& record) {
   at_bound.concurrent_flows = true;  // a round lasts as long as its slowest part
   ProbeContext early = at_bound;
   early.flows_reply_timeout = kSettlePollReplyTimeout;
+  // A round costs a full snapshot. First watch only what the fault changed, every
+  // kSettlePollInterval, until it is back: the first round then starts about when the fabric
+  // converged instead of before (a round at once after the rollback would not hold: routing
+  // needs time to re-advertise).
+  const std::string watched = watch_fault_footprint(start, bound);
   std::vector<std::string> not_held;
   for (;;) {
     const bool last = since(start) >= bound;
@@ -585,6 +590,89 @@ void Pipeline::settle_restored(GateRecord& record) {
   if (not_held.size() > 1) record.details.push_back(not_held.back());
   if (kept.not_held.empty())
     record.details.push_back(round_line(rounds, kept) + "snapshot, comparison and probes held");
+  if (!watched.empty()) record.details.insert(record.details.begin(), watched);
+}
+
+std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
+    const nlohmann::json& document) {
+  std::map<std::string, std::set<std::string>> parts;
+  std::vector<std::string> problems;
+  auto report = compare_with_pre(document, "restored", false, problems);
+  if (!report) return parts;
+  for (const auto& result : report->results) {
+    if (result.verdict != compare::Verdict::fail && result.verdict != compare::Verdict::no_evidence)
+      continue;
+    // devices.<device>.<category>...: the category is the snapshot part to watch.
+    const std::string prefix = "devices." + result.device + ".";
+    if (result.device.empty() || result.path.rfind(prefix, 0) != 0) continue;
+    const std::string rest = result.path.substr(prefix.size());
+    parts[result.device].insert(rest.substr(0, rest.find('.')));
+  }
+  return parts;
+}
+
+std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound) {
+  if (!post_.is_object() || !post_.contains("devices")) return {};
+  const auto footprint = differing_parts(post_);
+  if (footprint.empty()) return {};
+  std::vector<const intent::Device*> devices;
+  std::set<std::string> categories;
+  std::vector<std::string> names;
+  for (const auto* device : scope_) {
+    auto found = footprint.find(device->name);
+    if (found == footprint.end()) continue;
+    devices.push_back(device);
+    categories.insert(found->second.begin(), found->second.end());
+    names.push_back(device->name + " " + join({found->second.begin(), found->second.end()}, "/"));
+  }
+  if (devices.empty()) return {};
+  const auto watch_started = Clock::now();
+  std::size_t polls = 0;
+  bool back = false;
+  std::string unwatchable;
+  while (!back && since(settle_started) < bound) {
+    if (polls > 0) std::this_thread::sleep_for(kSettlePollInterval);
+    ++polls;
+    TakenSnapshot part =
+        with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
+    if (!part.missing.empty() || !part.document.contains("devices")) continue;
+    // The post snapshot with the watched parts replaced: only those can still differ.
+    nlohmann::json merged = post_;
+    for (const auto* device : devices) {
+      const auto& taken = part.document["devices"][device->name];
+      auto& into = merged["devices"][device->name];
+      for (const auto& category : footprint.at(device->name)) {
+        // A part no source of its own collects (derived from another's output) cannot be
+        // watched alone: waiting for it would last until the bound. The rounds take over.
+        if (!taken.contains("sources") || !taken["sources"].contains(category)) {
+          unwatchable = device->name + " " + category;
+          break;
+        }
+        if (taken.contains(category))
+          into[category] = taken[category];
+        else
+          into.erase(category);
+        into["sources"][category] = taken["sources"][category];
+      }
+      if (!unwatchable.empty()) break;
+    }
+    if (!unwatchable.empty()) break;
+    auto still = differing_parts(merged);
+    back = std::none_of(footprint.begin(), footprint.end(), [&](const auto& entry) {
+      auto now = still.find(entry.first);
+      return now != still.end() &&
+             std::any_of(entry.second.begin(), entry.second.end(),
+                         [&](const auto& c) { return now->second.contains(c); });
+    });
+  }
+  if (!unwatchable.empty())
+    return "what the fault changed (" + join(names, ", ") + ") was not watched: " + unwatchable +
+           " has no source of its own to collect alone; the rounds started at once";
+  return "watched what the fault changed (" + join(names, ", ") + "): " + std::to_string(polls) +
+         " partial snapshot" + (polls == 1 ? "" : "s") + " in " +
+         format_duration(since(watch_started)) +
+         (back ? ", until it matched the baseline; then the rounds"
+               : ", without a match within the settle bound; then the last round");
 }
 
 Pipeline::RestoreRound Pipeline::restore_round(const ProbeContext& context,

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -93,7 +94,7 @@ struct RunOutcome {
   std::vector<ProbeOutcome> probes;
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
-  std::optional<Duration> detection_to_restore;      // failure detected -> restore verified
+  std::optional<Duration> detection_to_restore;  // failure detected -> restore verified
   // Rollback to the restore verification holding: the start of the first round of settle-restored
   // whose snapshot matched the baseline and whose probes passed. Absent: no round held.
   std::optional<Duration> settle_restored;
@@ -206,6 +207,15 @@ class Pipeline {
   void settle_restored(GateRecord& record);
   RestoreRound restore_round(const ProbeContext& context,
                              std::chrono::steady_clock::time_point settle_started);
+  // The parts of `document` (device -> snapshot categories) that do not match the baseline
+  // under compare-restored's rules; waived results match.
+  std::map<std::string, std::set<std::string>> differing_parts(const nlohmann::json& document);
+  // Before the rounds: re-collects only the parts the post snapshot found different from the
+  // baseline (the fault's footprint), every kSettlePollInterval, until they match again or the
+  // settle bound passes. It proves nothing (the rounds do); it only saves a round taken before
+  // the fabric converged. Returns a line for the record; empty when there was nothing to watch.
+  std::string watch_fault_footprint(std::chrono::steady_clock::time_point settle_started,
+                                    Duration bound);
   // Why a round's evidence does not prove the baseline (empty: it does), with the same rules
   // the restored gates apply.
   std::string why_round_does_not_hold(const RestoreRound& round);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ class Snapshotter {
   virtual ~Snapshotter() = default;
   virtual TakenSnapshot take(const std::vector<const intent::Device*>& devices,
                              const std::string& intent_commit, ProgressSink* progress) = 0;
+  // Only the sources of `categories` ("routes", "bgp"), for a cheap look at part of the state
+  // (settle-restored's watch). The default takes everything, which is correct, only slower.
+  virtual TakenSnapshot take_categories(const std::vector<const intent::Device*>& devices,
+                                        const std::set<std::string>& categories,
+                                        const std::string& intent_commit) {
+    (void)categories;
+    return take(devices, intent_commit, nullptr);
+  }
 };
 
 }  // namespace fabgate::pipeline

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <set>
 
 #include "tests/gates/pipeline/scripted_pipeline.h"
 
@@ -114,6 +115,111 @@ class LaggingSnapshotter final : public Snapshotter {
   std::atomic<int> lagging_;
   std::atomic<int> taken_{0};
 };
+
+// The scripted snapshotter for a fault on leaf1's eth0: the post snapshot (the second) shows it
+// down; partial snapshots (settle-restored's watch) show it down for the first `lagging` of
+// them; every full snapshot after the post shows it up again.
+class FaultSnapshotter final : public Snapshotter {
+ public:
+  FaultSnapshotter(ScriptedSnapshotter& inner, int lagging) : inner_(inner), lagging_(lagging) {}
+  TakenSnapshot take(const std::vector<const intent::Device*>& devices, const std::string& commit,
+                     ProgressSink* progress) override {
+    auto taken = inner_.take(devices, commit, progress);
+    if (++full_ == 2) taken.document["devices"]["leaf1"]["interfaces"]["eth0"]["oper"] = "down";
+    return taken;
+  }
+  TakenSnapshot take_categories(const std::vector<const intent::Device*>& devices,
+                                const std::set<std::string>& categories,
+                                const std::string& commit) override {
+    std::lock_guard lock(mutex_);
+    ++partial_;
+    for (const auto* device : devices) partial_devices.insert(device->name);
+    partial_categories.insert(categories.begin(), categories.end());
+    auto taken = inner_.take(devices, commit, nullptr);
+    if (lagging_-- > 0) taken.document["devices"]["leaf1"]["interfaces"]["eth0"]["oper"] = "down";
+    if (derived_interfaces) taken.document["devices"]["leaf1"]["sources"].erase("interfaces");
+    return taken;
+  }
+  int full() const { return full_; }
+  int partial() const { return partial_; }
+  std::set<std::string> partial_devices, partial_categories;
+  // `interfaces` as a part derived from another source's output: no source of its own.
+  bool derived_interfaces = false;
+
+ private:
+  ScriptedSnapshotter& inner_;
+  int lagging_;
+  std::atomic<int> full_{0};
+  int partial_ = 0;
+  std::mutex mutex_;
+};
+
+TEST(RestorePath, WhatTheFaultChangedIsWatchedAloneBeforeTheFirstRound) {
+  // Given a failed change whose post snapshot shows leaf1's eth0 down, and a restore in which
+  // that interface comes back on the third look, then settle-restored first re-collects only
+  // leaf1's interfaces (three partial snapshots), and the first full round, taken after they
+  // matched the baseline, holds: one full snapshot for the whole verification, and the record
+  // says what was watched and for how long.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{2'000};
+  RecoveringRemote remote(0);
+  FaultSnapshotter snapshotter(run.snapshotter, 2);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_NE(settle->summary.find("the restore held in round 1"), std::string::npos)
+      << settle->summary;
+  EXPECT_NE(all_details(*settle).find(
+                "watched what the fault changed (leaf1 interfaces): 3 partial snapshots"),
+            std::string::npos)
+      << all_details(*settle);
+  EXPECT_NE(all_details(*settle).find("until it matched the baseline"), std::string::npos);
+  EXPECT_EQ(snapshotter.partial(), 3);
+  EXPECT_EQ(snapshotter.partial_devices, std::set<std::string>{"leaf1"});
+  EXPECT_EQ(snapshotter.partial_categories, std::set<std::string>{"interfaces"});
+  EXPECT_EQ(snapshotter.full(), 3);  // pre, post, round 1
+  EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
+}
+
+TEST(RestorePath, AWatchThatNeverSeesTheFaultGoRunsToTheBoundAndOneRoundDecides) {
+  // Given the same fault, still there in every partial snapshot, then the watch runs until the
+  // settle bound (500 ms) and says so, and the one round after it is the last and decides: its
+  // full snapshot shows eth0 up, so the restore is verified (exit 4), not assumed from the
+  // watch.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{500};
+  RecoveringRemote remote(0);
+  FaultSnapshotter snapshotter(run.snapshotter, 1'000'000);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_GE(settle->duration, Duration{500});
+  EXPECT_NE(all_details(*settle).find("without a match within the settle bound"), std::string::npos)
+      << all_details(*settle);
+  EXPECT_EQ(snapshotter.full(), 3);  // pre, post, the last round
+}
+
+TEST(RestorePath, APartWithoutASourceOfItsOwnIsNotWatchedAndTheRoundsStartAtOnce) {
+  // Given the fault on leaf1's interfaces, but a profile in which no source of its own collects
+  // them, then one partial snapshot shows that, the watch stops instead of waiting for the
+  // bound, the record says why, and the rounds verify the restore as before.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{2'000};
+  RecoveringRemote remote(0);
+  FaultSnapshotter snapshotter(run.snapshotter, 1'000'000);
+  snapshotter.derived_interfaces = true;
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_NE(all_details(*settle).find("leaf1 interfaces has no source of its own"),
+            std::string::npos)
+      << all_details(*settle);
+  EXPECT_EQ(snapshotter.partial(), 1);
+  EXPECT_LT(settle->duration, Duration{1'000});
+}
 
 TEST(RestorePath, TheRestoreIsVerifiedAsSoonAsARoundHolds) {
   // Given a 2 s settle and probes that pass on the third round after the rollback, then
