@@ -665,6 +665,7 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
                          [&](const auto& c) { return now->second.contains(c); });
     });
   }
+  if (polls == 0) return {};  // no settle time: the one round starts at once
   if (!unwatchable.empty())
     return "what the fault changed (" + join(names, ", ") + ") was not watched: " + unwatchable +
            " has no source of its own to collect alone; the rounds started at once";

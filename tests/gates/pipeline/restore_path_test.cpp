@@ -221,6 +221,22 @@ TEST(RestorePath, APartWithoutASourceOfItsOwnIsNotWatchedAndTheRoundsStartAtOnce
   EXPECT_LT(settle->duration, Duration{1'000});
 }
 
+TEST(RestorePath, WithoutASettleTimeNothingIsWatchedAndTheOneRoundStartsAtOnce) {
+  // Given the fault on leaf1's interfaces and no settle time, then no partial snapshot is
+  // taken, the record mentions no watch, and the single round decides.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{0};
+  RecoveringRemote remote(0);
+  FaultSnapshotter snapshotter(run.snapshotter, 0);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_EQ(all_details(*settle).find("watched"), std::string::npos) << all_details(*settle);
+  EXPECT_EQ(snapshotter.partial(), 0);
+  EXPECT_EQ(snapshotter.full(), 3);  // pre, post, the one round
+}
+
 TEST(RestorePath, TheRestoreIsVerifiedAsSoonAsARoundHolds) {
   // Given a 2 s settle and probes that pass on the third round after the rollback, then
   // settle-restored ends with that round instead of waiting the settle time, says which round
