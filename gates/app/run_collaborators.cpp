@@ -21,7 +21,7 @@ pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   pipeline::SafeguardOptions options;
   options.locks.base_dir = setup.repository.settings.safeguards.lock_dir;
   options.timers.base_dir = setup.repository.settings.safeguards.timer_dir;
-  options.timers.rollback_step_timeout = setup.change.bounds.step_timeout;
+  options.timers.rollback_step_timeout = setup.change.bounds.effective_rollback_timeout();
   options.take_over = setup.take_over;
   options.operator_name = setup.operator_name;
   return options;

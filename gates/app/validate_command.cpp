@@ -49,6 +49,7 @@ std::string change_summary(const intent::Change& change) {
   out += "    steps     " + std::to_string(change.steps.size()) + ", rollback " +
          std::to_string(change.rollback.size()) + "\n";
   out += "    bounds    step_timeout " + format_duration(change.bounds.step_timeout) +
+         ", rollback_timeout " + format_duration(change.bounds.effective_rollback_timeout()) +
          ", deadline " + format_duration(change.bounds.deadline) + ", waves " +
          std::to_string(change.bounds.waves.empty() ? 1 : change.bounds.waves.size()) + "\n";
   if (change.window)

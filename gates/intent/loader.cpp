@@ -788,12 +788,12 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     ++index;
     std::string label = "probe #" + std::to_string(index);
     if (!reader.expect_map(node, label)) continue;
-    reader.check_keys(node,
-                      {"name", "layer", "host", "kind", "run", "target", "flows", "size", "source",
-                       "timeout", "hosts", "role", "pattern", "iterations", "transport",
-                       "max_tail_ratio", "max_p99", "tail_floor", "query", "expect", "range",
-                       "empty_is_zero"},
-                      label);
+    reader.check_keys(
+        node, {"name",    "layer",      "host",      "kind",           "run",     "target",
+               "flows",   "size",       "source",    "timeout",        "hosts",   "role",
+               "pattern", "iterations", "transport", "max_tail_ratio", "max_p99", "tail_floor",
+               "query",   "expect",     "range",     "empty_is_zero"},
+        label);
     Probe probe;
     probe.where = reader.at(node);
     if (auto v = reader.string(node, "name", Need::required, label)) {
@@ -934,7 +934,9 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
     bounds_holder = *bounds;
     bounds_node = &bounds_holder;
     if (reader.expect_map(*bounds, "bounds")) {
-      reader.check_keys(*bounds, {"max_targets", "step_timeout", "deadline", "waves"}, "bounds");
+      reader.check_keys(*bounds,
+                        {"max_targets", "step_timeout", "rollback_timeout", "deadline", "waves"},
+                        "bounds");
       if (auto v = reader.integer(*bounds, "max_targets", Need::required, "bounds", 1, 100000))
         change.bounds.max_targets = static_cast<int>(*v);
       if (auto v = reader.duration(*bounds, "step_timeout", Need::required, "bounds"))
@@ -945,6 +947,17 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
       }
       if (deadline_known && change.bounds.step_timeout > change.bounds.deadline)
         reader.error((*bounds)["step_timeout"], "step_timeout is longer than the deadline");
+      // Not bounded by the deadline: a rollback runs whatever time is left.
+      if (auto v = reader.duration(*bounds, "rollback_timeout", Need::optional, "bounds")) {
+        change.bounds.rollback_timeout = *v;
+        if (*v < change.bounds.step_timeout)
+          reader.error((*bounds)["rollback_timeout"],
+                       "rollback_timeout (" + format_duration(*v) +
+                           ") is shorter than step_timeout (" +
+                           format_duration(change.bounds.step_timeout) +
+                           "): a rollback step needs at least the patience of a change step",
+                       "leave it out for the default, max(3 x step_timeout, 1m)");
+      }
       if (auto waves = reader.child(*bounds, "waves", Need::optional, "bounds")) {
         if (reader.expect_sequence(*waves, "waves")) {
           std::map<std::string, int> wave_of;

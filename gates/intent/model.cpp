@@ -1,6 +1,16 @@
 #include "gates/intent/model.h"
 
+#include <algorithm>
+
 namespace fabgate::intent {
+
+Duration default_rollback_timeout(Duration step_timeout) {
+  return std::max(3 * step_timeout, Duration{60'000});
+}
+
+Duration Bounds::effective_rollback_timeout() const {
+  return rollback_timeout.value_or(default_rollback_timeout(step_timeout));
+}
 
 const Device* Inventory::find(const std::string& name) const {
   for (const auto& device : devices)

@@ -168,7 +168,17 @@ struct Bounds {
   Duration step_timeout{60'000};
   Duration deadline{900'000};
   std::vector<std::vector<std::string>> waves;  // empty: one wave with every target
+  // How long one rollback step may take (a rollback step's own `timeout` still wins). Unset:
+  // default_rollback_timeout(step_timeout). A rollback that times out leaves a device in an
+  // unknown state (exit 5), the worst outcome there is, and it runs exactly when the device is
+  // busiest (converging after the failed change), so it gets more patience than a change step.
+  std::optional<Duration> rollback_timeout;
+
+  Duration effective_rollback_timeout() const;
 };
+
+// Three times the step timeout, and never under a minute.
+Duration default_rollback_timeout(Duration step_timeout);
 
 // One action on one device. Exactly one of `run` (a shell command over SSH with the change
 // credential) or `gnmi_set` (operations for the gNMI adapter) is set.

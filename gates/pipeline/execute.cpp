@@ -253,8 +253,10 @@ RollbackResult Executor::rollback(const std::vector<std::string>& touched) {
     }
     for (const auto* step : steps) {
       ++index;
-      Duration limit = step->timeout.value_or(change_.bounds.step_timeout);
-      StepRun run = run_step(*step, index, "rollback", limit, "step timeout");
+      // A rollback step has its own, more patient bound (intent::Bounds::rollback_timeout).
+      Duration limit = step->timeout.value_or(change_.bounds.effective_rollback_timeout());
+      StepRun run = run_step(*step, index, "rollback", limit,
+                             step->timeout ? "step timeout" : "rollback timeout");
       bool ok = run.state == StepState::succeeded;
       result.runs.push_back(std::move(run));
       if (!ok) {

@@ -97,6 +97,7 @@ nlohmann::json change_json(const intent::Change& change) {
           {"bounds",
            {{"max_targets", change.bounds.max_targets},
             {"step_timeout_ms", change.bounds.step_timeout.count()},
+            {"rollback_timeout_ms", change.bounds.effective_rollback_timeout().count()},
             {"deadline_ms", change.bounds.deadline.count()},
             {"waves", change.bounds.waves}}},
           {"confirm_timeout_ms", change.confirm_timeout

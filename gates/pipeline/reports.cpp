@@ -140,6 +140,7 @@ nlohmann::json change_to_json(const intent::Change& change) {
       {"bounds",
        {{"max_targets", change.bounds.max_targets},
         {"step_timeout_ms", change.bounds.step_timeout.count()},
+        {"rollback_timeout_ms", change.bounds.effective_rollback_timeout().count()},
         {"deadline_ms", change.bounds.deadline.count()},
         {"waves", waves}}},
       {"steps", steps_json(change.steps)},
@@ -424,6 +425,10 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
 
   md << "\n## Bounds\n\n- step timeout " << format_duration(change.bounds.step_timeout)
      << ", deadline " << format_duration(change.bounds.deadline) << "\n";
+  md << "- rollback timeout " << format_duration(change.bounds.effective_rollback_timeout())
+     << " per rollback step"
+     << (change.bounds.rollback_timeout ? "" : " (default: max(3 x step timeout, 1m))")
+     << "; not cut short by the deadline\n";
   if (change.window)
     md << "- window " << format_utc(change.window->start) << " .. "
        << format_utc(change.window->end) << "\n";

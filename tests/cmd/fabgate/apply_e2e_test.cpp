@@ -112,6 +112,46 @@ TEST_F(ApplyEndToEnd, StepPastItsTimeoutIsStoppedAndRolledBack) {
   EXPECT_NE(out.output.find("timed out after 1s (step timeout)"), std::string::npos) << out.output;
 }
 
+TEST_F(ApplyEndToEnd, ARollbackSlowerThanTheStepTimeoutIsWaitedFor) {
+  // Given a 1 s step timeout, a change that breaks the service and a rollback step that takes
+  // 3 s (a device converging after the failed change), then the rollback step is not stopped
+  // at the change's step timeout: it gets the rollback timeout (default max(3 x 1s, 1m)), the
+  // baseline returns and the run exits 4; review.md names the rollback timeout.
+  commit_intent(
+      change("echo broken >> {home}/d1.conf", "sleep 3 && cp {home}/d1.bak {home}/d1.conf",
+             "! grep -q broken {home}/d1.conf", "max_targets: 1, step_timeout: 1s, deadline: 1m"));
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 4) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  auto execution = read_json(bundle() / "execution.json");
+  ASSERT_EQ(execution["rollback"].size(), 1u) << execution.dump(2);
+  EXPECT_EQ(execution["rollback"][0]["state"], "succeeded") << execution.dump(2);
+  EXPECT_GE(execution["rollback"][0]["duration_ms"].get<int>(), 3000) << execution.dump(2);
+  // The reviewer sees the bound in the plan's review.md.
+  std::filesystem::remove_all(bundle());
+  auto plan = fabgate("plan c");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  auto review = testing::read_file((bundle() / "review.md").string());
+  EXPECT_NE(review.find("- rollback timeout 1m per rollback step (default"), std::string::npos)
+      << review;
+}
+
+TEST_F(ApplyEndToEnd, ARollbackStepPastTheRollbackTimeoutIsStoppedAndNamed) {
+  // Given rollback_timeout: 2s and a rollback step that hangs, then the rollback step is
+  // stopped after 2 s with its cause named, the device is not restored and the run exits 5.
+  commit_intent(change("echo broken >> {home}/d1.conf",
+                       "sleep 30 && cp {home}/d1.bak {home}/d1.conf",
+                       "! grep -q broken {home}/d1.conf",
+                       "max_targets: 1, step_timeout: 1s, rollback_timeout: 2s, deadline: 1m"));
+  auto started = std::chrono::steady_clock::now();
+  auto out = fabgate("apply c");
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(out.exit_code, 5) << out.output;
+  EXPECT_LT(took, std::chrono::seconds(28)) << "the hanging rollback step was not stopped";
+  EXPECT_NE(out.output.find("timed out after 2s (rollback timeout)"), std::string::npos)
+      << out.output;
+}
+
 TEST_F(ApplyEndToEnd, DeadlineStopsTheChangeBeforeTheNextStep) {
   // Given three 1 s steps and a 1500 ms deadline, then the run stops at the deadline, never
   // sends the third step, and rolls back.

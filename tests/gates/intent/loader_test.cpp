@@ -84,6 +84,41 @@ TEST(LoadIntent, AValidRepositoryLoadsWithEveryField) {
   EXPECT_EQ(repository.find_change("changes/drain.yaml"), &change);
 }
 
+TEST(LoadIntent, ARollbackStepGetsMorePatienceThanAChangeStepByDefault) {
+  // Given a change with a 10 s step timeout and no rollback_timeout, then its rollback steps
+  // get a minute (max(3 x step timeout, 1m)); with step_timeout 30s they get 90 s.
+  auto outcome = load(valid_tree());
+  ASSERT_TRUE(outcome.repository);
+  const auto& bounds = outcome.repository->changes.at(0).bounds;
+  EXPECT_FALSE(bounds.rollback_timeout);
+  EXPECT_EQ(bounds.effective_rollback_timeout(), std::chrono::minutes(1));
+  EXPECT_EQ(default_rollback_timeout(std::chrono::seconds(30)), std::chrono::seconds(90));
+}
+
+TEST(LoadIntent, ADeclaredRollbackTimeoutIsKeptAndMayNotBeShorterThanTheStepTimeout) {
+  // Given rollback_timeout: 5m, then it is the rollback steps' bound; given 5s against a 10 s
+  // step timeout, then the loader names the line and column and says why.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  auto at = change.find("deadline: 2m}");
+  tree.files["changes/drain.yaml"] =
+      change.substr(0, at) + "rollback_timeout: 5m, " + change.substr(at);
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.repository) << outcome.diagnostics.lines()[0];
+  EXPECT_EQ(outcome.repository->changes.at(0).bounds.effective_rollback_timeout(),
+            std::chrono::minutes(5));
+
+  tree.files["changes/drain.yaml"] =
+      change.substr(0, at) + "rollback_timeout: 5s, " + change.substr(at);
+  auto refused = load(tree);
+  EXPECT_FALSE(refused.repository);
+  const auto* problem = find(refused, "rollback_timeout (5s) is shorter than step_timeout (10s)");
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->where.file, "changes/drain.yaml");
+  EXPECT_EQ(problem->where.line, 4);
+  EXPECT_EQ(problem->where.column, 63);
+}
+
 TEST(LoadIntent, UnknownKeySuggestsTheNearestAndNamesTheLine) {
   // Given 'step_timout' on line 4 of a change, then the error names 4:col and suggests the key.
   auto tree = valid_tree();
