@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/foreign_json.h"
+
 namespace fabgate::prom {
 namespace {
 
@@ -57,22 +59,25 @@ std::string Alert::to_line() const {
 
 Expected<std::vector<Alert>, AlertFailure> parse_alerts(const std::string& body, long status) {
   const std::string what = "GET /api/v2/alerts";
-  auto doc = nlohmann::json::parse(body, nullptr, false);
   if (status != 200) return bad(what, "unexpected status", status, body);
-  if (doc.is_discarded() || !doc.is_array()) return bad(what, "not a JSON list", status, body);
+  // Typed, depth-limited reads (adapters/core/foreign_json.h): never a throw mid-change.
+  auto parsed = parse_foreign_json(body);
+  if (!parsed.ok()) return bad(what, "the answer is " + parsed.problem, status, body);
+  const auto& doc = parsed.document;
+  if (!doc.is_array()) return bad(what, "not a JSON list", status, body);
   std::vector<Alert> alerts;
   for (const auto& item : doc) {
-    if (!item.is_object() || !item.contains("labels") || !item["labels"].is_object())
-      return bad(what, "an alert without labels", status, body);
+    const auto* labels = object_member(item, "labels");
+    if (!labels) return bad(what, "an alert without labels", status, body);
     Alert alert;
-    for (const auto& [key, value] : item["labels"].items())
+    for (const auto& [key, value] : labels->items())
       if (value.is_string()) alert.labels[key] = value.get<std::string>();
-    alert.fingerprint = item.value("fingerprint", std::string());
-    auto starts = parse_iso8601(item.value("startsAt", std::string()));
+    alert.fingerprint = string_member(item, "fingerprint").value_or("");
+    auto starts = parse_iso8601(string_member(item, "startsAt").value_or(""));
     if (!starts) return bad(what, "an alert without a valid startsAt", status, body);
     alert.starts_at = *starts;
-    if (auto state = item.find("status"); state != item.end() && state->is_object()) {
-      alert.state = state->value("state", std::string());
+    if (const auto* state = object_member(item, "status")) {
+      alert.state = string_member(*state, "state").value_or("");
       for (const char* key : {"silencedBy", "inhibitedBy"})
         if (auto list = state->find(key); list != state->end() && list->is_array())
           for (const auto& id : *list)
@@ -119,11 +124,11 @@ Expected<std::string, AlertFailure> AlertmanagerClient::create_silence(
   auto response = http_request(endpoint_, HttpMethod::post, "/api/v2/silences", {}, body.dump());
   const std::string what = "POST /api/v2/silences";
   if (!response.ok()) return from_http(response.error());
-  auto doc = nlohmann::json::parse(response->body, nullptr, false);
-  if (response->status != 200 || doc.is_discarded() || !doc.is_object() ||
-      !doc.contains("silenceID") || !doc["silenceID"].is_string())
+  auto parsed = parse_foreign_json(response->body);
+  auto id = string_member(parsed.document, "silenceID");
+  if (response->status != 200 || !id)
     return bad(what, "no silenceID in the answer", response->status, response->body);
-  return doc["silenceID"].get<std::string>();
+  return *id;
 }
 
 Expected<Ok, AlertFailure> AlertmanagerClient::expire_silence(const std::string& id) const {
@@ -139,15 +144,16 @@ Expected<SilenceState, AlertFailure> AlertmanagerClient::silence(const std::stri
   const std::string what = "GET /api/v2/silence/" + id;
   auto response = http_request(endpoint_, HttpMethod::get, "/api/v2/silence/" + url_encode(id));
   if (!response.ok()) return from_http(response.error());
-  auto doc = nlohmann::json::parse(response->body, nullptr, false);
-  if (response->status != 200 || doc.is_discarded() || !doc.is_object() ||
-      !doc.contains("status") || !doc["status"].is_object())
+  auto parsed = parse_foreign_json(response->body);
+  const auto& doc = parsed.document;
+  const auto* status = object_member(doc, "status");
+  if (response->status != 200 || !status)
     return bad(what, "not a silence", response->status, response->body);
   SilenceState state;
-  state.id = doc.value("id", id);
-  state.state = doc["status"].value("state", std::string());
-  state.comment = doc.value("comment", std::string());
-  if (auto ends = parse_iso8601(doc.value("endsAt", std::string()))) state.ends_at = *ends;
+  state.id = string_member(doc, "id").value_or(id);
+  state.state = string_member(*status, "state").value_or("");
+  state.comment = string_member(doc, "comment").value_or("");
+  if (auto ends = parse_iso8601(string_member(doc, "endsAt").value_or(""))) state.ends_at = *ends;
   return state;
 }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/foreign_json.h"
+
 namespace fabgate::prom {
 namespace {
 
@@ -80,25 +82,31 @@ Expected<QueryAnswer, PromFailure> parse_query_answer(const std::string& body, l
                                                           " (HTTP " + std::to_string(http_status) +
                                                           ": " + shorten(body) + ")"};
   };
-  auto doc = nlohmann::json::parse(body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return bad("the answer is not JSON");
-  auto status = doc.find("status");
-  if (status == doc.end() || !status->is_string()) return bad("the answer has no status");
+  // Typed, depth-limited reads (adapters/core/foreign_json.h): a field of another type is a
+  // bad answer naming the field, never an exception in the middle of a change.
+  auto parsed = parse_foreign_json(body);
+  if (!parsed.ok()) return bad("the answer is " + parsed.problem);
+  const auto& doc = parsed.document;
+  if (!doc.is_object()) return bad("the answer is not a JSON object");
+  auto status = string_member(doc, "status");
+  if (!status) return bad("the answer's status is " + member_kind(doc, "status"));
   if (*status == "error") {
-    std::string type = doc.value("errorType", std::string("error"));
-    std::string error = doc.value("error", std::string());
+    std::string type = string_member(doc, "errorType").value_or("error");
+    std::string error = string_member(doc, "error").value_or("");
     return PromFailure{PromFailure::Kind::rejected,
                        "prometheus: " + what + ": " + type + ": " + error};
   }
   if (*status != "success" || http_status != 200) return bad("unexpected status");
-  auto data = doc.find("data");
-  if (data == doc.end() || !data->is_object()) return bad("the answer has no data");
+  const auto* data = object_member(doc, "data");
+  if (!data) return bad("the answer's data is " + member_kind(doc, "data"));
   QueryAnswer answer;
   answer.raw = body;
-  answer.result_type = data->value("resultType", std::string());
+  auto result_type = string_member(*data, "resultType");
+  if (!result_type) return bad("data.resultType is " + member_kind(*data, "resultType"));
+  answer.result_type = *result_type;
   auto result = data->find("result");
   if (result == data->end()) return bad("the answer has no result");
-  if (auto warnings = doc.find("warnings"); warnings != doc.end() && warnings->is_array())
+  if (const auto* warnings = array_member(doc, "warnings"))
     for (const auto& w : *warnings)
       if (w.is_string()) answer.warnings.push_back(w.get<std::string>());
   if (answer.result_type == "scalar" || answer.result_type == "string") {
@@ -118,7 +126,8 @@ Expected<QueryAnswer, PromFailure> parse_query_answer(const std::string& body, l
       for (const auto& [name, value] : metric->items())
         if (value.is_string()) series.labels[name] = value.get<std::string>();
     if (answer.result_type == "vector") {
-      auto point = point_of(item.value("value", nlohmann::json()));
+      auto value = item.find("value");
+      auto point = value == item.end() ? std::nullopt : point_of(*value);
       if (!point) return bad("a sample without a [time, value] pair");
       series.points.push_back(*point);
     } else {

@@ -135,6 +135,49 @@ TEST(PrometheusClient, ParsesNaNInfinitiesScalarsAndTheApiErrorObject) {
   EXPECT_NE(error.error().message.find("bad_data: parse error at char 3"), std::string::npos);
 }
 
+TEST(PrometheusClient, WronglyTypedOrDeeplyNestedAnswersAreBadAnswersNamingTheField) {
+  // Given answers with a field of the wrong type (an errorType that is a number, a resultType
+  // that is a list, a value pair whose time is a string) or 300,000 levels of nesting, then each
+  // is a `bad-answer` naming what was wrong: never an exception or a stack overflow mid-change.
+  auto error_type = parse_query_answer(R"({"status":"error","errorType":7,"error":"x"})", 400, "q");
+  ASSERT_FALSE(error_type.ok());
+  EXPECT_EQ(error_type.error().kind, PromFailure::Kind::rejected);  // still Prometheus' refusal
+  auto result_type = parse_query_answer(
+      R"({"status":"success","data":{"resultType":["vector"],"result":[]}})", 200, "q");
+  ASSERT_FALSE(result_type.ok());
+  EXPECT_EQ(result_type.error().kind, PromFailure::Kind::bad_answer);
+  EXPECT_NE(result_type.error().message.find("data.resultType is an array"), std::string::npos)
+      << result_type.error().message;
+  auto status = parse_query_answer(R"({"status":1})", 200, "q");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("status is an integer"), std::string::npos)
+      << status.error().message;
+  auto time = parse_query_answer(
+      R"({"status":"success","data":{"resultType":"vector","result":[{"value":["1","2"]}]}})", 200,
+      "q");
+  ASSERT_FALSE(time.ok());
+  EXPECT_EQ(time.error().kind, PromFailure::Kind::bad_answer);
+
+  std::string deep(300'000, '[');
+  deep += std::string(300'000, ']');
+  auto nested = parse_query_answer(R"({"status":"success","data":)" + deep + "}", 200, "q");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("nested deeper than 64 levels"), std::string::npos);
+  auto nested_alerts = parse_alerts(deep, 200);
+  ASSERT_FALSE(nested_alerts.ok());
+  EXPECT_EQ(nested_alerts.error().kind, PromFailure::Kind::bad_answer);
+
+  auto alerts = parse_alerts(R"([{"labels":{"alertname":"A"},"startsAt":5,"status":{}}])", 200);
+  ASSERT_FALSE(alerts.ok());
+  EXPECT_NE(alerts.error().message.find("startsAt"), std::string::npos) << alerts.error().message;
+  auto state = parse_alerts(
+      R"([{"labels":{"alertname":"A"},"startsAt":"2026-12-01T00:00:00Z","status":{"state":3}}])",
+      200);
+  ASSERT_FALSE(state.ok());
+  EXPECT_NE(state.error().message.find("without a state"), std::string::npos)
+      << state.error().message;
+}
+
 TEST(MonitoringDaemons, QueriesAlertsAndTheSilenceLifecycleAgainstRealPrometheusAndAlertmanager) {
   // Given the real prometheus scraping a real node exporter and alerting a real alertmanager,
   // then: `up` and node_uname_info come back with their labels and a sample time near now; a
