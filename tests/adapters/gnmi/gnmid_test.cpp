@@ -366,7 +366,9 @@ TEST(Gnmid, SlowTargetIsATimeoutWithinTheDeadline) {
   EXPECT_EQ(result.error().kind, GnmiFailure::Kind::timeout) << result.error().message;
   EXPECT_NE(result.error().message.find("timed out after 300ms"), std::string::npos)
       << result.error().message;
-  EXPECT_LT(elapsed.count(), 1'300) << "deadline 300 ms";
+  // Before the target's 3 s answer (the deadline, not the answer, ended the call); how far
+  // past 300 ms depends on the machine's load, not on the client.
+  EXPECT_LT(elapsed.count(), 2'500) << "deadline 300 ms, answer after 3000 ms";
   ::testing::Test::RecordProperty("timeout_elapsed_ms", static_cast<int>(elapsed.count()));
 }
 

@@ -182,7 +182,9 @@ TEST(LibsshShellDeadline, StopsACommandAtItsDeadlineAndTheRemoteProcessIsGone) {
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, SshFailure::Kind::timeout);
   EXPECT_NE(result.error().message.find("timed out after 1 s"), std::string::npos);
-  EXPECT_LT(took, std::chrono::milliseconds(1'500));
+  // Stopped at its 1 s timeout, not by the 30 s sleep ending; the bound is the sleep's, since
+  // on a busy machine the channel's close may add scheduling delay to the timeout.
+  EXPECT_LT(took, std::chrono::seconds(10));
 
   pid_t pid = std::stoi(testing::read_file(pid_file));
   bool gone = false;
