@@ -318,6 +318,12 @@ std::vector<const GnmiNotification*> in_time_order(const std::vector<GnmiNotific
 
 }  // namespace
 
+bool samples_source(const GnmiNotification& notification, TelemetrySource source) {
+  Sample sample;
+  read_notification(notification, sample);
+  return source == TelemetrySource::interfaces ? sample.interfaces : sample.bgp;
+}
+
 std::string_view to_string(TelemetrySource source) {
   return source == TelemetrySource::bgp_neighbors ? "bgp" : "interface";
 }

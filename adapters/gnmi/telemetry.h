@@ -42,6 +42,10 @@ inline constexpr const char* kEstablishedTransitions = "established-transitions"
 enum class TelemetrySource { interfaces, bgp_neighbors };
 std::string_view to_string(TelemetrySource source);  // "interface", "bgp"
 
+// Whether a notification samples `source` (an interface update or delete, a BGP neighbour
+// update or the neighbours' delete).
+bool samples_source(const GnmiNotification& notification, TelemetrySource source);
+
 struct TelemetryEvent {
   std::int64_t timestamp_ns = 0;  // the device's timestamp of the sample that showed it
   TelemetrySource source = TelemetrySource::interfaces;

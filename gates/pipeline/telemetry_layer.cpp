@@ -236,6 +236,9 @@ struct TelemetrySession::Stream {
   std::thread runner;
   std::mutex mutex;
   std::condition_variable first_sample;
+  // Each source sampled at least once: a window whose first BGP sample is still to come has no
+  // edge a silence at its start could be covered from.
+  bool interfaces_sampled = false, bgp_sampled = false;
   std::vector<gnmi::GnmiNotification> samples;
   std::vector<Steady::time_point> arrivals;
   std::string failure;  // opening failed, or the stream ended by itself
@@ -291,7 +294,12 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
     Stream* raw = stream.get();
     raw->runner = std::thread([raw] {
       auto ran = raw->stream->run([raw](const gnmi::GnmiNotification& notification) {
+        const bool interfaces =
+            gnmi::samples_source(notification, gnmi::TelemetrySource::interfaces);
+        const bool bgp = gnmi::samples_source(notification, gnmi::TelemetrySource::bgp_neighbors);
         std::lock_guard lock(raw->mutex);
+        raw->interfaces_sampled |= interfaces;
+        raw->bgp_sampled |= bgp;
         raw->samples.push_back(notification);
         raw->arrivals.push_back(Steady::now());
         raw->first_sample.notify_all();
@@ -314,8 +322,11 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   std::size_t delivering = 0;
   for (auto& stream : streams_) {
     std::unique_lock lock(stream->mutex);
-    stream->first_sample.wait_until(lock, wait_until,
-                                    [&] { return !stream->samples.empty() || stream->ended; });
+    // Both sources, so that the first step starts after an edge of each (a target that never
+    // sends BGP is judged by the window, after this wait).
+    stream->first_sample.wait_until(lock, wait_until, [&] {
+      return (stream->interfaces_sampled && stream->bgp_sampled) || stream->ended;
+    });
     const std::string& name = stream->subject.device->name;
     if (!stream->samples.empty()) {
       ++delivering;

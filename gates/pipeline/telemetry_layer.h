@@ -128,7 +128,9 @@ class TelemetrySession {
   TelemetrySession& operator=(const TelemetrySession&) = delete;
 
   // Opens one stream per subject with a gNMI endpoint and waits (at most `first_sample_wait`)
-  // until each has delivered a sample, so the window provably starts before the first step.
+  // until each has delivered a sample of interface state and one of BGP, so the window
+  // provably starts before the first step with an edge of each source (a silence right after
+  // the start can then be covered by the counters).
   // Streams end by themselves after `longest`. Returns the gate's verdict and summary lines:
   // pass when every stream delivered; a stream that did not is no-evidence (named, with why).
   struct Started {
