@@ -445,8 +445,8 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
       if (!event.flap) continue;
       ++flap_count;
       const auto& expected = rules_.expected_flaps;
-      if (std::find(expected.begin(), expected.end(), flap_subject(device.device, event)) ==
-          expected.end())
+      if (flaps == Flaps::judged && std::find(expected.begin(), expected.end(),
+                                              flap_subject(device.device, event)) == expected.end())
         device.unexpected_flaps.push_back(event_subject(event) + ": " + event.what);
     }
     // Missing evidence first: a flap seen in a window with holes is reported, but the reader

@@ -62,8 +62,8 @@ struct DeviceTelemetry {
   // Silences the transitions counters cover ("..., covered by carrier-transitions on 7
   // interfaces"): reported, not no-evidence.
   std::vector<std::string> covered_gaps;
-  // Flaps the change does not expect, "to-host2: carrier-transitions +2 ...: flapped": they
-  // fail a window whose flaps are judged.
+  // In a window whose flaps are judged (during), the flaps the change does not expect,
+  // "to-host2: carrier-transitions +2 ...: flapped": each fails the window.
   std::vector<std::string> unexpected_flaps;
   std::size_t samples = 0;
   std::int64_t first_ns = 0, last_ns = 0;   // device timestamps of the first and last sample

@@ -363,6 +363,7 @@ TEST(TelemetrySession, AFlapTheChangeExpectsPassesAndTheRollbackWindowOnlyReport
       << expected.summary;
   TelemetryOutcome reported = flapping_leaf1_window({}, Flaps::reported);
   EXPECT_EQ(reported.verdict, Verdict::pass) << reported.summary;
+  EXPECT_TRUE(reported.devices.at(0).unexpected_flaps.empty());
 }
 
 TEST(TelemetrySession, TheChangesMaxGapReplacesTheDefault) {
