@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/time.h"
 #include "adapters/gnmi/data_tree.h"
 
 namespace fabgate::gnmi {
@@ -15,12 +18,20 @@ namespace {
 
 using nlohmann::json;
 
-struct InterfaceState {
+// What is known of one subject's transitions counter and of when it was sampled.
+struct Tracked {
+  std::optional<std::uint64_t> transitions;  // carrier-transitions or established-transitions
+  std::int64_t transitions_at = 0;           // the sample that carried it
+  std::int64_t seen_at = 0;                  // the last sample that named the subject
+  std::int64_t left_up_at = 0;               // in this window it left UP (ESTABLISHED) then
+};
+
+struct InterfaceState : Tracked {
   std::optional<std::string> oper;
   std::map<std::string, std::uint64_t> counters;
 };
 
-struct NeighborState {
+struct NeighborState : Tracked {
   std::optional<std::string> session;
   std::map<std::string, std::uint64_t> received;  // afi-safi name -> prefixes received
 };
@@ -103,6 +114,8 @@ bool read_interface_update(const GnmiUpdate& update, DeviceState& state) {
         if (auto count = as_count(*found)) interface.counters[counter] = *count;
       }
     }
+    if (auto found = counters->find(kCarrierTransitions); found != counters->end())
+      if (auto count = as_count(*found)) interface.transitions = *count;
   }
   return true;
 }
@@ -124,9 +137,12 @@ bool read_bgp_update(const GnmiUpdate& update, DeviceState& state) {
   auto value = value_at(update, at);
   if (!value || !value->is_object()) return true;
   NeighborState& neighbor = state.neighbors[update.path.elements[at].keys.at("neighbor-address")];
-  if (auto fields = value->find("state"); fields != value->end() && fields->is_object())
+  if (auto fields = value->find("state"); fields != value->end() && fields->is_object()) {
     if (auto session = fields->find("session-state"); session != fields->end())
       neighbor.session = enum_word(*session);
+    if (auto found = fields->find(kEstablishedTransitions); found != fields->end())
+      if (auto count = as_count(*found)) neighbor.transitions = *count;
+  }
   auto families = value->find("afi-safis");
   if (families == value->end() || !families->is_object() || !families->contains("afi-safi") ||
       !(*families)["afi-safi"].is_array())
@@ -154,8 +170,8 @@ struct Sample {
   bool interfaces = false, bgp = false;
 };
 
-Sample read_notification(const GnmiNotification& notification) {
-  Sample sample;
+// Folds one notification into `sample` (the notifications of one timestamp make one sample).
+void read_notification(const GnmiNotification& notification, Sample& sample) {
   for (const auto& update : notification.updates) {
     if (read_interface_update(update, sample.said))
       sample.interfaces = true;
@@ -172,54 +188,123 @@ Sample read_notification(const GnmiNotification& notification) {
       sample.interfaces = true;
     }
   }
-  return sample;
-}
-
-// Compares what a sample says with what was known, appending the differences as events when
-// `events` is given, then folds the sample into what is known.
-void fold(const Sample& sample, std::int64_t at, DeviceState& known,
-          std::vector<TelemetryEvent>* events) {
-  auto report = [&](TelemetrySource source, const std::string& subject, std::string what) {
-    if (events) events->push_back({at, source, subject, std::move(what)});
-  };
-  for (const auto& [name, state] : sample.said.interfaces) {
-    InterfaceState& before = known.interfaces[name];
-    if (state.oper && before.oper && *state.oper != *before.oper)
-      report(TelemetrySource::interfaces, name,
-             "oper-status " + *before.oper + " -> " + *state.oper);
-    for (const auto& [counter, value] : state.counters) {
-      auto old = before.counters.find(counter);
-      if (old != before.counters.end() && value > old->second)
-        report(TelemetrySource::interfaces, name,
-               counter + " +" + std::to_string(value - old->second));
-    }
-    if (state.oper) before.oper = state.oper;
-    for (const auto& [counter, value] : state.counters) before.counters[counter] = value;
-  }
-  if (sample.said.bgp_served && known.bgp_served && *sample.said.bgp_served != *known.bgp_served)
-    report(TelemetrySource::bgp_neighbors, "neighbours",
-           *sample.said.bgp_served ? "served again" : "no longer served (the target deleted them)");
-  if (sample.said.bgp_served) known.bgp_served = sample.said.bgp_served;
-  for (const auto& [address, state] : sample.said.neighbors) {
-    NeighborState& before = known.neighbors[address];
-    if (state.session && before.session && *state.session != *before.session)
-      report(TelemetrySource::bgp_neighbors, address,
-             "session-state " + *before.session + " -> " + *state.session);
-    for (const auto& [family, count] : state.received) {
-      auto old = before.received.find(family);
-      if (old != before.received.end() && count != old->second)
-        report(TelemetrySource::bgp_neighbors, address,
-               "received-prefixes " + family + " " + std::to_string(old->second) + " -> " +
-                   std::to_string(count));
-    }
-    if (state.session) before.session = state.session;
-    for (const auto& [family, count] : state.received) before.received[family] = count;
-  }
 }
 
 std::string seconds(std::int64_t ns) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+// "2026-12-01T06:40:01.234Z": a device timestamp as the reports write it.
+std::string device_time(std::int64_t ns) {
+  return format_utc(TimePoint{std::chrono::milliseconds{ns / 1'000'000}});
+}
+
+// How many times a subject left UP (ESTABLISHED) and came back, by its transitions counter:
+// carrier-transitions counts both directions (a flap adds 2), established-transitions only the
+// arrivals (a flap adds 1). A subject UP on both sides whose counter moved at all flapped.
+std::uint64_t flaps_counted(std::uint64_t rise, bool up_before, bool up_after, bool both_ways) {
+  std::uint64_t returns = both_ways ? (up_before ? rise / 2 : (rise > 0 ? (rise - 1) / 2 : 0))
+                                    : (up_before ? rise : (rise > 0 ? rise - 1 : 0));
+  if (up_before && up_after && rise > 0) returns = std::max<std::uint64_t>(returns, 1);
+  return returns;
+}
+
+// The silence a sample ends, when it ends one: from the source's previous sample.
+struct Silence {
+  std::int64_t from = 0, to = 0;
+};
+
+std::string silence_words(const Silence& silence) {
+  return "from " + device_time(silence.from) + " to " + device_time(silence.to) + " (" +
+         seconds(silence.to - silence.from) + ")";
+}
+
+// Compares one subject's sample with what was known of it (events when `events` is given):
+// its state, and its transitions counter (a rise beyond what the states explain is a flap,
+// a fall a reset). Then folds the sample in. Returns false when the counter went backwards.
+template <class State>
+bool fold_subject(const State& said, std::optional<std::string> State::*state_of,
+                  const char* state_name, const char* up, const char* counter, bool both_ways,
+                  std::int64_t at, const std::optional<Silence>& silence, State& known,
+                  const std::function<void(std::string, bool)>& report, bool in_window) {
+  const std::optional<std::string>& before = known.*state_of;
+  const std::optional<std::string>& now = said.*state_of;
+  bool counted = true;
+  if (now && before && *now != *before)
+    report(std::string(state_name) + " " + *before + " -> " + *now, false);
+  if (said.transitions && known.transitions) {
+    if (*said.transitions < *known.transitions) {
+      counted = false;
+      report(std::string(counter) + " went back from " + std::to_string(*known.transitions) +
+                 " to " + std::to_string(*said.transitions) + " (a counter reset)",
+             false);
+    } else if (std::uint64_t rise = *said.transitions - *known.transitions; rise > 0) {
+      const std::optional<std::string>& after = now ? now : before;
+      bool up_before = before && *before == up, up_after = after && *after == up;
+      std::uint64_t flaps = flaps_counted(rise, up_before, up_after, both_ways);
+      std::string where = silence ? " within the silence " + silence_words(*silence)
+                                  : " since the sample at " + device_time(known.transitions_at);
+      if (flaps > 0)
+        report(std::string(counter) + " +" + std::to_string(rise) + where + ": flapped" +
+                   (flaps > 1 ? " " + std::to_string(flaps) + " times" : std::string()),
+               true);
+    }
+  }
+  // Seen in the samples: it left UP in this window and is UP again.
+  if (now && in_window) {
+    if (*now != up && before && *before == up) known.left_up_at = at;
+    if (*now == up && before && *before != up && known.left_up_at != 0) {
+      report(std::string(state_name) + " " + up + " again " + seconds(at - known.left_up_at) +
+                 " after leaving it at " + device_time(known.left_up_at) + ": flapped",
+             true);
+      known.left_up_at = 0;
+    }
+  }
+  if (now) known.*state_of = now;
+  if (said.transitions) {
+    known.transitions = said.transitions;
+    known.transitions_at = at;
+  }
+  known.seen_at = at;
+  return counted;
+}
+
+// What a sample ending a silence must show for the counters to cover it: every subject the
+// sample before the silence named, with its counter on both edges, none reset, none new.
+// Returns the reasons it does not (empty: covered).
+template <class State>
+std::vector<std::string> uncovered_because(const std::map<std::string, State>& before,
+                                           const std::map<std::string, State>& after,
+                                           const std::set<std::string>& reset, std::int64_t from,
+                                           const char* counter, const char* kind) {
+  std::vector<std::string> why;
+  for (const auto& [name, known] : before) {
+    if (known.seen_at != from) continue;  // not in the sample before the silence
+    auto found = after.find(name);
+    if (known.transitions_at != from)
+      why.push_back(name + " has no " + counter + " before it");
+    else if (found == after.end())
+      why.push_back(name + " is not in the sample after it");
+    else if (!found->second.transitions)
+      why.push_back(name + " has no " + counter + " after it");
+    else if (reset.count(name))
+      why.push_back(name + "'s " + counter + " was reset");
+  }
+  for (const auto& [name, state] : after) {
+    auto found = before.find(name);
+    if (found == before.end() || found->second.seen_at != from)
+      why.push_back(name + " was not in the sample before it");
+  }
+  if (before.empty() && after.empty()) why.push_back(std::string("no ") + kind + " on either side");
+  return why;
+}
+
+std::string some_of(const std::vector<std::string>& reasons) {
+  std::string text;
+  for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) text += (i ? "; " : "") + reasons[i];
+  if (reasons.size() > 3) text += "; and " + std::to_string(reasons.size() - 3) + " more";
   return text;
 }
 
@@ -233,6 +318,12 @@ std::vector<const GnmiNotification*> in_time_order(const std::vector<GnmiNotific
 
 }  // namespace
 
+bool samples_source(const GnmiNotification& notification, TelemetrySource source) {
+  Sample sample;
+  read_notification(notification, sample);
+  return source == TelemetrySource::interfaces ? sample.interfaces : sample.bgp;
+}
+
 std::string_view to_string(TelemetrySource source) {
   return source == TelemetrySource::bgp_neighbors ? "bgp" : "interface";
 }
@@ -244,41 +335,137 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
   const std::int64_t gap_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(bounds.max_gap).count();
   DeviceState known;
-  for (const GnmiNotification* notification : in_time_order(before))
-    fold(read_notification(*notification), notification->timestamp_ns, known, nullptr);
 
   struct Coverage {
     TelemetrySource source;
     std::int64_t last_seen;
-    bool sampled = false;
+    bool sampled = false;  // in the window
+    bool edge = false;     // a sample (in the window or before it) a silence can start from
   };
   std::vector<Coverage> coverage;
   for (auto source : bounds.expected) coverage.push_back({source, bounds.start_ns});
-  auto silence = [&](const Coverage& covered, std::int64_t from, std::int64_t to, const char* why) {
-    timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample from " +
-                            std::to_string(from) + " to " + std::to_string(to) + " ns (" +
-                            seconds(to - from) + why + ")");
-  };
-  for (const GnmiNotification* notification : in_time_order(window)) {
-    const std::int64_t at = notification->timestamp_ns;
-    Sample sample = read_notification(*notification);
+
+  // One sample: the notifications of one timestamp (fabgate-gnmid sends each BGP path of a
+  // reading, and the interfaces, as notifications of their own). `in_window`: judged and
+  // reported; before the window it only gives the state the window starts from.
+  auto take = [&](const Sample& sample, std::int64_t at, bool in_window) {
+    std::optional<Silence> silence[2];  // per source, the silence this sample ends
     for (auto& covered : coverage) {
-      bool sampled = covered.source == TelemetrySource::interfaces ? sample.interfaces : sample.bgp;
-      if (!sampled) continue;
-      if (at - covered.last_seen > gap_ns) silence(covered, covered.last_seen, at, "");
+      bool interfaces = covered.source == TelemetrySource::interfaces;
+      if (!(interfaces ? sample.interfaces : sample.bgp)) continue;
+      if (!in_window) {  // the source's last sample before the window: a silence's edge
+        covered.last_seen = at;
+        covered.edge = true;
+        continue;
+      }
+      if (at - covered.last_seen > gap_ns) {
+        // Only a silence after a sample can be covered: the window's head has no edge.
+        if (covered.edge)
+          silence[interfaces ? 0 : 1] = Silence{covered.last_seen, at};
+        else
+          timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
+                                  silence_words({covered.last_seen, at}) +
+                                  ", the start of the window");
+      }
       covered.last_seen = std::max(covered.last_seen, at);
-      covered.sampled = true;
+      covered.sampled = covered.edge = true;
     }
-    if (timeline.samples++ == 0) timeline.first_ns = at;
-    timeline.last_ns = at;
-    fold(sample, at, known, &timeline.events);
-  }
+    const DeviceState edge = known;  // what the samples before this one said
+    std::set<std::string> reset_interfaces, reset_neighbors;
+    auto reporter = [&](TelemetrySource source, const std::string& subject) {
+      return std::function<void(std::string, bool)>(
+          [&, source, subject](std::string what, bool flap) {
+            if (in_window) timeline.events.push_back({at, source, subject, std::move(what), flap});
+          });
+    };
+    for (const auto& [name, said] : sample.said.interfaces) {
+      InterfaceState& state = known.interfaces[name];
+      auto report = reporter(TelemetrySource::interfaces, name);
+      if (!fold_subject(said, &InterfaceState::oper, "oper-status", "UP", kCarrierTransitions,
+                        /*both_ways=*/true, at, silence[0], state, report, in_window))
+        reset_interfaces.insert(name);
+      for (const auto& [counter, value] : said.counters) {
+        auto old = state.counters.find(counter);
+        if (old != state.counters.end() && value > old->second)
+          report(counter + " +" + std::to_string(value - old->second), false);
+      }
+      for (const auto& [counter, value] : said.counters) state.counters[counter] = value;
+    }
+    if (sample.said.bgp_served && known.bgp_served &&
+        *sample.said.bgp_served != *known.bgp_served && in_window)
+      timeline.events.push_back({at, TelemetrySource::bgp_neighbors, "neighbours",
+                                 *sample.said.bgp_served
+                                     ? "served again"
+                                     : "no longer served (the target deleted them)"});
+    if (sample.said.bgp_served) known.bgp_served = sample.said.bgp_served;
+    for (const auto& [address, said] : sample.said.neighbors) {
+      NeighborState& state = known.neighbors[address];
+      auto report = reporter(TelemetrySource::bgp_neighbors, address);
+      if (!fold_subject(said, &NeighborState::session, "session-state", "ESTABLISHED",
+                        kEstablishedTransitions, /*both_ways=*/false, at, silence[1], state, report,
+                        in_window))
+        reset_neighbors.insert(address);
+      for (const auto& [family, count] : said.received) {
+        auto old = state.received.find(family);
+        if (old != state.received.end() && count != old->second)
+          report("received-prefixes " + family + " " + std::to_string(old->second) + " -> " +
+                     std::to_string(count),
+                 false);
+      }
+      for (const auto& [family, count] : said.received) state.received[family] = count;
+    }
+    // A silence is covered when the counters on its two edges account for everything in it.
+    for (int i = 0; i < 2; ++i) {
+      if (!silence[i]) continue;
+      bool interfaces = i == 0;
+      auto why =
+          interfaces
+              ? uncovered_because(edge.interfaces, sample.said.interfaces, reset_interfaces,
+                                  silence[i]->from, kCarrierTransitions, "interfaces")
+              : uncovered_because(edge.neighbors, sample.said.neighbors, reset_neighbors,
+                                  silence[i]->from, kEstablishedTransitions, "BGP neighbours");
+      std::string text = "no " + std::string(interfaces ? "interface" : "bgp") + " sample " +
+                         silence_words(*silence[i]);
+      if (why.empty()) {
+        std::size_t subjects =
+            interfaces ? sample.said.interfaces.size() : sample.said.neighbors.size();
+        timeline.covered_gaps.push_back(
+            text + ", covered by " + (interfaces ? kCarrierTransitions : kEstablishedTransitions) +
+            " on " + std::to_string(subjects) +
+            (interfaces ? (subjects == 1 ? " interface" : " interfaces")
+                        : (subjects == 1 ? " session" : " sessions")));
+      } else {
+        timeline.gaps.push_back(text + ", not covered: " + some_of(why));
+      }
+    }
+  };
+
+  auto each_sample = [&](const std::vector<GnmiNotification>& all, bool in_window) {
+    auto ordered = in_time_order(all);
+    for (std::size_t i = 0; i < ordered.size();) {
+      Sample sample;
+      const std::int64_t at = ordered[i]->timestamp_ns;
+      for (; i < ordered.size() && ordered[i]->timestamp_ns == at; ++i) {
+        read_notification(*ordered[i], sample);
+        if (in_window) {
+          if (timeline.samples++ == 0) timeline.first_ns = at;
+          timeline.last_ns = at;
+        }
+      }
+      take(sample, at, in_window);
+    }
+  };
+  each_sample(before, false);
+  each_sample(window, true);
+
   for (const auto& covered : coverage) {
     if (!covered.sampled)
       timeline.gaps.push_back("no " + std::string(to_string(covered.source)) +
                               " sample in the whole window");
     else if (bounds.end_ns - covered.last_seen > gap_ns)
-      silence(covered, covered.last_seen, bounds.end_ns, ", the end of the window");
+      timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
+                              silence_words({covered.last_seen, bounds.end_ns}) +
+                              ", the end of the window");
   }
   return timeline;
 }

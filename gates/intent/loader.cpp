@@ -607,6 +607,41 @@ std::vector<std::string> Loader::policy_files(const Settings& settings,
 
 // ---- changes/*.yaml -------------------------------------------------------------------------
 
+// acceptance.expected_flaps: "DEVICE:INTERFACE" or "DEVICE:bgp ADDRESS", the device in the
+// inventory. Each entry is checked where it stands, so a typo names its line and column.
+static std::vector<std::string> expected_flaps(YamlReader& reader, const YAML::Node& acceptance,
+                                               const Inventory& inventory) {
+  std::vector<std::string> out;
+  auto list = reader.child(acceptance, "expected_flaps", Need::optional, "acceptance");
+  if (!list || !reader.expect_sequence(*list, "acceptance.expected_flaps")) return out;
+  for (const auto& item : *list) {
+    const std::string text = item.IsScalar() ? item.as<std::string>() : std::string();
+    const auto colon = text.find(':');
+    const std::string device = colon == std::string::npos ? "" : text.substr(0, colon);
+    const std::string subject = colon == std::string::npos ? "" : text.substr(colon + 1);
+    if (device.empty() || subject.empty() || subject == "bgp" || subject == "bgp ") {
+      reader.error(item,
+                   "acceptance.expected_flaps entry '" + text +
+                       "' is not DEVICE:INTERFACE or DEVICE:bgp ADDRESS",
+                   "e.g. 'leaf1:to-host2' or 'spine1:bgp 10.0.1.1'");
+      continue;
+    }
+    if (!inventory.find(device)) {
+      std::vector<std::string> names;
+      for (const auto& known : inventory.devices) names.push_back(known.name);
+      std::string hint = "add it to the inventory or fix the name";
+      if (auto near = nearest_word(device, names)) hint = "did you mean '" + *near + "'?";
+      reader.error(
+          item,
+          "acceptance.expected_flaps names device '" + device + "', which is not in the inventory",
+          hint);
+      continue;
+    }
+    out.push_back(text);
+  }
+  return out;
+}
+
 bool Loader::check_device(YamlReader& reader, const YAML::Node& where, const std::string& name,
                           const Inventory& inventory, std::string_view what) {
   if (inventory.find(name)) return true;
@@ -1024,10 +1059,15 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
 
   if (auto acceptance = reader.child(*root, "acceptance", Need::optional, "change")) {
     if (reader.expect_map(*acceptance, "acceptance")) {
-      reader.check_keys(*acceptance, {"settle", "probes", "during", "expected_alerts"},
-                        "acceptance");
+      reader.check_keys(
+          *acceptance,
+          {"settle", "probes", "during", "expected_alerts", "expected_flaps", "telemetry_max_gap"},
+          "acceptance");
       if (auto v = reader.string_list(*acceptance, "expected_alerts", Need::optional, "acceptance"))
         change.acceptance.expected_alerts = *v;
+      if (auto v = reader.duration(*acceptance, "telemetry_max_gap", Need::optional, "acceptance"))
+        change.acceptance.telemetry_max_gap = *v;
+      change.acceptance.expected_flaps = expected_flaps(reader, *acceptance, inventory);
       if (auto v = reader.duration(*acceptance, "settle", Need::optional, "acceptance"))
         change.acceptance.settle = *v;
       if (auto list = reader.child(*acceptance, "probes", Need::optional, "acceptance"))

@@ -847,6 +847,11 @@ static Duration telemetry_bound(const intent::Change& change) {
   return change.bounds.deadline + 2 * change.acceptance.settle + Duration{900'000};
 }
 
+// What the change declares about its telemetry: the gap it tolerates and the flaps it causes.
+static TelemetryRules telemetry_rules(const intent::Change& change) {
+  return {change.acceptance.telemetry_max_gap, change.acceptance.expected_flaps};
+}
+
 void Pipeline::start_telemetry(GateRecord& record) {
   auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
   record.verdict = started.verdict;
@@ -863,6 +868,10 @@ static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcom
     if (!device.stream_failure.empty())
       record.details.push_back(device.device + ": " + device.stream_failure);
     for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
+    for (const auto& flap : device.unexpected_flaps)
+      record.details.push_back(device.device + ": " + flap + " (not in acceptance.expected_flaps)");
+    for (const auto& gap : device.covered_gaps)
+      record.details.push_back(device.device + ": " + gap);
   }
   for (const auto& line : event_lines(outcome)) record.details.push_back(line);
 }
@@ -870,9 +879,9 @@ static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcom
 void Pipeline::stop_telemetry(GateRecord& record, AfterAcceptance then) {
   TelemetryOutcome outcome;
   if (then == AfterAcceptance::keep_streaming) {
-    outcome = telemetry_->cut();
+    outcome = telemetry_->cut(Flaps::judged);
   } else {
-    outcome = telemetry_->stop();
+    outcome = telemetry_->stop(Flaps::judged);
     telemetry_.reset();
   }
   outcome.phase = "during";
@@ -893,7 +902,8 @@ void Pipeline::begin_rollback_telemetry() {
   if (std::none_of(subjects.begin(), subjects.end(),
                    [](const TelemetrySubject& subject) { return subject.device->gnmi; }))
     return;
-  telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects));
+  telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects),
+                                                  Duration{1000}, telemetry_rules(change_));
   gate("telemetry-rollback-start", [&](GateRecord& r) {
     auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
     r.verdict = started.verdict;
@@ -1219,7 +1229,8 @@ RunOutcome Pipeline::run() {
     auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
     if (std::any_of(subjects.begin(), subjects.end(),
                     [](const TelemetrySubject& subject) { return subject.device->gnmi; })) {
-      telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects));
+      telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects),
+                                                      Duration{1000}, telemetry_rules(change_));
       gate("telemetry-start", [&](GateRecord& r) { start_telemetry(r); });
     }
   }

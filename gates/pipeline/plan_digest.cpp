@@ -89,6 +89,11 @@ nlohmann::json change_json(const intent::Change& change) {
       {"settle_ms", change.acceptance.settle.count()}, {"probes", probes}, {"during", during}};
   if (!change.acceptance.expected_alerts.empty())
     acceptance["expected_alerts"] = change.acceptance.expected_alerts;
+  // What the telemetry gate tolerates is part of what was reviewed (absent: as before).
+  if (!change.acceptance.expected_flaps.empty())
+    acceptance["expected_flaps"] = change.acceptance.expected_flaps;
+  if (change.acceptance.telemetry_max_gap)
+    acceptance["telemetry_max_gap_ms"] = change.acceptance.telemetry_max_gap->count();
   return {{"id", change.id},
           {"title", change.title},
           {"file", change.file},

@@ -764,7 +764,10 @@ void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOu
     html << "; the rollback began at " << html_escape(format_utc(*telemetry.rollback_started));
   html << "; event times are the devices' own timestamps; a silence longer than "
        << html_escape(format_duration(telemetry.max_gap))
-       << " makes a device no-evidence.</p>\n<table><tr><th>device</th><th>streamed as</th>"
+       << " makes a device no-evidence unless carrier-transitions or established-transitions on "
+          "both sides of it cover it"
+       << (telemetry.flaps_judged ? "; a flap the change does not expect fails the window" : "")
+       << ".</p>\n<table><tr><th>device</th><th>streamed as</th>"
           "<th>samples</th><th>first sample</th><th>last sample</th><th>verdict</th></tr>";
   for (const auto& device : telemetry.devices)
     html << "<tr><td>" << text(device.device) << "</td><td>" << text(device.why) << "</td><td>"
@@ -781,7 +784,8 @@ void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOu
       if (rows++ >= text.limits().table_rows) continue;
       html << "<tr><td class=\"mono\">" << format_device_time(event.timestamp_ns) << "</td><td>"
            << text(device.device) << "</td><td class=\"mono\">" << text(event_subject(event))
-           << "</td><td>" << text(event.what) << "</td></tr>";
+           << "</td><td>" << text(event.what + flap_note(telemetry, device.device, event))
+           << "</td></tr>";
     }
   if (rows == 0)
     html << "<tr><td colspan=\"4\">No interface changed oper-status, no error or discard "
@@ -795,6 +799,7 @@ void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOu
     if (!device.stream_failure.empty())
       notes.push_back(device.device + ": " + device.stream_failure);
     for (const auto& gap : device.gaps) notes.push_back(device.device + ": " + gap);
+    for (const auto& gap : device.covered_gaps) notes.push_back(device.device + ": " + gap);
   }
   for (const auto& line : telemetry.not_streamed) notes.push_back("not streamed: " + line);
   if (!notes.empty()) {

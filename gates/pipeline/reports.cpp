@@ -194,8 +194,12 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
   if (rollback && telemetry->rollback_started)
     md << "; the rollback began at " << format_utc(*telemetry->rollback_started);
   md << "; event times are the devices' own timestamps. A silence longer than "
-     << format_duration(telemetry->max_gap) << " makes a device no-evidence. "
-     << to_string(telemetry->verdict) << ": " << md_cell(redactor, telemetry->summary) << "\n\n";
+     << format_duration(telemetry->max_gap)
+     << " makes a device no-evidence unless carrier-transitions or established-transitions on "
+        "both sides of it cover it"
+     << (telemetry->flaps_judged ? "; a flap the change does not expect fails the window" : "")
+     << ". " << to_string(telemetry->verdict) << ": " << md_cell(redactor, telemetry->summary)
+     << "\n\n";
   md << "| device | streamed as | samples | first sample | last sample | verdict |\n"
         "|---|---|---|---|---|---|\n";
   for (const auto& device : telemetry->devices)
@@ -219,7 +223,7 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
         }
         md << "| " << format_device_time(event.timestamp_ns) << " | " << device.device << " | "
            << md_cell(redactor, event_subject(event)) << " | " << md_cell(redactor, event.what)
-           << " |\n";
+           << flap_note(*telemetry, device.device, event) << " |\n";
       }
     if (left_out > 0) md << "\n… " << left_out << " more events in `" << file << "`.\n";
     md << "\n";
@@ -231,6 +235,7 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
     if (!device.stream_failure.empty())
       md << "- " << device.device << ": " << md_cell(redactor, device.stream_failure) << "\n";
     for (const auto& gap : device.gaps) md << "- " << device.device << ": " << gap << "\n";
+    for (const auto& gap : device.covered_gaps) md << "- " << device.device << ": " << gap << "\n";
   }
   for (const auto& line : telemetry->not_streamed) md << "- not streamed: " << line << "\n";
   md << "\nThe timeline per device is in `" << file << "`.\n\n";

@@ -140,7 +140,8 @@ std::string format_device_time(std::int64_t timestamp_ns) {
 
 const std::vector<std::string>& telemetry_paths() {
   static const std::vector<std::string> paths = {
-      gnmi::kInterfaceStatePath, gnmi::kBgpSessionStatePath, gnmi::kBgpPrefixesReceivedPath};
+      gnmi::kInterfaceStatePath, gnmi::kBgpSessionStatePath, gnmi::kBgpPrefixesReceivedPath,
+      gnmi::kBgpEstablishedTransitionsPath};
   return paths;
 }
 
@@ -149,12 +150,26 @@ std::string event_subject(const gnmi::TelemetryEvent& event) {
                                                               : event.subject;
 }
 
+std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& event) {
+  return device + ":" + event_subject(event);
+}
+
+std::string flap_note(const TelemetryOutcome& outcome, const std::string& device,
+                      const gnmi::TelemetryEvent& event) {
+  if (!event.flap || !outcome.flaps_judged) return "";
+  const auto& expected = outcome.expected_flaps;
+  return std::find(expected.begin(), expected.end(), flap_subject(device, event)) != expected.end()
+             ? " (expected by the change)"
+             : " (not expected: fails the window)";
+}
+
 std::vector<std::string> event_lines(const TelemetryOutcome& outcome) {
   std::vector<std::string> lines;
   for (const auto& device : outcome.devices)
     for (const auto& event : device.events)
       lines.push_back(device.device + " " + event_subject(event) + " " +
-                      format_device_time(event.timestamp_ns) + " " + event.what);
+                      format_device_time(event.timestamp_ns) + " " + event.what +
+                      flap_note(outcome, device.device, event));
   return lines;
 }
 
@@ -169,6 +184,12 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                         {"source", std::string(gnmi::to_string(event.source))},
                         {bgp ? "bgp_neighbor" : "interface", event.subject},
                         {"event", event.what}});
+      if (event.flap) {
+        events.back()["flap"] = true;
+        const auto& expected = outcome.expected_flaps;
+        events.back()["expected"] = std::find(expected.begin(), expected.end(),
+                                              flap_subject(device.device, event)) != expected.end();
+      }
     }
     nlohmann::json entry = {{"device", device.device},
                             {"why", device.why},
@@ -177,7 +198,9 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                             {"interfaces", device.interfaces},
                             {"bgp_neighbors", device.bgp_neighbours},
                             {"events", events},
-                            {"gaps", device.gaps}};
+                            {"gaps", device.gaps},
+                            {"covered_gaps", device.covered_gaps},
+                            {"unexpected_flaps", device.unexpected_flaps}};
     if (device.samples > 0) {
       entry["first_sample"] = format_device_time(device.first_ns);
       entry["last_sample"] = format_device_time(device.last_ns);
@@ -193,6 +216,8 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                              {"mode", "STREAM/SAMPLE"},
                              {"interval_ms", outcome.interval.count()},
                              {"max_gap_ms", outcome.max_gap.count()},
+                             {"flaps_judged", outcome.flaps_judged},
+                             {"expected_flaps", outcome.expected_flaps},
                              {"window_start", format_utc(outcome.window_start)},
                              {"window_end", format_utc(outcome.window_end)},
                              {"devices", devices},
@@ -211,6 +236,9 @@ struct TelemetrySession::Stream {
   std::thread runner;
   std::mutex mutex;
   std::condition_variable first_sample;
+  // Each source sampled at least once: a window whose first BGP sample is still to come has no
+  // edge a silence at its start could be covered from.
+  bool interfaces_sampled = false, bgp_sampled = false;
   std::vector<gnmi::GnmiNotification> samples;
   std::vector<Steady::time_point> arrivals;
   std::string failure;  // opening failed, or the stream ended by itself
@@ -220,8 +248,11 @@ struct TelemetrySession::Stream {
 };
 
 TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetrySubject> subjects,
-                                   Duration interval)
-    : connect_(std::move(connect)), subjects_(std::move(subjects)), interval_(interval) {}
+                                   Duration interval, TelemetryRules rules)
+    : connect_(std::move(connect)),
+      subjects_(std::move(subjects)),
+      interval_(interval),
+      rules_(std::move(rules)) {}
 
 TelemetrySession::~TelemetrySession() {
   if (stopped_) return;  // stop() already ended and joined every stream
@@ -263,7 +294,12 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
     Stream* raw = stream.get();
     raw->runner = std::thread([raw] {
       auto ran = raw->stream->run([raw](const gnmi::GnmiNotification& notification) {
+        const bool interfaces =
+            gnmi::samples_source(notification, gnmi::TelemetrySource::interfaces);
+        const bool bgp = gnmi::samples_source(notification, gnmi::TelemetrySource::bgp_neighbors);
         std::lock_guard lock(raw->mutex);
+        raw->interfaces_sampled |= interfaces;
+        raw->bgp_sampled |= bgp;
         raw->samples.push_back(notification);
         raw->arrivals.push_back(Steady::now());
         raw->first_sample.notify_all();
@@ -286,8 +322,11 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   std::size_t delivering = 0;
   for (auto& stream : streams_) {
     std::unique_lock lock(stream->mutex);
-    stream->first_sample.wait_until(lock, wait_until,
-                                    [&] { return !stream->samples.empty() || stream->ended; });
+    // Both sources, so that the first step starts after an edge of each (a target that never
+    // sends BGP is judged by the window, after this wait).
+    stream->first_sample.wait_until(lock, wait_until, [&] {
+      return (stream->interfaces_sampled && stream->bgp_sampled) || stream->ended;
+    });
     const std::string& name = stream->subject.device->name;
     if (!stream->samples.empty()) {
       ++delivering;
@@ -306,12 +345,12 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   return started;
 }
 
-TelemetryOutcome TelemetrySession::cut() {
-  return end_window();
+TelemetryOutcome TelemetrySession::cut(Flaps flaps) {
+  return end_window(flaps);
 }
 
-TelemetryOutcome TelemetrySession::stop() {
-  TelemetryOutcome outcome = end_window();
+TelemetryOutcome TelemetrySession::stop(Flaps flaps) {
+  TelemetryOutcome outcome = end_window(flaps);
   for (auto& stream : streams_) {
     if (stream->stream) stream->stream->stop();
     if (stream->runner.joinable()) stream->runner.join();
@@ -320,7 +359,7 @@ TelemetryOutcome TelemetrySession::stop() {
   return outcome;
 }
 
-TelemetryOutcome TelemetrySession::stop_after_next_sample() {
+TelemetryOutcome TelemetrySession::stop_after_next_sample(Flaps flaps) {
   std::vector<std::size_t> delivered;
   for (auto& stream : streams_) {
     std::lock_guard lock(stream->mutex);
@@ -333,19 +372,22 @@ TelemetryOutcome TelemetrySession::stop_after_next_sample() {
     stream.first_sample.wait_until(
         lock, wait_until, [&] { return stream.samples.size() > delivered[i] || stream.ended; });
   }
-  return stop();
+  return stop(flaps);
 }
 
-TelemetryOutcome TelemetrySession::end_window() {
+TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
   TelemetryOutcome outcome;
   outcome.interval = interval_;
-  outcome.max_gap = std::max(3 * interval_, Duration{2000});
+  outcome.max_gap = rules_.max_gap.value_or(std::max(3 * interval_, Duration{2000}));
+  outcome.flaps_judged = flaps == Flaps::judged;
+  outcome.expected_flaps = rules_.expected_flaps;
   outcome.window_start = window_start_;
   outcome.not_streamed = not_streamed_;
   const auto window_end_steady = Steady::now();
   outcome.window_end = now_utc();
   const double max_gap_s = std::chrono::duration<double>(outcome.max_gap).count();
-  std::size_t covered = 0, interface_events = 0, bgp_events = 0;
+  std::size_t covered = 0, interface_events = 0, bgp_events = 0, flap_count = 0, covered_gaps = 0,
+              failed = 0;
   for (auto& stream : streams_) {
     DeviceTelemetry device;
     device.device = stream->subject.device->name;
@@ -382,6 +424,7 @@ TelemetryOutcome TelemetrySession::end_window() {
            {gnmi::TelemetrySource::interfaces, gnmi::TelemetrySource::bgp_neighbors}});
       device.events = std::move(timeline.events);
       device.gaps = std::move(timeline.gaps);
+      device.covered_gaps = std::move(timeline.covered_gaps);
       device.samples = timeline.samples;
       device.first_ns = timeline.first_ns;
       device.last_ns = timeline.last_ns;
@@ -398,15 +441,29 @@ TelemetryOutcome TelemetrySession::end_window() {
     } else {
       device.gaps.push_back("no sample in the whole window");
     }
-    device.verdict =
-        device.gaps.empty() && device.samples > 0 ? Verdict::pass : Verdict::no_evidence;
-    if (device.verdict == Verdict::pass) ++covered;
+    for (const auto& event : device.events) {
+      if (!event.flap) continue;
+      ++flap_count;
+      const auto& expected = rules_.expected_flaps;
+      if (flaps == Flaps::judged && std::find(expected.begin(), expected.end(),
+                                              flap_subject(device.device, event)) == expected.end())
+        device.unexpected_flaps.push_back(event_subject(event) + ": " + event.what);
+    }
+    // Missing evidence first: a flap seen in a window with holes is reported, but the reader
+    // must first learn that the window has holes (both block alike).
+    device.verdict = !device.gaps.empty() || device.samples == 0 ? Verdict::no_evidence
+                     : flaps == Flaps::judged && !device.unexpected_flaps.empty() ? Verdict::fail
+                                                                                  : Verdict::pass;
+    if (device.gaps.empty() && device.samples > 0) ++covered;
+    if (device.verdict == Verdict::fail) ++failed;
+    covered_gaps += device.covered_gaps.size();
     for (const auto& event : device.events)
       ++(event.source == gnmi::TelemetrySource::bgp_neighbors ? bgp_events : interface_events);
     outcome.devices.push_back(std::move(device));
   }
-  outcome.verdict =
-      !streams_.empty() && covered == streams_.size() ? Verdict::pass : Verdict::no_evidence;
+  outcome.verdict = streams_.empty() || covered < streams_.size() ? Verdict::no_evidence
+                    : failed > 0                                  ? Verdict::fail
+                                                                  : Verdict::pass;
   double window_s = seconds_between(window_start_steady_, window_end_steady);
   auto count = [](std::size_t n, const char* what) {
     return std::to_string(n) + " " + what + " event" + (n == 1 ? "" : "s");
@@ -417,6 +474,14 @@ TelemetryOutcome TelemetrySession::end_window() {
   outcome.summary = std::to_string(covered) + " of " + std::to_string(streams_.size()) +
                     " devices covered " + seconds_text(window_s) + " at " +
                     format_duration(interval_) + ": " + seen;
+  if (flap_count > 0)
+    outcome.summary += "; " + std::to_string(flap_count) + " flap" + (flap_count == 1 ? "" : "s") +
+                       (flaps == Flaps::reported ? ""
+                        : failed > 0             ? ", not all expected by the change"
+                                                 : ", all expected by the change");
+  if (covered_gaps > 0)
+    outcome.summary += "; " + std::to_string(covered_gaps) + " silence" +
+                       (covered_gaps == 1 ? "" : "s") + " covered by transitions counters";
   // The next window starts where this one ended.
   window_start_ = outcome.window_end;
   window_start_steady_ = window_end_steady;

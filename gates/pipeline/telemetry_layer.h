@@ -6,10 +6,13 @@
 // timeline per device at the devices' own timestamps (gnmi::device_timeline). The session is
 // cut into windows: "during" ends after acceptance; when the run goes the rollback way the
 // streams keep running and a "rollback" window covers the rollback and the restore
-// verification. Its verdict judges the evidence only: a device whose stream did not deliver
-// across the whole window is no-evidence, never "nothing happened". Flaps, error increases and
-// session changes are reported as they were seen; the other layers judge what they did to the
-// service.
+// verification. Its verdict judges the evidence: a device whose stream did not deliver across
+// the whole window is no-evidence, never "nothing happened", unless the transitions counters
+// on both sides of a silence cover it (then the silence is reported and costs time resolution
+// only). In the during window a flap (a link or session that left UP and came back, seen in
+// the samples or only in a counter) fails the window unless the change expects it
+// (acceptance.expected_flaps); error increases and session changes that stay are reported as
+// they were seen, and the other layers judge what they did to the service.
 
 #include <atomic>
 #include <chrono>
@@ -55,7 +58,13 @@ struct DeviceTelemetry {
   std::string why;
   std::string stream_failure;  // how the stream failed to open or ended early; empty: it ran
   std::vector<gnmi::TelemetryEvent> events;
-  std::vector<std::string> gaps;  // silences longer than the allowed gap, in words
+  std::vector<std::string> gaps;  // silences longer than the allowed gap, uncovered, in words
+  // Silences the transitions counters cover ("..., covered by carrier-transitions on 7
+  // interfaces"): reported, not no-evidence.
+  std::vector<std::string> covered_gaps;
+  // In a window whose flaps are judged (during), the flaps the change does not expect,
+  // "to-host2: carrier-transitions +2 ...: flapped": each fails the window.
+  std::vector<std::string> unexpected_flaps;
   std::size_t samples = 0;
   std::int64_t first_ns = 0, last_ns = 0;   // device timestamps of the first and last sample
   std::vector<std::string> interfaces;      // interfaces the samples named
@@ -69,7 +78,9 @@ struct TelemetryOutcome {
   std::string summary;
   Duration interval{1000};
   Duration max_gap{3000};
-  TimePoint window_start, window_end;  // the controller's clock
+  bool flaps_judged = false;                // during: an unexpected flap fails the window
+  std::vector<std::string> expected_flaps;  // acceptance.expected_flaps
+  TimePoint window_start, window_end;       // the controller's clock
   // Rollback window only: when the rollback gate began. A window that continues the during
   // window starts at acceptance, so what it shows before this moment happened before the
   // rollback (while the post snapshot was taken).
@@ -90,16 +101,36 @@ std::vector<std::string> event_lines(const TelemetryOutcome& outcome);
 // Where an event happened: "to-spine1" for an interface, "bgp 10.0.1.1" for a BGP neighbour.
 std::string event_subject(const gnmi::TelemetryEvent& event);
 
+// What the change says about its telemetry (acceptance.telemetry_max_gap and
+// acceptance.expected_flaps).
+struct TelemetryRules {
+  std::optional<Duration> max_gap;          // unset: 3 intervals, at least 2 s
+  std::vector<std::string> expected_flaps;  // "leaf1:to-host2", "spine1:bgp 10.0.1.1"
+};
+
+// Whether a window's flaps decide its verdict (the during window) or are only reported (the
+// rollback window: the restore is judged by snapshots and probes).
+enum class Flaps { reported, judged };
+
+// "leaf1:to-host2", "spine1:bgp 10.0.1.1": how acceptance.expected_flaps names a flap.
+std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& event);
+// What the reports add to a flap's event: " (expected by the change)", " (not expected: fails
+// the window)" or, where flaps are only reported, "".
+std::string flap_note(const TelemetryOutcome& outcome, const std::string& device,
+                      const gnmi::TelemetryEvent& event);
+
 class TelemetrySession {
  public:
   TelemetrySession(GnmiConnector connect, std::vector<TelemetrySubject> subjects,
-                   Duration interval = Duration{1000});
+                   Duration interval = Duration{1000}, TelemetryRules rules = {});
   ~TelemetrySession();  // stops and joins every stream still running
   TelemetrySession(const TelemetrySession&) = delete;
   TelemetrySession& operator=(const TelemetrySession&) = delete;
 
   // Opens one stream per subject with a gNMI endpoint and waits (at most `first_sample_wait`)
-  // until each has delivered a sample, so the window provably starts before the first step.
+  // until each has delivered a sample of interface state and one of BGP, so the window
+  // provably starts before the first step with an edge of each source (a silence right after
+  // the start can then be covered by the counters).
   // Streams end by themselves after `longest`. Returns the gate's verdict and summary lines:
   // pass when every stream delivered; a stream that did not is no-evidence (named, with why).
   struct Started {
@@ -111,20 +142,21 @@ class TelemetrySession {
   // Ends the current window now and starts the next one; the streams keep running. Each
   // window's events are judged against the samples before it, so a state that changed across
   // the cut is reported in the window whose sample showed it.
-  TelemetryOutcome cut();
+  TelemetryOutcome cut(Flaps flaps = Flaps::reported);
   // Ends the current window and every stream.
-  TelemetryOutcome stop();
+  TelemetryOutcome stop(Flaps flaps = Flaps::reported);
   // stop(), once every stream still running has delivered a sample that arrived after this
   // call, or two sampling intervals have passed: the window's last samples then show the state
   // the caller has just verified (the restore), not the one a sample before it showed.
-  TelemetryOutcome stop_after_next_sample();
+  TelemetryOutcome stop_after_next_sample(Flaps flaps = Flaps::reported);
 
  private:
   struct Stream;
-  TelemetryOutcome end_window();
+  TelemetryOutcome end_window(Flaps flaps);
   GnmiConnector connect_;
   std::vector<TelemetrySubject> subjects_;
   Duration interval_;
+  TelemetryRules rules_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::string> not_streamed_;
   TimePoint window_start_;

@@ -150,6 +150,10 @@ NodeResult<InterfaceState> LinuxNode::interface(const std::string& name) {
   for (const auto& [file, counter] : counter_files) {
     if (auto value = read_number(dir / "statistics" / file)) state.counters[counter] = *value;
   }
+  // Readable also while the interface is down (unlike `carrier`); absent on old kernels, and
+  // then the counter is simply not served.
+  if (auto value = read_number(dir / "carrier_changes"))
+    state.counters["carrier-transitions"] = *value;
   return state;
 }
 
@@ -268,6 +272,9 @@ NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
       std::int64_t up_ms = peer.value("bgpTimerUpMsec", std::int64_t{0});
       state.last_established_ns = static_cast<std::uint64_t>(now_ms - up_ms) * 1'000'000ULL;
     }
+    if (auto established = peer.find("connectionsEstablished");
+        established != peer.end() && established->is_number_unsigned())
+      state.established_transitions = established->get<std::uint64_t>();
     if (auto families = peer.find("addressFamilyInfo");
         families != peer.end() && families->is_object()) {
       for (const auto& [family, info] : families->items()) {

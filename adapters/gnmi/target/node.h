@@ -28,8 +28,10 @@ struct InterfaceState {
   int mtu = 0;
   bool admin_up = false;    // IFF_UP
   std::string oper_status;  // OpenConfig enum: UP, DOWN, UNKNOWN, DORMANT, ...
-  std::map<std::string, std::uint64_t> counters;  // OpenConfig counter names
-  std::vector<InterfaceAddress> addresses;        // every address, link-local ones included
+  // OpenConfig counter names; carrier-transitions is the kernel's carrier_changes, which
+  // counts every carrier change (a flap adds 2), so a flap between two samples still shows.
+  std::map<std::string, std::uint64_t> counters;
+  std::vector<InterfaceAddress> addresses;  // every address, link-local ones included
 };
 
 // What ethtool -i reports for an interface with a driver (served under /components).
@@ -47,6 +49,9 @@ struct BgpNeighborState {
   std::uint64_t local_as = 0;
   std::string session_state;  // OpenConfig enum: IDLE ... ESTABLISHED
   std::optional<std::uint64_t> last_established_ns;
+  // How many times the session reached ESTABLISHED (FRR's connectionsEstablished): a session
+  // that dropped and came back between two readings shows here even when both say ESTABLISHED.
+  std::optional<std::uint64_t> established_transitions;
   std::map<std::string, std::uint64_t> prefixes_received;  // afi-safi name -> count
   std::map<std::string, std::uint64_t> prefixes_sent;      // afi-safi name -> count
 };

@@ -51,6 +51,8 @@ json neighbor_node(const BgpNeighborState& neighbor) {
                 {"local-as", neighbor.local_as},
                 {"session-state", neighbor.session_state}};
   if (neighbor.last_established_ns) state["last-established"] = *neighbor.last_established_ns;
+  if (neighbor.established_transitions)
+    state["established-transitions"] = *neighbor.established_transitions;
   json afi_safis = json::array();
   for (const auto& [name, received] : neighbor.prefixes_received) {
     json prefixes = {{"received", received}};
@@ -206,13 +208,15 @@ bool names_element(const GnmiPath& path, const std::string& name) {
   });
 }
 
-// Inside a counters container every leaf is a uint64; last-established is one too.
+// Inside a counters container every leaf is a uint64; last-established and
+// established-transitions are too.
 json ietf_numbers(const json& value, bool is_uint64) {
   if (value.is_object()) {
     json out = json::object();
     for (const auto& [name, member] : value.items()) {
-      out[name] = ietf_numbers(
-          member, is_uint64 || name == "counters" || name == "last-established" || name == "afts");
+      out[name] =
+          ietf_numbers(member, is_uint64 || name == "counters" || name == "last-established" ||
+                                   name == "established-transitions" || name == "afts");
     }
     return out;
   }
@@ -326,7 +330,8 @@ std::string encode_value(const TreeMatch& match, bool json_ietf) {
   if (!json_ietf) return match.value->dump();
   bool is_uint64 = false;
   for (const auto& element : match.path.elements) {
-    if (element.name == "counters" || element.name == "last-established" || element.name == "afts")
+    if (element.name == "counters" || element.name == "last-established" ||
+        element.name == "established-transitions" || element.name == "afts")
       is_uint64 = true;
   }
   return ietf_numbers(*match.value, is_uint64).dump();

@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <sstream>
 #include <thread>
@@ -64,13 +68,132 @@ Status from_set_failure(const SetFailure& failure) {
   return {StatusCode::INTERNAL, failure.message};
 }
 
+// Reads the node's BGP neighbours for the STREAM subscriptions, in a thread of its own, so
+// that a slow vtysh (FRR busy converging answers after seconds) never holds back the samples
+// of the other paths: a stream keeps sending interface state every interval and sends BGP
+// state when, and only when, a fresh reading exists. Each reading keeps the time its answer
+// arrived and a generation number, so a stream never sends one reading twice nor an old one
+// under a new timestamp: a silence of FRR stays a silence the client can see. One reader per
+// node however many streams subscribe; it reads while at least one does, at the shortest
+// interval asked for (each read bounded by the node's command deadline).
+class BgpReader {
+ public:
+  struct Reading {
+    std::uint64_t generation = 0;
+    std::int64_t read_ns = 0;  // when the answer arrived (the time the stream stamps it with)
+    NodeResult<std::vector<BgpNeighborState>> neighbors;
+  };
+
+  explicit BgpReader(Node& node) : node_(node) {}
+  ~BgpReader() {
+    stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  BgpReader(const BgpReader&) = delete;
+  BgpReader& operator=(const BgpReader&) = delete;
+
+  void subscribe(std::chrono::nanoseconds interval) {
+    std::lock_guard lock(mutex_);
+    intervals_.insert(interval);
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    wake_.notify_all();
+  }
+  void unsubscribe(std::chrono::nanoseconds interval) {
+    std::lock_guard lock(mutex_);
+    if (auto found = intervals_.find(interval); found != intervals_.end()) intervals_.erase(found);
+  }
+  std::shared_ptr<const Reading> latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+  }
+  // Ends the reader; a read in progress finishes within its command deadline.
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (intervals_.empty()) {
+        wake_.wait(lock, [&] { return stopping_ || !intervals_.empty(); });
+        continue;
+      }
+      const auto interval = *intervals_.begin();
+      const auto started = std::chrono::steady_clock::now();
+      lock.unlock();
+      // No node lock: a Set changes interfaces only, so no reading can see half of one.
+      auto neighbors = node_.bgp_neighbors();
+      auto reading = std::make_shared<Reading>(Reading{0, now_ns(), std::move(neighbors)});
+      lock.lock();
+      reading->generation = latest_ ? latest_->generation + 1 : 1;
+      latest_ = std::move(reading);
+      wake_.wait_until(lock, started + interval, [&] { return stopping_; });
+    }
+  }
+
+  Node& node_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::multiset<std::chrono::nanoseconds> intervals_;
+  std::shared_ptr<const Reading> latest_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The node with its BGP neighbours replaced by one reading: the tree of a BGP path is built
+// from what the reader read, everything else from the node as it is now.
+class ReadingNode final : public Node {
+ public:
+  ReadingNode(Node& node, const BgpReader::Reading& reading) : node_(node), reading_(reading) {}
+  std::string hostname() override { return node_.hostname(); }
+  std::string software_version() override { return node_.software_version(); }
+  NodeResult<std::vector<InterfaceState>> interfaces() override { return node_.interfaces(); }
+  NodeResult<InterfaceState> interface(const std::string& name) override {
+    return node_.interface(name);
+  }
+  NodeResult<std::vector<NicInfo>> nics() override { return node_.nics(); }
+  NodeResult<std::vector<BgpNeighborState>> bgp_neighbors() override { return reading_.neighbors; }
+  NodeResult<std::vector<Ipv4Route>> ipv4_routes() override { return node_.ipv4_routes(); }
+  NodeResult<std::vector<Ipv6Route>> ipv6_routes() override { return node_.ipv6_routes(); }
+  NodeResult<std::vector<LldpInterface>> lldp_interfaces() override {
+    return node_.lldp_interfaces();
+  }
+  NodeResult<Ok> set_mtu(const std::string& interface, int mtu) override {
+    return node_.set_mtu(interface, mtu);
+  }
+  NodeResult<Ok> set_enabled(const std::string& interface, bool enabled) override {
+    return node_.set_enabled(interface, enabled);
+  }
+
+ private:
+  Node& node_;
+  const BgpReader::Reading& reading_;
+};
+
+// Whether building the tree for `path` asks FRR (the BGP neighbours): the whole tree, or the
+// network instances other than their AFT alone.
+bool reads_bgp(const GnmiPath& path) {
+  if (path.elements.empty()) return true;
+  if (strip_module_prefix(path.elements.front().name) != "network-instances") return false;
+  return std::none_of(path.elements.begin(), path.elements.end(), [](const PathElement& element) {
+    return strip_module_prefix(element.name) == "afts";
+  });
+}
+
 class GnmiService final : public ::gnmi::gNMI::Service {
  public:
-  GnmiService(const TargetOptions& options, Node& node) : options_(options), node_(node) {}
+  GnmiService(const TargetOptions& options, Node& node)
+      : options_(options), node_(node), bgp_reader_(node) {}
 
   // Ends every STREAM subscription (they would otherwise hold a graceful shutdown to its
-  // deadline): called before the server shuts down.
-  void stop_streams() { stopping_ = true; }
+  // deadline) and the BGP reader: called before the server shuts down.
+  void stop_streams() {
+    stopping_ = true;
+    bgp_reader_.stop();
+  }
 
   Status Capabilities(ServerContext* context, const ::gnmi::CapabilityRequest*,
                       ::gnmi::CapabilityResponse* response) override {
@@ -209,8 +332,14 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   // A path that exists but holds no data of `type` gives a notification without updates.
   Status resolve(const GnmiPath& requested, bool json_ietf, ::gnmi::Notification& notification,
                  DataType type = DataType::all) {
+    return resolve_in(node_, requested, json_ietf, notification, type);
+  }
+
+  // resolve() against `node` (the live node, or one BGP reading of it).
+  Status resolve_in(Node& node, const GnmiPath& requested, bool json_ietf,
+                    ::gnmi::Notification& notification, DataType type = DataType::all) {
     GnmiPath path = without_module_prefixes(requested);
-    auto tree = build_tree(node_, path);
+    auto tree = build_tree(node, path);
     if (!tree) return from_node_failure(tree.error());
     auto matches = find_in_tree(*tree, path);
     if (!matches) {
@@ -238,11 +367,15 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   }
 
   // STREAM: every subscription is served as SAMPLE (TARGET_DEFINED included; ON_CHANGE is
-  // refused) at the shortest sample_interval asked for (0: 1 s; never under 100 ms). Each
-  // sample is a fresh read of the node stamped with the time it was taken; sync_response
-  // follows the first. A path with nothing there at a sample (the BGP neighbours while FRR
-  // does not answer) is sent as a delete of that path instead of ending the stream, so the
-  // client sees it go and come back. Runs until the client cancels or the server shuts down.
+  // refused) at the shortest sample_interval asked for (0: 1 s; never under 100 ms). Paths
+  // that do not ask FRR are a fresh read of the node every interval, stamped with the time it
+  // was taken. Paths that ask FRR (the BGP neighbours) are sent from the BGP reader's readings
+  // as each new one arrives, stamped with the time it was read: while vtysh is slow they go
+  // quiet (and the client sees that silence) while the interface samples go on. sync_response
+  // follows once every path was sent. A path with nothing there at a sample (the BGP
+  // neighbours while FRR does not answer) is sent as a delete of that path instead of ending
+  // the stream, so the client sees it go and come back. Runs until the client cancels or the
+  // server shuts down.
   Status stream_samples(
       ServerContext* context, const ::gnmi::SubscriptionList& list,
       grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
@@ -257,29 +390,102 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     }
     if (interval.count() == 0) interval = std::chrono::seconds(1);
     interval = std::max<std::chrono::nanoseconds>(interval, std::chrono::milliseconds(100));
-    bool first = true;
+
+    const GnmiPath prefix = from_proto(list.prefix());
+    const bool json_ietf = list.encoding() == ::gnmi::JSON_IETF;
+    std::vector<GnmiPath> live, from_reading;
+    for (const auto& subscription : list.subscription()) {
+      GnmiPath path = join_paths(prefix, from_proto(subscription.path()));
+      (reads_bgp(without_module_prefixes(path)) ? from_reading : live).push_back(path);
+    }
+    // Unsubscribes however the stream ends.
+    struct Subscribed {
+      BgpReader* reader;
+      std::chrono::nanoseconds interval;
+      ~Subscribed() {
+        if (reader) reader->unsubscribe(interval);
+      }
+    } subscribed{from_reading.empty() ? nullptr : &bgp_reader_, interval};
+
+    // Only readings taken after the subscription: one left from an earlier stream is old news
+    // (sent, it would make the stream look as if it had sampled BGP back then).
+    std::uint64_t sent_generation = 0;
+    if (auto old = bgp_reader_.latest()) sent_generation = old->generation;
+    const std::uint64_t subscribed_at_generation = sent_generation;
+    if (!from_reading.empty()) bgp_reader_.subscribe(interval);
+    bool synced = false;
     auto next = std::chrono::steady_clock::now();
     while (!context->IsCancelled() && !stopping_) {
-      if (Status sent = send_snapshot(list, stream, first, Absent::sent_as_delete); !sent.ok())
-        return sent;
-      first = false;
-      next += interval;
-      while (!context->IsCancelled() && !stopping_ && std::chrono::steady_clock::now() < next) {
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-            next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      if (std::chrono::steady_clock::now() >= next) {
+        if (!live.empty()) {
+          if (Status sent = send_sample(live, json_ietf, node_, std::nullopt, stream); !sent.ok())
+            return sent;
+        }
+        // A process that was stopped (SIGSTOP, a starved CPU) resumes with one sample, not a
+        // burst of the ones it missed: those moments were not read, and a sample now says so.
+        next += interval;
+        if (const auto now = std::chrono::steady_clock::now(); next <= now) next = now + interval;
       }
+      if (!from_reading.empty()) {
+        auto reading = bgp_reader_.latest();
+        if (reading && reading->generation > sent_generation) {
+          ReadingNode read_node(node_, *reading);
+          if (Status sent =
+                  send_sample(from_reading, json_ietf, read_node, reading->read_ns, stream);
+              !sent.ok())
+            return sent;
+          sent_generation = reading->generation;
+        }
+      }
+      if (!synced && (from_reading.empty() || sent_generation > subscribed_at_generation)) {
+        ::gnmi::SubscribeResponse sync;
+        sync.set_sync_response(true);
+        if (!stream.Write(sync)) return {StatusCode::CANCELLED, "client went away"};
+        synced = true;
+      }
+      // Short naps: the next interface sample is due at `next`, a new BGP reading any time.
+      std::this_thread::sleep_for(std::clamp<std::chrono::nanoseconds>(
+          next - std::chrono::steady_clock::now(), std::chrono::milliseconds(1),
+          std::chrono::milliseconds(from_reading.empty() ? 50 : 20)));
     }
     return {StatusCode::UNAVAILABLE, "fabgate-gnmid is stopping"};
   }
 
-  // What a sample does with a subscribed path that is not there: ONCE and POLL refuse the
-  // request; a STREAM sample says so with a delete and goes on.
-  enum class Absent { refused, sent_as_delete };
+  // One STREAM sample of `paths` from `node`, each notification stamped `stamped_ns` (the
+  // BGP reading's time) or, without it, the time it was built. A path with nothing there is
+  // sent as a delete.
+  Status send_sample(
+      const std::vector<GnmiPath>& paths, bool json_ietf, Node& node,
+      std::optional<std::int64_t> stamped_ns,
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
+    std::vector<::gnmi::SubscribeResponse> responses;
+    {
+      std::shared_lock lock(node_mutex_);
+      for (const auto& path : paths) {
+        ::gnmi::SubscribeResponse response;
+        Status status = resolve_in(node, path, json_ietf, *response.mutable_update());
+        if (status.error_code() == StatusCode::NOT_FOUND) {
+          response.mutable_update()->Clear();
+          response.mutable_update()->set_timestamp(now_ns());
+          *response.mutable_update()->add_delete_() = to_proto(path);
+        } else if (!status.ok()) {
+          return status;
+        }
+        if (stamped_ns) response.mutable_update()->set_timestamp(*stamped_ns);
+        responses.push_back(std::move(response));
+      }
+    }
+    for (const auto& response : responses) {
+      if (!stream.Write(response)) return {StatusCode::CANCELLED, "client went away"};
+    }
+    return Status::OK;
+  }
 
+  // ONCE and POLL: every subscribed path now, then sync_response; a path that is not there
+  // refuses the request.
   Status send_snapshot(
       const ::gnmi::SubscriptionList& list,
-      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream,
-      bool with_sync = true, Absent absent = Absent::refused) {
+      grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>& stream) {
     GnmiPath prefix = from_proto(list.prefix());
     std::vector<::gnmi::SubscribeResponse> responses;
     {
@@ -289,20 +495,13 @@ class GnmiService final : public ::gnmi::gNMI::Service {
         GnmiPath path = join_paths(prefix, from_proto(subscription.path()));
         Status status =
             resolve(path, list.encoding() == ::gnmi::JSON_IETF, *response.mutable_update());
-        if (status.error_code() == StatusCode::NOT_FOUND && absent == Absent::sent_as_delete) {
-          response.mutable_update()->Clear();
-          response.mutable_update()->set_timestamp(now_ns());
-          *response.mutable_update()->add_delete_() = to_proto(path);
-        } else if (!status.ok()) {
-          return status;
-        }
+        if (!status.ok()) return status;
         responses.push_back(std::move(response));
       }
     }
     for (const auto& response : responses) {
       if (!stream.Write(response)) return {StatusCode::CANCELLED, "client went away"};
     }
-    if (!with_sync) return Status::OK;
     ::gnmi::SubscribeResponse sync;
     sync.set_sync_response(true);
     if (!stream.Write(sync)) return {StatusCode::CANCELLED, "client went away"};
@@ -313,6 +512,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   Node& node_;
   std::shared_mutex node_mutex_;
   std::atomic<bool> stopping_{false};  // Set is exclusive, so no Get sees half a transaction
+  BgpReader bgp_reader_;
 };
 
 std::optional<std::string> read_file(const std::string& path) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -926,7 +927,7 @@ TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
   // Given a STREAM subscription sampling fgt0's state every 200 ms, and fgt0's peer taken down
   // and up again while it runs, then the timeline covers the whole window without a silence
   // and shows fgt0's oper-status leaving UP and coming back, at device timestamps inside the
-  // window, in that order.
+  // window, in that order, and the return is one flap.
   auto stream =
       target_->client->subscribe_stream({"/interfaces/interface[name=fgt0]/state"},
                                         Encoding::json_ietf, Duration(200), Duration(20'000));
@@ -950,15 +951,20 @@ TEST_F(GnmidInNamespace, StreamSamplesShowALinkFlapWithDeviceTimestamps) {
                                   << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
   EXPECT_GE(timeline.samples, 8u);
   std::vector<std::string> flaps;
+  std::size_t judged_flaps = 0;
   std::int64_t previous = window_start;
   for (const auto& event : timeline.events) {
     EXPECT_EQ(event.subject, "fgt0");
     EXPECT_GE(event.timestamp_ns, previous);
     EXPECT_LE(event.timestamp_ns, window_end);
     previous = event.timestamp_ns;
-    if (event.what.rfind("oper-status", 0) == 0) flaps.push_back(event.what);
+    if (event.flap)
+      ++judged_flaps;
+    else if (event.what.rfind("oper-status", 0) == 0)
+      flaps.push_back(event.what);
   }
   ASSERT_GE(flaps.size(), 2u) << "no link flap in the stream";
+  EXPECT_EQ(judged_flaps, 1u) << "leaving UP and coming back is one flap";
   EXPECT_EQ(flaps.front().rfind("oper-status UP -> ", 0), 0u) << flaps.front();
   EXPECT_EQ(flaps.back().substr(flaps.back().size() - 5), "-> UP") << flaps.back();
 }
@@ -1018,14 +1024,19 @@ TEST(Gnmid, StreamSamplesBgpSessionsAndSaysWhenFrrStopsAnswering) {
   EXPECT_TRUE(timeline.covered()) << timeline.gaps.size() << " gaps, first: "
                                   << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
   std::vector<std::string> seen;
+  std::size_t flaps = 0;  // the session left ESTABLISHED and came back: one flap
   for (const auto& event : timeline.events) {
     EXPECT_EQ(event.source, TelemetrySource::bgp_neighbors);
     EXPECT_GE(event.timestamp_ns, window_start);
     EXPECT_LE(event.timestamp_ns, window_end);
-    seen.push_back(event.subject + " " + event.what);
+    if (event.flap)
+      ++flaps;
+    else
+      seen.push_back(event.subject + " " + event.what);
   }
-  // Each once; the session and its prefixes are two subscriptions read one after the other,
-  // so a sample may catch either first: only the phases' order is fixed.
+  EXPECT_EQ(flaps, 1u);
+  // Each once; the session and its prefixes are two subscriptions of one reading, sent one
+  // after the other: only the phases' order is fixed.
   auto at = [&](const std::string& line) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), line), 1) << line;
     return std::find(seen.begin(), seen.end(), line) - seen.begin();
@@ -1069,6 +1080,149 @@ TEST_F(GnmidInNamespace, StreamThatStopsDeliveringIsNoEvidenceNotSilence) {
   ASSERT_FALSE(timeline.gaps.empty());
   EXPECT_NE(timeline.gaps.back().find("the end of the window"), std::string::npos)
       << timeline.gaps.back();
+}
+
+// FRR stand-in that answers slowly while a file frr-slow lies next to it (bgpd busy
+// converging), with the neighbours from neighbors.json.
+const char* kSlowVtysh = R"(#!/bin/sh
+here=$(dirname "$0")
+case "$2" in
+  "show version") echo "FRRouting 9.1.0 (fake) on Linux(6.1.0)." ;;
+  "show bgp neighbors json") [ -e "$here/frr-slow" ] && sleep 3; cat "$here/neighbors.json" ;;
+  *) exit 1 ;;
+esac
+)";
+
+std::string established_neighbors(int established) {
+  return json{{"10.0.1.0",
+               {{"remoteAs", 65000},
+                {"localAs", 65101},
+                {"bgpState", "Established"},
+                {"connectionsEstablished", established},
+                {"connectionsDropped", established - 1},
+                {"addressFamilyInfo", {{"ipv4Unicast", {{"acceptedPrefixCounter", 4}}}}}}}}
+      .dump();
+}
+
+TEST(Gnmid, ServesEstablishedTransitionsFromFrr) {
+  // Given FRR saying 10.0.1.0 reached Established 3 times, then a Get of the neighbour's
+  // established-transitions answers 3 (a uint64, so a string in JSON_IETF).
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext"};
+  setup.vtysh_script = kSlowVtysh;
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  target->dir.write("neighbors.json", established_neighbors(3));
+  auto got = target->client->get({kBgpEstablishedTransitionsPath}, Encoding::json_ietf, kDeadline);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_EQ(got->size(), 1u);
+  ASSERT_EQ((*got)[0].updates.size(), 1u);
+  EXPECT_EQ(json::parse((*got)[0].updates[0].json), json("3"));
+}
+
+TEST(Gnmid, AStalledVtyshSilencesBgpButNotTheInterfaceSamples) {
+  // Given a STREAM of interface state and the BGP paths every 200 ms, and FRR answering only
+  // after 3 s for a while, then interface samples keep coming every interval (no silence over
+  // 600 ms), BGP falls silent for about 3 s (the silence really happened), no BGP reading is
+  // sent twice, and the timeline covers the BGP silence by established-transitions.
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext"};
+  setup.vtysh_script = kSlowVtysh;
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  target->dir.write("neighbors.json", established_neighbors(1));
+  auto stream =
+      target->client->subscribe_stream({"/interfaces/interface[name=lo]/state",
+                                        kBgpSessionStatePath, kBgpEstablishedTransitionsPath},
+                                       Encoding::json_ietf, Duration(200), Duration(30'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  StreamRecorder recorder;
+  recorder.stream = std::move(stream.value());
+  const std::int64_t window_start = wall_ns();
+  recorder.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  target->dir.write("frr-slow", "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  std::filesystem::remove(target->dir.file("frr-slow"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  const std::int64_t window_end = wall_ns();
+  recorder.finish();
+  ASSERT_TRUE(recorder.result) << recorder.result.error().message;
+
+  std::vector<std::int64_t> interface_times, bgp_times;
+  std::map<std::int64_t, int> bgp_counter_notifications;
+  for (const auto& notification : recorder.notifications) {
+    for (const auto& update : notification.updates) {
+      const std::string path = update.path.to_string();
+      if (path.find("interface[name=lo]") != std::string::npos) {
+        interface_times.push_back(notification.timestamp_ns);
+      } else if (path.find("established-transitions") != std::string::npos) {
+        ++bgp_counter_notifications[notification.timestamp_ns];
+        bgp_times.push_back(notification.timestamp_ns);
+      }
+    }
+  }
+  auto longest_silence = [](std::vector<std::int64_t> times) {
+    std::sort(times.begin(), times.end());
+    std::int64_t longest = 0;
+    for (std::size_t i = 1; i < times.size(); ++i)
+      longest = std::max(longest, times[i] - times[i - 1]);
+    return longest;
+  };
+  ASSERT_GE(interface_times.size(), 20u);
+  ASSERT_GE(bgp_times.size(), 5u);
+  EXPECT_LT(longest_silence(interface_times), 600'000'000)
+      << "the interface samples waited for vtysh";
+  EXPECT_GT(longest_silence(bgp_times), 2'500'000'000) << "vtysh never stalled the BGP reading";
+  for (const auto& [at, count] : bgp_counter_notifications)
+    EXPECT_EQ(count, 1) << "the reading of " << at << " was sent " << count << " times";
+  std::printf("longest silence: interfaces %.2f s, bgp %.2f s\n",
+              longest_silence(interface_times) / 1e9, longest_silence(bgp_times) / 1e9);
+
+  auto timeline = device_timeline({}, recorder.notifications,
+                                  {window_start,
+                                   window_end,
+                                   Duration(600),
+                                   {TelemetrySource::interfaces, TelemetrySource::bgp_neighbors}});
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.size() << " gaps, first: "
+                                  << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
+  ASSERT_EQ(timeline.covered_gaps.size(), 1u);
+  EXPECT_NE(timeline.covered_gaps[0].find("no bgp sample from "), std::string::npos)
+      << timeline.covered_gaps[0];
+  EXPECT_NE(timeline.covered_gaps[0].find("covered by established-transitions on 1 session"),
+            std::string::npos)
+      << timeline.covered_gaps[0];
+}
+
+TEST_F(GnmidInNamespace, CarrierTransitionsCountALinkFlap) {
+  // Given fgt0 UP, then its peer taken down and up again, then fgt0's carrier-transitions
+  // served over gNMI rose by 2 while its oper-status is UP on both reads: the counter shows a
+  // flap that two samples alone could miss.
+  auto read = [&] {
+    auto got = target_->client->get({"/interfaces/interface[name=fgt0]/state"}, Encoding::json_ietf,
+                                    kDeadline);
+    EXPECT_TRUE(got) << got.error().message;
+    json state = got && !got->empty() && !(*got)[0].updates.empty()
+                     ? json::parse((*got)[0].updates[0].json)
+                     : json();
+    return state;
+  };
+  json before = read();
+  ASSERT_TRUE(before.contains("counters") && before["counters"].contains("carrier-transitions"))
+      << before.dump();
+  ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "down"}));
+  ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "up"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  json after = read();
+  EXPECT_EQ(before["oper-status"], "UP");
+  EXPECT_EQ(after["oper-status"], "UP");
+  EXPECT_EQ(std::stoull(after["counters"]["carrier-transitions"].get<std::string>()),
+            std::stoull(before["counters"]["carrier-transitions"].get<std::string>()) + 2)
+      << before.dump() << " then " << after.dump();
 }
 
 }  // namespace

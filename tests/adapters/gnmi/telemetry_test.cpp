@@ -88,7 +88,7 @@ TEST(TelemetryTimeline, BgpSessionDropAndReturnAreEventsBesideTheLinkFlap) {
   // Given one sample a second where to-spine1 goes down at 2 s, the session to 10.0.1.1 drops
   // to IDLE with its 4 prefixes gone at 3 s, and both come back at 5 s and 6 s, then every
   // change is an event at the timestamp of the sample that showed it, the BGP ones naming the
-  // neighbour and the address family, and the window is covered.
+  // neighbour and the address family, each return is a flap, and the window is covered.
   auto samples = device_samples({{kBase, "UP", "ESTABLISHED", 4},
                                  {kBase + kSecond, "UP", "ESTABLISHED", 4},
                                  {kBase + 2 * kSecond, "DOWN", "ESTABLISHED", 4},
@@ -106,7 +106,11 @@ TEST(TelemetryTimeline, BgpSessionDropAndReturnAreEventsBesideTheLinkFlap) {
                                  "3003ms bgp 10.0.1.1 received-prefixes IPV4_UNICAST 4 -> 0",
                                  "4002ms bgp 10.0.1.1 session-state IDLE -> ACTIVE",
                                  "5000ms interface to-spine1 oper-status DOWN -> UP",
+                                 "5000ms interface to-spine1 oper-status UP again 3.0 s after "
+                                 "leaving it at 2026-12-01T04:40:02.000Z: flapped",
                                  "6002ms bgp 10.0.1.1 session-state ACTIVE -> ESTABLISHED",
+                                 "6002ms bgp 10.0.1.1 session-state ESTABLISHED again 3.0 s after "
+                                 "leaving it at 2026-12-01T04:40:03.002Z: flapped",
                                  "6003ms bgp 10.0.1.1 received-prefixes IPV4_UNICAST 0 -> 4",
                              }));
 }
@@ -143,7 +147,7 @@ TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventAndStillSampleBgp)
   // Given a target that serves the BGP neighbours, then deletes them for two samples (FRR not
   // answering), then serves them again, then both transitions are events, the window stays
   // covered (a delete says "not there", which is evidence), and the session seen after is
-  // compared with the one seen before.
+  // compared with the one seen before (its return to ESTABLISHED is a flap).
   std::vector<GnmiNotification> samples;
   for (int second = 0; second <= 4; ++second)
     samples.push_back(interface_sample(kBase + second * kSecond, "UP"));
@@ -162,6 +166,8 @@ TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventAndStillSampleBgp)
                                  "3001ms bgp 10.0.1.1 session-state ESTABLISHED -> CONNECT",
                                  "3002ms bgp 10.0.1.1 received-prefixes IPV4_UNICAST 4 -> 0",
                                  "4001ms bgp 10.0.1.1 session-state CONNECT -> ESTABLISHED",
+                                 "4001ms bgp 10.0.1.1 session-state ESTABLISHED again 1.0 s "
+                                 "after leaving it at 2026-12-01T04:40:03.001Z: flapped",
                                  "4002ms bgp 10.0.1.1 received-prefixes IPV4_UNICAST 0 -> 4",
                              }));
 }
@@ -213,4 +219,239 @@ TEST(TelemetryTimeline, AWholeNeighbourEntryIsReadLikeItsLeaves) {
 }
 
 }  // namespace
+}  // namespace fabgate::gnmi
+
+namespace fabgate::gnmi {
+
+// ---- Silences covered by counters, and flaps --------------------------------------------------
+
+namespace {
+
+// One interface sample as fabgate-gnmid streams it: to-spine1 and to-host1 with oper-status and
+// carrier-transitions (absent when the count is negative: a target that does not serve it).
+GnmiNotification link_sample(std::int64_t at, const std::string& spine_oper, int spine_carrier,
+                             int host_carrier = 1) {
+  GnmiNotification notification;
+  notification.timestamp_ns = at;
+  auto add = [&](const char* name, const std::string& oper, int carrier) {
+    json state = {{"oper-status", oper}, {"counters", {{"in-errors", "0"}}}};
+    if (carrier >= 0) state["counters"]["carrier-transitions"] = std::to_string(carrier);
+    notification.updates.push_back(
+        {path_of(std::string("/interfaces/interface[name=") + name + "]/state"), state.dump()});
+  };
+  add("to-spine1", spine_oper, spine_carrier);
+  add("to-host1", "UP", host_carrier);
+  return notification;
+}
+
+// One BGP reading as fabgate-gnmid streams it: the session-state and established-transitions
+// paths of 10.0.1.1 and 10.0.1.3, each a notification of its own, all stamped with the reading's
+// time. A negative count leaves the counter out.
+std::vector<GnmiNotification> bgp_reading(std::int64_t at, const std::string& state,
+                                          int established, int other_established = 1) {
+  GnmiNotification sessions, counters;
+  sessions.timestamp_ns = counters.timestamp_ns = at;
+  auto add = [&](const char* address, const std::string& session, int count) {
+    const std::string neighbor = kNeighbors + "/neighbor[neighbor-address=" + address + "]";
+    sessions.updates.push_back({path_of(neighbor + "/state/session-state"),
+                                json("openconfig-bgp-types:" + session).dump()});
+    if (count >= 0)
+      counters.updates.push_back({path_of(neighbor + "/state/established-transitions"),
+                                  json(std::to_string(count)).dump()});
+  };
+  add("10.0.1.1", state, established);
+  add("10.0.1.3", "ESTABLISHED", other_established);
+  return {sessions, counters};
+}
+
+// Interface samples every second from `from` to `to` (seconds after kBase) with to-spine1 UP
+// and its carrier-transitions at `carrier`.
+void links_every_second(std::vector<GnmiNotification>& out, int from, int to, int carrier) {
+  for (int second = from; second <= to; ++second)
+    out.push_back(link_sample(kBase + second * kSecond, "UP", carrier));
+}
+
+void append(std::vector<GnmiNotification>& out, std::vector<GnmiNotification> more) {
+  for (auto& notification : more) out.push_back(std::move(notification));
+}
+
+std::vector<const TelemetryEvent*> flaps(const TelemetryTimeline& timeline) {
+  std::vector<const TelemetryEvent*> out;
+  for (const auto& event : timeline.events)
+    if (event.flap) out.push_back(&event);
+  return out;
+}
+
+}  // namespace
+
+TEST(TelemetryTimeline, ABgpSilenceBetweenSamplesCarryingTheCounterIsCoveredAndNamed) {
+  // Given interface samples every second and BGP readings at 0, 1 and 6 s (FRR slow for 5 s)
+  // whose established-transitions did not move, then the window is covered, the silence is
+  // named with its length and what covers it, and nothing is a flap.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 7, 1);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + kSecond, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + 6 * kSecond, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + 7 * kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 7 * kSecond));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  ASSERT_EQ(timeline.covered_gaps.size(), 1u);
+  EXPECT_EQ(timeline.covered_gaps[0],
+            "no bgp sample from 2026-12-01T04:40:01.000Z to 2026-12-01T04:40:06.000Z (5.0 s), "
+            "covered by established-transitions on 2 sessions");
+  EXPECT_TRUE(timeline.events.empty()) << lines(timeline).front();
+}
+
+TEST(TelemetryTimeline, ASilenceWhereOneSessionLacksTheCounterIsNoEvidenceNamingIt) {
+  // Given a BGP silence of 5 s whose last sample before it has no established-transitions for
+  // 10.0.1.1, then the window is not covered and the gap names that neighbour and why.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 6, 1);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", -1));
+  append(samples, bgp_reading(kBase + 5 * kSecond, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + 6 * kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 6 * kSecond));
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u);
+  EXPECT_EQ(timeline.gaps[0],
+            "no bgp sample from 2026-12-01T04:40:00.000Z to 2026-12-01T04:40:05.000Z (5.0 s), "
+            "not covered: 10.0.1.1 has no established-transitions before it");
+  EXPECT_TRUE(timeline.covered_gaps.empty());
+}
+
+TEST(TelemetryTimeline, ALinkFlapHiddenInAnInterfaceSilenceIsAFlapFromTheCounter) {
+  // Given interface samples at 0-1 s and 6-7 s (the target paused), to-spine1 UP on both sides
+  // of the silence but its carrier-transitions up by 2, then the silence is covered and the
+  // flap is an event at the first sample after it, naming the counter and the silence.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 1, 3);
+  links_every_second(samples, 6, 7, 5);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", 1));
+  for (int second = 1; second <= 7; ++second)
+    append(samples, bgp_reading(kBase + second * kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 7 * kSecond));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  ASSERT_EQ(timeline.covered_gaps.size(), 1u);
+  EXPECT_NE(timeline.covered_gaps[0].find("covered by carrier-transitions on 2 interfaces"),
+            std::string::npos)
+      << timeline.covered_gaps[0];
+  auto flapped = flaps(timeline);
+  ASSERT_EQ(flapped.size(), 1u) << testing::PrintToString(lines(timeline));
+  EXPECT_EQ(flapped[0]->subject, "to-spine1");
+  EXPECT_EQ(flapped[0]->timestamp_ns, kBase + 6 * kSecond);
+  EXPECT_EQ(flapped[0]->what,
+            "carrier-transitions +2 within the silence from 2026-12-01T04:40:01.000Z to "
+            "2026-12-01T04:40:06.000Z (5.0 s): flapped");
+}
+
+TEST(TelemetryTimeline, ASessionThatDroppedAndReturnedBetweenTwoSamplesIsAFlap) {
+  // Given two BGP readings a second apart, both ESTABLISHED, with established-transitions up by
+  // one (the session re-established in between), then that is a flap of 10.0.1.1 and the
+  // window is covered.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 2, 1);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", 4));
+  append(samples, bgp_reading(kBase + kSecond, "ESTABLISHED", 5));
+  append(samples, bgp_reading(kBase + 2 * kSecond, "ESTABLISHED", 5));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 2 * kSecond));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  auto flapped = flaps(timeline);
+  ASSERT_EQ(flapped.size(), 1u);
+  EXPECT_EQ(flapped[0]->source, TelemetrySource::bgp_neighbors);
+  EXPECT_EQ(flapped[0]->subject, "10.0.1.1");
+  EXPECT_EQ(flapped[0]->what,
+            "established-transitions +1 since the sample at 2026-12-01T04:40:00.000Z: flapped");
+}
+
+TEST(TelemetryTimeline, ACounterThatWentBackAcrossASilenceIsNoEvidence) {
+  // Given a BGP silence of 5 s after which 10.0.1.1's established-transitions is lower than
+  // before it (FRR restarted: its counts start again), then flaps inside the silence cannot be
+  // counted: the window is not covered and the gap says the counter was reset.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 6, 1);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", 7));
+  append(samples, bgp_reading(kBase + 5 * kSecond, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + 6 * kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 6 * kSecond));
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u);
+  EXPECT_NE(timeline.gaps[0].find("not covered: 10.0.1.1's established-transitions was reset"),
+            std::string::npos)
+      << timeline.gaps[0];
+  EXPECT_TRUE(flaps(timeline).empty());
+}
+
+TEST(TelemetryTimeline, ANeighbourThatAppearedAcrossASilenceLeavesItUncovered) {
+  // Given a BGP silence after which a neighbour is served that the sample before it did not
+  // name, then what happened to it inside the silence is unknown: not covered, named.
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 6, 1);
+  GnmiNotification one;
+  one.timestamp_ns = kBase;
+  one.updates.push_back(
+      {path_of(kNeighbors + "/neighbor[neighbor-address=10.0.1.1]/state"),
+       json{{"session-state", "ESTABLISHED"}, {"established-transitions", "1"}}.dump()});
+  samples.push_back(one);
+  append(samples, bgp_reading(kBase + 5 * kSecond, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + 6 * kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 6 * kSecond));
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u);
+  EXPECT_NE(timeline.gaps[0].find("10.0.1.3 was not in the sample before it"), std::string::npos)
+      << timeline.gaps[0];
+}
+
+TEST(TelemetryTimeline, ASilenceAtTheEndOfTheWindowStaysNoEvidenceWhateverTheCounters) {
+  // Given BGP readings carrying the counter until 1 s and none after, in a window ending at 7 s,
+  // then nothing beyond the silence can cover it: not covered, "the end of the window".
+  std::vector<GnmiNotification> samples;
+  links_every_second(samples, 0, 7, 1);
+  append(samples, bgp_reading(kBase, "ESTABLISHED", 1));
+  append(samples, bgp_reading(kBase + kSecond, "ESTABLISHED", 1));
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 7 * kSecond));
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u);
+  EXPECT_NE(timeline.gaps[0].find("the end of the window"), std::string::npos) << timeline.gaps[0];
+}
+
+TEST(TelemetryTimeline, ADrainThatTakesASessionDownForGoodIsNotAFlap) {
+  // Given a session that leaves ESTABLISHED at 2 s and stays IDLE, its counter unchanged, and a
+  // link that goes DOWN at 3 s (carrier-transitions +1) and stays down, then both changes are
+  // events but neither is a flap.
+  std::vector<GnmiNotification> samples;
+  for (int second = 0; second <= 5; ++second) {
+    samples.push_back(
+        link_sample(kBase + second * kSecond, second >= 3 ? "DOWN" : "UP", second >= 3 ? 4 : 3));
+    append(samples, bgp_reading(kBase + second * kSecond, second >= 2 ? "IDLE" : "ESTABLISHED", 2));
+  }
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 5 * kSecond));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  EXPECT_TRUE(flaps(timeline).empty()) << testing::PrintToString(lines(timeline));
+  EXPECT_EQ(lines(timeline), (std::vector<std::string>{
+                                 "2000ms bgp 10.0.1.1 session-state ESTABLISHED -> IDLE",
+                                 "3000ms interface to-spine1 oper-status UP -> DOWN",
+                             }));
+}
+
+TEST(TelemetryTimeline, ALinkSeenGoingDownAndBackUpInTheSamplesIsAFlap) {
+  // Given to-spine1 UP, DOWN at 2 s and UP again at 4 s, with carrier-transitions following
+  // (+1 each time), then the return is one flap (not two: the counter agrees with the states).
+  std::vector<GnmiNotification> samples;
+  for (int second = 0; second <= 5; ++second) {
+    bool down = second == 2 || second == 3;
+    samples.push_back(link_sample(kBase + second * kSecond, down ? "DOWN" : "UP",
+                                  second < 2   ? 1
+                                  : second < 4 ? 2
+                                               : 3));
+    append(samples, bgp_reading(kBase + second * kSecond, "ESTABLISHED", 1));
+  }
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 5 * kSecond));
+  auto flapped = flaps(timeline);
+  ASSERT_EQ(flapped.size(), 1u) << testing::PrintToString(lines(timeline));
+  EXPECT_EQ(flapped[0]->timestamp_ns, kBase + 4 * kSecond);
+  EXPECT_EQ(flapped[0]->what,
+            "oper-status UP again 2.0 s after leaving it at 2026-12-01T04:40:02.000Z: flapped");
+}
+
 }  // namespace fabgate::gnmi

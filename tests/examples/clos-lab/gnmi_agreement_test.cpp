@@ -318,6 +318,8 @@ acceptance:
   settle: 2s
   # The lab's alert on fabric ports fires for the flap; this change means it.
   expected_alerts: [FabricInterfaceDown]
+  # So does the telemetry layer, which fails a flap the change does not declare.
+  expected_flaps: ["leaf1:to-host2"]
   probes:
     - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 15s}
 )");
@@ -359,6 +361,14 @@ acceptance:
   }
   ASSERT_NE(down_at, 0) << during.dump(2);
   ASSERT_NE(up_at, 0) << during.dump(2);
+  // The return is judged a flap, one the change declared.
+  bool flap_expected = false;
+  for (const auto& device : during["devices"])
+    for (const auto& event : device["events"])
+      if (device["device"] == "leaf1" && event.value("interface", "") == "to-host2" &&
+          event.value("flap", false))
+        flap_expected = event.value("expected", false);
+  EXPECT_TRUE(flap_expected) << during.dump(2);
   EXPECT_GT(down_at, from_ns);
   EXPECT_LT(up_at, to_ns);
   // Down for two seconds, sampled every second: the samples that saw it lie 1 to 4 s apart.
@@ -480,6 +490,164 @@ acceptance:
       << report.substr(during_section);
   EXPECT_NE(report.find(" -> ESTABLISHED |", rollback_section), std::string::npos)
       << report.substr(rollback_section);
+}
+
+// A step's shell words that send `signal` to the fabgate-gnmid serving the node the step runs
+// on: the lab starts one per switch in the switch's network namespace (the PIDs are shared
+// with the machine, so the namespace tells which one is this node's).
+std::string signal_own_gnmid(const std::string& signal) {
+  return "for p in $(pgrep -x fabgate-gnmid); do [ \"$(readlink /proc/$p/ns/net)\" = "
+         "\"$(readlink /proc/self/ns/net)\" ] && kill -" +
+         signal + " $p; done; true";
+}
+
+// The silences telemetry/during.json names for `device`, covered and not.
+std::pair<std::vector<std::string>, std::vector<std::string>> silences_of(const json& window,
+                                                                          const char* device) {
+  std::pair<std::vector<std::string>, std::vector<std::string>> out;
+  for (const auto& entry : window["devices"]) {
+    if (entry["device"] != device) continue;
+    for (const auto& gap : entry.value("covered_gaps", json::array()))
+      out.first.push_back(gap.get<std::string>());
+    for (const auto& gap : entry.value("gaps", json::array()))
+      out.second.push_back(gap.get<std::string>());
+  }
+  return out;
+}
+
+TEST_F(GnmiAgreement, ATargetWhoseStreamPausesIsCoveredByItsCounters) {
+  // Given a healthy change on leaf1 whose step stops leaf1's fabgate-gnmid for 5 s (SIGSTOP,
+  // as a switch whose control plane is busy stops sampling) and lets it go on, applied with the
+  // real fabgate, then the change is accepted (exit 0): leaf1's interface and BGP silences of
+  // about 5 s are named in telemetry/during.json and report.md as covered by
+  // carrier-transitions and established-transitions, nothing is left uncovered, and no flap is
+  // reported.
+  lab.install_probe();
+  repo_.write("changes/11-leaf1-gnmid-paused.yaml", R"(id: leaf1-gnmid-paused
+title: A harmless change during which leaf1's gNMI target stops sampling for 5 s
+targets: [leaf1]
+bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
+steps:
+  - device: leaf1
+    description: leaf1's gNMI target paused for 5 s
+    run: )" + signal_own_gnmid("STOP") + "; sleep 5; " + signal_own_gnmid("CONT") +
+                                                        R"(
+rollback:
+  - device: leaf1
+    description: leaf1's gNMI target running
+    run: )" + signal_own_gnmid("CONT") + R"(
+acceptance:
+  settle: 2s
+  probes:
+    - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 15s}
+)");
+  repo_.commit_all("a change that pauses leaf1's gNMI target");
+  auto run = fabgate("apply leaf1-gnmid-paused");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto bundle = evidence_of(run.output);
+  json during = read_json(bundle / "telemetry/during.json");
+  ASSERT_TRUE(during.is_object()) << run.output;
+  EXPECT_EQ(during["verdict"], "pass") << during.dump(2);
+  auto [covered, uncovered] = silences_of(during, "leaf1");
+  EXPECT_TRUE(uncovered.empty()) << ::testing::PrintToString(uncovered);
+  // Not vacuous: the pause really silenced both sources, for about the 5 s it lasted.
+  std::string interface_gap, bgp_gap;
+  for (const auto& gap : covered) {
+    if (gap.starts_with("no interface sample from ")) interface_gap = gap;
+    if (gap.starts_with("no bgp sample from ")) bgp_gap = gap;
+  }
+  ASSERT_FALSE(interface_gap.empty()) << ::testing::PrintToString(covered) << during.dump(2);
+  ASSERT_FALSE(bgp_gap.empty()) << ::testing::PrintToString(covered);
+  EXPECT_NE(interface_gap.find(", covered by carrier-transitions on "), std::string::npos)
+      << interface_gap;
+  EXPECT_NE(bgp_gap.find(", covered by established-transitions on 2 sessions"), std::string::npos)
+      << bgp_gap;
+  for (const auto& device : during["devices"])
+    for (const auto& event : device["events"])
+      EXPECT_FALSE(event.value("flap", false)) << device["device"] << " " << event.dump();
+  std::string report = read_text(bundle / "report.md");
+  auto section = report.find("## During-change telemetry (gNMI)");
+  ASSERT_NE(section, std::string::npos) << report;
+  EXPECT_NE(report.find("- leaf1: " + interface_gap, section), std::string::npos)
+      << report.substr(section);
+  std::printf("leaf1 paused: %s | %s\n", interface_gap.c_str(), bgp_gap.c_str());
+}
+
+TEST_F(GnmiAgreement, ALinkFlapHiddenInsideAPauseIsCaughtByTheCounter) {
+  // Given a change whose step stops leaf1's fabgate-gnmid, flaps leaf1's port to host2 (down
+  // for a second, then up) and lets the target go on 3 s later, so that no sample ever shows
+  // the port down, then the telemetry layer still sees the flap in carrier-transitions across
+  // the silence: the during window fails, the change is rolled back and the baseline verified
+  // (exit 4), and telemetry/during.json and report.md name the flap and the silence.
+  lab.install_probe();
+  repo_.write(
+      "changes/12-leaf1-hidden-flap.yaml", R"(id: leaf1-hidden-flap
+title: Flap leaf1's port to host2 while its gNMI target is paused
+targets: [leaf1]
+bounds: {max_targets: 1, step_timeout: 20s, deadline: 2m}
+steps:
+  - device: leaf1
+    description: leaf1's gNMI target paused while to-host2 flaps
+    run: )" + signal_own_gnmid("STOP") +
+                                               "; ip link set to-host2 down; sleep 1; ip link "
+                                               "set to-host2 up; sleep 3; " +
+                                               signal_own_gnmid("CONT") + R"(
+rollback:
+  - device: leaf1
+    description: to-host2 up and leaf1's gNMI target running
+    run: )" + signal_own_gnmid("CONT") + R"(; ip link set to-host2 up
+acceptance:
+  settle: 2s
+  expected_alerts: [FabricInterfaceDown]
+  probes:
+    - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 15s}
+)");
+  repo_.commit_all("a change that hides a flap in a pause");
+  auto run = fabgate("apply leaf1-hidden-flap");
+  ASSERT_EQ(run.exit_code, 4) << run.output;
+  auto bundle = evidence_of(run.output);
+  json during = read_json(bundle / "telemetry/during.json");
+  ASSERT_TRUE(during.is_object()) << run.output;
+  EXPECT_EQ(during["verdict"], "fail") << during.dump(2);
+  // The telemetry gate alone turned the change down: acceptance and the comparisons held.
+  json manifest = read_json(bundle / "manifest.json");
+  std::vector<std::string> blocking;
+  for (const auto& gate : manifest["gates"]) {
+    if (gate["name"] == "rollback") break;
+    if (gate["verdict"] == "fail" || gate["verdict"] == "no-evidence")
+      blocking.push_back(gate["name"]);
+  }
+  EXPECT_EQ(blocking, std::vector<std::string>{"telemetry"}) << manifest["gates"].dump(2);
+  auto [covered, uncovered] = silences_of(during, "leaf1");
+  EXPECT_TRUE(uncovered.empty()) << ::testing::PrintToString(uncovered);
+  std::string flap, silence;
+  bool seen_down = false;
+  for (const auto& device : during["devices"]) {
+    if (device["device"] != "leaf1") continue;
+    for (const auto& event : device["events"]) {
+      if (event.value("interface", "") != "to-host2") continue;
+      std::string what = event["event"];
+      if (what.starts_with("oper-status UP -> ")) seen_down = true;
+      if (event.value("flap", false)) flap = what;
+    }
+  }
+  // Hidden from the samples: the only trace is the counter across the silence.
+  EXPECT_FALSE(seen_down) << during.dump(2);
+  ASSERT_TRUE(flap.starts_with("carrier-transitions +2 within the silence from "))
+      << flap << during.dump(2);
+  for (const auto& gap : covered)
+    if (gap.starts_with("no interface sample from ")) silence = gap;
+  ASSERT_FALSE(silence.empty()) << ::testing::PrintToString(covered);
+  std::string report = read_text(bundle / "report.md");
+  auto section = report.find("## During-change telemetry (gNMI)");
+  ASSERT_NE(section, std::string::npos) << report;
+  EXPECT_NE(
+      report.find("| leaf1 | to-host2 | " + flap + " (not expected: fails the window) |", section),
+      std::string::npos)
+      << report.substr(section);
+  EXPECT_NE(report.find("- leaf1: " + silence, section), std::string::npos)
+      << report.substr(section);
+  std::printf("hidden flap: %s | %s\n", flap.c_str(), silence.c_str());
 }
 
 }  // namespace

@@ -179,5 +179,94 @@ TEST(TelemetryGates, ARehearsalsForcedRollbackIsStreamedByFreshStreams) {
       << test.outcome.rollback_telemetry->summary;
 }
 
+// Steps, rollback steps and probes succeed; each step flaps leaf1's uplink so fast that every
+// sample shows it UP: only its carrier-transitions counter (+2) tells.
+class FlappingRemote final : public Remote {
+ public:
+  RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
+                   std::string_view purpose) override {
+    ssh::CommandResult result;
+    result.started_at = now_utc();
+    result.exit_status = 0;
+    if (purpose == "step") carrier_transitions += 2;
+    return result;
+  }
+  std::atomic<int> carrier_transitions{1};
+};
+
+ExitCode run_hidden_flap(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
+  ScriptedRun run{{"leaf1"}};
+  FlappingRemote remote;
+  run.repository.inventory.devices[0].gnmi =
+      intent::GnmiEndpoint{.host = "127.0.0.1", .port = 1, .tls = false};
+  run.change.acceptance.settle = Duration{1'200};
+  run.change.acceptance.expected_flaps = std::move(expected_flaps);
+  for (const auto& device : run.repository.inventory.devices) {
+    run.snapshotter.identities[device.name] = {{"hostname", device.name}};
+    run.snapshotter.categories[device.name] = {
+        {"interfaces", {{"eth0", {{"oper", "up"}, {"addresses", {"192.0.2.1/24"}}}}}}};
+  }
+  auto bundle = EvidenceBundle::create(run.evidence_root.path(), run.change.id, now_utc(), "run1",
+                                       Redactor{});
+  EXPECT_TRUE(bundle.ok());
+  GateObserver observer;
+  PipelineOptions options;
+  options.mode = Mode::apply;
+  options.operator_name = "telemetry-test";
+  Pipeline::Collaborators with{remote, run.snapshotter, *bundle.value(), observer};
+  with.gnmi_connect =
+      [&remote](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(
+        [&remote] {
+          gnmi::GnmiNotification notification;
+          nlohmann::json state = {
+              {"oper-status", "UP"},
+              {"counters",
+               {{"carrier-transitions", std::to_string(remote.carrier_transitions.load())}}}};
+          notification.updates.push_back(
+              {gnmi::parse_path("/interfaces/interface[name=to-spine1]/state").value(),
+               state.dump()});
+          notification.updates.push_back(
+              {gnmi::parse_path("/network-instances/network-instance[name=default]/protocols/"
+                                "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                                "neighbor[neighbor-address=10.0.1.0]/state/session-state")
+                   .value(),
+               nlohmann::json("ESTABLISHED").dump()});
+          return notification;
+        },
+        kBase));
+  };
+  Pipeline pipeline(run.repository, run.change, with, options);
+  outcome = pipeline.run();
+  return outcome.exit_code;
+}
+
+TEST(TelemetryGates, AFlapSeenOnlyInTheCounterRollsTheChangeBack) {
+  // Given a change whose step flaps leaf1's uplink between two samples (UP in both, its
+  // carrier-transitions +2) and whose probes pass, then the telemetry gate fails naming the
+  // flap, the during layer is fail, and the change is rolled back (exit 4).
+  RunOutcome outcome;
+  EXPECT_EQ(run_hidden_flap({}, outcome), ExitCode::rolled_back);
+  const GateRecord* telemetry = nullptr;
+  for (const auto& gate : outcome.gates)
+    if (gate.name == "telemetry") telemetry = &gate;
+  ASSERT_NE(telemetry, nullptr);
+  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
+  bool named = false;
+  for (const auto& line : telemetry->details)
+    named |= line.starts_with("leaf1: to-spine1: carrier-transitions +2 since the sample at ") &&
+             line.ends_with(": flapped (not in acceptance.expected_flaps)");
+  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
+  EXPECT_EQ(outcome.layers["during"]["telemetry"], "fail");
+}
+
+TEST(TelemetryGates, AFlapTheChangeDeclaresIsAccepted) {
+  // Given the same flap and a change that lists "leaf1:to-spine1" in expected_flaps, then the
+  // change is accepted (exit 0) and the gate passes.
+  RunOutcome outcome;
+  EXPECT_EQ(run_hidden_flap({"leaf1:to-spine1"}, outcome), ExitCode::accepted);
+  EXPECT_EQ(outcome.layers["during"]["telemetry"], "pass");
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline

@@ -185,7 +185,10 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
                 "/network-instances/network-instance[name=default]/protocols/"
                 "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
                 "neighbor[neighbor-address=*]/afi-safis/afi-safi[afi-safi-name=*]/state/"
-                "prefixes/received"}));
+                "prefixes/received",
+                "/network-instances/network-instance[name=default]/protocols/"
+                "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                "neighbor[neighbor-address=*]/state/established-transitions"}));
   EXPECT_EQ(clients["leaf1"]->subscribed_interval, Duration{100});
   std::this_thread::sleep_for(std::chrono::milliseconds(2600));
   TelemetryOutcome outcome = session.stop();
@@ -202,9 +205,15 @@ TEST(TelemetrySession, AFlapShowsAtDeviceTimestampsAndASilentStreamIsNoEvidence)
           "leaf1 bgp 10.0.1.0 " + format_device_time(kBase + 50'000'000) +
               " session-state ESTABLISHED -> IDLE",
           "leaf1 to-spine1 " + format_device_time(kBase + 100'000'000) + " oper-status DOWN -> UP",
+          "leaf1 to-spine1 " + format_device_time(kBase + 100'000'000) +
+              " oper-status UP again 0.1 s after leaving it at " +
+              format_device_time(kBase + 50'000'000) + ": flapped",
           "leaf1 to-spine1 " + format_device_time(kBase + 100'000'000) + " in-errors +3",
           "leaf1 bgp 10.0.1.0 " + format_device_time(kBase + 100'000'000) +
               " session-state IDLE -> ESTABLISHED",
+          "leaf1 bgp 10.0.1.0 " + format_device_time(kBase + 100'000'000) +
+              " session-state ESTABLISHED again 0.1 s after leaving it at " +
+              format_device_time(kBase + 50'000'000) + ": flapped",
       }));
   EXPECT_EQ(leaf1.bgp_neighbours, std::vector<std::string>{"10.0.1.0"});
   const auto& leaf2 = outcome.devices[1];
@@ -296,6 +305,73 @@ TEST(TelemetrySession, UnreachableTargetAndMissingEndpointAreNamed) {
   EXPECT_EQ(outcome.verdict, Verdict::no_evidence);
   ASSERT_EQ(outcome.devices.size(), 1u);
   EXPECT_EQ(outcome.devices[0].gaps, std::vector<std::string>{"no sample in the whole window"});
+}
+
+}  // namespace
+}  // namespace fabgate::pipeline
+
+namespace fabgate::pipeline {
+namespace {
+
+// leaf1 streaming every 50 ms whose to-spine1 goes DOWN at 50 ms and is UP again at 100 ms.
+TelemetryOutcome flapping_leaf1_window(TelemetryRules rules, Flaps flaps) {
+  intent::Inventory inventory;
+  inventory.devices = {device_named("leaf1", true)};
+  std::vector<gnmi::GnmiNotification> flap = {
+      sample(kBase, "to-spine1", "UP", 0),
+      sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
+      sample(kBase + 100'000'000, "to-spine1", "UP", 0),
+  };
+  GnmiConnector connect =
+      [&](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<ScriptedClient>(flap, true));
+  };
+  TelemetrySession session(connect, {{&inventory.devices[0], "target"}}, Duration{100},
+                           std::move(rules));
+  EXPECT_EQ(session.start(Duration{60'000}, Duration{2'000}).verdict, Verdict::pass);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return session.stop(flaps);
+}
+
+TEST(TelemetrySession, AFlapTheChangeDoesNotExpectFailsTheJudgedWindowAndIsNamed) {
+  // Given leaf1's to-spine1 going down and back up within the during window and a change that
+  // declares no expected flap, then the window fails (the change is rolled back), the device
+  // names the flap, and telemetry/during.json marks it as a flap that was not expected.
+  TelemetryOutcome outcome = flapping_leaf1_window({}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::fail) << outcome.summary;
+  ASSERT_EQ(outcome.devices.size(), 1u);
+  ASSERT_EQ(outcome.devices[0].unexpected_flaps.size(), 1u);
+  EXPECT_EQ(outcome.devices[0].unexpected_flaps[0].rfind("to-spine1: oper-status UP again ", 0), 0u)
+      << outcome.devices[0].unexpected_flaps[0];
+  EXPECT_NE(outcome.summary.find("1 flap, not all expected by the change"), std::string::npos)
+      << outcome.summary;
+  json written = to_json(outcome);
+  bool flagged = false;
+  for (const auto& event : written["devices"][0]["events"])
+    if (event.value("flap", false)) flagged = event["expected"] == false;
+  EXPECT_TRUE(flagged) << written.dump();
+}
+
+TEST(TelemetrySession, AFlapTheChangeExpectsPassesAndTheRollbackWindowOnlyReportsFlaps) {
+  // Given the same flap, then a change that lists "leaf1:to-spine1" in expected_flaps passes,
+  // and a window whose flaps are only reported (the rollback's) passes without the list.
+  TelemetryOutcome expected =
+      flapping_leaf1_window({std::nullopt, {"leaf1:to-spine1"}}, Flaps::judged);
+  EXPECT_EQ(expected.verdict, Verdict::pass) << expected.summary;
+  EXPECT_TRUE(expected.devices.at(0).unexpected_flaps.empty());
+  EXPECT_NE(expected.summary.find("all expected by the change"), std::string::npos)
+      << expected.summary;
+  TelemetryOutcome reported = flapping_leaf1_window({}, Flaps::reported);
+  EXPECT_EQ(reported.verdict, Verdict::pass) << reported.summary;
+  EXPECT_TRUE(reported.devices.at(0).unexpected_flaps.empty());
+}
+
+TEST(TelemetrySession, TheChangesMaxGapReplacesTheDefault) {
+  // Given a change with telemetry_max_gap 10s, then the window's allowed silence is 10 s.
+  TelemetryOutcome outcome =
+      flapping_leaf1_window({Duration{10'000}, {"leaf1:to-spine1"}}, Flaps::judged);
+  EXPECT_EQ(outcome.max_gap, Duration{10'000});
+  EXPECT_EQ(to_json(outcome)["max_gap_ms"], 10'000);
 }
 
 }  // namespace
