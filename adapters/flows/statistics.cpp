@@ -102,30 +102,35 @@ InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimeP
 
 void StallRecorder::sent(Offset previous, Offset next) {
   if (next - previous <= stall_after_) return;
-  if (open_ && previous <= open_end_) {
+  if (open_) {
     open_start_ = std::min(open_start_, previous);
     open_end_ = std::max(open_end_, next);
     return;
   }
-  if (open_) close(origin_, open_start_, open_end_, closed_);
   open_ = true;
   open_start_ = previous;
   open_end_ = next;
 }
 
-void StallRecorder::close(const TimePoint& origin, Offset start, Offset end, StallSummary& into) {
-  Stall stall{origin + std::chrono::duration_cast<std::chrono::milliseconds>(start),
-              std::chrono::ceil<std::chrono::milliseconds>(end - start)};
-  ++into.count;
-  into.total += stall.length;
-  if (!into.longest || stall.length > into.longest->length) into.longest = stall;
-  if (into.stalls.size() < kMaxListedStalls) into.stalls.push_back(stall);
+void StallRecorder::end_tick() {
+  if (!open_) return;
+  open_ = false;
+  Stall stall{origin_ + std::chrono::duration_cast<std::chrono::milliseconds>(open_start_),
+              std::chrono::ceil<std::chrono::milliseconds>(open_end_ - open_start_)};
+  ++closed_.count;
+  if (open_end_ > covered_until_) {
+    const Offset from = std::max(open_start_, covered_until_);
+    closed_.total += std::chrono::ceil<std::chrono::milliseconds>(open_end_ - from);
+    covered_until_ = open_end_;
+  }
+  if (!closed_.longest || stall.length > closed_.longest->length) closed_.longest = stall;
+  if (closed_.stalls.size() < kMaxListedStalls) closed_.stalls.push_back(stall);
 }
 
 StallSummary StallRecorder::summary() const {
-  StallSummary result = closed_;
-  if (open_) close(origin_, open_start_, open_end_, result);
-  return result;
+  StallRecorder copy = *this;
+  copy.end_tick();
+  return copy.closed_;
 }
 
 }  // namespace fabgate::flows

@@ -122,10 +122,12 @@ struct StallSummary {
 // Listed in a report; the count, the longest and the total still cover all of them.
 constexpr std::size_t kMaxListedStalls = 100;
 
-// Collects the sampler's stalls from the gaps between consecutive sends of each flow, given
-// in the order the later send happened. Overlapping gaps of different flows (one stalled
-// process delays them all) merge into one stall, so the figure is what the sampler missed,
-// not that times the number of flows.
+// Collects the sampler's stalls from the gaps between consecutive sends of each flow. The
+// gaps of one tick (one round of sends over every flow) that are stalls make one stall: one
+// stalled process delays every flow, and the figure is what the sampler missed, not that times
+// the number of flows. Ticks stay separate, so a sampler that runs slow for a while (every
+// tick 15 ms after the last at a 10 ms interval) shows as many short stalls, not one long one;
+// the total is the length of their union, so their overlap is counted once.
 class StallRecorder {
  public:
   using Offset = InterruptionTracker::Offset;
@@ -133,16 +135,17 @@ class StallRecorder {
   StallRecorder(TimePoint origin, Offset stall_after)
       : origin_(origin), stall_after_(stall_after) {}
 
-  // A flow sent at `previous` and next at `next`.
+  // A flow sent at `previous` and next at `next`, in the current tick.
   void sent(Offset previous, Offset next);
+  // The current tick's sends are all given.
+  void end_tick();
   StallSummary summary() const;
 
  private:
-  static void close(const TimePoint& origin, Offset start, Offset end, StallSummary& into);
-
   TimePoint origin_;
   Offset stall_after_;
   StallSummary closed_;
+  Offset covered_until_{0};  // the end of the union of the stalls so far
   bool open_ = false;
   Offset open_start_{0};
   Offset open_end_{0};

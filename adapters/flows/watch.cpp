@@ -356,6 +356,7 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
         if (::send(flow.fd.get(), bytes.data(), bytes.size(), 0) < 0) ++flow.result.send_errors;
         flow.pending.push_back(PendingSample{sequence, sent, Clock::now(), std::nullopt});
       }
+      stalls.end_tick();
       // Ticks keep their schedule; after a stall (a stopped process) sampling resumes from now.
       next_tick += period;
       if (next_tick < now) next_tick = now + period;
@@ -384,6 +385,7 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
     flow.result.interruptions = flow.tracker.summary(ended);
     report.flows.push_back(flow.result);
   }
+  stalls.end_tick();
   report.stalls = stalls.summary();
   report.stall_after = stall_after;
   report.max_tick_lateness = std::chrono::duration_cast<milliseconds>(max_lateness);

@@ -128,19 +128,22 @@ TEST(SamplerStalls, AStallWithEveryPathFineIsNoInterruption) {
   EXPECT_EQ(summary.interruptions, 0);
 
   StallRecorder stalls(at(0), kInterval);
-  for (int flow = 0; flow < 64; ++flow) {
-    // The flows of one tick leave a few microseconds apart.
-    const milliseconds skew{0};
-    const auto samples = sampled_every_3ms(script);
-    for (std::size_t i = 1; i < samples.size(); ++i)
+  const auto samples = sampled_every_3ms(script);
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    for (int flow = 0; flow < 64; ++flow) {
+      // The flows of one tick leave a few microseconds apart.
+      const std::chrono::microseconds skew{flow * 2};
       stalls.sent(samples[i - 1].sent_at - at(0) + skew, samples[i].sent_at - at(0) + skew);
+    }
+    stalls.end_tick();
   }
   auto named = stalls.summary();
   EXPECT_EQ(named.count, 1);
   ASSERT_TRUE(named.longest);
   EXPECT_EQ(named.longest->started_at, at(300));
-  EXPECT_EQ(named.longest->length, milliseconds(24));
-  EXPECT_EQ(named.total, milliseconds(24));
+  // 24 ms between the sends before and after it, and the 126 us the tick's sends spread over.
+  EXPECT_EQ(named.longest->length, milliseconds(25));
+  EXPECT_EQ(named.total, milliseconds(25));
 }
 
 TEST(SamplerStalls, StallsOfDifferentFlowsThatOverlapAreOneStall) {
@@ -151,6 +154,7 @@ TEST(SamplerStalls, StallsOfDifferentFlowsThatOverlapAreOneStall) {
   stalls.sent(milliseconds(100), milliseconds(130));
   stalls.sent(milliseconds(110), milliseconds(145));
   stalls.sent(milliseconds(140), milliseconds(143));  // on time: not a stall
+  stalls.end_tick();
   stalls.sent(milliseconds(500), milliseconds(520));
   auto named = stalls.summary();
   EXPECT_EQ(named.count, 2);
@@ -158,6 +162,25 @@ TEST(SamplerStalls, StallsOfDifferentFlowsThatOverlapAreOneStall) {
   EXPECT_EQ(named.stalls[0].length, milliseconds(45));
   EXPECT_EQ(named.stalls[1].started_at, at(500));
   EXPECT_EQ(named.total, milliseconds(65));
+}
+
+TEST(SamplerStalls, ASamplerRunningSlowIsManyShortStallsCountedOnce) {
+  // Given ticks 15 ms apart for 60 ms at a 10 ms interval (every flow sampled, but below the
+  // watch's resolution), then each gap is a stall of its own, 15 ms long, and the total is the
+  // 60 ms they cover, not the longest span they chain into.
+  StallRecorder stalls(at(0), kInterval);
+  for (int tick = 1; tick <= 4; ++tick) {
+    for (int flow = 0; flow < 8; ++flow) {
+      const std::chrono::microseconds skew{flow * 10};
+      stalls.sent(milliseconds((tick - 1) * 15) + skew, milliseconds(tick * 15) + skew);
+    }
+    stalls.end_tick();
+  }
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 4);
+  ASSERT_TRUE(named.longest);
+  EXPECT_EQ(named.longest->length, milliseconds(16));  // 15 ms and the tick's own 70 us
+  EXPECT_EQ(named.total, milliseconds(61));
 }
 
 TEST(SamplerStalls, ACutWithAStallInsideIsReportedAtLeastItsTrueLength) {
