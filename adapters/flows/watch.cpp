@@ -190,7 +190,7 @@ std::string ms(milliseconds value) {
   return std::to_string(value.count()) + " ms";
 }
 
-// "longest 25 ms at 2026-12-02T12:00:01.234Z, 3 in all, 60 ms together"
+// "longest 25 ms from 2026-12-02T12:00:01.234Z, 3 in all, 60 ms together"
 std::string describe(const StallSummary& stalls) {
   return "longest " + ms(stalls.longest->length) + " from " +
          format_utc(stalls.longest->started_at) + ", " + std::to_string(stalls.count) +
@@ -233,7 +233,7 @@ Verdict judge(const std::vector<WatchFlowResult>& flows, const StallSummary& sta
     const std::string blind = "the sampler itself stalled (" + describe(stalls) + ")";
     if (maybe_over > 0) {
       reason = std::to_string(maybe_over) + of_flows + " interrupted for up to " +
-               ms(worst_possible) + " with the stalled time at its edge, observed at most " +
+               ms(worst_possible) + " with the sampler's lateness at its ends, observed at most " +
                ms(worst) + ": cannot tell whether longer than " + ms(allowed) + "; " + blind;
       return Verdict::no_evidence;
     }

@@ -82,7 +82,7 @@ constexpr double kMaxStalledShare = 0.1;
 // - fail when some flow's observed interruption (probes sent and not answered) exceeds
 //   max_interruption (an interruption still ongoing at the end counts to the end);
 // - no_evidence when the sampler's stalls leave the answer open: an interruption that with
-//   the stalled span at its edge may have exceeded max_interruption, a stall longer than
+//   the sampler's lateness at its ends may have exceeded max_interruption, a stall longer than
 //   max(max_interruption, interval) (an outage that long could have passed unseen inside it),
 //   or stalls covering more than kMaxStalledShare of `sampled`; the reason names the longest;
 // - pass otherwise, naming the stalls it saw if any.
