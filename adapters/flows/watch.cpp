@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <limits>
 #include <optional>
 
 #include "adapters/flows/wire.h"
@@ -64,16 +65,27 @@ struct WatchFlow {
 // late wake-up would otherwise read as a late echo.
 class ArrivalClock {
  public:
+  // The offset between the two clocks from the tightest of a few steady/real/steady readings:
+  // a single pair read by a sampler preempted between its two reads is off by the preemption,
+  // and every stamp after it would then fall outside its echo's window and back to the late
+  // time recv returned, reading a starved sampler as late echoes.
   ArrivalClock() {
-    timespec real{};
-    ::clock_gettime(CLOCK_REALTIME, &real);
-    const auto steady = Clock::now();
-    offset_ns_ = static_cast<std::int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec -
-                 static_cast<std::int64_t>(steady_ns(steady));
+    std::int64_t narrowest = std::numeric_limits<std::int64_t>::max();
+    for (int attempt = 0; attempt < kCalibrations; ++attempt) {
+      const auto before = static_cast<std::int64_t>(steady_ns(Clock::now()));
+      timespec real{};
+      ::clock_gettime(CLOCK_REALTIME, &real);
+      const auto after = static_cast<std::int64_t>(steady_ns(Clock::now()));
+      if (after - before >= narrowest) continue;
+      narrowest = after - before;
+      offset_ns_ = static_cast<std::int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec -
+                   (before + (after - before) / 2);
+    }
   }
 
   // `fallback` (the time recv returned) when the stamp is missing or implausible (a wall-clock
-  // step during the watch).
+  // step during the watch). A stamp a little before `sent` is an echo faster than the clocks'
+  // calibration can tell (loopback and veth answer in tens of microseconds): it arrived at once.
   Clock::time_point arrival(const msghdr& header, Clock::time_point sent,
                             Clock::time_point fallback) const {
     for (cmsghdr* c = CMSG_FIRSTHDR(const_cast<msghdr*>(&header)); c != nullptr;
@@ -84,12 +96,15 @@ class ArrivalClock {
       const std::int64_t real_ns =
           static_cast<std::int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
       const Clock::time_point at{std::chrono::nanoseconds(real_ns - offset_ns_)};
+      if (at >= sent - kCalibrationSlack && at < sent) return sent;
       if (at >= sent && at <= fallback) return at;
     }
     return fallback;
   }
 
  private:
+  static constexpr int kCalibrations = 8;
+  static constexpr std::chrono::microseconds kCalibrationSlack{500};
   std::int64_t offset_ns_ = 0;
 };
 

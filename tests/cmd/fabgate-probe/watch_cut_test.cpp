@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <optional>
 #include <regex>
 #include <string>
@@ -119,6 +120,19 @@ void expect_bracketed(const std::string& side, milliseconds length, int repetiti
     SCOPED_TRACE(side + " cut of " + std::to_string(length.count()) + " ms, repetition " +
                  std::to_string(repetition + 1));
     CutResult result = watch_one_cut(pair, side, length);
+    // The figures of every cut, for comparing runs (docs/probes.md).
+    for (const auto& [interval, flows] : result.watches) {
+      long long least = 1'000'000, most = -1, possible = -1;
+      for (const auto& flow : flows) {
+        least = std::min(least, flow.observed);
+        most = std::max(most, flow.observed);
+        possible = std::max(possible, flow.possible);
+      }
+      std::cout << side << " cut " << length.count() << " ms, ping saw "
+                << static_cast<long long>(result.truth_ms) << " ms, watch at " << interval
+                << " ms observed " << least << "-" << most << " ms (possible up to " << possible
+                << " ms)\n";
+    }
     // The independent measurement saw at least the cut, or the setup itself is broken.
     ASSERT_GE(result.truth_ms, static_cast<double>(length.count())) << result.diagnostics;
     for (const auto& [interval, flows] : result.watches) {
