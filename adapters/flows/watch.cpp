@@ -133,12 +133,16 @@ void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sen
     auto message = ProbeMessage::decode(std::span(buffer.data(), static_cast<std::size_t>(n)));
     if (!message || message->sequence >= samples_sent) continue;
     const Clock::time_point sent{std::chrono::nanoseconds(message->sent_ns)};
-    if (sent > now || now - sent > reply_timeout) continue;
+    if (sent > now) continue;
+    // Judged by when the echo arrived, not when it was read: a sampler stalled for longer than
+    // the reply timeout finds prompt echoes waiting, and dropping them as too old made lost
+    // samples on both sides of the stall, which read as an outage across it.
+    const auto arrived = clock.arrival(header, sent, now);
+    if (arrived - sent > reply_timeout) continue;
     auto& slot = flow.counted[message->sequence % flow.counted.size()];
     if (slot == message->sequence + 1) continue;
     slot = message->sequence + 1;
     ++flow.result.received;
-    const auto arrived = clock.arrival(header, sent, now);
     auto pending =
         std::find_if(flow.pending.begin(), flow.pending.end(),
                      [&](const PendingSample& p) { return p.sequence == message->sequence; });

@@ -70,7 +70,19 @@ CutResult watch_one_cut(const VethPair& pair, const std::string& side, milliseco
   }
   Background ping(pair.near(), std::string("chrt -f 50 ping -n -D -i 0.002 ") + kFarAddress,
                   dir.file("ping.txt"), dir.file("ping.err"));
-  std::this_thread::sleep_for(700ms);  // both watches sampling against a working baseline
+  // Both watches sampling against a working baseline before the cut: on a busy host a watch
+  // may take longer than any fixed wait to start, and one that has not had an answer yet
+  // counts its interruption from its first sample, before the cut (its readiness line is
+  // what fabgate waits for before a change, too).
+  for (int interval : intervals) {
+    if (!wait_for_line(dir.file("watch" + std::to_string(interval) + ".err"), "sampling")) {
+      // No truth either: the caller stops on it with this diagnostic.
+      result.diagnostics +=
+          "the watch at " + std::to_string(interval) + " ms never said it was sampling\n";
+      return result;
+    }
+  }
+  std::this_thread::sleep_for(300ms);
   pair.cut(side, length);
   // Wait until ping has its replies back (ARP may take up to two retransmissions after a
   // far-side cut), then a little longer so the watches see the healed path too.

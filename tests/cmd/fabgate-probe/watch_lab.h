@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/shell.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabgate::watch_lab {
 
@@ -116,6 +118,17 @@ inline std::optional<double> longest_reply_gap_ms(const std::string& ping_output
   double gap = 0;
   for (std::size_t i = 1; i < times.size(); ++i) gap = std::max(gap, times[i] - times[i - 1]);
   return gap * 1000.0;
+}
+
+// Waits at most 5 s for a readiness line in a probe's stderr (a starved probe is slow to
+// start); whether it came.
+inline bool wait_for_line(const std::string& path, const std::string& text) {
+  for (int i = 0; i < 50; ++i) {
+    if (std::filesystem::exists(path) && testing::read_file(path).find(text) != std::string::npos)
+      return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
 }
 
 }  // namespace fabgate::watch_lab

@@ -64,14 +64,6 @@ std::string responder_command(const std::string& listen, int port) {
          std::to_string(port) + " --duration 60s";
 }
 
-// Waits at most 5 s for a readiness line in a probe's stderr (a starved probe is slow to start).
-void wait_for_line(const std::string& path, const std::string& text) {
-  for (int i = 0; i < 50; ++i) {
-    if (std::filesystem::exists(path) && read_file(path).find(text) != std::string::npos) return;
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
 // The figures a reader of the run needs, printed so that repeated runs can be compared.
 std::string stall_figures(const nlohmann::json& report) {
   return "verdict " + report.value("verdict", std::string("?")) + ", " +
