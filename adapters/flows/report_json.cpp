@@ -25,7 +25,12 @@ json interruption_json(const std::optional<Interruption>& interruption) {
   return json{{"length_ms", interruption->length.count()},
               {"started_at", format_utc(interruption->started_at)},
               {"ongoing", interruption->ongoing},
-              {"lost_samples", interruption->lost_samples}};
+              {"lost_samples", interruption->lost_samples},
+              {"unobserved_ms", interruption->unobserved.count()}};
+}
+
+json stall_json(const Stall& stall) {
+  return json{{"started_at", format_utc(stall.started_at)}, {"length_ms", stall.length.count()}};
 }
 
 }  // namespace
@@ -71,9 +76,12 @@ json to_json(const FlowProbeReport& report) {
 json to_json(const WatchReport& report) {
   json flows = json::array();
   long long worst = 0;
+  long long worst_possible = 0;
   for (const auto& flow : report.flows) {
     const auto& longest = flow.interruptions.longest;
+    const auto& possible = flow.interruptions.longest_possible;
     if (longest) worst = std::max<long long>(worst, longest->length.count());
+    if (possible) worst_possible = std::max<long long>(worst_possible, possible->count());
     flows.push_back(json{{"src_port", flow.src_port},
                          {"samples_sent", flow.sent},
                          {"samples_received", flow.received},
@@ -81,27 +89,38 @@ json to_json(const WatchReport& report) {
                          {"errors", flow.send_errors},
                          {"interruptions", flow.interruptions.interruptions},
                          {"longest_interruption_ms", longest ? longest->length.count() : 0},
+                         {"longest_possible_interruption_ms", possible ? possible->count() : 0},
                          {"longest_interruption", interruption_json(longest)}});
   }
+  json stalls = json::array();
+  for (const auto& stall : report.stalls.stalls) stalls.push_back(stall_json(stall));
   const auto& options = report.options;
-  return json{{"probe", "watch"},
-              {"verdict", to_string(report.verdict)},
-              {"reason", report.reason},
-              {"protocol", "udp"},
-              {"target", options.target},
-              {"port", options.port},
-              {"count", options.count},
-              {"interval_ms", options.interval.count()},
-              {"resolution_ms", options.interval.count()},
-              {"sample_period_ms", sample_period(options).count()},
-              {"late_after_ms", options.interval.count()},
-              {"max_duration_ms", options.max_duration.count()},
-              {"max_interruption_ms", options.max_interruption.count()},
-              {"started_at", format_utc(report.started_at)},
-              {"ended_at", format_utc(report.ended_at)},
-              {"stopped_by", report.stopped ? "signal" : "max-duration"},
-              {"longest_interruption_ms", worst},
-              {"flows", flows}};
+  return json{
+      {"probe", "watch"},
+      {"verdict", to_string(report.verdict)},
+      {"reason", report.reason},
+      {"protocol", "udp"},
+      {"target", options.target},
+      {"port", options.port},
+      {"count", options.count},
+      {"interval_ms", options.interval.count()},
+      {"resolution_ms", options.interval.count()},
+      {"sample_period_ms", sample_period(options).count()},
+      {"late_after_ms", options.interval.count()},
+      {"max_duration_ms", options.max_duration.count()},
+      {"max_interruption_ms", options.max_interruption.count()},
+      {"started_at", format_utc(report.started_at)},
+      {"ended_at", format_utc(report.ended_at)},
+      {"stopped_by", report.stopped ? "signal" : "max-duration"},
+      {"longest_interruption_ms", worst},
+      {"longest_possible_interruption_ms", worst_possible},
+      {"stall_after_ms", report.stall_after.count()},
+      {"max_tick_lateness_ms", report.max_tick_lateness.count()},
+      {"stall_count", report.stalls.count},
+      {"longest_stall_ms", report.stalls.longest ? report.stalls.longest->length.count() : 0},
+      {"stalled_ms", report.stalls.total.count()},
+      {"stalls", stalls},
+      {"flows", flows}};
 }
 
 json to_json(const ResponderStats& stats, const std::string& endpoint) {

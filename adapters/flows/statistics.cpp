@@ -12,23 +12,45 @@ std::optional<LatencySummary> summarize_latency(std::vector<double> samples_ms) 
   return LatencySummary{samples_ms.front(), median, samples_ms.back()};
 }
 
+InterruptionTracker::Offset InterruptionTracker::lateness_before(Offset sent) const {
+  if (!period_ || !last_sent_) return Offset(0);
+  return std::max(Offset(0), sent - *last_sent_ - *period_);
+}
+
 void InterruptionTracker::answered_on_time(Offset sent, Offset arrived) {
   if (in_interruption_) {
-    close(arrived, false, closed_);
+    // Lost, then answered: the path healed somewhere between the last lost send and this
+    // echo. Whatever this send left later than its schedule is the sampler's lateness, not
+    // the path's: the observed end is the arrival as if it had left on time.
+    const Offset late = lateness_before(sent);
+    unobserved_ += late;
+    close(arrived - late, false, closed_);
     in_interruption_ = false;
   }
   last_on_time_sent_ = sent;
+  last_sent_ = sent;
 }
 
 void InterruptionTracker::not_on_time(Offset sent) {
   if (!in_interruption_) {
     in_interruption_ = true;
-    // Before the first answer there is no proof the path ever worked: the interruption then
-    // starts with the first sample (the watch's baseline never established).
-    interruption_start_ = last_on_time_sent_.value_or(sent);
     lost_samples_ = 0;
+    if (last_on_time_sent_) {
+      // Answered, then lost: the path failed somewhere between the two sends. A send later
+      // than its schedule widened that span by the sampler's lateness, which is no evidence of
+      // the path either way: the observed start is as if it had left on time.
+      unobserved_ = lateness_before(sent);
+      interruption_start_ = *last_on_time_sent_ + unobserved_;
+    } else {
+      // Before the first answer there is no proof the path ever worked: the interruption then
+      // starts with the first sample (the watch's baseline never established).
+      unobserved_ = Offset(0);
+      interruption_start_ = sent;
+    }
   }
+  // Lateness between two lost samples is bridged: the path was down on both sides of it.
   ++lost_samples_;
+  last_sent_ = sent;
 }
 
 void InterruptionTracker::close(Offset end, bool ongoing, InterruptionSummary& into) const {
@@ -41,19 +63,30 @@ void InterruptionTracker::close(Offset end, bool ongoing, InterruptionSummary& i
   current.length =
       std::max(std::chrono::milliseconds(0),
                std::chrono::ceil<std::chrono::milliseconds>(end - interruption_start_));
+  current.unobserved = std::chrono::ceil<std::chrono::milliseconds>(unobserved_);
   ++into.interruptions;
   if (!into.longest || current.length > into.longest->length) into.longest = current;
+  const auto possible = current.length + current.unobserved;
+  if (!into.longest_possible || possible > *into.longest_possible) into.longest_possible = possible;
 }
 
 InterruptionSummary InterruptionTracker::summary(Offset ended) const {
   InterruptionSummary result = closed_;
-  if (in_interruption_) close(ended, true, result);
+  if (!in_interruption_) return result;
+  // Ongoing: a sampler that stopped sending before the stop did not observe the end either.
+  InterruptionTracker copy = *this;
+  const Offset late = copy.lateness_before(ended);
+  copy.unobserved_ += late;
+  copy.close(ended - late, true, result);
   return result;
 }
 
-InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimePoint ended_at) {
+InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimePoint ended_at,
+                                       std::optional<std::chrono::milliseconds> period) {
   const TimePoint origin = samples.empty() ? ended_at : samples.front().sent_at;
-  InterruptionTracker tracker(origin);
+  std::optional<InterruptionTracker::Offset> every;
+  if (period) every = *period;
+  InterruptionTracker tracker(origin, every);
   auto offset = [&](TimePoint when) {
     return std::chrono::duration_cast<InterruptionTracker::Offset>(when - origin);
   };
@@ -65,6 +98,39 @@ InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimeP
     }
   }
   return tracker.summary(offset(ended_at));
+}
+
+void StallRecorder::sent(Offset previous, Offset next) {
+  if (next - previous <= stall_after_) return;
+  if (open_) {
+    open_start_ = std::min(open_start_, previous);
+    open_end_ = std::max(open_end_, next);
+    return;
+  }
+  open_ = true;
+  open_start_ = previous;
+  open_end_ = next;
+}
+
+void StallRecorder::end_tick() {
+  if (!open_) return;
+  open_ = false;
+  Stall stall{origin_ + std::chrono::duration_cast<std::chrono::milliseconds>(open_start_),
+              std::chrono::ceil<std::chrono::milliseconds>(open_end_ - open_start_)};
+  ++closed_.count;
+  if (open_end_ > covered_until_) {
+    const Offset from = std::max(open_start_, covered_until_);
+    closed_.total += std::chrono::ceil<std::chrono::milliseconds>(open_end_ - from);
+    covered_until_ = open_end_;
+  }
+  if (!closed_.longest || stall.length > closed_.longest->length) closed_.longest = stall;
+  if (closed_.stalls.size() < kMaxListedStalls) closed_.stalls.push_back(stall);
+}
+
+StallSummary StallRecorder::summary() const {
+  StallRecorder copy = *this;
+  copy.end_tick();
+  return copy.closed_;
 }
 
 }  // namespace fabgate::flows

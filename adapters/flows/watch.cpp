@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <limits>
 #include <optional>
 
 #include "adapters/flows/wire.h"
@@ -28,14 +29,25 @@ std::uint64_t steady_ns(Clock::time_point when) {
 }
 
 // A sample whose fate (answered on time or not) is not known yet.
+//
+// Its departure is bracketed by two stamps of its own, taken just before and just after its
+// send() (not one stamp per tick for all flows: a sampler preempted halfway through a tick
+// sent the rest of it late, and billing that to the path read as an outage). Each bound is
+// used on the side that keeps a figure honest: an interruption starts at `sent` (never after
+// the probe left) and the echo's round trip runs from `left_by` (a send the scheduler held
+// back is not a slow path). Kernel transmit stamps (SO_TIMESTAMPING, read from the error
+// queue) would narrow the bracket to the driver's hand-off, at the price of a second read per
+// probe and a stamp that never comes for a refused send; with both bounds used this way the
+// bracket's width only ever errs on the safe side, so plain clock reads are enough.
 struct PendingSample {
   std::uint32_t sequence = 0;
-  Clock::time_point sent;
+  Clock::time_point sent;                    // departure no earlier than this
+  Clock::time_point left_by;                 // and no later than this
   std::optional<Clock::time_point> arrived;  // set when answered within the late bound
 };
 
 struct WatchFlow {
-  explicit WatchFlow(TimePoint origin) : tracker(origin) {}
+  WatchFlow(TimePoint origin, InterruptionTracker::Offset period) : tracker(origin, period) {}
 
   Fd fd;
   WatchFlowResult result;
@@ -45,6 +57,7 @@ struct WatchFlow {
   // however long the watch runs.
   std::vector<std::uint32_t> counted;
   InterruptionTracker tracker;
+  std::optional<Clock::time_point> last_sent;  // the sampler's previous send on this flow
 };
 
 // Maps the kernel's receive timestamp (CLOCK_REALTIME) onto the steady clock, so an echo's
@@ -52,16 +65,27 @@ struct WatchFlow {
 // late wake-up would otherwise read as a late echo.
 class ArrivalClock {
  public:
+  // The offset between the two clocks from the tightest of a few steady/real/steady readings:
+  // a single pair read by a sampler preempted between its two reads is off by the preemption,
+  // and every stamp after it would then fall outside its echo's window and back to the late
+  // time recv returned, reading a starved sampler as late echoes.
   ArrivalClock() {
-    timespec real{};
-    ::clock_gettime(CLOCK_REALTIME, &real);
-    const auto steady = Clock::now();
-    offset_ns_ = static_cast<std::int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec -
-                 static_cast<std::int64_t>(steady_ns(steady));
+    std::int64_t narrowest = std::numeric_limits<std::int64_t>::max();
+    for (int attempt = 0; attempt < kCalibrations; ++attempt) {
+      const auto before = static_cast<std::int64_t>(steady_ns(Clock::now()));
+      timespec real{};
+      ::clock_gettime(CLOCK_REALTIME, &real);
+      const auto after = static_cast<std::int64_t>(steady_ns(Clock::now()));
+      if (after - before >= narrowest) continue;
+      narrowest = after - before;
+      offset_ns_ = static_cast<std::int64_t>(real.tv_sec) * 1'000'000'000 + real.tv_nsec -
+                   (before + (after - before) / 2);
+    }
   }
 
   // `fallback` (the time recv returned) when the stamp is missing or implausible (a wall-clock
-  // step during the watch).
+  // step during the watch). A stamp a little before `sent` is an echo faster than the clocks'
+  // calibration can tell (loopback and veth answer in tens of microseconds): it arrived at once.
   Clock::time_point arrival(const msghdr& header, Clock::time_point sent,
                             Clock::time_point fallback) const {
     for (cmsghdr* c = CMSG_FIRSTHDR(const_cast<msghdr*>(&header)); c != nullptr;
@@ -72,12 +96,15 @@ class ArrivalClock {
       const std::int64_t real_ns =
           static_cast<std::int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
       const Clock::time_point at{std::chrono::nanoseconds(real_ns - offset_ns_)};
+      if (at >= sent - kCalibrationSlack && at < sent) return sent;
       if (at >= sent && at <= fallback) return at;
     }
     return fallback;
   }
 
  private:
+  static constexpr int kCalibrations = 8;
+  static constexpr std::chrono::microseconds kCalibrationSlack{500};
   std::int64_t offset_ns_ = 0;
 };
 
@@ -106,16 +133,20 @@ void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sen
     auto message = ProbeMessage::decode(std::span(buffer.data(), static_cast<std::size_t>(n)));
     if (!message || message->sequence >= samples_sent) continue;
     const Clock::time_point sent{std::chrono::nanoseconds(message->sent_ns)};
-    if (sent > now || now - sent > reply_timeout) continue;
+    if (sent > now) continue;
+    // Judged by when the echo arrived, not when it was read: a sampler stalled for longer than
+    // the reply timeout finds prompt echoes waiting, and dropping them as too old made lost
+    // samples on both sides of the stall, which read as an outage across it.
+    const auto arrived = clock.arrival(header, sent, now);
+    if (arrived - sent > reply_timeout) continue;
     auto& slot = flow.counted[message->sequence % flow.counted.size()];
     if (slot == message->sequence + 1) continue;
     slot = message->sequence + 1;
     ++flow.result.received;
-    const auto arrived = clock.arrival(header, sent, now);
     auto pending =
         std::find_if(flow.pending.begin(), flow.pending.end(),
                      [&](const PendingSample& p) { return p.sequence == message->sequence; });
-    if (pending != flow.pending.end() && arrived - pending->sent <= late_after) {
+    if (pending != flow.pending.end() && arrived - pending->left_by <= late_after) {
       pending->arrived = arrived;
     } else {
       ++flow.result.late;
@@ -172,30 +203,77 @@ std::vector<std::string> validate(const WatchOptions& options) {
   return problems;
 }
 
-Verdict judge(const std::vector<WatchFlowResult>& flows, milliseconds max_interruption,
-              std::string& reason) {
+namespace {
+
+std::string ms(milliseconds value) {
+  return std::to_string(value.count()) + " ms";
+}
+
+// "longest 25 ms from 2026-12-02T12:00:01.234Z, 3 in all, 60 ms together"
+std::string describe(const StallSummary& stalls) {
+  return "longest " + ms(stalls.longest->length) + " from " +
+         format_utc(stalls.longest->started_at) + ", " + std::to_string(stalls.count) +
+         " in all, " + ms(stalls.total) + " together";
+}
+
+}  // namespace
+
+Verdict judge(const std::vector<WatchFlowResult>& flows, const StallSummary& stalls,
+              const WatchOptions& options, milliseconds sampled, std::string& reason) {
+  const milliseconds allowed = options.max_interruption;
   int answered = 0;
   int over = 0;
+  int maybe_over = 0;
   milliseconds worst{0};
+  milliseconds worst_possible{0};
   for (const auto& flow : flows) {
     if (flow.received > 0) ++answered;
     if (flow.interruptions.longest) {
       worst = std::max(worst, flow.interruptions.longest->length);
-      if (flow.interruptions.longest->length > max_interruption) ++over;
+      if (flow.interruptions.longest->length > allowed) ++over;
+    }
+    if (flow.interruptions.longest_possible) {
+      worst_possible = std::max(worst_possible, *flow.interruptions.longest_possible);
+      if (*flow.interruptions.longest_possible > allowed) ++maybe_over;
     }
   }
+  const std::string of_flows = " of " + std::to_string(flows.size()) + " flows";
   if (answered == 0) {
     reason = "no flow received any reply: the watch never observed a working path";
     return Verdict::no_evidence;
   }
+  // Observed: probes that left and were not answered. A stall never makes this figure.
   if (over > 0) {
-    reason = std::to_string(over) + " of " + std::to_string(flows.size()) +
-             " flows interrupted longer than " + std::to_string(max_interruption.count()) +
-             " ms (longest " + std::to_string(worst.count()) + " ms)";
+    reason = std::to_string(over) + of_flows + " interrupted longer than " + ms(allowed) +
+             " (longest " + ms(worst) + ")";
     return Verdict::fail;
   }
-  reason = "no flow interrupted longer than " + std::to_string(max_interruption.count()) +
-           " ms (longest " + std::to_string(worst.count()) + " ms)";
+  if (stalls.longest) {
+    const std::string blind = "the sampler itself stalled (" + describe(stalls) + ")";
+    if (maybe_over > 0) {
+      reason = std::to_string(maybe_over) + of_flows + " interrupted for up to " +
+               ms(worst_possible) + " with the sampler's lateness at its ends, observed at most " +
+               ms(worst) + ": cannot tell whether longer than " + ms(allowed) + "; " + blind;
+      return Verdict::no_evidence;
+    }
+    const milliseconds hides = std::max(allowed, options.interval);
+    if (stalls.longest->length > hides) {
+      reason = "no evidence for " + ms(stalls.longest->length) + " from " +
+               format_utc(stalls.longest->started_at) +
+               ": an interruption longer than the allowed " + ms(allowed) +
+               " could have passed unseen while " + blind;
+      return Verdict::no_evidence;
+    }
+    if (sampled.count() > 0 && static_cast<double>(stalls.total.count()) >
+                                   kMaxStalledShare * static_cast<double>(sampled.count())) {
+      reason = "no evidence for " + ms(stalls.total) + " of " + ms(sampled) + " sampled: " + blind;
+      return Verdict::no_evidence;
+    }
+  }
+  reason = "no flow interrupted longer than " + ms(allowed) + " (longest " + ms(worst) + ")";
+  if (stalls.longest)
+    reason += "; the sampler stalled (" + describe(stalls) +
+              "), no evidence for those spans, each within the allowed " + ms(allowed);
   return Verdict::pass;
 }
 
@@ -217,12 +295,18 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   const milliseconds late_after = options.interval;
   const std::size_t ring =
       static_cast<std::size_t>(options.reply_timeout / period) + kSamplesPerInterval + 2;
+  // A flow not sent for longer than one interval was not sampled at the watch's resolution:
+  // the sampler stalled (its process was not scheduled), which says nothing about the path.
+  const milliseconds stall_after = options.interval;
+  const auto stall_after_offset =
+      std::chrono::duration_cast<InterruptionTracker::Offset>(stall_after);
 
   std::vector<WatchFlow> flows;
   flows.reserve(static_cast<std::size_t>(options.count));
   const int on = 1;
   for (int i = 0; i < options.count; ++i) {
-    auto& flow = flows.emplace_back(utc_origin);
+    auto& flow = flows.emplace_back(
+        utc_origin, std::chrono::duration_cast<InterruptionTracker::Offset>(period));
     flow.counted.assign(ring, 0);
     flow.fd = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!flow.fd.valid() ||
@@ -240,6 +324,20 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   std::uint32_t samples_sent = 0;
   std::vector<pollfd> pollfds(flows.size());
   for (std::size_t i = 0; i < flows.size(); ++i) pollfds[i] = pollfd{flows[i].fd.get(), POLLIN, 0};
+
+  auto offset = [&](Clock::time_point when) {
+    return std::chrono::duration_cast<InterruptionTracker::Offset>(when - started);
+  };
+  StallRecorder stalls(utc_origin, stall_after_offset);
+  Clock::duration max_lateness{0};
+  // Reads every echo waiting on any socket, waiting at most `timeout_ms` for the first.
+  auto drain_ready = [&](int timeout_ms) {
+    if (::poll(pollfds.data(), pollfds.size(), timeout_ms) <= 0) return;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      if (pollfds[i].revents)
+        drain(flows[i], arrival_clock, samples_sent, late_after, options.reply_timeout);
+    }
+  };
 
   auto next_tick = started;
   Clock::time_point sampling_ended;
@@ -260,15 +358,24 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
       if (all_answered || now >= drain_until) break;
     }
     if (sampling && now >= next_tick) {
+      max_lateness = std::max(max_lateness, now - next_tick);
+      // Echoes that arrived while this thread was not running are credited before any sample
+      // is judged: a sampler woken late must not find its own backlog late. Their arrival is
+      // the kernel's stamp, so crediting them late changes nothing else.
+      drain_ready(0);
       const auto sequence = samples_sent++;
-      auto bytes = ProbeMessage{sequence, steady_ns(now)}.encode();
       for (auto& flow : flows) {
         settle(flow, now, late_after, started, false);
-        flow.pending.push_back(PendingSample{sequence, now, std::nullopt});
+        const auto sent = Clock::now();
+        if (flow.last_sent) stalls.sent(offset(*flow.last_sent), offset(sent));
+        flow.last_sent = sent;
+        auto bytes = ProbeMessage{sequence, steady_ns(sent)}.encode();
         ++flow.result.sent;
         // A refused send (no route while the local link is down) is a sample not answered.
         if (::send(flow.fd.get(), bytes.data(), bytes.size(), 0) < 0) ++flow.result.send_errors;
+        flow.pending.push_back(PendingSample{sequence, sent, Clock::now(), std::nullopt});
       }
+      stalls.end_tick();
       // Ticks keep their schedule; after a stall (a stopped process) sampling resumes from now.
       next_tick += period;
       if (next_tick < now) next_tick = now + period;
@@ -278,11 +385,7 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
     int timeout = wake <= now ? 0
                               : static_cast<int>(std::min<long long>(
                                     std::chrono::ceil<milliseconds>(wake - now).count(), 100));
-    if (::poll(pollfds.data(), pollfds.size(), timeout) <= 0) continue;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      if (pollfds[i].revents)
-        drain(flows[i], arrival_clock, samples_sent, late_after, options.reply_timeout);
-    }
+    drain_ready(timeout);
     if (!report.sampling_since && std::all_of(flows.begin(), flows.end(), [](const WatchFlow& f) {
           return f.result.received > 0;
         })) {
@@ -293,14 +396,21 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   }
   report.ended_at = utc_origin + std::chrono::duration_cast<milliseconds>(sampling_ended - started);
 
-  const auto ended =
-      std::chrono::duration_cast<InterruptionTracker::Offset>(sampling_ended - started);
+  const auto ended = offset(sampling_ended);
   for (auto& flow : flows) {
+    // A sampler that stopped sending well before the stop was not sampling at the end either.
+    if (flow.last_sent) stalls.sent(offset(*flow.last_sent), ended);
     settle(flow, Clock::now(), late_after, started, true);
     flow.result.interruptions = flow.tracker.summary(ended);
     report.flows.push_back(flow.result);
   }
-  report.verdict = judge(report.flows, options.max_interruption, report.reason);
+  stalls.end_tick();
+  report.stalls = stalls.summary();
+  report.stall_after = stall_after;
+  report.max_tick_lateness = std::chrono::duration_cast<milliseconds>(max_lateness);
+  report.verdict =
+      judge(report.flows, report.stalls, options,
+            std::chrono::duration_cast<milliseconds>(sampling_ended - started), report.reason);
   report.reason += "; resolution " + std::to_string(options.interval.count()) + " ms";
   return report;
 }

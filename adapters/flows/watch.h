@@ -23,6 +23,11 @@ namespace fabgate::flows {
 // after it, so a figure is never less than the outage and at most about one interval more
 // (statistics.h, docs/probes.md). UDP only: TCP's retransmissions would hide a short outage
 // inside one late segment.
+//
+// The watch also measures itself: every probe is stamped as it leaves, and a span in which the
+// sampler sent nothing on a flow for longer than one interval (its process was not scheduled)
+// is a stall: lost resolution, no evidence about the paths either way, reported with its start
+// and length and never counted as an interruption.
 constexpr int kSamplesPerInterval = 3;
 
 struct WatchOptions {
@@ -54,6 +59,11 @@ struct WatchReport {
   WatchOptions options;
   TimePoint started_at;
   TimePoint ended_at;
+  // The sampler's own record: where it did not sample (merged over flows), and the most any
+  // tick started after its schedule.
+  StallSummary stalls;
+  milliseconds stall_after{0};
+  milliseconds max_tick_lateness{0};
   bool stopped = false;  // by the stop flag (SIGTERM/SIGINT), not by max_duration
   // When every flow first had a sample answered (see WatchSampling); nullopt: never, so the
   // watch never observed a working baseline on every flow.
@@ -63,11 +73,21 @@ struct WatchReport {
   std::string reason;
 };
 
-// The verdict rule: no_evidence when no flow ever received a reply (the baseline was never
-// established); fail when some flow's longest interruption exceeds max_interruption (an
-// interruption still ongoing at the end counts to the end); pass otherwise.
-Verdict judge(const std::vector<WatchFlowResult>& flows, milliseconds max_interruption,
-              std::string& reason);
+// Beyond this share of the run in stalls the watch did not watch the change: it samples only
+// here and there, whatever the figures in between say.
+constexpr double kMaxStalledShare = 0.1;
+
+// The verdict rule, in this order:
+// - no_evidence when no flow ever received a reply (the baseline was never established);
+// - fail when some flow's observed interruption (probes sent and not answered) exceeds
+//   max_interruption (an interruption still ongoing at the end counts to the end);
+// - no_evidence when the sampler's stalls leave the answer open: an interruption that with
+//   the sampler's lateness at its ends may have exceeded max_interruption, a stall longer than
+//   max(max_interruption, interval) (an outage that long could have passed unseen inside it),
+//   or stalls covering more than kMaxStalledShare of `sampled`; the reason names the longest;
+// - pass otherwise, naming the stalls it saw if any.
+Verdict judge(const std::vector<WatchFlowResult>& flows, const StallSummary& stalls,
+              const WatchOptions& options, milliseconds sampled, std::string& reason);
 
 // Called once, on run_watch's thread, as soon as every flow has had a sample answered: only
 // then does the watch observe each flow's path against a working baseline. Sockets set up or

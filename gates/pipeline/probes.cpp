@@ -5,6 +5,7 @@
 
 #include "adapters/core/text.h"
 #include "gates/pipeline/collective_verdict.h"
+#include "gates/pipeline/watch_verdict.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -56,11 +57,21 @@ void judge_builtin(const ssh::CommandResult& result, ProbeOutcome& outcome) {
     return;
   }
   outcome.detail = document;
-  std::string verdict = document.value("verdict", "");
+  // Typed lookups: json::value() throws on a field of another type, and a probe's output is
+  // input like any other.
+  const auto& verdict_field = document["verdict"];
+  if (!verdict_field.is_string()) {
+    outcome.verdict = Verdict::no_evidence;
+    outcome.reason = "probe output: field 'verdict' is not a string";
+    return;
+  }
+  std::string verdict = verdict_field.get<std::string>();
   outcome.verdict = verdict == "pass"   ? Verdict::pass
                     : verdict == "fail" ? Verdict::fail
                                         : Verdict::no_evidence;
-  outcome.reason = document.value("reason", verdict);
+  const auto reason = document.find("reason");
+  outcome.reason =
+      reason != document.end() && reason->is_string() ? reason->get<std::string>() : verdict;
 }
 
 // How long a long-running probe (flows responder, watch, RDMA listener) may take to print its
@@ -632,15 +643,13 @@ ProbeOutcome WatchSession::stop() {
   } else {
     outcome.output = result->stdout_text;
     judge_builtin(result.value(), outcome);
-    if (outcome.detail.contains("longest_interruption_ms")) {
-      // The resolution goes with the figure: 0 ms at 100 ms resolution says far less than
-      // 0 ms at 10 ms.
-      outcome.reason =
-          "longest interruption " +
-          std::to_string(outcome.detail.value("longest_interruption_ms", 0)) + " ms (resolution " +
-          std::to_string(outcome.detail.value("resolution_ms", watch_.interval.count())) +
-          " ms; allowed " + std::to_string(watch_.max_disruption.count()) +
-          " ms): " + outcome.reason;
+    // A parsed report is judged again here from its typed figures: the resolution goes with
+    // the figure (0 ms at 100 ms resolution says far less than 0 ms at 10 ms), and the
+    // watch's own stalls are no evidence for their spans, never an outage (watch_verdict.h).
+    if (!outcome.detail.is_null()) {
+      auto judgement = judge_watch(read_watch_report(outcome.detail), watch_.max_disruption);
+      outcome.verdict = judgement.verdict;
+      outcome.reason = judgement.reason;
     }
   }
   outcome.duration = std::chrono::duration_cast<Duration>(now_utc() - started_);

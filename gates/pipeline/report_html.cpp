@@ -679,6 +679,28 @@ void disruption_section(std::ostringstream& html, const ReportHtmlInput& input, 
     const auto& detail = watch->detail;
     html << "<p>" << badge(to_string(watch->verdict)) << " " << text.whole(watch->reason)
          << "</p>\n";
+    // The watch's own stalls: spans it did not sample, no evidence either way and not an
+    // outage of any path, so they are listed apart from the flows' interruptions.
+    if (auto stalls = detail.find("stalls");
+        detail.is_object() && stalls != detail.end() && stalls->is_array() && !stalls->empty()) {
+      constexpr std::size_t kShownStalls = 5;
+      html << "<p class=\"muted\">The sampler itself stalled (no evidence for these spans; not "
+              "path outages): ";
+      std::size_t shown_stalls = 0;
+      for (const auto& stall : *stalls) {
+        if (shown_stalls == kShownStalls) break;
+        auto at = time_of(stall, "started_at");
+        auto length = stall.find("length_ms");
+        if (!at || length == stall.end() || !length->is_number_integer()) continue;
+        html << (shown_stalls++ ? ", " : "") << clock_of(*at) << " for " << length->get<long long>()
+             << " ms";
+      }
+      const auto count = detail.find("stall_count");
+      if (count != detail.end() && count->is_number_integer() &&
+          count->get<long long>() > static_cast<long long>(shown_stalls))
+        html << " … " << count->get<long long>() << " in all (probes/during.json)";
+      html << "</p>\n";
+    }
     if (!detail.contains("flows") || !detail["flows"].is_array()) {
       html << "<p class=\"muted\">The continuous probe left no per-flow record (see "
               "probes/during.json).</p>\n";

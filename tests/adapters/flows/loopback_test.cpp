@@ -227,7 +227,8 @@ WatchOptions watch_options(std::uint16_t port) {
 
 TEST(WatchLoopback, StopFlagEndsTheWatchWithAnUninterruptedReport) {
   // Given a healthy responder and a watch stopped after about 600 ms, then it reports the stop
-  // as a signal, samples at the 50 ms interval and no interruption.
+  // as a signal, samples at the 50 ms interval and no interruption. On a host busy enough to
+  // stall the sampler it may have no evidence (naming the stall), never a failure.
   RunningResponder responder;
   ASSERT_TRUE(responder.error().empty()) << responder.error();
   std::atomic<bool> stop{false};
@@ -239,9 +240,15 @@ TEST(WatchLoopback, StopFlagEndsTheWatchWithAnUninterruptedReport) {
   stopper.join();
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_TRUE(report->stopped);
-  EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  EXPECT_NE(report->verdict, Verdict::fail) << report->reason;
+  const bool on_schedule = report->stalls.count == 0;
+  if (on_schedule) {
+    EXPECT_EQ(report->verdict, Verdict::pass) << report->reason;
+  }
   for (const auto& flow : report->flows) {
-    EXPECT_GE(flow.sent, 10);
+    if (on_schedule) {
+      EXPECT_GE(flow.sent, 10);
+    }
     EXPECT_EQ(flow.received, flow.sent);
     EXPECT_FALSE(flow.interruptions.longest);
   }

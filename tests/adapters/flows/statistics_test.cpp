@@ -94,5 +94,168 @@ TEST(Interruptions, NoAnswerEverStartsTheInterruptionAtTheFirstSample) {
   EXPECT_EQ(summary.longest->length, milliseconds(301));
 }
 
+// A flow sampled every 3 ms (a 10 ms interval), echoes 1 ms after sending, as a sampler would
+// really have sent it: nothing inside [stall_from, stall_to), and nothing answered inside the
+// cut [cut_from, cut_to).
+struct Scripted {
+  int until = 1000;
+  int cut_from = -1, cut_to = -1;
+  int stall_from = -1, stall_to = -1;
+};
+
+std::vector<Sample> sampled_every_3ms(const Scripted& script) {
+  std::vector<Sample> samples;
+  for (int sent = 0; sent < script.until; sent += 3) {
+    if (sent >= script.stall_from && sent < script.stall_to) sent = script.stall_to;
+    // A probe is answered when it left before the cut or its echo came back after it.
+    const bool lost = sent + 1 >= script.cut_from && sent < script.cut_to;
+    samples.push_back(Sample{at(sent), !lost, at(sent + 1)});
+  }
+  return samples;
+}
+
+constexpr milliseconds kInterval{10};
+constexpr milliseconds kPeriod{3};  // the sampler's schedule per flow at that interval
+
+TEST(SamplerStalls, AStallWithEveryPathFineIsNoInterruption) {
+  // Given the sampler not scheduled for 25 ms (no probe left on any flow) and every probe
+  // answered, then no flow reports an interruption, and the stall is named once with its
+  // start and length, not once per flow: the 64 flows "interrupted for 16-29 ms at the same
+  // moment" were the sampler's own stall.
+  const Scripted script{.until = 600, .stall_from = 301, .stall_to = 324};
+  auto summary = find_interruptions(sampled_every_3ms(script), at(600), kPeriod);
+  EXPECT_FALSE(summary.longest);
+  EXPECT_EQ(summary.interruptions, 0);
+
+  StallRecorder stalls(at(0), kInterval);
+  const auto samples = sampled_every_3ms(script);
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    for (int flow = 0; flow < 64; ++flow) {
+      // The flows of one tick leave a few microseconds apart.
+      const std::chrono::microseconds skew{flow * 2};
+      stalls.sent(samples[i - 1].sent_at - at(0) + skew, samples[i].sent_at - at(0) + skew);
+    }
+    stalls.end_tick();
+  }
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 1);
+  ASSERT_TRUE(named.longest);
+  EXPECT_EQ(named.longest->started_at, at(300));
+  // 24 ms between the sends before and after it, and the 126 us the tick's sends spread over.
+  EXPECT_EQ(named.longest->length, milliseconds(25));
+  EXPECT_EQ(named.total, milliseconds(25));
+}
+
+TEST(SamplerStalls, StallsOfDifferentFlowsThatOverlapAreOneStall) {
+  // Given one flow not sent from 100 to 130 ms and another from 110 to 145 ms (the sampler was
+  // preempted halfway through a tick), and later one not sent from 500 to 520 ms, then the
+  // sampler stalled twice, 45 ms and 20 ms, 65 ms in all.
+  StallRecorder stalls(at(0), kInterval);
+  stalls.sent(milliseconds(100), milliseconds(130));
+  stalls.sent(milliseconds(110), milliseconds(145));
+  stalls.sent(milliseconds(140), milliseconds(143));  // on time: not a stall
+  stalls.end_tick();
+  stalls.sent(milliseconds(500), milliseconds(520));
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 2);
+  ASSERT_EQ(named.stalls.size(), 2u);
+  EXPECT_EQ(named.stalls[0].length, milliseconds(45));
+  EXPECT_EQ(named.stalls[1].started_at, at(500));
+  EXPECT_EQ(named.total, milliseconds(65));
+}
+
+TEST(SamplerStalls, ASamplerRunningSlowIsManyShortStallsCountedOnce) {
+  // Given ticks 15 ms apart for 60 ms at a 10 ms interval (every flow sampled, but below the
+  // watch's resolution), then each gap is a stall of its own, 15 ms long, and the total is the
+  // 60 ms they cover, not the longest span they chain into.
+  StallRecorder stalls(at(0), kInterval);
+  for (int tick = 1; tick <= 4; ++tick) {
+    for (int flow = 0; flow < 8; ++flow) {
+      const std::chrono::microseconds skew{flow * 10};
+      stalls.sent(milliseconds((tick - 1) * 15) + skew, milliseconds(tick * 15) + skew);
+    }
+    stalls.end_tick();
+  }
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 4);
+  ASSERT_TRUE(named.longest);
+  EXPECT_EQ(named.longest->length, milliseconds(16));  // 15 ms and the tick's own 70 us
+  EXPECT_EQ(named.total, milliseconds(61));
+}
+
+TEST(SamplerStalls, ACutWithAStallInsideIsReportedAtLeastItsTrueLength) {
+  // Given a 300 ms cut (100-400 ms) and the sampler stalled for 40 ms in the middle of it,
+  // then the interruption is reported at least 300 ms and at most two sample periods and one
+  // round trip more: probes lost on both sides of the stall prove the path down around it.
+  const Scripted script{
+      .until = 700, .cut_from = 100, .cut_to = 400, .stall_from = 200, .stall_to = 240};
+  auto summary = find_interruptions(sampled_every_3ms(script), at(700), kPeriod);
+  ASSERT_TRUE(summary.longest);
+  EXPECT_EQ(summary.interruptions, 1);
+  EXPECT_GE(summary.longest->length, milliseconds(300));
+  EXPECT_LE(summary.longest->length, milliseconds(300 + 2 * 3 + 1));
+  EXPECT_EQ(summary.longest->unobserved, milliseconds(0));
+}
+
+TEST(SamplerStalls, AStallAtTheStartOfACutIsUnobservedNotInterruption) {
+  // Given a 300 ms cut (100-400 ms) that began while the sampler stalled (sends at 96 ms, then
+  // 140 ms: 41 ms behind its 3 ms schedule), then the observed interruption starts as if the
+  // sampler had been on time (137 ms) and ends at the first echo after the cut (402 ms), the
+  // 41 ms go to unobserved, and observed plus unobserved still covers the whole cut.
+  const Scripted script{
+      .until = 700, .cut_from = 100, .cut_to = 400, .stall_from = 97, .stall_to = 140};
+  auto summary = find_interruptions(sampled_every_3ms(script), at(700), kPeriod);
+  ASSERT_TRUE(summary.longest);
+  EXPECT_EQ(summary.longest->started_at, at(137));
+  EXPECT_EQ(summary.longest->length, milliseconds(402 - 137));
+  EXPECT_EQ(summary.longest->unobserved, milliseconds(41));
+  ASSERT_TRUE(summary.longest_possible);
+  EXPECT_GE(*summary.longest_possible, milliseconds(300));
+}
+
+TEST(SamplerStalls, AStallAtTheEndOfACutIsUnobservedNotInterruption) {
+  // Given a 300 ms cut (100-400 ms) whose end fell in a stall (last lost send at 381 ms, next
+  // send at 420 ms: 36 ms behind schedule, answered at 421 ms), then the observed
+  // interruption runs from the last answer (96 ms) to that answer as if sent on time (385 ms),
+  // the 36 ms are unobserved, and observed plus unobserved covers the cut.
+  const Scripted script{
+      .until = 700, .cut_from = 100, .cut_to = 400, .stall_from = 382, .stall_to = 420};
+  auto summary = find_interruptions(sampled_every_3ms(script), at(700), kPeriod);
+  ASSERT_TRUE(summary.longest);
+  EXPECT_EQ(summary.longest->started_at, at(96));
+  EXPECT_EQ(summary.longest->length, milliseconds(385 - 96));
+  EXPECT_EQ(summary.longest->unobserved, milliseconds(36));
+  ASSERT_TRUE(summary.longest_possible);
+  EXPECT_GE(*summary.longest_possible, milliseconds(300));
+}
+
+TEST(SamplerStalls, LatenessNeverWidensTheObservedFigureBeyondItsResolution) {
+  // Given a 300 ms cut (100-400 ms) and the sampler 40 ms late at both of its edges, then the
+  // observed figure stays within two sample periods and a round trip of the cut, as for a
+  // sampler on schedule: the late sender's delay is not billed to the path (a starved sender
+  // once over-reported a cut by 77 ms).
+  std::vector<Sample> samples;
+  for (int sent = 0; sent < 97; sent += 3) samples.push_back(Sample{at(sent), true, at(sent + 1)});
+  for (int sent = 137; sent < 398; sent += 3) samples.push_back(Sample{at(sent), false, {}});
+  for (int sent = 437; sent < 600; sent += 3)
+    samples.push_back(Sample{at(sent), true, at(sent + 1)});
+  auto summary = find_interruptions(samples, at(600), kPeriod);
+  ASSERT_TRUE(summary.longest);
+  EXPECT_GE(summary.longest->length + summary.longest->unobserved, milliseconds(300));
+  EXPECT_LE(summary.longest->length, milliseconds(300 + 2 * 3 + 1));
+}
+
+TEST(SamplerStalls, AnOutageStillOngoingWhenTheSamplerStoppedSendingEndsAtItsLastProbe) {
+  // Given a cut from 100 ms to the end and the sampler sending nothing after 300 ms of a run
+  // stopped at 600 ms, then the ongoing interruption is observed until one period after the
+  // last probe (303 ms) and the remaining 297 ms are unobserved.
+  const Scripted script{.until = 301, .cut_from = 100, .cut_to = 10'000};
+  auto summary = find_interruptions(sampled_every_3ms(script), at(600), kPeriod);
+  ASSERT_TRUE(summary.longest);
+  EXPECT_TRUE(summary.longest->ongoing);
+  EXPECT_EQ(summary.longest->length, milliseconds(303 - 96));
+  EXPECT_EQ(summary.longest->unobserved, milliseconds(297));
+}
+
 }  // namespace
 }  // namespace fabgate::flows

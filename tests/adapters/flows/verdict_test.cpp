@@ -89,21 +89,102 @@ TEST(FlowOptions, OutOfRangeOptionsAreAllReported) {
   EXPECT_EQ(validate(options).size(), 4u);
 }
 
+WatchOptions allowing(milliseconds max_interruption) {
+  WatchOptions options;
+  options.interval = milliseconds(10);
+  options.max_interruption = max_interruption;
+  return options;
+}
+
+constexpr milliseconds kTwentySeconds{20'000};
+
+StallSummary one_stall(milliseconds length) {
+  StallSummary stalls;
+  Stall stall{TimePoint(milliseconds(1'800'000'000'000LL)), length};
+  stalls.stalls.push_back(stall);
+  stalls.count = 1;
+  stalls.longest = stall;
+  stalls.total = length;
+  return stalls;
+}
+
+WatchFlowResult answered_flow() {
+  return WatchFlowResult{1000, 2000, 2000, 0, {}};
+}
+
 TEST(WatchVerdict, InterruptionLongerThanAllowedFails) {
   // Given one flow interrupted for 400 ms and a 200 ms allowance, then the watch fails; with a
   // 500 ms allowance it passes.
   WatchFlowResult flow{
-      1000, 50, 46, 0, {Interruption{milliseconds(400), TimePoint{}, false, 4}, 1}};
+      1000,
+      50,
+      46,
+      0,
+      {Interruption{milliseconds(400), TimePoint{}, false, 4}, 1, milliseconds(400)}};
   std::string reason;
-  EXPECT_EQ(judge({flow}, milliseconds(200), reason), Verdict::fail);
-  EXPECT_EQ(judge({flow}, milliseconds(500), reason), Verdict::pass);
+  EXPECT_EQ(judge({flow}, {}, allowing(milliseconds(200)), kTwentySeconds, reason), Verdict::fail);
+  EXPECT_EQ(judge({flow}, {}, allowing(milliseconds(500)), kTwentySeconds, reason), Verdict::pass);
 }
 
 TEST(WatchVerdict, NoReplyEverIsNoEvidence) {
   // Given no flow ever answered, then the watch has no baseline: no evidence.
   WatchFlowResult flow{1000, 50, 0, 0, {}};
   std::string reason;
-  EXPECT_EQ(judge({flow}, milliseconds(0), reason), Verdict::no_evidence);
+  EXPECT_EQ(judge({flow}, {}, allowing(milliseconds(0)), kTwentySeconds, reason),
+            Verdict::no_evidence);
+}
+
+TEST(WatchVerdict, ShortSamplerStallsPassAndAreNamed) {
+  // Given every flow answered throughout and the sampler stalled once for 25 ms, with 300 ms
+  // allowed, then the watch passes and its reason names the stall: lost resolution shorter
+  // than the allowance hides nothing that would have failed.
+  std::string reason;
+  EXPECT_EQ(judge({answered_flow()}, one_stall(milliseconds(25)), allowing(milliseconds(300)),
+                  kTwentySeconds, reason),
+            Verdict::pass);
+  EXPECT_NE(reason.find("stalled (longest 25 ms from 2027-01-15T08:00:00.000Z"), std::string::npos)
+      << reason;
+}
+
+TEST(WatchVerdict, StallLongerThanTheAllowanceIsNoEvidenceNeverFail) {
+  // Given every flow answered and the sampler stalled for 450 ms with 300 ms allowed, then the
+  // watch cannot say whether a 400 ms outage passed unseen: no evidence naming the stall, not
+  // a pass and not a failure blamed on the network.
+  std::string reason;
+  EXPECT_EQ(judge({answered_flow()}, one_stall(milliseconds(450)), allowing(milliseconds(300)),
+                  kTwentySeconds, reason),
+            Verdict::no_evidence);
+  EXPECT_NE(reason.find("no evidence for 450 ms from 2027-01-15T08:00:00.000Z"), std::string::npos)
+      << reason;
+}
+
+TEST(WatchVerdict, StallsCoveringMuchOfTheRunAreNoEvidence) {
+  // Given stalls of 40 ms each (within the 300 ms allowance) adding up to 3 s of a 20 s run,
+  // then the watch sampled too little of the change to vouch for it: no evidence.
+  StallSummary stalls = one_stall(milliseconds(40));
+  stalls.count = 75;
+  stalls.total = milliseconds(3000);
+  std::string reason;
+  EXPECT_EQ(judge({answered_flow()}, stalls, allowing(milliseconds(300)), kTwentySeconds, reason),
+            Verdict::no_evidence);
+  EXPECT_NE(reason.find("no evidence for 3000 ms of 20000 ms sampled"), std::string::npos)
+      << reason;
+}
+
+TEST(WatchVerdict, InterruptionThatMayHaveExceededTheAllowanceAcrossAStallIsNoEvidence) {
+  // Given a flow observed interrupted for 250 ms right after a 100 ms stall (it may have begun
+  // anywhere in the stall) and 300 ms allowed, then the watch cannot tell: no evidence; with
+  // 400 ms allowed it passes.
+  Interruption seen{milliseconds(250), TimePoint{}, false, 80, milliseconds(100)};
+  WatchFlowResult flow{1000, 2000, 1920, 0, {seen, 1, milliseconds(350)}};
+  std::string reason;
+  EXPECT_EQ(judge({flow}, one_stall(milliseconds(100)), allowing(milliseconds(300)), kTwentySeconds,
+                  reason),
+            Verdict::no_evidence);
+  EXPECT_NE(reason.find("interrupted for up to 350 ms"), std::string::npos) << reason;
+  EXPECT_EQ(judge({flow}, one_stall(milliseconds(100)), allowing(milliseconds(400)), kTwentySeconds,
+                  reason),
+            Verdict::pass);
 }
 
 TEST(WatchOptions, SamplingSlowerThan100msIsRejected) {

@@ -226,6 +226,34 @@ TEST_F(ReportHtmlTest, ContinuousProbeGapsArePerFlowWithLoss) {
   EXPECT_NE(row.find("02:00:01.500"), std::string::npos) << row;  // back
 }
 
+TEST_F(ReportHtmlTest, TheWatchsOwnStallsAreListedApartFromTheFlowsInterruptions) {
+  // Given a continuous probe whose sampler stalled twice (40 ms and 25 ms) while its flow was
+  // answered throughout, then the disruption section lists both stalls as no evidence, not as
+  // path outages, and draws no loss on the flow.
+  ProbeOutcome watch = probe("during", "forwarding", Verdict::pass, 700, "longest 0 ms");
+  watch.detail = {{"started_at", format_utc(at(700))},
+                  {"ended_at", format_utc(at(1600))},
+                  {"stall_count", 2},
+                  {"stalls",
+                   {{{"started_at", format_utc(at(900))}, {"length_ms", 40}},
+                    {{"started_at", format_utc(at(1200))}, {"length_ms", 25}}}},
+                  {"flows",
+                   {{{"src_port", 40001},
+                     {"samples_sent", 100},
+                     {"samples_received", 100},
+                     {"interruptions", 0},
+                     {"longest_interruption_ms", 0},
+                     {"longest_interruption", nullptr}}}}};
+  outcome_.probes.push_back(watch);
+  outcome_.layers["during"]["forwarding"] = "pass";
+  std::string section = between(render(), "<h2>Disruption during the change</h2>", "<h2>");
+  EXPECT_NE(section.find("stalled (no evidence for these spans; not path outages): "
+                         "02:00:00.900 for 40 ms, 02:00:01.200 for 25 ms"),
+            std::string::npos)
+      << section;
+  EXPECT_EQ(section.find("lost "), std::string::npos) << section;
+}
+
 TEST_F(ReportHtmlTest, TelemetrySectionsShowTheDropDuringTheChangeAndTheReturnAfterRollback) {
   // Given a during window where leaf1's session to 10.0.1.0 dropped and a rollback window
   // (rollback began at 1.6 s) where it came back, then the page has both sections in that
