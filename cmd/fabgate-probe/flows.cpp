@@ -13,6 +13,7 @@
 #include "adapters/core/duration.h"
 #include "adapters/core/text.h"
 #include "adapters/flows/flow_probe.h"
+#include "adapters/flows/priority.h"
 #include "adapters/flows/report_json.h"
 #include "adapters/flows/responder.h"
 #include "cmd/fabgate-probe/stop_signal.h"
@@ -85,6 +86,8 @@ ProbeExit respond(const FlowsFlags& flags) {
     return ProbeExit::no_evidence;
   }
   install_stop_handlers();
+  // An echo held back by the host's CPU reads as the path's delay at the other end (priority.h).
+  const std::string priority = flows::request_realtime_priority();
   if (!flags.pid_file.empty()) std::ofstream(flags.pid_file) << ::getpid() << "\n";
   // The readiness line: whoever started the responder waits for it before probing.
   std::fprintf(stderr, "fabgate-probe: flows responder listening on %s\n",
@@ -92,7 +95,9 @@ ProbeExit respond(const FlowsFlags& flags) {
   std::fflush(stderr);
   auto stats = responder->serve(stop_requested);
   if (!flags.pid_file.empty()) std::remove(flags.pid_file.c_str());
-  print(flows::to_json(stats, responder->endpoint()));
+  auto document = flows::to_json(stats, responder->endpoint());
+  document["priority"] = priority;
+  print(document);
   return ProbeExit::pass;
 }
 

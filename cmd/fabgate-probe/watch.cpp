@@ -8,6 +8,7 @@
 #include <string>
 
 #include "adapters/core/duration.h"
+#include "adapters/flows/priority.h"
 #include "adapters/flows/report_json.h"
 #include "adapters/flows/watch.h"
 #include "cmd/fabgate-probe/stop_signal.h"
@@ -24,6 +25,7 @@ struct WatchFlags {
   std::string max_duration = "10m";
   std::string reply_timeout = "1s";
   std::string max_interruption = "0ms";
+  std::string priority = "realtime";
 };
 
 ProbeExit run_watch(const WatchFlags& flags) {
@@ -43,6 +45,8 @@ ProbeExit run_watch(const WatchFlags& flags) {
   options.max_duration = parse(flags.max_duration, "--max-duration");
   options.reply_timeout = parse(flags.reply_timeout, "--reply-timeout");
   options.max_interruption = parse(flags.max_interruption, "--max-interruption");
+  if (flags.priority != "realtime" && flags.priority != "normal")
+    problems.push_back("--priority must be realtime or normal");
   if (problems.empty()) problems = flows::validate(options);
   if (!problems.empty()) {
     for (const auto& problem : problems)
@@ -50,6 +54,9 @@ ProbeExit run_watch(const WatchFlags& flags) {
     return ProbeExit::invalid_usage;
   }
   install_stop_handlers();
+  // Before any thread starts, so the whole sampler runs at it (priority.h).
+  const std::string priority =
+      flags.priority == "realtime" ? flows::request_realtime_priority() : "normal (asked for)";
   const std::string endpoint = options.target + ":" + std::to_string(options.port);
   // The readiness line: fabgate waits for it before the first step and refuses the change
   // when it does not come (docs/lab.md).
@@ -71,7 +78,9 @@ ProbeExit run_watch(const WatchFlags& flags) {
                  "%s never answered)\n",
                  unanswered, options.count, endpoint.c_str());
   }
-  std::printf("%s\n", flows::to_json(*report).dump(2).c_str());
+  auto document = flows::to_json(*report);
+  document["sampler_priority"] = priority;
+  std::printf("%s\n", document.dump(2).c_str());
   switch (report->verdict) {
     case flows::Verdict::pass:
       return ProbeExit::pass;
@@ -105,6 +114,12 @@ Runner define_watch(CLI::App& command) {
   command
       .add_option("--max-interruption", flags->max_interruption,
                   "Fail when a flow's longest interruption exceeds this")
+      ->capture_default_str();
+  command
+      .add_option("--priority", flags->priority,
+                  "realtime: run the sampler at SCHED_RR 40 when the process may (root or "
+                  "CAP_SYS_NICE), so a busy host costs the figures as little as it can; normal: "
+                  "as started. The report's sampler_priority says which it got")
       ->capture_default_str();
   return [flags] { return run_watch(*flags); };
 }
