@@ -3,6 +3,7 @@
 #include <future>
 #include <set>
 
+#include "adapters/core/foreign_json.h"
 #include "adapters/core/text.h"
 #include "gates/pipeline/collective_verdict.h"
 #include "gates/pipeline/watch_verdict.h"
@@ -47,31 +48,31 @@ void judge_command(const ssh::CommandResult& result, ProbeOutcome& outcome) {
 // Reads fabgate-probe's JSON document; its verdict is authoritative.
 void judge_builtin(const ssh::CommandResult& result, ProbeOutcome& outcome) {
   outcome.exit_status = result.exit_status;
-  auto document = nlohmann::json::parse(result.stdout_text, nullptr, false);
-  if (document.is_discarded() || !document.is_object() || !document.contains("verdict")) {
+  // Depth-limited and typed (adapters/core/foreign_json.h): a probe host's output is input like
+  // any other, and a document nested 300,000 levels deep would overflow the stack when copied.
+  auto parsed = parse_foreign_json(result.stdout_text);
+  auto& document = parsed.document;
+  if (!parsed.ok() || !document.is_object() || !document.contains("verdict")) {
     outcome.verdict = Verdict::no_evidence;
     outcome.reason = result.exit_status == 127
                          ? "fabgate-probe is not installed on " + outcome.host
                          : "unparsable probe output (exit " + std::to_string(result.exit_status) +
+                               (parsed.ok() ? "" : ", " + parsed.problem) +
                                "): " + last_line(result.stderr_text + result.stdout_text);
     return;
   }
   outcome.detail = document;
-  // Typed lookups: json::value() throws on a field of another type, and a probe's output is
-  // input like any other.
-  const auto& verdict_field = document["verdict"];
-  if (!verdict_field.is_string()) {
+  auto verdict = string_member(document, "verdict");
+  if (!verdict) {
     outcome.verdict = Verdict::no_evidence;
-    outcome.reason = "probe output: field 'verdict' is not a string";
+    outcome.reason =
+        "probe output: field 'verdict' is " + member_kind(document, "verdict") + ", not a string";
     return;
   }
-  std::string verdict = verdict_field.get<std::string>();
-  outcome.verdict = verdict == "pass"   ? Verdict::pass
-                    : verdict == "fail" ? Verdict::fail
-                                        : Verdict::no_evidence;
-  const auto reason = document.find("reason");
-  outcome.reason =
-      reason != document.end() && reason->is_string() ? reason->get<std::string>() : verdict;
+  outcome.verdict = *verdict == "pass"   ? Verdict::pass
+                    : *verdict == "fail" ? Verdict::fail
+                                         : Verdict::no_evidence;
+  outcome.reason = string_member(document, "reason").value_or(*verdict);
 }
 
 // How long a long-running probe (flows responder, watch, RDMA listener) may take to print its

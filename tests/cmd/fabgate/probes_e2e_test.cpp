@@ -10,7 +10,8 @@ namespace {
 class ProbesEndToEnd : public FabgateEndToEnd {
  protected:
   // d1 owns 127.0.0.1 and d2 owns 127.0.0.2 as data addresses; fabgate-probe is the build's.
-  void commit_probe_intent(const std::string& probes_yaml) {
+  void commit_probe_intent(const std::string& probes_yaml,
+                           const std::string& binary = kFabgateProbe) {
     const int port = free_probe_port();
     ASSERT_NE(port, 0);
     commit_intent(
@@ -21,7 +22,7 @@ class ProbesEndToEnd : public FabgateEndToEnd {
         "rollback:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
         "acceptance:\n  settle: 0s\n" +
             probes_yaml,
-        "probes: {binary: " + kFabgateProbe + ", port: " + std::to_string(port) + "}\n");
+        "probes: {binary: " + binary + ", port: " + std::to_string(port) + "}\n");
     std::string inventory = read_file(repo_.file("inventory.yaml"));
     inventory = std::regex_replace(inventory, std::regex("(  d1:\\n)"),
                                    "$1    data_addresses: [127.0.0.1]\n");
@@ -95,6 +96,44 @@ TEST_F(ProbesEndToEnd, AFlowProbeWhoseTargetNoDeviceOwnsIsNoEvidenceAndNothingIs
       << out.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
   EXPECT_TRUE(commands("step", "d1").empty());
+}
+
+TEST_F(ProbesEndToEnd, AProbeHostPrintingWronglyTypedOrDeeplyNestedJsonAfterTheChangeIsRolledBack) {
+  // Given a probe host whose fabgate-probe, once the change is in place, prints a document
+  // whose verdict is a number, or one nested 300,000 levels deep, then the acceptance probe is
+  // no-evidence naming what was wrong, the change is rolled back and verified (exit 4), and
+  // fabgate neither throws nor overflows its stack.
+  const std::string deep = std::string(300'000, '[') + std::string(300'000, ']');
+  for (const auto& [name, hostile] : std::vector<std::pair<std::string, std::string>>{
+           {"wrongly typed", R"({"verdict":3,"reason":["x"],"flows":"many"})"},
+           {"deeply nested", "{\"verdict\":\"pass\",\"flows\":" + deep + "}"}}) {
+    SCOPED_TRACE(name);
+    write_config("d1", "mtu 9000\n");
+    std::filesystem::remove_all(evidence_);
+    const std::string dir = sshd_->home();
+    write_file(dir + "/hostile.json", hostile);
+    // The real responder; the real probe until the change is in place, then the hostile text.
+    write_file(dir + "/hostile-probe",
+               "#!/bin/sh\ncase \" $* \" in *\" --respond \"*) exec " + kFabgateProbe +
+                   " \"$@\";; esac\nif grep -q 'mtu 1500' " + config_path("d1") + "; then cat " +
+                   dir + "/hostile.json; exit 0; fi\nexec " + kFabgateProbe + " \"$@\"\n");
+    std::filesystem::permissions(dir + "/hostile-probe", std::filesystem::perms::owner_all |
+                                                             std::filesystem::perms::group_read |
+                                                             std::filesystem::perms::group_exec |
+                                                             std::filesystem::perms::others_read |
+                                                             std::filesystem::perms::others_exec);
+    commit_probe_intent(
+        "  probes:\n    - {name: d2-to-d1, layer: forwarding, host: d2, kind: flows, target: d1, "
+        "flows: 4, timeout: 10s}\n",
+        dir + "/hostile-probe");
+    auto out = fabgate("apply c");
+    EXPECT_EQ(out.exit_code, 4) << out.output;
+    EXPECT_EQ(config("d1"), "mtu 9000\n");
+    EXPECT_NE(out.output.find(name == "wrongly typed" ? "field 'verdict' is an integer"
+                                                      : "nested deeper than 64 levels"),
+              std::string::npos)
+        << out.output;
+  }
 }
 
 }  // namespace
