@@ -139,7 +139,9 @@ TEST_F(LabMonitoring, APortThatFlapsWithinTheSettleTimeIsStillCaught) {
   // Given a change (written by this test) whose step shuts leaf1's port to host2 for 3 s and
   // brings it back, with a settle time after which Alertmanager no longer holds the alert,
   // then alerts-acceptance still fails from Prometheus' ALERTS history, naming the alert as
-  // resolved, and the change is rolled back (exit 4).
+  // resolved, and the change is rolled back (exit 4). The flap is declared to the telemetry
+  // layer (expected_flaps), which would otherwise catch it first and stop the run before the
+  // alert gate this test is about.
   repo().write("changes/10-test-flap-to-host2.yaml", R"(id: test-flap-to-host2
 title: Flap leaf1's port to host2 (down 3 s)
 targets: [leaf1]
@@ -152,6 +154,7 @@ rollback:
     run: ip link set to-host2 up
 acceptance:
   settle: 6s
+  expected_flaps: ["leaf1:to-host2"]
   probes:
     - {name: host1-to-host3, layer: forwarding, host: host1, kind: flows, target: host3, flows: 4, timeout: 5s}
 )");
