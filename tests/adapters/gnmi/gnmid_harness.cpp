@@ -141,7 +141,9 @@ TargetProcess::~TargetProcess() {
 
 NetnsGuard::NetnsGuard() {
   static std::atomic<int> counter{0};
-  name_ = "fgt-gnmi-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  // "fgg-" is no lab's prefix: a lab test running beside this one counts and removes the
+  // namespaces under its own prefix (fgt-, fgs-, ...) and must never see these.
+  name_ = "fgg-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   created_ = run_ok({"ip", "netns", "add", name_});
 }
 

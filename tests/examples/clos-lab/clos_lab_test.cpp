@@ -345,7 +345,12 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
   {
     SCOPED_TRACE("down removes everything");
     EXPECT_EQ(lab("down").exit_code, 0);
-    EXPECT_EQ(shell("ip netns list | grep -c '^" + kPrefix + "' || true").out, "0\n");
+    // Only this lab's own namespaces are counted: other tests running beside this one create
+    // namespaces of their own, under prefixes of their own.
+    EXPECT_EQ(shell("ip netns list | awk '{print $1}' | grep -cE '^" + kPrefix +
+                    "(mgmt|spine[0-9]|leaf[0-9]|host[0-9])$' || true")
+                  .out,
+              "0\n");
     EXPECT_FALSE(fs::exists(kLabDir));
     // No process still references the lab (sshd/FRR/responder command lines name its paths).
     // "[/]run" matches the path but not this pgrep's own command line.
