@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -29,7 +30,14 @@ void for_each_bounded(std::size_t count, int parallelism,
   };
   std::vector<std::thread> threads;
   threads.reserve(workers);
-  for (std::size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
+  // A thread that cannot be created (std::system_error: the process is at its limit) is not
+  // a reason to stop half way through a wave: the threads already running and this one share
+  // the items, so every item still runs exactly once, just with less parallelism.
+  try {
+    for (std::size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
+  } catch (const std::system_error&) {
+  }
+  if (threads.size() < workers) worker();
   for (auto& thread : threads) thread.join();
   if (first_exception) std::rethrow_exception(first_exception);
 }

@@ -11,6 +11,7 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/approval/approval_judge.h"
+#include "gates/pipeline/interruption.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/plan_digest.h"
 #include "gates/pipeline/reports.h"
@@ -112,6 +113,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
         console.bold("fabgate " + std::string(pipeline::to_string(mode)) + " " + change->id) +
         " at " + loaded->commit.id.substr(0, 12) + " (" + change->title + ")");
   pipeline::Pipeline pipeline(repository, *change, run.for_pipeline(observer), pipeline_options);
+  // From here on a signal stops the run through its controller (rollback, seal), never the
+  // process with a change left on the devices.
+  pipeline::Interruption::Installed signals;
   auto outcome = pipeline.run();
   run.close();
 
@@ -135,6 +139,12 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
       console.line("restored in:     " + format_duration(*outcome.detection_to_restore) +
                    " from failure detection to verified baseline");
     console.line("evidence:        " + bundle.dir().string());
+    if (!outcome.sealed)
+      console.line(console.red("NOT SEALED:      ") +
+                   (outcome.evidence_not_written.empty() ? std::string("manifest.json missing")
+                                                         : outcome.evidence_not_written.back()));
+    if (!outcome.recover_command.empty())
+      console.line(console.red("recover with:    ") + outcome.recover_command);
     console.line("plan digest:     " + pipeline::plan_digest(repository, *change));
     if (mode == pipeline::Mode::plan)
       console.line("approve with:    fabgate approve " + (bundle.dir() / "plan.json").string() +
@@ -152,6 +162,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
         break;
       case ExitCode::rolled_back:
         console.line(console.yellow(verdict) + ": change failed, rolled back, baseline verified");
+        break;
+      case ExitCode::internal_error:
+        console.line(console.red(verdict) + ": " + outcome.device_state);
         break;
       default:
         console.line(console.red(verdict) + ": NOT RESTORED: a human must act now");

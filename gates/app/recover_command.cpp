@@ -14,6 +14,7 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/pipeline/journal.h"
+#include "gates/pipeline/interruption.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/report_html.h"
 #include "gates/pipeline/reports.h"
@@ -116,7 +117,11 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
       options.operator_name.empty() ? default_operator() : options.operator_name;
 
   std::error_code ec;
-  if (std::filesystem::exists(dir / "manifest.json", ec)) {
+  // A run that ended NOT RESTORED sealed its bundle and named this command: recover finishes
+  // it there. Any other sealed run has nothing left to recover.
+  const bool finishes_not_restored =
+      crashed->ended_with && *crashed->ended_with == to_int(ExitCode::not_restored);
+  if (std::filesystem::exists(dir / "manifest.json", ec) && !finishes_not_restored) {
     std::string ended =
         crashed->ended_with ? "ended with exit " + std::to_string(*crashed->ended_with) : "ended";
     return say(console, ExitCode::invalid_input, dir.string(),
@@ -139,7 +144,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.
   const Redactor redactor = run_redactor(repository, console);
-  if (crashed->ended_with) {
+  if (crashed->ended_with && !finishes_not_restored) {
     auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
     if (!bundle.ok()) return std::move(bundle).error();
     return seal(crashed.value(), *bundle.value(), operator_name, ExitCode::invalid_input,
@@ -157,7 +162,9 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   auto secrets = step_secret_values(repository, *change, CommandsSent::recovery);
   if (!secrets.ok()) return std::move(secrets).error();
 
-  auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
+  auto bundle = finishes_not_restored
+                    ? pipeline::EvidenceBundle::reopen_not_restored(dir, start.run_id, redactor)
+                    : pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
   if (!bundle.ok()) return std::move(bundle).error();
   auto& evidence = *bundle.value();
 
@@ -212,6 +219,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
         join(std::vector<std::string>(crashed_run.touched.rbegin(), crashed_run.touched.rend()),
              ", "));
   pipeline::Pipeline pipeline(repository, *change, run.for_pipeline(observer), pipeline_options);
+  pipeline::Interruption::Installed signals;  // a signal ends recover through its exit path
   auto outcome = pipeline.recover(crashed_run, operator_name);
   run.close();
 
@@ -226,6 +234,9 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
     console.line("");
     console.line("devices:         " + outcome.device_state);
     console.line("evidence:        " + dir.string());
+    if (!outcome.recover_command.empty())
+      console.line(console.red("recover with:    ") + outcome.recover_command +
+                   " (again, once the devices are reachable)");
     std::string verdict = "exit " + std::to_string(to_int(outcome.exit_code));
     if (outcome.exit_code == ExitCode::rolled_back)
       console.line(console.yellow(verdict) + ": recovered: rolled back, baseline verified");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <utility>
 
 #include "adapters/core/sha256.h"
 
@@ -83,23 +84,33 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
     return Error::internal("evidence: create " + temporary.string() + ": " + errno_text());
   const char* data = content.data();
   std::size_t left = content.size();
+  // A write that fails leaves no half file behind: the bundle keeps the old file or none.
+  auto abandon = [&](const std::string& what) -> Status {
+    std::string why = errno_text();
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return Error::internal("evidence: " + what + " " + temporary.string() + ": " + why);
+  };
   while (left > 0) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
-      return Error::internal("evidence: write " + temporary.string() + ": " + errno_text());
+      return abandon("write");
     }
     data += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    return Error::internal("evidence: fsync " + temporary.string() + ": " + errno_text());
+  if (::fsync(fd) != 0) return abandon("fsync");
+  if (::close(fd) != 0) {
+    std::string why = errno_text();
+    ::unlink(temporary.c_str());
+    return Error::internal("evidence: close " + temporary.string() + ": " + why);
   }
-  ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
-    return Error::internal("evidence: rename to " + path.string() + ": " + errno_text());
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string why = errno_text();
+    ::unlink(temporary.c_str());
+    return Error::internal("evidence: rename to " + path.string() + ": " + why);
+  }
   return fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
 }
 
@@ -152,34 +163,73 @@ Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::reopen(const std::filesy
       new EvidenceBundle(absolute, run_id, std::move(redactor), std::move(journal.value())));
 }
 
+Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::reopen_not_restored(
+    const std::filesystem::path& dir, const std::string& run_id, Redactor redactor) {
+  auto absolute = std::filesystem::absolute(dir);
+  std::error_code ec;
+  std::string kept = "manifest.not-restored.json";
+  for (int n = 2; std::filesystem::exists(absolute / kept, ec); ++n)
+    kept = "manifest.not-restored-" + std::to_string(n) + ".json";
+  auto signature = absolute / kManifestSignatureFile;
+  if (std::filesystem::exists(signature, ec) &&
+      ::rename(signature.c_str(), (absolute / (kept + ".sig")).c_str()) != 0)
+    return Error::internal("evidence: rename " + signature.string() + ": " + errno_text());
+  auto manifest = absolute / kManifest;
+  if (std::filesystem::exists(manifest, ec) &&
+      ::rename(manifest.c_str(), (absolute / kept).c_str()) != 0)
+    return Error::internal("evidence: rename " + manifest.string() + ": " + errno_text());
+  if (auto synced = fsync_path(absolute, O_RDONLY | O_DIRECTORY); !synced.ok()) return synced.error();
+  return reopen(absolute, run_id, std::move(redactor));
+}
+
+Status EvidenceBundle::noted(const std::string& relative, Status status) {
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    failed_writes_.push_back(relative + ": " + status.error().message);
+  }
+  return status;
+}
+
+std::vector<std::string> EvidenceBundle::take_failed_writes() {
+  std::lock_guard<std::mutex> lock(failures_mutex_);
+  return std::exchange(failed_writes_, {});
+}
+
 Status EvidenceBundle::write(const std::string& relative, std::string_view content) {
-  return write_file_atomically(dir_ / relative, redactor_.redact(content));
+  return noted(relative, write_file_atomically(dir_ / relative, redactor_.redact(content)));
 }
 
 Status EvidenceBundle::write_redacted(const std::string& relative, std::string_view content) {
-  return write_file_atomically(dir_ / relative, content);
+  return noted(relative, write_file_atomically(dir_ / relative, content));
 }
 
 Status EvidenceBundle::write_json(const std::string& relative, const nlohmann::json& document) {
-  return write_file_atomically(dir_ / relative, redactor_.dump(document, 2) + "\n");
+  return noted(relative,
+               write_file_atomically(dir_ / relative, redactor_.dump(document, 2) + "\n"));
 }
 
 void EvidenceBundle::append_line(const std::string& relative, const nlohmann::json& record) {
   std::string line = redactor_.dump(record) + "\n";
   std::lock_guard<std::mutex> lock(mutex_);
   auto path = dir_ / relative;
+  auto failed = [&](const std::string& what) {
+    std::lock_guard<std::mutex> failures(failures_mutex_);
+    failed_writes_.push_back(relative + ": evidence: " + what + " " + path.string() + ": " +
+                             errno_text());
+  };
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (fd < 0) return;  // the manifest will show the file missing; nothing else can be done
+  if (fd < 0) return failed("open");
   std::size_t written = 0;
   while (written < line.size()) {
     ssize_t n = ::write(fd, line.data() + written, line.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
+      failed("append to");
       break;
     }
     written += static_cast<std::size_t>(n);
   }
-  ::fsync(fd);
+  if (written == line.size() && ::fsync(fd) != 0) failed("fsync");
   ::close(fd);
 }
 
@@ -188,12 +238,15 @@ void EvidenceBundle::append_command(const nlohmann::json& record) {
 }
 
 void EvidenceBundle::append_journal(const nlohmann::json& record) {
-  (void)journal_->append(record);  // best effort by contract; see write_ahead
+  // The action goes ahead whatever happens here (see write_ahead); the failure is noted, so
+  // the gate it belongs to is judged without evidence.
+  auto appended = journal_->append(record);
+  if (!appended.ok()) (void)noted(kJournal, std::move(appended).error());
 }
 
 Status EvidenceBundle::write_ahead(const nlohmann::json& record) {
   auto appended = journal_->append(record);
-  if (!appended.ok()) return std::move(appended).error();
+  if (!appended.ok()) return noted(kJournal, std::move(appended).error());
   return Ok{};
 }
 

@@ -36,6 +36,11 @@ class EvidenceBundle {
   static Result<std::unique_ptr<EvidenceBundle>> reopen(const std::filesystem::path& dir,
                                                         const std::string& run_id,
                                                         Redactor redactor);
+  // Reopens a bundle sealed by a run that ended NOT RESTORED (exit 5), for the `fabgate
+  // recover` that run named: its manifest (and signature) are kept under a new name
+  // (manifest.not-restored.json, then -2, -3...), covered by the manifest recover seals.
+  static Result<std::unique_ptr<EvidenceBundle>> reopen_not_restored(
+      const std::filesystem::path& dir, const std::string& run_id, Redactor redactor);
 
   const std::filesystem::path& dir() const { return dir_; }
   const std::string& run_id() const { return run_id_; }
@@ -63,10 +68,19 @@ class EvidenceBundle {
   // manifest.json. Nothing may be written after finish().
   Status finish(nlohmann::json manifest);
 
+  // Every write that failed since the last call ("probes/acceptance.json: evidence: write ...:
+  // No space left on device"), journal and commands.jsonl appends included. The run controller
+  // takes them after each gate: a gate whose evidence could not be kept has no evidence.
+  std::vector<std::string> take_failed_writes();
+
  private:
   EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor,
                  std::unique_ptr<JournalWriter> journal);
   void append_line(const std::string& relative, const nlohmann::json& record);
+  Status noted(const std::string& relative, Status status);
+
+  std::mutex failures_mutex_;
+  std::vector<std::string> failed_writes_;
 
   std::filesystem::path dir_;
   std::string run_id_;

@@ -1,4 +1,5 @@
 #include "gates/pipeline/execute.h"
+#include "gates/pipeline/interruption.h"
 
 #include <algorithm>
 #include <mutex>
@@ -204,6 +205,14 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
         {
           std::lock_guard<std::mutex> lock(mutex);
           if (wave_failed) return;  // another device of this wave failed: stop before sending more
+          if (Interruption::requested()) {
+            // A signal: no further step is sent; what was sent is rolled back.
+            wave_failed = true;
+            if (!execution.failure)
+              execution.failure = Interruption::first_name() + " received before step " +
+                                  std::to_string(index) + " on " + name + " was sent";
+            return;
+          }
         }
         auto left =
             std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
@@ -253,6 +262,21 @@ RollbackResult Executor::rollback(const std::vector<std::string>& touched) {
     }
     for (const auto* step : steps) {
       ++index;
+      if (Interruption::abandoned()) {
+        // A second signal: the operator stops the rollback too. This device's undo is
+        // incomplete; the run exits 5 and names `fabgate recover`.
+        StepRun skipped;
+        skipped.device = *it;
+        skipped.index = index;
+        skipped.phase = "rollback";
+        skipped.command = step->run;
+        skipped.state = StepState::not_started;
+        skipped.reason = "not sent: the rollback was abandoned by a second signal";
+        skipped.started = now_utc();
+        result.runs.push_back(std::move(skipped));
+        result.failed_devices.push_back(*it);
+        break;
+      }
       // A rollback step has its own, more patient bound (intent::Bounds::rollback_timeout).
       Duration limit = step->timeout.value_or(change_.bounds.effective_rollback_timeout());
       StepRun run = run_step(*step, index, "rollback", limit,

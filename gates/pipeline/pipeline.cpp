@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -20,6 +22,7 @@
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
 #include "gates/pipeline/identity_check.h"
+#include "gates/pipeline/interruption.h"
 #include "gates/pipeline/monitoring.h"
 #include "gates/pipeline/plan_digest.h"
 #include "gates/pipeline/report_html.h"
@@ -123,19 +126,47 @@ Pipeline::Pipeline(const intent::IntentRepository& repository, const intent::Cha
       options_(std::move(options)),
       probe_context_{repository.inventory, repository.settings.probes} {
   for (const auto& device : repository_.inventory.devices) scope_.push_back(&device);
+  if (const char* gates = std::getenv(kFaultThrowInGate)) {
+    std::string list = gates;
+    std::replace(list.begin(), list.end(), ',', '\n');
+    for (const auto& name : split_lines(list)) fault_gates_.insert(std::string(trim(name)));
+  }
 }
 
 GateRecord& Pipeline::gate(const std::string& name, const std::function<void(GateRecord&)>& body) {
-  with_.observer.gate_started(name);
   GateRecord record;
   record.name = name;
   record.started = now_utc();
   auto start = Clock::now();
-  with_.evidence.append_journal(
-      {{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
-  body(record);
-  if (with_.session_notes)
-    for (auto& note : with_.session_notes()) record.details.push_back(std::move(note));
+  // Nothing a gate body throws leaves the run: it is this gate failing, and the run goes on
+  // down the path any failed gate takes (refused before the first step, rolled back after it).
+  try {
+    with_.observer.gate_started(name);
+    with_.evidence.append_journal(
+        {{"event", "gate-start"}, {"gate", name}, {"at", format_utc(record.started)}});
+    if (fault_gates_.count(name))
+      throw std::runtime_error(std::string("fault injected by ") + kFaultThrowInGate);
+    body(record);
+    if (with_.session_notes)
+      for (auto& note : with_.session_notes()) record.details.push_back(std::move(note));
+  } catch (const std::exception& error) {
+    fail_on_internal_error(record, error.what());
+  } catch (...) {
+    fail_on_internal_error(record, "an exception of unknown type");
+  }
+  // A verdict is only as good as the evidence kept for it: a file this gate could not write
+  // (a full disk, an I/O error) leaves it without evidence, whatever its checks said. Undoing
+  // is the exception: the rollback and the disarm go ahead unrecorded (undoing matters more
+  // than recording it), their verdicts rest on the devices' answers, and the restore is proven
+  // by the gates after them.
+  const bool records_best_effort = name == "rollback" || name == "confirm-disarm";
+  for (auto& failure : with_.evidence.take_failed_writes()) {
+    if (!blocks(record.verdict) && !records_best_effort) {
+      record.verdict = Verdict::no_evidence;
+      record.summary = "its evidence could not be written to the bundle";
+    }
+    record.details.push_back("evidence not kept: " + failure);
+  }
   record.duration = since(start);
   with_.evidence.append_journal({{"event", "gate-end"},
                                  {"gate", name},
@@ -145,8 +176,30 @@ GateRecord& Pipeline::gate(const std::string& name, const std::function<void(Gat
   note_first_failure(outcome_.gates.back());
   if (outcome_.change_started && !failure_detected_ && blocks(outcome_.gates.back().verdict))
     failure_detected_ = Clock::now();
-  with_.observer.gate_finished(outcome_.gates.back());
+  try {
+    with_.observer.gate_finished(outcome_.gates.back());
+  } catch (...) {
+    // The terminal could not show it; the record is kept and the report shows it.
+  }
   return outcome_.gates.back();
+}
+
+void Pipeline::fail_on_internal_error(GateRecord& record, const std::string& what) {
+  record.verdict = Verdict::fail;
+  record.summary = "stopped on an internal error; treated as a failed gate";
+  record.details.insert(record.details.begin(), "internal error: " + what);
+  outcome_.internal_errors.push_back(record.name + ": " + what);
+}
+
+void Pipeline::note_interruption(GateRecord& record) {
+  interruption_noted_ = true;
+  record.verdict = Verdict::fail;
+  std::string how = Interruption::first_name() + " received";
+  record.details.push_back(how + ": " +
+                           (outcome_.change_started || !execution_.touched.empty()
+                                ? "the change is rolled back and the restore verified"
+                                : "the run stops before any step is sent"));
+  outcome_.interrupted_by = Interruption::first_name();
 }
 
 GateRecord& Pipeline::skip(const std::string& name, const std::string& why) {
@@ -160,7 +213,14 @@ GateRecord& Pipeline::skip(const std::string& name, const std::string& why) {
   return outcome_.gates.back();
 }
 
-bool Pipeline::stopped() const {
+bool Pipeline::stopped() {
+  // A signal stops the run at the next gate boundary (a wait inside a gate notices it sooner):
+  // it is recorded as a failed gate of its own, so the run takes the failed-gate path.
+  if (Interruption::requested() && !interruption_noted_)
+    gate("interrupted", [&](GateRecord& r) {
+      note_interruption(r);
+      r.summary = "the operator or the CI runner asked the run to stop";
+    });
   return std::any_of(outcome_.gates.begin(), outcome_.gates.end(),
                      [](const GateRecord& record) { return blocks(record.verdict); });
 }
@@ -508,7 +568,14 @@ void Pipeline::execute(GateRecord& record) {
   Executor executor(with_.remote, repository_.inventory, change_, &with_.evidence,
                     options_.parallelism, with_.gnmi);
   auto deadline = started_ + change_.bounds.deadline;
-  execution_ = executor.apply(deadline);
+  try {
+    execution_ = executor.apply(deadline);
+  } catch (...) {
+    // What was sent before the throw is in the journal (every step is write-ahead): the
+    // rollback undoes exactly that.
+    adopt_journaled_steps();
+    throw;
+  }
   outcome_.steps = execution_.runs;
   outcome_.change_started = !execution_.runs.empty();
   std::size_t ok = 0;
@@ -532,7 +599,13 @@ void Pipeline::settle(GateRecord& record) {
   Duration wait = failure_detected_ ? change_.acceptance.settle
                                     : std::min<Duration>(change_.acceptance.settle,
                                                          std::max(left, Duration::zero()));
-  std::this_thread::sleep_for(wait);
+  const auto waiting = Clock::now();
+  if (!Interruption::sleep_unless(wait, 0)) {
+    note_interruption(record);
+    record.summary = "interrupted after " + format_duration(since(waiting)) + " of " +
+                     format_duration(wait);
+    return;
+  }
   record.verdict = Verdict::pass;
   record.summary = "waited " + format_duration(wait) + " for the fabric to converge";
 }
@@ -559,6 +632,11 @@ void Pipeline::settle_restored(GateRecord& record) {
   const std::string watched = watch_fault_footprint(start, bound);
   std::vector<std::string> not_held;
   for (;;) {
+    if (Interruption::abandoned()) {
+      record.verdict = Verdict::fail;
+      record.summary = "abandoned by a second signal before a round held";
+      return;  // no round: the restored gates say the restore is not verified
+    }
     const bool last = since(start) >= bound;
     RestoreRound round = restore_round(last ? at_bound : early, start);
     if (round.not_held.empty() || last) {
@@ -567,7 +645,8 @@ void Pipeline::settle_restored(GateRecord& record) {
     }
     not_held.push_back(round_line(not_held.size() + 1, round));
     const Duration left = bound - since(start);
-    if (left > Duration::zero()) std::this_thread::sleep_for(std::min(kSettlePollInterval, left));
+    if (left > Duration::zero())
+      (void)Interruption::sleep_unless(std::min(kSettlePollInterval, left), 1);
   }
   const RestoreRound& kept = *restore_round_;
   const std::size_t rounds = not_held.size() + 1;
@@ -630,8 +709,8 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
   std::size_t polls = 0;
   bool back = false;
   std::string unwatchable;
-  while (!back && since(settle_started) < bound) {
-    if (polls > 0) std::this_thread::sleep_for(kSettlePollInterval);
+  while (!back && since(settle_started) < bound && !Interruption::abandoned()) {
+    if (polls > 0) (void)Interruption::sleep_unless(kSettlePollInterval, 1);
     ++polls;
     TakenSnapshot part =
         with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
@@ -831,8 +910,10 @@ void Pipeline::start_watch(GateRecord& record) {
 }
 
 void Pipeline::stop_watch(GateRecord& record) {
-  ProbeOutcome outcome = watch_->stop();
-  watch_.reset();
+  // Out of the run first: whatever stop() does, this session is stopped once (its destructor
+  // ends what still runs on the hosts).
+  auto watch = std::move(watch_);
+  ProbeOutcome outcome = watch->stop();
   (void)with_.evidence.write_json("probes/during.json", to_json(outcome));
   outcome_.probes.push_back(outcome);
   outcome_.layers["during"]["forwarding"] = std::string(to_string(outcome.verdict));
@@ -1162,6 +1243,65 @@ void Pipeline::expire_silence() {
 // ---- the pipeline ---------------------------------------------------------------------------
 
 RunOutcome Pipeline::run() {
+  // The only way out of a run: whatever happens below, the outputs are written and sealed
+  // (write_outputs() never throws), and a throw that escaped the gates still ends in a rollback
+  // or a loud NOT RESTORED naming `fabgate recover`.
+  try {
+    run_gates();
+  } catch (const std::exception& error) {
+    escaped(error.what());
+  } catch (...) {
+    escaped("an exception of unknown type");
+  }
+  write_outputs(outcome_);
+  return outcome_;
+}
+
+void Pipeline::escaped(const std::string& what) {
+  gate("controller", [&](GateRecord& r) { fail_on_internal_error(r, what); });
+  if (execution_.touched.empty()) adopt_journaled_steps();
+  if (rollback_started_) {
+    // The exit path itself failed: what the devices hold now is unknown.
+    outcome_.exit_code = ExitCode::not_restored;
+    outcome_.device_state =
+        "NOT RESTORED: the rollback or its verification stopped on an internal error (" + what +
+        ")";
+    return;
+  }
+  if (execution_.touched.empty()) {
+    outcome_.exit_code = ExitCode::refused;
+    outcome_.device_state = "untouched: no step was sent";
+    return;
+  }
+  try {
+    roll_back_after_failure(false);
+  } catch (const std::exception& again) {
+    outcome_.exit_code = ExitCode::not_restored;
+    outcome_.device_state = std::string("NOT RESTORED: the rollback stopped on an internal error (") +
+                            again.what() + ")";
+  } catch (...) {
+    outcome_.exit_code = ExitCode::not_restored;
+    outcome_.device_state = "NOT RESTORED: the rollback stopped on an internal error";
+  }
+}
+
+void Pipeline::adopt_journaled_steps() {
+  auto journal = read_journal(with_.evidence.dir() / "journal.jsonl");
+  if (!journal.ok()) return;
+  auto crashed = read_crashed_run(journal.value());
+  if (!crashed.ok()) return;
+  for (const auto& device : crashed->touched)
+    if (std::find(execution_.touched.begin(), execution_.touched.end(), device) ==
+        execution_.touched.end())
+      execution_.touched.push_back(device);
+  if (execution_.runs.empty()) {
+    execution_.runs = crashed->steps;
+    outcome_.steps = crashed->steps;
+  }
+  if (!execution_.touched.empty()) outcome_.change_started = true;
+}
+
+void Pipeline::run_gates() {
   started_ = Clock::now();
   run_started_at_ = now_utc();
   // Everything `fabgate recover` needs to rebuild this run if the controller dies.
@@ -1241,8 +1381,8 @@ RunOutcome Pipeline::run() {
   if (stopped() || options_.mode == Mode::plan) {
     outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;
     outcome_.device_state = "untouched: no step was sent";
-    write_outputs(outcome_);
-    return outcome_;
+    watch_.reset();  // stops the continuous probe on its hosts
+    return;
   }
 
   // Change gates: from here on, any failure rolls the change back.
@@ -1281,16 +1421,23 @@ RunOutcome Pipeline::run() {
   //     The post snapshot covers every device in scope, also when the change already failed:
   //     a fault shows where it shows (a withdrawn VNI is missed on the other leaf, which shares
   //     no subnet with the target).
-  auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) {
-    if (post_taking.valid())
-      record_snapshot(r, "post", post_taking.get(), post_);
+  //     An interrupted run goes straight to the rollback: no new snapshot is started for it.
+  stopped();
+  if (post_taking.valid() || !Interruption::requested()) {
+    auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) {
+      if (post_taking.valid())
+        record_snapshot(r, "post", post_taking.get(), post_);
+      else
+        take_snapshot(r, "post", post_);
+    });
+    if (!blocks(post_snapshot.verdict))
+      gate("compare", [&](GateRecord& r) { compare(r, post_, "post", true); });
     else
-      take_snapshot(r, "post", post_);
-  });
-  if (!blocks(post_snapshot.verdict))
-    gate("compare", [&](GateRecord& r) { compare(r, post_, "post", true); });
-  else
-    skip("compare", "the post-change snapshot lacks evidence, so nothing can be compared");
+      skip("compare", "the post-change snapshot lacks evidence, so nothing can be compared");
+  } else {
+    skip("snapshot-post", "interrupted: the run goes straight to the rollback");
+    skip("compare", "interrupted: nothing to compare");
+  }
 
   bool forced = options_.mode == Mode::rehearse && !stopped();
   // 12. confirm: the change is proven, so the device-side timers must not revert it. A timer
@@ -1311,10 +1458,12 @@ RunOutcome Pipeline::run() {
   if (!stopped() && !forced) {
     outcome_.exit_code = ExitCode::accepted;
     outcome_.device_state = "changed as intended and verified";
-    write_outputs(outcome_);
-    return outcome_;
+    return;
   }
+  roll_back_after_failure(forced);
+}
 
+void Pipeline::roll_back_after_failure(bool forced) {
   // The watch must stop before the rollback, whatever failed. (The telemetry streams, if
   // still running, go on through the rollback: restore_and_verify() ends them.)
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
@@ -1331,11 +1480,10 @@ RunOutcome Pipeline::run() {
     outcome_.device_state =
         "rehearsed: the change was accepted, then rolled back; baseline verified at every layer";
   }
-  write_outputs(outcome_);
-  return outcome_;
 }
 
 bool Pipeline::restore_and_verify() {
+  rollback_started_ = true;
   // Telemetry through the rollback: the streams still running since before the change, or
   // fresh ones (rehearse, recover, a failure found after acceptance); ended below.
   begin_rollback_telemetry();
@@ -1345,10 +1493,19 @@ bool Pipeline::restore_and_verify() {
   //     restored snapshot and the probes on hosts taken together, until one holds or the last
   //     one, started at the settle bound, was taken.
   restore_round_.reset();
-  if (!execution_.touched.empty())
+  if (Interruption::abandoned())
+    skip("settle-restored", "abandoned by a second signal: the restore is not verified");
+  else if (!execution_.touched.empty())
     gate("settle-restored", [&](GateRecord& r) { settle_restored(r); });
   else
     restore_round_ = restore_round(probe_context_, Clock::now());  // nothing to wait for
+  if (!restore_round_) {
+    // No round to judge (abandoned, or the verification itself failed): nothing proves the
+    // baseline, so the restore is not verified.
+    for (const char* name : {"snapshot-restored", "compare-restored", "restored-probes"})
+      skip(name, "no round of the restore verification was completed");
+    return conclude_restore();
+  }
   RestoreRound& round = *restore_round_;
   // 14. snapshot(restored) and compare restored vs pre, with no expected differences: the
   //     kept round's snapshot, recorded and judged as any snapshot is.
@@ -1369,7 +1526,10 @@ bool Pipeline::restore_and_verify() {
     r.details.push_back("the probes on hosts ran alongside the restored snapshot and took " +
                         format_duration(round.probes_took));
   });
+  return conclude_restore();
+}
 
+bool Pipeline::conclude_restore() {
   bool restored = true;
   std::vector<std::string> still_different;
   for (const auto& record : outcome_.gates) {
@@ -1396,6 +1556,22 @@ bool Pipeline::restore_and_verify() {
 }
 
 RunOutcome Pipeline::recover(const CrashedRun& crashed, const std::string& recovered_by) {
+  // The same single way out as run(): recover is a rollback, so anything that escapes it
+  // leaves the devices NOT RESTORED, said loudly, with the bundle sealed.
+  try {
+    recover_gates(crashed, recovered_by);
+  } catch (const std::exception& error) {
+    rollback_started_ = true;
+    escaped(error.what());
+  } catch (...) {
+    rollback_started_ = true;
+    escaped("an exception of unknown type");
+  }
+  write_outputs(outcome_);
+  return outcome_;
+}
+
+void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recovered_by) {
   started_ = Clock::now();
   failure_detected_ = started_;  // the crash is the failure; recover starts restoring at once
   nlohmann::json torn = nullptr;
@@ -1419,12 +1595,12 @@ RunOutcome Pipeline::recover(const CrashedRun& crashed, const std::string& recov
     // The crashed run's locks are this run's (same run id); the timers it armed are found on
     // the devices: one that already fired means the device reverted by itself.
     lock_devices();
-    if (stopped()) {
+    if (std::any_of(outcome_.gates.begin(), outcome_.gates.end(),
+                    [](const GateRecord& record) { return blocks(record.verdict); })) {
       outcome_.exit_code = ExitCode::not_restored;
       outcome_.device_state =
           "NOT RESTORED: another run holds a target's lock, so recover did not touch it";
-      write_outputs(outcome_);
-      return outcome_;
+      return;
     }
     with_.safeguards->adopt_timers(with_.evidence.run_id(), change_.targets);
     disarm_before_rollback();
@@ -1436,8 +1612,6 @@ RunOutcome Pipeline::recover(const CrashedRun& crashed, const std::string& recov
     if (!pre.is_discarded() && pre.is_object()) pre_ = std::move(pre);
   }
   restore_and_verify();
-  write_outputs(outcome_);
-  return outcome_;
 }
 
 void Pipeline::lock_devices() {
@@ -1461,18 +1635,26 @@ void Pipeline::disarm_before_rollback() {
 
 void Pipeline::finish_safeguards(RunOutcome& outcome) {
   if (!with_.safeguards) return;
+  if (outcome.exit_code != ExitCode::not_restored && with_.safeguards->has_armed_timers()) {
+    // A run refused after arming (the watch could not start) sent no step: a timer left
+    // armed would run the rollback on an untouched device.
+    GateRecord last_try;
+    with_.safeguards->disarm_timers(last_try);
+    if (with_.safeguards->has_armed_timers()) {
+      // A timer still armed may revert its device later, after another run changed it: the
+      // lock stays, so no other run starts there, and a human must look.
+      outcome.exit_code = ExitCode::not_restored;
+      outcome.device_state = "NOT RESTORED: a confirm timer could not be disarmed (" +
+                             join(last_try.details, "; ") +
+                             "); it may still revert its device, so the targets stay locked";
+    }
+  }
   if (outcome.exit_code == ExitCode::not_restored) {
     if (with_.safeguards->holds_locks())
       outcome.diagnosis.push_back(
           "the targets stay locked by this run because they are NOT RESTORED; once a human has "
           "repaired them, `fabgate recover` or a run with --take-over-locks takes the lock over");
   } else {
-    if (with_.safeguards->has_armed_timers()) {
-      // A run refused after arming (the watch could not start) sent no step: a timer left
-      // armed would run the rollback on an untouched device.
-      GateRecord ignored;
-      with_.safeguards->disarm_timers(ignored);
-    }
     with_.safeguards->release_locks();
   }
   (void)with_.evidence.write_json("safeguards.json", with_.safeguards->to_json());
@@ -1539,6 +1721,63 @@ void Pipeline::diagnose() {
 }
 
 void Pipeline::write_outputs(RunOutcome& outcome) {
+  // Never throws: each part that fails is named, and the manifest is still attempted.
+  auto attempt = [&](const std::string& what, const std::function<void()>& part) {
+    try {
+      part();
+    } catch (const std::exception& error) {
+      outcome.internal_errors.push_back(what + ": " + error.what());
+    } catch (...) {
+      outcome.internal_errors.push_back(what + ": an exception of unknown type");
+    }
+  };
+  attempt("ending the run", [&] { end_run(outcome); });
+  std::optional<ReportContext> context;
+  attempt("reports", [&] { context.emplace(write_reports(outcome)); });
+  // Files that could not be written: an accepted run never exits 0 with a bundle that lacks
+  // them (exits 3, 4 and 5 already ask for attention and stand).
+  for (auto& failure : with_.evidence.take_failed_writes())
+    outcome.evidence_not_written.push_back(std::move(failure));
+  if (!outcome.evidence_not_written.empty() && outcome.exit_code == ExitCode::accepted) {
+    outcome.exit_code = ExitCode::internal_error;
+    outcome.device_state += "; the evidence bundle is incomplete (" +
+                            outcome.evidence_not_written.front() + ")";
+  }
+  with_.evidence.append_journal({{"event", "run-end"},
+                                 {"exit_code", to_int(outcome.exit_code)},
+                                 {"at", format_utc(now_utc())}});
+  Status sealed = Error::internal("the manifest could not be rendered");
+  attempt("manifest", [&] {
+    if (!context) return;
+    auto manifest = render_manifest(*context, outcome);
+    manifest["layer_recovery"] = std::move(layer_recovery_);  // `fabgate evidence show` prints it
+    if (!outcome.internal_errors.empty()) manifest["internal_errors"] = outcome.internal_errors;
+    if (!outcome.evidence_not_written.empty())
+      manifest["evidence_not_written"] = outcome.evidence_not_written;
+    if (options_.annotate) options_.annotate(with_.evidence, manifest);
+    sealed = with_.evidence.finish(manifest);
+  });
+  outcome.sealed = sealed.ok();
+  if (!sealed.ok()) {
+    outcome.evidence_not_written.push_back("manifest.json: " + sealed.error().message);
+    if (outcome.exit_code == ExitCode::accepted) outcome.exit_code = ExitCode::internal_error;
+    outcome.device_state += "; the evidence bundle is NOT sealed (" + sealed.error().message + ")";
+  }
+}
+
+void Pipeline::name_the_way_back(RunOutcome& outcome) {
+  // Exit 5 is a hand-off to a human: say which devices may still hold the change, and the
+  // command that finishes the job once they are reachable again.
+  outcome.may_still_be_changed = execution_.touched;
+  outcome.recover_command = "fabgate recover " + shell_quote(with_.evidence.dir().string());
+  if (!outcome.may_still_be_changed.empty())
+    outcome.device_state +=
+        "; may still be changed: " + join(outcome.may_still_be_changed, ", ");
+  outcome.device_state += "; finish with: " + outcome.recover_command;
+}
+
+void Pipeline::end_run(RunOutcome& outcome) {
+  watch_.reset();  // a continuous probe still running on its host is stopped
   expire_silence();  // whatever the outcome
   // A silence fabgate could not expire keeps the targets' alerts from paging anyone until its
   // end time. An accepted run then exits 1, so CI does not read it as a clean success; exits
@@ -1551,7 +1790,11 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
     outcome.device_state += "; " + left;
   }
   finish_safeguards(outcome);
+  if (outcome.exit_code == ExitCode::not_restored) name_the_way_back(outcome);
   diagnose();
+}
+
+ReportContext Pipeline::write_reports(RunOutcome& outcome) {
   ReportContext context{repository_,
                         change_,
                         options_.mode,
@@ -1574,13 +1817,8 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
   }
   if (options_.mode == Mode::rehearse)
     (void)with_.evidence.write_json("rehearsal.json", render_rehearsal_json(context, outcome));
-  with_.evidence.append_journal({{"event", "run-end"},
-                                 {"exit_code", to_int(outcome.exit_code)},
-                                 {"at", format_utc(now_utc())}});
-  auto manifest = render_manifest(context, outcome);
-  manifest["layer_recovery"] = std::move(page.layers);  // `fabgate evidence show` prints it
-  if (options_.annotate) options_.annotate(with_.evidence, manifest);
-  (void)with_.evidence.finish(manifest);
+  layer_recovery_ = std::move(page.layers);
+  return context;
 }
 
 }  // namespace fabgate::pipeline

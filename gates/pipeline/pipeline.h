@@ -33,6 +33,8 @@
 
 namespace fabgate::pipeline {
 
+struct ReportContext;
+
 // How long settle-restored waits after a round of the restore verification that did not hold
 // before it starts the next one.
 inline constexpr Duration kSettlePollInterval{100};
@@ -40,6 +42,11 @@ inline constexpr Duration kSettlePollInterval{100};
 // starts at the settle bound uses fabgate-probe's own 1 s. A shorter wait can only turn a pass
 // into a fail, so a round that held under it holds under the longer one too.
 inline constexpr Duration kSettlePollReplyTimeout{200};
+
+// The test-only fault hook of the run controller: when FABGATE_FAULT_THROW_IN_GATE=NAME[,NAME]
+// is set, each gate named there throws as it starts, so tests can prove that an exception in any
+// gate takes the run's one way out (tests/cmd/fabgate/run_controller_e2e_test.cpp).
+inline constexpr const char* kFaultThrowInGate = "FABGATE_FAULT_THROW_IN_GATE";
 
 enum class Mode {
   plan,      // read-only gates, then the review artifact
@@ -116,6 +123,14 @@ struct RunOutcome {
   // The same layer through the rollback and the restore verification; absent when the run
   // was not rolled back or nothing was streamed.
   std::optional<TelemetryOutcome> rollback_telemetry;
+  // The run controller's own account of how the run ended (docs/reliability.md):
+  std::vector<std::string> internal_errors;  // "acceptance: <what()>": exceptions caught
+  std::string interrupted_by;                // "SIGTERM": the first signal, when one arrived
+  std::vector<std::string> evidence_not_written;  // files the bundle could not keep, and why
+  bool sealed = false;                            // manifest.json was written
+  // Exit 5 only: the devices that may still hold the change, and the command that finishes.
+  std::vector<std::string> may_still_be_changed;
+  std::string recover_command;
 };
 
 // The gate pipeline of DESIGN.md for one committed change. Collaborators are injected so the
@@ -155,7 +170,25 @@ class Pipeline {
   // Runs one gate: times it, records it, tells the observer. `body` fills in the verdict.
   GateRecord& gate(const std::string& name, const std::function<void(GateRecord&)>& body);
   GateRecord& skip(const std::string& name, const std::string& why);
-  bool stopped() const;  // the last gate blocked
+  // A gate blocked, or a signal arrived (recorded here as the failed gate "interrupted").
+  bool stopped();
+  // The record of a gate whose body threw: failed, with the cause first in its details.
+  void fail_on_internal_error(GateRecord& record, const std::string& what);
+  // The record of the gate in which a signal was noticed.
+  void note_interruption(GateRecord& record);
+
+  // The exit path (run controller): run() and recover() wrap these, so that nothing leaves a
+  // run but through write_outputs().
+  void run_gates();
+  void recover_gates(const CrashedRun& crashed, const std::string& recovered_by);
+  // After a failed gate (or a rehearsal's forced rollback): stop the watch, disarm, roll back,
+  // verify the restore.
+  void roll_back_after_failure(bool forced);
+  // A throw that escaped the gates: refused when nothing was sent, else the rollback path;
+  // NOT RESTORED when it came from the rollback path itself.
+  void escaped(const std::string& what);
+  // Devices and steps the journal says were sent, for a run whose execute gate threw.
+  void adopt_journaled_steps();
 
   void check_window(GateRecord& record);
   // Snapshots every device in scope into `into` and evidence.
@@ -242,10 +275,18 @@ class Pipeline {
 
   void note_first_failure(const GateRecord& record);
   void diagnose();
+  // Ends the run (silence, safeguards, diagnosis), writes the reports and seals the bundle;
+  // never throws, never leaves exit 0 with a bundle that lacks a file or its manifest.
   void write_outputs(RunOutcome& outcome);
+  void end_run(RunOutcome& outcome);
+  ReportContext write_reports(RunOutcome& outcome);
+  // Exit 5: which devices may still be changed and the `fabgate recover` command.
+  void name_the_way_back(RunOutcome& outcome);
   // The recovery gates (rollback, settle, restored snapshot, compare with pre, probes); sets
   // exit code and device state; true when the baseline was proven.
   bool restore_and_verify();
+  // Exit code and device state from the recovery gates' verdicts.
+  bool conclude_restore();
   // The device-locks gate (not in plan): no two runs touch one device at once.
   void lock_devices();
   // Before the controller rolls back: disarm the confirm timers; a device that already
@@ -277,6 +318,10 @@ class Pipeline {
   std::shared_ptr<Result<compare::Snapshot>> pre_parsed_;
   TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts
   std::string silence_id_;                // the change-window silence while it is active
+  std::set<std::string> fault_gates_;     // kFaultThrowInGate's gates; empty: no fault
+  bool interruption_noted_ = false;       // a gate has recorded the signal
+  bool rollback_started_ = false;         // restore_and_verify() began
+  nlohmann::json layer_recovery_;         // report.html's model, for the manifest
 };
 
 }  // namespace fabgate::pipeline

@@ -8,9 +8,13 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <thread>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "tests/support/git_repo.h"
+#include "tests/support/process.h"
 #include "tests/support/sshd_fixture.h"
 
 namespace fabgate::testing {
@@ -103,6 +108,10 @@ class FabgateEndToEnd : public ::testing::Test {
   CommandOutput fabgate(const std::string& arguments) {
     return repo_.run(shell_quoted(kFabgate) + " " + arguments + " 2>&1");
   }
+  // `fabgate ARGS` with `environment` ("NAME=value ...") set for it.
+  CommandOutput fabgate_with(const std::string& environment, const std::string& arguments) {
+    return repo_.run(environment + " " + shell_quoted(kFabgate) + " " + arguments + " 2>&1");
+  }
 
   // Every evidence bundle written for change `c`, oldest first (run folders sort by time).
   std::vector<std::filesystem::path> bundles() {
@@ -151,6 +160,41 @@ class FabgateEndToEnd : public ::testing::Test {
         out.push_back(record.value("command", ""));
     }
     return out;
+  }
+
+  // Starts `fabgate ARGS` in the repository as a background process; output goes to `log`.
+  ChildProcess start_fabgate(const std::string& arguments, const std::string& log) {
+    return ChildProcess(std::vector<std::string>{"/bin/sh", "-c",
+                                                 "cd " + shell_quoted(repo_.path()) + " && exec " +
+                                                     shell_quoted(kFabgate) + " " + arguments +
+                                                     " > " + shell_quoted(log) + " 2>&1"});
+  }
+
+  // Waits for a background fabgate; its exit status, or -1 if it did not end in `limit`.
+  static int wait_for(ChildProcess& child, std::chrono::seconds limit) {
+    auto give_up = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < give_up) {
+      int status = 0;
+      pid_t pid = child.pid();
+      if (pid <= 0) return -1;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        child = ChildProcess();  // reaped: nothing left to stop
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+
+  // True once `predicate` holds, polling for at most `limit`.
+  template <class Predicate>
+  static bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
+    auto give_up = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < give_up) {
+      if (predicate()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return predicate();
   }
 
   std::unique_ptr<SshdFixture> sshd_;

@@ -128,7 +128,7 @@ TEST_F(MonitoringEndToEnd, AStoppedExporterRefusesTheChangeWithNothingSent) {
   // no-evidence, apply exits 3 and no step reaches d1.
   commit_change("0");
   stack_->stop_exporter();
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(testing::eventually([&] {
     auto up = stack_->prometheus_client().query("up == 0", now_utc());
     return up.ok() && !up->series.empty();
   })) << stack_->logs();

@@ -85,11 +85,6 @@ class RecoverEndToEnd : public testing::FabgateEndToEnd {
     for (const char* device : {"d1", "d2"}) write_config(device, kBaseline);
   }
 
-  // Runs fabgate in the repository with `environment` (e.g. the fault hook) in front.
-  CommandOutput fabgate_with(const std::string& environment, const std::string& arguments) {
-    return repo_.run(environment + " " + shell_quoted(kFabgate) + " " + arguments + " 2>&1");
-  }
-
   static std::vector<nlohmann::json> journal(const std::filesystem::path& dir) {
     std::vector<nlohmann::json> records;
     std::ifstream in(dir / "journal.jsonl");

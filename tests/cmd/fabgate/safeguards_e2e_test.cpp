@@ -20,41 +20,6 @@ using namespace std::chrono_literals;
 
 class SafeguardsEndToEnd : public FabgateEndToEnd {
  protected:
-  // Starts `fabgate ARGS` in the repository as a background process; output goes to `log`.
-  ChildProcess start_fabgate(const std::string& arguments, const std::string& log) {
-    return ChildProcess(std::vector<std::string>{"/bin/sh", "-c",
-                                                 "cd " + shell_quoted(repo_.path()) + " && exec " +
-                                                     shell_quoted(kFabgate) + " " + arguments +
-                                                     " > " + shell_quoted(log) + " 2>&1"});
-  }
-
-  // Waits for a background fabgate; its exit status, or -1 if it did not end in `limit`.
-  static int wait_for(ChildProcess& child, std::chrono::seconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < give_up) {
-      int status = 0;
-      pid_t pid = child.pid();
-      if (pid <= 0) return -1;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        child = ChildProcess();  // reaped: nothing left to stop
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return -1;
-  }
-
-  // True once `predicate` holds, polling for at most `limit`.
-  template <class Predicate>
-  static bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < give_up) {
-      if (predicate()) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return predicate();
-  }
-
   // A change on d1 whose first step changes the configuration and whose second step takes a
   // while, so the run can be interrupted between them. The device-side timer reverts d1 after
   // `confirm` unless the run confirms (no timer when `confirm` is empty).

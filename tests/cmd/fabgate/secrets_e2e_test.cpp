@@ -23,22 +23,10 @@ const std::string kValue = "Zq8kStepValue";
 
 class SecretsEndToEnd : public FabgateEndToEnd {
  protected:
-  CommandOutput fabgate_with(const std::string& environment, const std::string& arguments) {
-    return repo_.run(environment + " " + shell_quoted(kFabgate) + " " + arguments + " 2>&1");
-  }
   std::string device_file(const std::string& name) const { return sshd_->home() + "/" + name; }
   // Every file of the bundle that holds `text` (grep -rl), empty when none does.
   std::string files_holding(const std::filesystem::path& dir, const std::string& text) {
     return run_shell("grep -rlF " + shell_quoted(text) + " " + shell_quoted(dir.string())).output;
-  }
-  template <class Predicate>
-  static bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < give_up) {
-      if (predicate()) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return predicate();
   }
 };
 

@@ -110,4 +110,54 @@ TEST(EvidenceBundle, MarkupIsWrittenAsTheWriterRedactedIt) {
 }
 
 }  // namespace
+TEST(EvidenceBundle, AWriteThatFailsIsReportedOnceAndLeavesNoHalfFile) {
+  // Given a bundle in which "snapshots" is a file, so nothing can be written under it, then
+  // the write fails, the failure is handed to the run controller once (naming the file and
+  // why), and no temporary file is left in the bundle; a later good write reports nothing.
+  testing::TempDir root;
+  auto bundle = EvidenceBundle::create(root.path(), "c", now_utc(), "run1", Redactor{});
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  auto& evidence = *bundle.value();
+  ASSERT_TRUE(evidence.write("snapshots", "a file where a folder should be").ok());
+  EXPECT_TRUE(evidence.take_failed_writes().empty());
+
+  EXPECT_FALSE(evidence.write_json("snapshots/pre.json", {{"devices", {}}}).ok());
+  auto failed = evidence.take_failed_writes();
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed.front().rfind("snapshots/pre.json: ", 0), 0u) << failed.front();
+  EXPECT_TRUE(evidence.take_failed_writes().empty()) << "each failure is handed over once";
+
+  ASSERT_TRUE(evidence.write("report.md", "# ok\n").ok());
+  EXPECT_TRUE(evidence.take_failed_writes().empty());
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(evidence.dir()))
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+}
+
+TEST(EvidenceBundle, ASealedNotRestoredBundleReopensKeepingItsFirstSeal) {
+  // Given a bundle sealed with a manifest and a signature (a run that ended NOT RESTORED),
+  // then reopen_not_restored keeps both under new names, the journal goes on, and the second
+  // seal covers the first: the bundle verifies.
+  testing::TempDir root;
+  std::filesystem::path dir;
+  {
+    auto bundle = EvidenceBundle::create(root.path(), "c", now_utc(), "run1", Redactor{});
+    ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+    dir = bundle.value()->dir();
+    bundle.value()->append_journal({{"event", "run-end"}, {"exit_code", 5}});
+    ASSERT_TRUE(bundle.value()->finish({{"exit_code", 5}}).ok());
+    std::ofstream(dir / kManifestSignatureFile) << "signature\n";
+  }
+  EXPECT_FALSE(EvidenceBundle::reopen(dir, "run1", Redactor{}).ok()) << "sealed";
+  auto reopened = EvidenceBundle::reopen_not_restored(dir, "run1", Redactor{});
+  ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+  EXPECT_TRUE(std::filesystem::exists(dir / "manifest.not-restored.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "manifest.not-restored.json.sig"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "manifest.json"));
+  reopened.value()->append_journal({{"event", "recover-start"}});
+  ASSERT_TRUE(reopened.value()->finish({{"exit_code", 4}}).ok());
+  auto check = verify_bundle(dir);
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  EXPECT_TRUE(check->intact());
+}
+
 }  // namespace fabgate::pipeline
