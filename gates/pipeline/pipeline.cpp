@@ -1578,7 +1578,7 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
                                  {"exit_code", to_int(outcome.exit_code)},
                                  {"at", format_utc(now_utc())}});
   auto manifest = render_manifest(context, outcome);
-  manifest["layer_recovery"] = std::move(page.layers);  // `fabgate evidence show` prints it
+  manifest["layer_recovery"] = to_json(page.layers);  // `fabgate evidence show` prints it
   if (options_.annotate) options_.annotate(with_.evidence, manifest);
   (void)with_.evidence.finish(manifest);
 }
