@@ -2,37 +2,12 @@
 
 #include "adapters/core/shorten.h"
 #include "gates/pipeline/report_html_parts.h"
+#include "gates/pipeline/reports.h"
 
 namespace fabgate::pipeline {
 
 std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
-          out += '?';
-        else
-          out += c;
-    }
-  }
-  return out;
+  return escape_markup(text, "&#39;");  // HTML 4 has no &apos;
 }
 
 namespace html_parts {

@@ -91,8 +91,9 @@ void steps_table(std::ostringstream& md, const std::vector<StepRun>& runs,
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
+std::string escape_markup(std::string_view text, std::string_view apostrophe) {
   std::string out;
+  out.reserve(text.size());
   for (char c : text) {
     switch (c) {
       case '&':
@@ -108,7 +109,7 @@ std::string xml_escape(const std::string& text) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&apos;";
+        out += apostrophe;
         break;
       default:
         // XML 1.0 forbids most control characters; command output can contain them.
@@ -119,6 +120,10 @@ std::string xml_escape(const std::string& text) {
     }
   }
   return out;
+}
+
+std::string xml_escape(const std::string& text) {
+  return escape_markup(text, "&apos;");
 }
 
 nlohmann::json change_to_json(const intent::Change& change) {
