@@ -109,6 +109,19 @@ const nlohmann::json* array_member(const nlohmann::json& object, std::string_vie
   return value && value->is_array() ? value : nullptr;
 }
 
+std::optional<TimePoint> time_member(const nlohmann::json& object, std::string_view key) {
+  auto text = string_member(object, key);
+  if (!text) return std::nullopt;
+  return parse_iso8601(*text);
+}
+
+std::string member_text(const nlohmann::json& object, std::string_view key) {
+  const auto* value = member(object, key);
+  if (!value || value->is_null()) return {};
+  if (value->is_string()) return value->get_ref<const std::string&>();
+  return value->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string member_kind(const nlohmann::json& object, std::string_view key) {
   const auto* value = member(object, key);
   if (!value) return "missing";

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/time.h"
+
 namespace fabgate {
 
 // Deeper than any answer fabgate reads (Prometheus' matrix is 5 levels, a probe report 6).
@@ -43,6 +45,13 @@ std::optional<bool> bool_member(const nlohmann::json& object, std::string_view k
 // The member itself when it is an object (or an array): a pointer into `object`, or null.
 const nlohmann::json* object_member(const nlohmann::json& object, std::string_view key);
 const nlohmann::json* array_member(const nlohmann::json& object, std::string_view key);
+
+// A time member written as ISO 8601 UTC text ("2026-12-01T02:00:00.800Z"); empty when it is
+// missing, not a string or not such a time.
+std::optional<TimePoint> time_member(const nlohmann::json& object, std::string_view key);
+// The member as one line of text for a report: a string as it is, any other value serialised
+// (bytes that are not UTF-8 replaced, so it cannot throw); empty when missing or null.
+std::string member_text(const nlohmann::json& object, std::string_view key);
 
 // The member's type in words, for a no-evidence reason: "missing", "a number", "a string"...
 std::string member_kind(const nlohmann::json& object, std::string_view key);

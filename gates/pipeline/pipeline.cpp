@@ -1817,7 +1817,7 @@ ReportContext Pipeline::write_reports(RunOutcome& outcome) {
   }
   if (options_.mode == Mode::rehearse)
     (void)with_.evidence.write_json("rehearsal.json", render_rehearsal_json(context, outcome));
-  layer_recovery_ = std::move(page.layers);
+  layer_recovery_ = to_json(page.layers);
   return context;
 }
 

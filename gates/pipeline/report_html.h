@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/redact.h"
+#include "gates/pipeline/comparison_input.h"
+#include "gates/pipeline/layer_recovery.h"
 #include "gates/pipeline/pipeline.h"
 #include "gates/pipeline/reports.h"
 
@@ -32,14 +34,6 @@ struct ReportHtmlLimits {
   std::size_t value_chars = 240;      // characters of one value (pre, post, reason...)
 };
 
-// A comparison as compare::to_json wrote it, with its raw files relative to the page.
-struct ComparisonInput {
-  std::string title;                         // "post-change vs pre-change"
-  const nlohmann::json* document = nullptr;  // compare::to_json(report)
-  std::string json_link;                     // "diffs/post-vs-pre.json"; empty: not linked
-  std::string text_link;                     // "diffs/post-vs-pre.txt"; empty: not linked
-};
-
 struct ReportHtmlInput {
   const ReportContext& context;
   const RunOutcome& outcome;
@@ -49,19 +43,18 @@ struct ReportHtmlInput {
   std::vector<ComparisonInput> comparisons;
 };
 
-std::string render_report_html(const ReportHtmlInput& input, const ReportHtmlLimits& limits = {});
+// The page draws `layers` (compute_layer_recovery of the same outcome and comparisons) as it
+// is: the manifest's layer_recovery and the page never disagree.
+std::string render_report_html(const ReportHtmlInput& input, const LayerRecovery& layers,
+                               const ReportHtmlLimits& limits = {});
 
-// The recovery of each layer, as the page draws it: [{layer, status, last_good, failed_at,
-// failed_verdict, failed_by, restored_at, evidence: [sources]}] in the page's order; status is
-// "held", "restored", "NOT RESTORED", "NOT PROVEN" or "no evidence". Times are ISO UTC or null.
-nlohmann::json layer_recovery_json(const ReportHtmlInput& input);
-
-// report.html for a bundle being sealed, and its layer recovery for the manifest: reads the
-// comparisons the run wrote (diffs/*-vs-pre.json) from `bundle_dir` and takes identity from
-// `baseline` (snapshots/pre).
+// report.html for a bundle being sealed, and the layer recovery it draws, for the manifest
+// (to_json): reads the comparisons the run wrote (diffs/*-vs-pre.json) from `bundle_dir`,
+// computes the layer recovery once from them and `outcome`, and takes identity from `baseline`
+// (snapshots/pre). A comparison file that is missing or not JSON is left out, never thrown.
 struct BundlePage {
   std::string html;
-  nlohmann::json layers;  // layer_recovery_json
+  LayerRecovery layers;
 };
 BundlePage render_bundle_report(const ReportContext& context, const RunOutcome& outcome,
                                 const std::filesystem::path& bundle_dir,
@@ -73,8 +66,8 @@ BundlePage render_bundle_report(const ReportContext& context, const RunOutcome& 
 struct RecoverNotice {
   std::string change;
   std::string run_id;
-  std::string mode;           // the dead run's mode: apply, rehearse
-  std::string run_operator;   // who started the dead run
+  std::string mode;          // the dead run's mode: apply, rehearse
+  std::string run_operator;  // who started the dead run
   std::string intent_commit;
   std::string recovered_by;
   std::uint64_t after_record = 0;  // the journal record the dead run stopped after

@@ -91,8 +91,9 @@ void steps_table(std::ostringstream& md, const std::vector<StepRun>& runs,
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
+std::string escape_markup(std::string_view text, std::string_view apostrophe) {
   std::string out;
+  out.reserve(text.size());
   for (char c : text) {
     switch (c) {
       case '&':
@@ -108,7 +109,7 @@ std::string xml_escape(const std::string& text) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&apos;";
+        out += apostrophe;
         break;
       default:
         // XML 1.0 forbids most control characters; command output can contain them.
@@ -119,6 +120,10 @@ std::string xml_escape(const std::string& text) {
     }
   }
   return out;
+}
+
+std::string xml_escape(const std::string& text) {
+  return escape_markup(text, "&apos;");
 }
 
 nlohmann::json change_to_json(const intent::Change& change) {
@@ -307,7 +312,7 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
     md << "\n";
   }
 
-  if (!outcome.layers.empty()) {
+  if (outcome.layers.is_object() && !outcome.layers.empty()) {
     md << "## By layer\n\nA layer is proven only by checks of that layer: a session back up is "
           "not forwarding restored, and EVPN routes present are not an overlay that forwards "
           "(only an overlay probe proves that).\n\n| phase | layer | verdict |\n|---|---|---|\n";
@@ -318,10 +323,17 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
       if (layer == "overlay") return layer + " (forwarding)";
       return layer;
     };
-    for (auto phase = outcome.layers.begin(); phase != outcome.layers.end(); ++phase)
+    // A phase that is not a table of layers, or a verdict that is not a word, is shown as no
+    // evidence: the report is written on every way out and must never throw.
+    for (auto phase = outcome.layers.begin(); phase != outcome.layers.end(); ++phase) {
+      if (!phase->is_object()) {
+        md << "| " << phase.key() << " | - | no-evidence |\n";
+        continue;
+      }
       for (auto layer = phase->begin(); layer != phase->end(); ++layer)
         md << "| " << phase.key() << " | " << layer_name(layer.key()) << " | "
-           << layer->get<std::string>() << " |\n";
+           << (layer->is_string() ? layer->get<std::string>() : "no-evidence") << " |\n";
+    }
     md << "\n";
   }
 

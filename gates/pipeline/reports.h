@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,9 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
 nlohmann::json render_summary_json(const ReportContext& context, const RunOutcome& outcome,
                                    const std::string& evidence_dir);
 
+// Escapes text for markup (&, <, >, ", and ' as `apostrophe`); control characters other than
+// tab and line breaks become '?'. xml_escape for JUnit, html_escape (report_html.h) for pages.
+std::string escape_markup(std::string_view text, std::string_view apostrophe);
 std::string xml_escape(const std::string& text);
 
 }  // namespace fabgate::pipeline

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "adapters/core/sha256.h"
+#include "gates/pipeline/reports.h"
 #include "tests/gates/pipeline/scripted_pipeline.h"
 #include "tests/support/temp_dir.h"
 
@@ -100,7 +101,8 @@ class ReportHtmlTest : public ::testing::Test {
                      const ReportHtmlLimits& limits = {}) {
     auto ctx = context();
     ReportHtmlInput input{ctx, outcome_, identity, std::move(comparisons)};
-    return render_report_html(input, limits);
+    LayerRecovery layers = compute_layer_recovery(outcome_, input.comparisons);
+    return render_report_html(input, layers, limits);
   }
 
   Redactor redactor_;
@@ -510,6 +512,82 @@ TEST_F(ReportHtmlTest, DeviceIdentityListsSoftwareAndFirmware) {
   EXPECT_NE(section.find("<code>frr_version</code> 8.4.4"), std::string::npos) << section;
   EXPECT_NE(section.find("<code>nics.eth1.firmware</code> 16.35.2000"), std::string::npos);
   EXPECT_NE(between(section, "<td>host1</td>", "</tr>").find("NO EVIDENCE"), std::string::npos);
+}
+
+TEST_F(ReportHtmlTest, WronglyTypedProbeDetailsAndLayersRenderAsAbsentNeverThrow) {
+  // Given a continuous probe whose report has every field of another type (a flow that is a
+  // number, counts as strings, an interruption length as text, a start time as a number), a
+  // second one whose flows are a string, a probe whose detail is a number, and layer verdicts
+  // that are not words, then report.html and report.md are still written: the odd values are
+  // absent (no loss computed, no interruption drawn, no per-flow record) or no evidence, and
+  // nothing throws. (Before the typed lookups, "samples_received": "7" threw type_error out of
+  // the renderer, and so did a verdict that was a number in report.md.)
+  ProbeOutcome watch = probe("during", "forwarding", Verdict::fail, 700, "odd report");
+  watch.detail = {
+      {"started_at", 7},
+      {"ended_at", format_utc(at(1600))},
+      {"stall_count", "2"},
+      {"stalls", {5, {{"started_at", "x"}, {"length_ms", "40"}}}},
+      {"flows",
+       {5,
+        "x",
+        {{"src_port", 40001},
+         {"samples_sent", "100"},
+         {"samples_received", "7"},
+         {"completed", "7"},
+         {"interruptions", {{{"started_at", format_utc(at(900))}, {"length_ms", "x"}}}},
+         {"longest_interruption",
+          {{"started_at", format_utc(at(800))}, {"length_ms", "700"}, {"ongoing", "no"}}}}}}};
+  ProbeOutcome no_flows = probe("during", "overlay", Verdict::no_evidence, 700);
+  no_flows.detail = {{"flows", "x"}, {"stalls", {{"length_ms", 3}}}};
+  ProbeOutcome number_detail = probe("acceptance", "rdma", Verdict::pass, 1300);
+  number_detail.detail = 42;
+  outcome_.probes.insert(outcome_.probes.end(), {watch, no_flows, number_detail});
+  outcome_.layers["during"] = {{"forwarding", 7}, {"overlay", {{"nested", true}}}};
+  outcome_.layers["odd-phase"] = "x";
+
+  std::string page;
+  ASSERT_NO_THROW(page = render());
+  std::string section = between(page, "<h2>Disruption during the change</h2>", "<h2>");
+  EXPECT_EQ(section.find("lost "), std::string::npos) << section;  // no length: not drawn
+  EXPECT_NE(section.find("<td>100</td><td>7</td><td>—</td>"), std::string::npos) << section;
+  EXPECT_NE(section.find("The continuous probe left no per-flow record"), std::string::npos);
+  // Forwarding was lost at the interruption's start; when it came back is unknown, so it is
+  // never shown restored.
+  std::string row = layer_row(page, "forwarding");
+  EXPECT_NE(row.find("NOT RESTORED"), std::string::npos) << row;
+  EXPECT_NE(row.find("02:00:00.800"), std::string::npos) << row;
+
+  std::string markdown;
+  ASSERT_NO_THROW(markdown = render_report_markdown(context(), outcome_));
+  EXPECT_NE(markdown.find("| during | forwarding | no-evidence |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| odd-phase | - | no-evidence |"), std::string::npos) << markdown;
+}
+
+TEST(ReportHtmlBundle, ComparisonFilesThatAreNotJsonOrOfOddShapeAreLeftOutNeverThrown) {
+  // Given a bundle whose post-change comparison is not JSON and whose restored comparison has
+  // fields of other types (exceptions_used a string, results a number, snapshot times numbers),
+  // then the bundle's page is written, the unreadable comparison is left out, no exception is
+  // invented from the string, and the layer recovery is still computed.
+  testing::TempDir bundle;
+  std::filesystem::create_directories(bundle.path() + "/diffs");
+  testing::write_file(bundle.path() + "/diffs/post-vs-pre.json", "{\"verdict\": ");
+  testing::write_file(bundle.path() + "/diffs/restored-vs-pre.json",
+                      R"({"verdict": 5, "counts": "x", "results": 5, "exceptions_used": "E1",
+                          "pre": {"taken_at": 3}, "post": 4, "first_disproven": 5})");
+  intent::IntentRepository repository;
+  intent::Change change;
+  Redactor redactor;
+  ReportContext context{repository, change, Mode::apply, "op", "run1", redactor};
+  RunOutcome outcome;
+  outcome.layers = {{"restored-compare", {{"control-plane", "pass"}}}};
+  BundlePage page;
+  ASSERT_NO_THROW(page = render_bundle_report(context, outcome, bundle.path(), nullptr));
+  EXPECT_EQ(page.html.find("Post-change snapshot vs pre-change"), std::string::npos);
+  EXPECT_NE(page.html.find("Restored snapshot vs pre-change"), std::string::npos);
+  EXPECT_NE(page.html.find("<p>None: nothing was waived.</p>"), std::string::npos);
+  ASSERT_FALSE(page.layers.layers.empty());
+  EXPECT_EQ(to_json(page.layers).size(), page.layers.layers.size());
 }
 
 TEST(ReportHtmlBundle, EveryRunBundleHasTheHashedPage) {
