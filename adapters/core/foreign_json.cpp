@@ -111,8 +111,11 @@ const nlohmann::json* array_member(const nlohmann::json& object, std::string_vie
 
 std::string member_kind(const nlohmann::json& object, std::string_view key) {
   const auto* value = member(object, key);
-  if (!value) return "missing";
-  switch (value->type()) {
+  return value ? json_kind(*value) : "missing";
+}
+
+std::string json_kind(const nlohmann::json& value) {
+  switch (value.type()) {
     case nlohmann::json::value_t::null:
       return "null";
     case nlohmann::json::value_t::object:

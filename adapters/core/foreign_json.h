@@ -46,5 +46,7 @@ const nlohmann::json* array_member(const nlohmann::json& object, std::string_vie
 
 // The member's type in words, for a no-evidence reason: "missing", "a number", "a string"...
 std::string member_kind(const nlohmann::json& object, std::string_view key);
+// The same for a value itself (an element of an array, a whole document): "an array", "null"...
+std::string json_kind(const nlohmann::json& value);
 
 }  // namespace fabgate

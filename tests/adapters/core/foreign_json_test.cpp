@@ -27,6 +27,8 @@ TEST(ForeignJson, AFieldOfAnotherTypeIsAbsentNeverAThrow) {
   EXPECT_EQ(bool_member(report, "ok"), true);
   EXPECT_EQ(member_kind(report, "absent"), "missing");
   EXPECT_FALSE(string_member(nlohmann::json::array(), "verdict"));  // not an object at all
+  EXPECT_EQ(json_kind(nlohmann::json::array()), "an array");        // a value, not a member
+  EXPECT_EQ(json_kind(report["ratio"]), "a number");
 }
 
 TEST(ForeignJson, DeepNestingIsRefusedBeforeItIsParsed) {
