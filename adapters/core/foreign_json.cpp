@@ -42,6 +42,7 @@ ForeignJson parse_foreign_json(std::string_view text, int max_depth) {
   out.document = nlohmann::json(nlohmann::json::value_t::discarded);
   if (json_nesting_depth(text, max_depth) > max_depth) {
     out.problem = "nested deeper than " + std::to_string(max_depth) + " levels";
+    out.too_deep = true;
     return out;
   }
   out.document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

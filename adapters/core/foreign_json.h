@@ -22,6 +22,7 @@ inline constexpr int kForeignJsonMaxDepth = 64;
 struct ForeignJson {
   nlohmann::json document;  // discarded (is_discarded()) when `problem` is set
   std::string problem;      // empty: parsed; else "nested deeper than 64 levels", "not JSON"
+  bool too_deep = false;    // refused for its depth (a caller may word "not JSON" its own way)
   bool ok() const { return problem.empty(); }
 };
 

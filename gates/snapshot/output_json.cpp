@@ -11,7 +11,7 @@ using nlohmann::json;
 Expected<json, std::string> parse_output_json(std::string_view output) {
   auto parsed = parse_foreign_json(output);
   if (parsed.ok()) return std::move(parsed.document);
-  if (json_nesting_depth(output) > kForeignJsonMaxDepth) return parsed.problem;
+  if (parsed.too_deep) return parsed.problem;
   std::string start = shorten(trim(output), 60);
   return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
 }

@@ -39,12 +39,14 @@ TEST(ForeignJson, DeepNestingIsRefusedBeforeItIsParsed) {
   auto parsed = parse_foreign_json(deep);
   EXPECT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.problem, "nested deeper than 64 levels");
+  EXPECT_TRUE(parsed.too_deep);
   EXPECT_TRUE(parsed.document.is_discarded());
 
   EXPECT_EQ(json_nesting_depth(R"({"a":"[[[[[[","b":[{"c":"\"]]"}]})"), 3);
   auto shallow = parse_foreign_json(R"({"a":"[[[[[[[[","b":[1,2]})", 2);
   EXPECT_TRUE(shallow.ok()) << shallow.problem;
   EXPECT_EQ(parse_foreign_json("{\"a\":").problem, "not JSON");
+  EXPECT_FALSE(parse_foreign_json("{\"a\":").too_deep);
 }
 
 }  // namespace
