@@ -115,6 +115,13 @@ std::string member_kind(const nlohmann::json& object, std::string_view key) {
   return value ? json_kind(*value) : "missing";
 }
 
+std::string wrong_member(const nlohmann::json& object, std::string_view key,
+                         std::string_view expected, std::string_view name) {
+  std::string out = "field '" + std::string(name.empty() ? key : name) + "' is ";
+  if (!member(object, key)) return out + "missing";
+  return out + member_kind(object, key) + ", not " + std::string(expected);
+}
+
 std::string json_kind(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null:

@@ -21,14 +21,6 @@ std::string last_line(const std::string& text) {
   return lines.empty() ? std::string() : lines.back();
 }
 
-// "field 'summary.completed' is a string, not an integer": why a member of a probe's report
-// cannot be read. `path` names the member as the report nests it; `key` is its last part.
-std::string field_problem(const nlohmann::json& object, std::string_view key,
-                          std::string_view expected, const std::string& path = "") {
-  return "field '" + (path.empty() ? std::string(key) : path) + "' is " + member_kind(object, key) +
-         ", not " + std::string(expected);
-}
-
 std::string seconds_arg(Duration duration) {
   return std::to_string(std::max<long long>(1, duration.count() / 1000)) + "s";
 }
@@ -74,8 +66,7 @@ void judge_builtin(const ssh::CommandResult& result, ProbeOutcome& outcome) {
   auto verdict = string_member(document, "verdict");
   if (!verdict) {
     outcome.verdict = Verdict::no_evidence;
-    outcome.reason =
-        "probe output: field 'verdict' is " + member_kind(document, "verdict") + ", not a string";
+    outcome.reason = "probe output: " + wrong_member(document, "verdict", "a string");
     return;
   }
   outcome.verdict = *verdict == "pass"   ? Verdict::pass
@@ -125,7 +116,7 @@ std::string why_not_ready(const ssh::CommandResult& result) {
   if (!parsed.ok())
     return "its output is " + parsed.problem + ": " + shorten(last_line(result.stdout_text), 60);
   if (auto reason = string_member(parsed.document, "reason")) return *reason;
-  return field_problem(parsed.document, "reason", "a string");
+  return wrong_member(parsed.document, "reason", "a string");
 }
 
 // Starts `command` on `device` detached from the SSH session and waits at most kReadyWait for
@@ -254,12 +245,12 @@ void add_flows_summary(ProbeOutcome& outcome) {
     outcome.reason = named;
   };
   const auto* summary = object_member(outcome.detail, "summary");
-  if (!summary) return unreadable(field_problem(outcome.detail, "summary", "an object"));
+  if (!summary) return unreadable(wrong_member(outcome.detail, "summary", "an object"));
   auto completed = integer_member(*summary, "completed");
   if (!completed)
-    return unreadable(field_problem(*summary, "completed", "an integer", "summary.completed"));
+    return unreadable(wrong_member(*summary, "completed", "an integer", "summary.completed"));
   auto flows = integer_member(*summary, "flows");
-  if (!flows) return unreadable(field_problem(*summary, "flows", "an integer", "summary.flows"));
+  if (!flows) return unreadable(wrong_member(*summary, "flows", "an integer", "summary.flows"));
   outcome.reason +=
       " (" + std::to_string(*completed) + "/" + std::to_string(*flows) + " flows completed)";
 }
@@ -342,7 +333,7 @@ template <typename T, typename IsT>
 std::optional<std::string> read_array(const nlohmann::json& object, const std::string& key,
                                       IsT is_t, const char* expected, std::vector<T>& into) {
   const auto* items = array_member(object, key);
-  if (!items) return field_problem(object, key, "an array");
+  if (!items) return wrong_member(object, key, "an array");
   for (std::size_t i = 0; i < items->size(); ++i) {
     const auto& item = (*items)[i];
     if (!is_t(item))
@@ -372,11 +363,11 @@ RankTimings parse_rank(int rank, const std::string& host, int iterations, const 
   const auto& document = parsed.document;
   if (!document.is_object()) return never_reported("no report (not a JSON object)");
   auto verdict = string_member(document, "verdict");
-  if (!verdict) return never_reported(field_problem(document, "verdict", "a string"));
+  if (!verdict) return never_reported(wrong_member(document, "verdict", "a string"));
   if (*verdict == "no-evidence") {
     auto reason = string_member(document, "reason");
     return reason ? never_reported(*reason)
-                  : never_reported(field_problem(document, "reason", "a string"));
+                  : never_reported(wrong_member(document, "reason", "a string"));
   }
   auto is_number = [](const nlohmann::json& item) { return item.is_number(); };
   auto is_string = [](const nlohmann::json& item) { return item.is_string(); };

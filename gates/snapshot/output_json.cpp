@@ -55,9 +55,7 @@ bool Fields::absent(std::string_view key) const {
 }
 
 void Fields::wrong(std::string_view key, std::string_view expected) {
-  if (!problem_.empty()) return;
-  problem_ = "field '" + path(key) + "' is " + member_kind(object_, key);
-  if (!absent(key)) problem_ += ", not " + std::string(expected);
+  if (problem_.empty()) problem_ = wrong_member(object_, key, expected, path(key));
 }
 
 std::string Fields::text(std::string_view key, std::string_view otherwise) {

@@ -29,6 +29,10 @@ TEST(ForeignJson, AFieldOfAnotherTypeIsAbsentNeverAThrow) {
   EXPECT_FALSE(string_member(nlohmann::json::array(), "verdict"));  // not an object at all
   EXPECT_EQ(json_kind(nlohmann::json::array()), "an array");        // a value, not a member
   EXPECT_EQ(json_kind(report["ratio"]), "a number");
+  EXPECT_EQ(wrong_member(report, "verdict", "a string"),
+            "field 'verdict' is an integer, not a string");
+  EXPECT_EQ(wrong_member(report, "absent", "a string", "summary.absent"),
+            "field 'summary.absent' is missing");
 }
 
 TEST(ForeignJson, DeepNestingIsRefusedBeforeItIsParsed) {
