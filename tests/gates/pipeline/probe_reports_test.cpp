@@ -45,6 +45,11 @@ ssh::CommandResult started_detached() {
 
 const std::string kDeep = std::string(300'000, '[') + std::string(300'000, ']');
 
+void expect_no_evidence_saying(const ProbeOutcome& outcome, const std::string& says) {
+  EXPECT_EQ(outcome.verdict, Verdict::no_evidence);
+  EXPECT_NE(outcome.reason.find(says), std::string::npos) << outcome.reason.substr(0, 300);
+}
+
 intent::Device host(const std::string& name, const std::string& address) {
   intent::Device device;
   device.name = name;
@@ -163,12 +168,9 @@ TEST_F(ProbeReports, AResponderThatExitsPrintingDeeplyNestedJsonIsRefusedWithThe
   // Given a responder that exits before it is ready printing 300,000 levels of nesting, then the
   // probe is no evidence saying the output nests too deep (and fabgate does not overflow its
   // stack); a readable reason still comes through as it is.
-  auto deep = responder_exiting_with(kDeep);
-  EXPECT_EQ(deep.verdict, Verdict::no_evidence);
-  EXPECT_NE(deep.reason.find("flows responder on host2 exited before it was ready: its output is "
-                             "nested deeper than 64 levels"),
-            std::string::npos)
-      << deep.reason.substr(0, 300);
+  expect_no_evidence_saying(responder_exiting_with(kDeep),
+                            "flows responder on host2 exited before it was ready: its output is "
+                            "nested deeper than 64 levels");
 
   auto readable = responder_exiting_with(R"({"verdict":"no-evidence","reason":"no such address"})");
   EXPECT_EQ(readable.reason,
@@ -178,34 +180,25 @@ TEST_F(ProbeReports, AResponderThatExitsPrintingDeeplyNestedJsonIsRefusedWithThe
 TEST_F(ProbeReports, ACollectiveRankWithAWronglyTypedVerdictNeverReportedNamingTheField) {
   // Given rank 1 printing a report whose verdict is a number, then the collective is no
   // evidence and names the rank, its host, the operation and the field.
-  auto outcome = collective_with_rank1(R"({"verdict":3,"iteration_ms":[1.0,1.1,1.2]})");
-  EXPECT_EQ(outcome.verdict, Verdict::no_evidence);
-  EXPECT_NE(outcome.reason.find("rank 1 (host2): fabgate-probe collective: field 'verdict' is an "
-                                "integer, not a string"),
-            std::string::npos)
-      << outcome.reason;
+  expect_no_evidence_saying(
+      collective_with_rank1(R"({"verdict":3,"iteration_ms":[1.0,1.1,1.2]})"),
+      "rank 1 (host2): fabgate-probe collective: field 'verdict' is an integer, not a string");
 }
 
 TEST_F(ProbeReports, ACollectiveRankWithAStringTimingNeverReportedNamingTheElement) {
   // Given rank 1 timing its second iteration as a string, then that rank did not report (its
   // timings cannot be judged) and the reason names the element.
-  auto outcome = collective_with_rank1(R"({"verdict":"pass","iteration_ms":[1.0,"1.1",1.2]})");
-  EXPECT_EQ(outcome.verdict, Verdict::no_evidence);
-  EXPECT_NE(outcome.reason.find("rank 1 (host2): fabgate-probe collective: field "
-                                "'iteration_ms[1]' is not a number"),
-            std::string::npos)
-      << outcome.reason;
+  expect_no_evidence_saying(
+      collective_with_rank1(R"({"verdict":"pass","iteration_ms":[1.0,"1.1",1.2]})"),
+      "rank 1 (host2): fabgate-probe collective: field 'iteration_ms[1]' is not a number");
 }
 
 TEST_F(ProbeReports, ACollectiveRankPrintingDeeplyNestedJsonIsRefusedWithTheDepth) {
   // Given rank 1 printing 300,000 levels of nesting, then the collective is no evidence saying
   // the rank's report nests too deep.
-  auto outcome = collective_with_rank1(kDeep);
-  EXPECT_EQ(outcome.verdict, Verdict::no_evidence);
-  EXPECT_NE(outcome.reason.find("rank 1 (host2): fabgate-probe collective: no report (nested "
-                                "deeper than 64 levels"),
-            std::string::npos)
-      << outcome.reason.substr(0, 300);
+  expect_no_evidence_saying(
+      collective_with_rank1(kDeep),
+      "rank 1 (host2): fabgate-probe collective: no report (nested deeper than 64 levels");
 }
 
 }  // namespace
