@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "gates/pipeline/probes.h"
+#include "tests/gates/pipeline/probe_hosts.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -50,16 +51,8 @@ void expect_no_evidence_saying(const ProbeOutcome& outcome, const std::string& s
   EXPECT_NE(outcome.reason.find(says), std::string::npos) << outcome.reason.substr(0, 300);
 }
 
-intent::Device host(const std::string& name, const std::string& address) {
-  intent::Device device;
-  device.name = name;
-  device.role = "host";
-  device.data_addresses = {address};
-  return device;
-}
-
 struct ProbeReports : ::testing::Test {
-  intent::Inventory inventory{{host("host1", "10.0.0.1"), host("host2", "10.0.0.2")}};
+  intent::Inventory inventory{{probe_host("host1", "10.0.0.1"), probe_host("host2", "10.0.0.2")}};
   intent::ProbeSettings settings;
 
   ProbeOutcome run_one(const intent::Probe& probe, Answer answer) {
