@@ -42,6 +42,7 @@ ForeignJson parse_foreign_json(std::string_view text, int max_depth) {
   out.document = nlohmann::json(nlohmann::json::value_t::discarded);
   if (json_nesting_depth(text, max_depth) > max_depth) {
     out.problem = "nested deeper than " + std::to_string(max_depth) + " levels";
+    out.too_deep = true;
     return out;
   }
   out.document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -124,8 +125,18 @@ std::string member_text(const nlohmann::json& object, std::string_view key) {
 
 std::string member_kind(const nlohmann::json& object, std::string_view key) {
   const auto* value = member(object, key);
-  if (!value) return "missing";
-  switch (value->type()) {
+  return value ? json_kind(*value) : "missing";
+}
+
+std::string wrong_member(const nlohmann::json& object, std::string_view key,
+                         std::string_view expected, std::string_view name) {
+  std::string out = "field '" + std::string(name.empty() ? key : name) + "' is ";
+  if (!member(object, key)) return out + "missing";
+  return out + member_kind(object, key) + ", not " + std::string(expected);
+}
+
+std::string json_kind(const nlohmann::json& value) {
+  switch (value.type()) {
     case nlohmann::json::value_t::null:
       return "null";
     case nlohmann::json::value_t::object:

@@ -24,6 +24,7 @@ inline constexpr int kForeignJsonMaxDepth = 64;
 struct ForeignJson {
   nlohmann::json document;  // discarded (is_discarded()) when `problem` is set
   std::string problem;      // empty: parsed; else "nested deeper than 64 levels", "not JSON"
+  bool too_deep = false;    // refused for its depth (a caller may word "not JSON" its own way)
   bool ok() const { return problem.empty(); }
 };
 
@@ -55,5 +56,12 @@ std::string member_text(const nlohmann::json& object, std::string_view key);
 
 // The member's type in words, for a no-evidence reason: "missing", "a number", "a string"...
 std::string member_kind(const nlohmann::json& object, std::string_view key);
+// "field 'summary.completed' is a string, not an integer" ("field 'state' is missing" when it
+// is): why the member `key` cannot be read as `expected`. `name` is how the field is called
+// there, when not by its key (its place in the document).
+std::string wrong_member(const nlohmann::json& object, std::string_view key,
+                         std::string_view expected, std::string_view name = {});
+// The same for a value itself (an element of an array, a whole document): "an array", "null"...
+std::string json_kind(const nlohmann::json& value);
 
 }  // namespace fabgate

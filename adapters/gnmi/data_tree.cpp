@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "adapters/core/foreign_json.h"
+
 namespace fabgate::gnmi {
 
 namespace {
@@ -125,6 +127,12 @@ void insert_into_tree(json& tree, const GnmiPath& path, json value) {
 std::string strip_module_prefix(const std::string& name) {
   auto colon = name.find(':');
   return colon == std::string::npos ? name : name.substr(colon + 1);
+}
+
+Expected<json, std::string> parse_target_value(const GnmiPath& path, std::string_view text) {
+  auto parsed = parse_foreign_json(text);
+  if (!parsed.ok()) return "value at " + path.to_string() + " is " + parsed.problem;
+  return std::move(parsed.document);
 }
 
 json strip_module_prefixes(const json& value) {

@@ -5,6 +5,7 @@
 // resolves Get paths in such a tree; the client merges received updates into one to read facts.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,13 @@ Expected<std::vector<TreeMatch>, std::string> find_in_tree(const nlohmann::json&
 // Places `value` at `path` (no wildcards), creating containers and list entries on the way;
 // objects already there are merged member by member, anything else is replaced.
 void insert_into_tree(nlohmann::json& tree, const GnmiPath& path, nlohmann::json value);
+
+// A value a target sent as JSON text (a gNMI update's, at `path`), parsed depth-limited
+// (adapters/core/foreign_json.h): "value at PATH is not JSON" or "value at PATH is nested
+// deeper than 64 levels" rather than a document that overflows the stack once it is copied,
+// dumped or stripped of its module prefixes (each recursive).
+Expected<nlohmann::json, std::string> parse_target_value(const GnmiPath& path,
+                                                         std::string_view text);
 
 // JSON_IETF names members "module:name"; facts only need the local names.
 nlohmann::json strip_module_prefixes(const nlohmann::json& value);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/foreign_json.h"
+
 namespace fabgate::gnmi {
 
 namespace {
@@ -33,10 +35,11 @@ Expected<nlohmann::json, ValueError> typed_value_to_dom(const ::gnmi::TypedValue
     case V::kJsonIetfVal: {
       const std::string& text =
           value.value_case() == V::kJsonVal ? value.json_val() : value.json_ietf_val();
-      json parsed = json::parse(text, nullptr, false);
-      if (parsed.is_discarded())
-        return ValueError{"value is not valid JSON: " + text.substr(0, 80)};
-      return parsed;
+      // Depth-limited: the DOM is dumped (recursively) into the update's JSON text.
+      auto parsed = parse_foreign_json(text);
+      if (parsed.ok()) return std::move(parsed.document);
+      if (parsed.too_deep) return ValueError{"value is " + parsed.problem};
+      return ValueError{"value is not valid JSON: " + text.substr(0, 80)};
     }
     case V::kLeaflistVal: {
       json list = json::array();

@@ -521,9 +521,9 @@ Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& no
   bool any = false;
   for (const auto& notification : notifications) {
     for (const auto& update : notification.updates) {
-      json value = json::parse(update.json, nullptr, false);
-      if (value.is_discarded()) return "value at " + update.path.to_string() + " is not JSON";
-      if (auto failure = place_update(tree, update.path, std::move(value))) return *failure;
+      auto value = parse_target_value(update.path, update.json);
+      if (!value) return value.error();
+      if (auto failure = place_update(tree, update.path, std::move(*value))) return *failure;
       any = true;
     }
   }
@@ -536,11 +536,9 @@ Expected<SnapshotFacts, std::string> snapshot_facts(
   json tree = json::object();
   for (const auto& notification : notifications) {
     for (const auto& update : notification.updates) {
-      json value = json::parse(update.json, nullptr, false);
-      if (value.is_discarded()) {
-        return "value at " + update.path.to_string() + " is not JSON";
-      }
-      if (auto failure = place_update(tree, update.path, std::move(value))) return *failure;
+      auto value = parse_target_value(update.path, update.json);
+      if (!value) return value.error();
+      if (auto failure = place_update(tree, update.path, std::move(*value))) return *failure;
     }
   }
   try {

@@ -41,6 +41,9 @@ struct DeviceState {
   std::map<std::string, InterfaceState> interfaces;
   std::map<std::string, NeighborState> neighbors;
   std::optional<bool> bgp_served;  // false: the target deleted the BGP neighbours
+  // Values the sample carried that could not be read ("value at PATH is not JSON"): the
+  // sample does not show what they would have, so the window is not covered.
+  std::vector<std::string> unreadable;
 };
 
 constexpr const char* kCounters[] = {"in-errors", "out-errors", "in-discards", "out-discards"};
@@ -77,11 +80,15 @@ std::size_t keyed_element(const GnmiPath& path, const char* name, const char* ke
 }
 
 // The update's value brought up to the level of elements[at]: each element below it wraps
-// the value in its name (a keyed one as a one-entry list holding its keys).
-std::optional<json> value_at(const GnmiUpdate& update, std::size_t at) {
-  json value = json::parse(update.json, nullptr, false);
-  if (value.is_discarded()) return std::nullopt;
-  value = strip_module_prefixes(value);
+// the value in its name (a keyed one as a one-entry list holding its keys). An unreadable
+// value (not JSON, nested too deep) is noted in `state` instead.
+std::optional<json> value_at(const GnmiUpdate& update, std::size_t at, DeviceState& state) {
+  auto parsed = parse_target_value(update.path, update.json);
+  if (!parsed) {
+    state.unreadable.push_back(parsed.error());
+    return std::nullopt;
+  }
+  json value = strip_module_prefixes(*parsed);
   const auto& elements = update.path.elements;
   for (std::size_t i = elements.size(); i-- > at + 1;) {
     std::string name = strip_module_prefix(elements[i].name);
@@ -102,7 +109,7 @@ bool read_interface_update(const GnmiUpdate& update, DeviceState& state) {
   const std::size_t at = keyed_element(update.path, "interface", "name");
   if (at == update.path.elements.size()) return false;
   if (strip_module_prefix(update.path.elements.front().name) != "interfaces") return false;
-  auto value = value_at(update, at);
+  auto value = value_at(update, at, state);
   if (!value || !value->contains("state") || !(*value)["state"].is_object()) return true;
   const json& fields = (*value)["state"];
   InterfaceState& interface = state.interfaces[update.path.elements[at].keys.at("name")];
@@ -134,7 +141,7 @@ bool read_bgp_update(const GnmiUpdate& update, DeviceState& state) {
   const std::size_t at = keyed_element(update.path, "neighbor", "neighbor-address");
   if (at == update.path.elements.size()) return true;  // above the neighbours: nothing to read
   state.bgp_served = true;
-  auto value = value_at(update, at);
+  auto value = value_at(update, at, state);
   if (!value || !value->is_object()) return true;
   NeighborState& neighbor = state.neighbors[update.path.elements[at].keys.at("neighbor-address")];
   if (auto fields = value->find("state"); fields != value->end() && fields->is_object()) {
@@ -370,6 +377,9 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
       covered.last_seen = std::max(covered.last_seen, at);
       covered.sampled = covered.edge = true;
     }
+    if (in_window)
+      for (const auto& why : sample.said.unreadable)
+        timeline.gaps.push_back("a sample at " + device_time(at) + " cannot be read: " + why);
     const DeviceState edge = known;  // what the samples before this one said
     std::set<std::string> reset_interfaces, reset_neighbors;
     auto reporter = [&](TelemetrySource source, const std::string& subject) {

@@ -62,7 +62,8 @@ struct TelemetryTimeline {
   std::vector<TelemetryEvent> events;  // in device time order
   // Silences longer than the allowed gap that nothing covers, each "no bgp sample from T1 to
   // T2 (4.2 s), not covered: why" (or a source never sampled, a counter reset across the
-  // silence). Non-empty: the window is not covered, the stream is no-evidence.
+  // silence, a sample in the window whose value cannot be read). Non-empty: the window is not
+  // covered, the stream is no-evidence.
   std::vector<std::string> gaps;
   // Silences longer than the allowed gap that the counters cover: every subject of the source
   // carried its transitions counter on both sides (no reset, none appeared or went away), so

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "adapters/core/foreign_json.h"
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 
@@ -229,28 +230,32 @@ Facts read_rdma_sysfs_dump(std::string_view dump) {
   return read_rdma_tree(*tree);
 }
 
+// The output is the host's: parsed depth-limited, and a member of another type than read here
+// is unparsable naming it ("port [0]: field 'state' is an integer, not a string").
 Facts parse_rdma_link_json(std::string_view text) {
-  json parsed;
-  try {
-    parsed = json::parse(text);
-  } catch (const json::exception& e) {
-    return unparsable(std::string("rdma -j link: not JSON: ") + e.what());
-  }
-  if (!parsed.is_array()) return unparsable("rdma -j link: expected a JSON array of ports");
+  auto parsed = parse_foreign_json(text);
+  if (!parsed.ok()) return unparsable("rdma -j link: " + parsed.problem);
+  if (!parsed.document.is_array())
+    return unparsable("rdma -j link: expected a JSON array of ports");
   json links = json::object();
-  for (const auto& entry : parsed) {
-    if (!entry.is_object() || !entry.contains("ifname") || !entry["ifname"].is_string()) {
-      return unparsable("rdma -j link: a port entry lacks \"ifname\"");
-    }
-    auto ifname = entry["ifname"].get<std::string>();  // "mlx5_0/1"
-    auto slash = ifname.rfind('/');
+  for (std::size_t i = 0; i < parsed.document.size(); ++i) {
+    const json& entry = parsed.document[i];
+    const std::string where = "rdma -j link: port [" + std::to_string(i) + "]: ";
+    if (!entry.is_object()) return unparsable(where + "is " + json_kind(entry) + ", not an object");
+    if (!entry.contains("ifname")) return unparsable("rdma -j link: a port entry lacks \"ifname\"");
+    auto ifname = string_member(entry, "ifname");  // "mlx5_0/1"
+    if (!ifname) return unparsable(where + wrong_member(entry, "ifname", "a string"));
+    auto slash = ifname->rfind('/');
     if (slash == std::string::npos)
-      return unparsable("rdma -j link: ifname '" + ifname + "' is not DEVICE/PORT");
+      return unparsable("rdma -j link: ifname '" + *ifname + "' is not DEVICE/PORT");
     json port = json::object();
     for (const char* key : {"state", "physical_state", "netdev"}) {
-      if (entry.contains(key) && entry[key].is_string()) port[key] = entry[key];
+      if (!entry.contains(key)) continue;
+      auto value = string_member(entry, key);
+      if (!value) return unparsable(where + wrong_member(entry, key, "a string"));
+      port[key] = *value;
     }
-    links[ifname.substr(0, slash)][ifname.substr(slash + 1)] = std::move(port);
+    links[ifname->substr(0, slash)][ifname->substr(slash + 1)] = std::move(port);
   }
   if (links.empty()) return unavailable("rdma -j link listed no RDMA ports");
   return links;

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "adapters/core/foreign_json.h"
 #include "adapters/core/text.h"
 
 namespace fabgate::pipeline {
@@ -49,10 +50,12 @@ nlohmann::json query_record(const std::string& device, const std::string& purpos
           {"verdict", "no-evidence"}};
 }
 
-// Raw answers as JSON when they parse (they are the API's JSON), else as text.
+// Raw answers as JSON when they parse (they are the API's JSON), else as text. Depth-limited:
+// the evidence bundle copies and dumps this document recursively, and the answer is kept even
+// when the client refused it (300,000 levels of nesting then stay text).
 nlohmann::json raw_answer(const std::string& raw) {
-  auto parsed = nlohmann::json::parse(raw, nullptr, false);
-  return parsed.is_discarded() ? nlohmann::json(raw) : parsed;
+  auto parsed = parse_foreign_json(raw);
+  return parsed.ok() ? std::move(parsed.document) : nlohmann::json(raw);
 }
 
 void worst(Verdict& into, Verdict verdict) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "adapters/core/foreign_json.h"
+#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/pipeline/collective_verdict.h"
 #include "gates/pipeline/watch_verdict.h"
@@ -65,8 +66,7 @@ void judge_builtin(const ssh::CommandResult& result, ProbeOutcome& outcome) {
   auto verdict = string_member(document, "verdict");
   if (!verdict) {
     outcome.verdict = Verdict::no_evidence;
-    outcome.reason =
-        "probe output: field 'verdict' is " + member_kind(document, "verdict") + ", not a string";
+    outcome.reason = "probe output: " + wrong_member(document, "verdict", "a string");
     return;
   }
   outcome.verdict = *verdict == "pass"   ? Verdict::pass
@@ -111,10 +111,12 @@ std::string why_not_ready(const ssh::CommandResult& result) {
     if (!trim(line).empty()) lines.emplace_back(trim(line));
   if (lines.size() > 3) lines.erase(lines.begin(), lines.end() - 3);
   if (!lines.empty()) return join(lines, "; ");
-  auto document = nlohmann::json::parse(result.stdout_text, nullptr, false);
-  if (document.is_object() && document.contains("reason") && document["reason"].is_string())
-    return document["reason"].get<std::string>();
-  return "it printed nothing";
+  if (trim(result.stdout_text).empty()) return "it printed nothing";
+  auto parsed = parse_foreign_json(result.stdout_text);
+  if (!parsed.ok())
+    return "its output is " + parsed.problem + ": " + shorten(last_line(result.stdout_text), 60);
+  if (auto reason = string_member(parsed.document, "reason")) return *reason;
+  return wrong_member(parsed.document, "reason", "a string");
 }
 
 // Starts `command` on `device` detached from the SSH session and waits at most kReadyWait for
@@ -228,6 +230,31 @@ std::string target_address(const intent::Inventory& inventory, const std::string
   return target;
 }
 
+// Appends "(3/4 flows completed)" from the report's summary. A summary whose figures are not
+// integers makes a passing report no evidence naming the field: the figures are what a pass
+// rests on.
+void add_flows_summary(ProbeOutcome& outcome) {
+  if (!outcome.detail.contains("summary")) return;
+  auto unreadable = [&](const std::string& problem) {
+    const std::string named = outcome.host + ": fabgate-probe flows: " + problem;
+    if (outcome.verdict != Verdict::pass) {
+      outcome.reason += "; " + named;
+      return;
+    }
+    outcome.verdict = Verdict::no_evidence;
+    outcome.reason = named;
+  };
+  const auto* summary = object_member(outcome.detail, "summary");
+  if (!summary) return unreadable(wrong_member(outcome.detail, "summary", "an object"));
+  auto completed = integer_member(*summary, "completed");
+  if (!completed)
+    return unreadable(wrong_member(*summary, "completed", "an integer", "summary.completed"));
+  auto flows = integer_member(*summary, "flows");
+  if (!flows) return unreadable(wrong_member(*summary, "flows", "an integer", "summary.flows"));
+  outcome.reason +=
+      " (" + std::to_string(*completed) + "/" + std::to_string(*flows) + " flows completed)";
+}
+
 void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
                const intent::Device& host, ProbeOutcome& outcome) {
   std::string address = target_address(context.inventory, probe.target);
@@ -255,11 +282,7 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
   }
   outcome.output = result->stdout_text + result->stderr_text;
   judge_builtin(result.value(), outcome);
-  if (outcome.detail.contains("summary")) {
-    const auto& summary = outcome.detail["summary"];
-    outcome.reason += " (" + std::to_string(summary.value("completed", 0)) + "/" +
-                      std::to_string(summary.value("flows", 0)) + " flows completed)";
-  }
+  add_flows_summary(outcome);
 }
 
 void run_rdma(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
@@ -304,31 +327,58 @@ std::string address_only(const std::string& address) {
   return address.substr(0, address.find('/'));
 }
 
+// Appends each element of the array member `key` to `into`, or names the member or the first
+// element that is of another type.
+template <typename T, typename IsT>
+std::optional<std::string> read_array(const nlohmann::json& object, const std::string& key,
+                                      IsT is_t, const char* expected, std::vector<T>& into) {
+  const auto* items = array_member(object, key);
+  if (!items) return wrong_member(object, key, "an array");
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const auto& item = (*items)[i];
+    if (!is_t(item))
+      return "field '" + key + "[" + std::to_string(i) + "]' is not " + std::string(expected);
+    into.push_back(item.template get<T>());
+  }
+  return std::nullopt;
+}
+
 // One rank's JSON document as the verdict reads it; anything but a collective report with its
-// timings is a rank that never reported.
+// timings, typed as fabgate-probe writes them, is a rank that never reported (the reason names
+// the field).
 RankTimings parse_rank(int rank, const std::string& host, int iterations, const std::string& text) {
   RankTimings timings;
   timings.rank = rank;
   timings.host = host;
   timings.iterations_planned = iterations;
-  auto document = nlohmann::json::parse(text, nullptr, false);
-  if (document.is_discarded() || !document.is_object()) {
-    timings.missing_reason =
-        "no report (" +
-        (trim(text).empty() ? std::string("no output") : "unparsable: " + last_line(text)) + ")";
+  auto never_reported = [&](const std::string& problem) {
+    timings.missing_reason = "fabgate-probe collective: " + problem;
     return timings;
+  };
+  if (trim(text).empty()) return never_reported("no report (no output)");
+  auto parsed = parse_foreign_json(text);
+  if (!parsed.ok())
+    return never_reported("no report (" + parsed.problem + ": " + shorten(last_line(text), 60) +
+                          ")");
+  const auto& document = parsed.document;
+  if (!document.is_object()) return never_reported("no report (not a JSON object)");
+  auto verdict = string_member(document, "verdict");
+  if (!verdict) return never_reported(wrong_member(document, "verdict", "a string"));
+  if (*verdict == "no-evidence") {
+    auto reason = string_member(document, "reason");
+    return reason ? never_reported(*reason)
+                  : never_reported(wrong_member(document, "reason", "a string"));
   }
-  if (document.value("verdict", "") == "no-evidence" || !document.contains("iteration_ms") ||
-      !document["iteration_ms"].is_array()) {
-    timings.missing_reason = document.value("reason", std::string("no timings in its report"));
-    return timings;
-  }
+  auto is_number = [](const nlohmann::json& item) { return item.is_number(); };
+  auto is_string = [](const nlohmann::json& item) { return item.is_string(); };
+  if (auto problem =
+          read_array(document, "iteration_ms", is_number, "a number", timings.iteration_ms))
+    return never_reported(*problem);
+  // A rank without errors may leave them out.
+  if (document.contains("errors"))
+    if (auto problem = read_array(document, "errors", is_string, "a string", timings.errors))
+      return never_reported(*problem);
   timings.reported = true;
-  for (const auto& value : document["iteration_ms"])
-    if (value.is_number()) timings.iteration_ms.push_back(value.get<double>());
-  if (document.contains("errors") && document["errors"].is_array())
-    for (const auto& error : document["errors"])
-      if (error.is_string()) timings.errors.push_back(error.get<std::string>());
   return timings;
 }
 

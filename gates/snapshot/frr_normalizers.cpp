@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
+#include "gates/snapshot/output_json.h"
 
 namespace fabgate::snapshot {
 
@@ -16,12 +16,16 @@ using nlohmann::json;
 namespace {
 
 Expected<json, std::string> parse_json_object(std::string_view output) {
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) {
-    std::string start = shorten(trim(output), 60);
-    return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
-  }
-  if (!document.is_object()) return std::string("expected a JSON object");
+  auto document = parse_output_json(output);
+  if (document && !document->is_object()) return std::string("expected a JSON object");
+  return document;
+}
+
+// `what`: "BFD peers", for "expected a JSON list of BFD peers".
+Expected<json, std::string> parse_json_list(std::string_view output, std::string_view what) {
+  auto document = parse_output_json(output);
+  if (!document) return document.error();
+  if (!document->is_array()) return "expected a JSON list of " + std::string(what);
   return document;
 }
 
@@ -61,23 +65,26 @@ Expected<Ok, std::string> parse_frr_version(std::string_view output, json& ident
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, json& bgp) {
   auto document = parse_json_object(output);
   if (!document) return document.error();
+  std::string problem;
   json peers = json::object();
   for (const auto& [family, summary] : document->items()) {
     if (!summary.is_object() || !summary.contains("peers")) continue;
     const std::string family_key = address_family_key(family);
-    for (const auto& [address, peer] : summary.at("peers").items()) {
+    for (const auto& [address, peer] : Fields(summary, family, problem).object("peers").items()) {
+      Fields fields(peer, family + ".peers." + address, problem);
       json& entry = peers[address];
-      entry["state"] = peer.at("state");
-      entry["remote_as"] = peer.value("remoteAs", 0);
-      entry["uptime_ms"] = peer.value("peerUptimeMsec", 0);
-      int received = peer.value("pfxRcd", 0);
+      entry["state"] = fields.required_text("state");
+      entry["remote_as"] = fields.integer("remoteAs");
+      entry["uptime_ms"] = fields.integer("peerUptimeMsec");
+      const std::int64_t received = fields.integer("pfxRcd");
       if (!entry.contains("prefixes_received")) entry["prefixes_received"] = 0;
       if (family != "l2VpnEvpn")
-        entry["prefixes_received"] = entry["prefixes_received"].get<int>() + received;
+        entry["prefixes_received"] = entry["prefixes_received"].get<std::int64_t>() + received;
       entry["address_families"][family_key] = {{"prefixes_received", received},
-                                               {"prefixes_sent", peer.value("pfxSnt", 0)}};
+                                               {"prefixes_sent", fields.integer("pfxSnt")}};
     }
   }
+  if (!problem.empty()) return problem;
   bgp["peers"] = std::move(peers);
   return Ok{};
 }
@@ -92,20 +99,21 @@ Expected<Ok, std::string> parse_running_config(std::string_view output, json& co
 // default), with the timers each side asked for: a timer change shows up even while the
 // session stays up. Uptime is kept (ignored by the default compare rules: it moves).
 Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_array()) {
-    return std::string("expected a JSON list of BFD peers");
-  }
+  auto document = parse_json_list(output, "BFD peers");
+  if (!document) return document.error();
+  std::string problem;
   json peers = json::object();
-  for (const auto& session : document) {
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& session = (*document)[i];
     if (!session.is_object() || !session.contains("peer") || !session.contains("status"))
       return std::string("a BFD peer without 'peer' or 'status'");
-    std::string key = session.at("peer").get<std::string>();
-    std::string vrf = session.value("vrf", "default");
+    Fields fields(session, element_path(i), problem);
+    std::string key = fields.required_text("peer");
+    std::string vrf = fields.text("vrf", "default");
     if (vrf != "default") key += "%" + vrf;
-    json entry = {{"status", session.at("status")}, {"multihop", session.value("multihop", false)}};
+    json entry = {{"status", session.at("status")}, {"multihop", fields.flag("multihop")}};
     if (session.contains("interface")) entry["interface"] = session.at("interface");
-    if (session.contains("uptime")) entry["uptime_ms"] = session.value("uptime", 0) * 1000;
+    if (session.contains("uptime")) entry["uptime_ms"] = fields.integer("uptime") * 1000;
     for (const auto& [from, to] : {std::pair{"receive-interval", "receive_interval_ms"},
                                    {"transmit-interval", "transmit_interval_ms"},
                                    {"detect-multiplier", "detect_multiplier"},
@@ -116,6 +124,7 @@ Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
     }
     peers[key] = std::move(entry);
   }
+  if (!problem.empty()) return problem;
   bfd["peers"] = std::move(peers);
   return Ok{};
 }
@@ -125,21 +134,25 @@ Expected<Ok, std::string> parse_bfd_peers(std::string_view output, json& bfd) {
 // is up again by the second one, so a rule can prove there was no flap during a change.
 // Merges into the peers `bfd-peers` found (run it after that command).
 Expected<Ok, std::string> parse_bfd_counters(std::string_view output, json& bfd) {
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_array())
-    return std::string("expected a JSON list of BFD peer counters");
+  auto document = parse_json_list(output, "BFD peer counters");
+  if (!document) return document.error();
   if (!bfd.contains("peers") || !bfd.at("peers").is_object()) bfd["peers"] = json::object();
-  for (const auto& session : document) {
+  std::string problem;
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& session = (*document)[i];
     if (!session.is_object() || !session.contains("peer") || !session.contains("session-down") ||
         !session.at("session-down").is_number_integer())
       return std::string("a BFD counter entry without 'peer' or 'session-down'");
-    std::string key = session.at("peer").get<std::string>();
-    std::string vrf = session.value("vrf", "default");
+    Fields fields(session, element_path(i), problem);
+    std::string key = fields.required_text("peer");
+    std::string vrf = fields.text("vrf", "default");
+    if (!problem.empty()) return problem;
     if (vrf != "default") key += "%" + vrf;
     json& entry = bfd["peers"][key];
-    entry["session_up_events"] = session.value("session-up", 0);
+    entry["session_up_events"] = fields.integer("session-up");
     entry["session_down_events"] = session.at("session-down");
   }
+  if (!problem.empty()) return problem;
   return Ok{};
 }
 
@@ -174,12 +187,14 @@ Expected<Ok, std::string> parse_evpn_vni(std::string_view output, json& evpn) {
   if (is_empty_output(output)) return Ok{};
   auto document = parse_json_object(output);
   if (!document) return document.error();
+  std::string problem;
   for (const auto& [vni, detail] : document->items()) {
     if (!detail.is_object() || !detail.contains("type")) return "VNI " + vni + " without a 'type'";
+    Fields fields(detail, vni, problem);
     json& entry = vnis[vni];
     entry["type"] = detail.at("type");
-    entry["vxlan_if"] = detail.value("vxlanIf", "");
-    entry["tenant_vrf"] = detail.value("tenantVrf", "");
+    entry["vxlan_if"] = fields.text("vxlanIf");
+    entry["tenant_vrf"] = fields.text("tenantVrf");
     const auto& vteps = detail.value("numRemoteVteps", json());
     if (vteps.is_number_integer()) entry["vtep_count"] = vteps;
     if (detail.contains("remoteVteps")) {
@@ -189,6 +204,7 @@ Expected<Ok, std::string> parse_evpn_vni(std::string_view output, json& evpn) {
     }
     if (detail.contains("numMacs")) entry["macs"] = detail.at("numMacs");
   }
+  if (!problem.empty()) return problem;
   return Ok{};
 }
 
@@ -197,12 +213,14 @@ Expected<Ok, std::string> parse_evpn_vni(std::string_view output, json& evpn) {
 Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, json& evpn) {
   json& vnis = vnis_of(evpn);
   if (is_empty_output(output)) return Ok{};
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_array())
-    return std::string("expected a JSON list of VNIs");
-  for (const auto& detail : document) {
+  auto document = parse_json_list(output, "VNIs");
+  if (!document) return document.error();
+  std::string problem;
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& detail = (*document)[i];
     if (!detail.is_object() || !detail.contains("vni") || !detail.at("vni").is_number_integer())
       return std::string("a VNI entry without a numeric 'vni'");
+    Fields fields(detail, element_path(i), problem);
     json& entry = vnis[std::to_string(detail.at("vni").get<long long>())];
     if (detail.contains("type")) entry["type"] = detail.at("type");
     if (detail.contains("vtepIp")) entry["local_vtep"] = detail.at("vtepIp");
@@ -211,11 +229,12 @@ Expected<Ok, std::string> parse_evpn_vni_detail(std::string_view output, json& e
     if (remote.is_array()) {
       entry["remote_vteps"] = sorted_strings(remote);
       entry["vtep_count"] = remote.size();
-    } else if (detail.value("type", "") == "L2") {
+    } else if (fields.text("type") == "L2") {
       entry["remote_vteps"] = json::array();
       entry["vtep_count"] = 0;
     }
   }
+  if (!problem.empty()) return problem;
   return Ok{};
 }
 
@@ -227,26 +246,30 @@ Expected<Ok, std::string> parse_evpn_mac(std::string_view output, json& evpn) {
   if (is_empty_output(output)) return Ok{};
   auto document = parse_json_object(output);
   if (!document) return document.error();
+  std::string problem;
   for (const auto& [vni, table] : document->items()) {
     if (!table.is_object()) return "VNI " + vni + ": expected an object of MACs";
+    Fields fields(table, vni, problem);
     int local = 0, remote = 0;
     json per_vtep = json::object();
-    const json macs = table.value("macs", json::object());
-    for (const auto& [mac, detail] : macs.items()) {
-      std::string type = detail.value("type", "");
+    for (const auto& [mac, detail] : fields.object("macs").items()) {
+      Fields mac_fields(detail, vni + ".macs." + mac, problem);
+      std::string type = mac_fields.text("type");
       if (type == "local") ++local;
       if (type == "remote") {
         ++remote;
-        std::string vtep = detail.value("remoteVtep", "");
+        std::string vtep = mac_fields.text("remoteVtep");
         per_vtep[vtep] = per_vtep.value(vtep, 0) + 1;
       }
     }
+    if (!problem.empty()) return problem;
     json& entry = vnis[vni];
-    entry["macs"] = table.value("numMacs", local + remote);
+    entry["macs"] = fields.integer("numMacs", local + remote);
     entry["macs_local"] = local;
     entry["macs_remote"] = remote;
     entry["macs_per_remote_vtep"] = std::move(per_vtep);
   }
+  if (!problem.empty()) return problem;
   return Ok{};
 }
 
@@ -255,19 +278,22 @@ Expected<Ok, std::string> parse_evpn_mac(std::string_view output, json& evpn) {
 Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, json& evpn) {
   auto document = parse_json_object(output);
   if (!document) return document.error();
+  std::string problem;
   json peers = json::object();
   if (document->contains("peers")) {
     if (!document->at("peers").is_object()) return std::string("'peers' is not an object");
     for (const auto& [address, peer] : document->at("peers").items()) {
       if (!peer.is_object() || !peer.contains("state"))
         return "EVPN peer " + address + " without a 'state'";
-      peers[address] = {{"state", peer.at("state")},
-                        {"remote_as", peer.value("remoteAs", 0)},
-                        {"uptime_ms", peer.value("peerUptimeMsec", 0)},
-                        {"prefixes_received", peer.value("pfxRcd", 0)},
-                        {"prefixes_sent", peer.value("pfxSnt", 0)}};
+      Fields fields(peer, "peers." + address, problem);
+      peers[address] = {{"state", fields.required_text("state")},
+                        {"remote_as", fields.integer("remoteAs")},
+                        {"uptime_ms", fields.integer("peerUptimeMsec")},
+                        {"prefixes_received", fields.integer("pfxRcd")},
+                        {"prefixes_sent", fields.integer("pfxSnt")}};
     }
   }
+  if (!problem.empty()) return problem;
   evpn["peers"] = std::move(peers);
   return Ok{};
 }
@@ -276,24 +302,29 @@ Expected<Ok, std::string> parse_bgp_evpn_summary(std::string_view output, json& 
 // state on the switch (device administratively up or down), which FRR's JSON does not carry.
 Expected<Ok, std::string> parse_vxlan_links(std::string_view output, json& evpn) {
   json& vnis = vnis_of(evpn);
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_array())
-    return std::string("expected a JSON list of links");
-  for (const auto& link : document) {
-    const json data = link.value("linkinfo", json::object()).value("info_data", json::object());
+  auto document = parse_json_list(output, "links");
+  if (!document) return document.error();
+  std::string problem;
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& link = (*document)[i];
+    Fields fields(link, element_path(i), problem);
+    const json& linkinfo = fields.object("linkinfo");
+    const json& data = Fields(linkinfo, element_path(i) + ".linkinfo", problem).object("info_data");
+    const std::string ifname = fields.text("ifname");
+    if (!problem.empty()) return problem;
     if (!data.contains("id") || !data.at("id").is_number_integer())
-      return "link '" + link.value("ifname", std::string("?")) + "' has no VXLAN id";
+      return "link '" + (ifname.empty() ? std::string("?") : ifname) + "' has no VXLAN id";
     json& entry = vnis[std::to_string(data.at("id").get<long long>())];
     bool up = false;
-    const json flags = link.value("flags", json::array());
-    for (const auto& flag : flags) up = up || flag == "UP";
+    for (const auto& flag : fields.array("flags")) up = up || flag == "UP";
     entry["state"] = up ? "up" : "down";
-    entry["vxlan_if"] = link.value("ifname", "");
+    entry["vxlan_if"] = ifname;
     if (data.contains("local")) entry["local_vtep"] = data.at("local");
     if (data.contains("port")) entry["udp_port"] = data.at("port");
     if (data.contains("learning")) entry["learning"] = data.at("learning");
     if (link.contains("mtu")) entry["mtu"] = link.at("mtu");
   }
+  if (!problem.empty()) return problem;
   return Ok{};
 }
 

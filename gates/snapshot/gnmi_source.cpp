@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "adapters/core/text.h"
+#include "adapters/gnmi/data_tree.h"
 #include "adapters/gnmi/snapshot_facts.h"
 
 namespace fabgate::snapshot {
@@ -42,9 +43,10 @@ json notifications_json(const std::vector<gnmi::GnmiNotification>& notifications
   for (const auto& notification : notifications) {
     json updates = json::array();
     for (const auto& update : notification.updates) {
-      json value = json::parse(update.json, nullptr, false);
-      if (value.is_discarded()) value = update.json;
-      updates.push_back({{"path", update.path.to_string()}, {"value", std::move(value)}});
+      // Kept as text when it is not JSON, or nests deeper than the evidence can copy and dump.
+      auto value = gnmi::parse_target_value(update.path, update.json);
+      updates.push_back({{"path", update.path.to_string()},
+                         {"value", value ? std::move(*value) : json(update.json)}});
     }
     json deletes = json::array();
     for (const auto& path : notification.deletes) deletes.push_back(path.to_string());

@@ -8,6 +8,7 @@
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
+#include "gates/snapshot/output_json.h"
 
 namespace fabgate::snapshot {
 
@@ -15,17 +16,8 @@ using nlohmann::json;
 
 namespace {
 
-Expected<json, std::string> parse_json(std::string_view output) {
-  json document = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) {
-    std::string start = shorten(trim(output), 60);
-    return "not JSON" + (start.empty() ? std::string(" (empty output)") : ": '" + start + "'");
-  }
-  return document;
-}
-
 Expected<json, std::string> parse_json_array(std::string_view output) {
-  auto document = parse_json(output);
+  auto document = parse_output_json(output);
   if (document && !document->is_array()) return std::string("expected a JSON list");
   return document;
 }
@@ -61,28 +53,36 @@ std::string route_prefix(const std::string& dst, bool ipv6) {
   return dst;
 }
 
-std::string nexthop_of(const json& hop) {
-  if (hop.contains("gateway")) return hop.at("gateway").get<std::string>();
-  if (hop.contains("dev")) return "dev:" + hop.at("dev").get<std::string>();
+std::string nexthop_of(Fields hop) {
+  if (auto gateway = hop.text("gateway"); !gateway.empty()) return gateway;
+  if (auto dev = hop.text("dev"); !dev.empty()) return "dev:" + dev;
   return "unknown";
 }
 
 Expected<Ok, std::string> parse_ip_route(std::string_view output, json& routes, bool ipv6) {
   auto document = parse_json_array(output);
   if (!document) return document.error();
+  std::string problem;
   json table = json::array();
-  for (const auto& entry : *document) {
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& entry = (*document)[i];
+    const std::string where = element_path(i);
+    Fields fields(entry, where, problem);
     json route;
-    route["prefix"] = route_prefix(entry.at("dst").get<std::string>(), ipv6);
-    route["protocol"] = entry.value("protocol", "boot");
-    route["metric"] = entry.value("metric", 0);
+    route["prefix"] = route_prefix(fields.required_text("dst"), ipv6);
+    route["protocol"] = fields.text("protocol", "boot");
+    route["metric"] = fields.integer("metric");
     if (entry.contains("type")) route["type"] = entry.at("type");
     std::vector<std::string> nexthops;
     if (entry.contains("nexthops")) {
-      for (const auto& hop : entry.at("nexthops")) nexthops.push_back(nexthop_of(hop));
+      const json& hops = fields.array("nexthops");
+      for (std::size_t h = 0; h < hops.size(); ++h)
+        nexthops.push_back(
+            nexthop_of(Fields(hops[h], where + ".nexthops" + element_path(h), problem)));
     } else {
-      nexthops.push_back(nexthop_of(entry));
+      nexthops.push_back(nexthop_of(fields));
     }
+    if (!problem.empty()) return problem;
     std::sort(nexthops.begin(), nexthops.end());
     route["nexthops"] = nexthops;
     table.push_back(std::move(route));
@@ -220,24 +220,31 @@ Expected<Ok, std::string> parse_ip_link(std::string_view output, json& interface
   auto document = parse_json_array(output);
   if (!document) return document.error();
   if (!interfaces.is_object()) interfaces = json::object();
-  for (const auto& link : *document) {
-    const std::string name = link.at("ifname").get<std::string>();
+  std::string problem;
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const json& link = (*document)[i];
+    const std::string where = element_path(i);
+    Fields fields(link, where, problem);
+    const std::string name = fields.required_text("ifname");
+    const json& flags = fields.array("flags");
+    if (!problem.empty()) return problem;
     json& entry = interfaces[name];
-    const auto& flags = link.value("flags", json::array());
     bool admin_up = std::find(flags.begin(), flags.end(), "UP") != flags.end();
     entry["admin"] = admin_up ? "up" : "down";
-    entry["oper"] = lower(link.value("operstate", "unknown"));
-    entry["mtu"] = link.at("mtu");
+    entry["oper"] = lower(fields.text("operstate", "unknown"));
+    entry["mtu"] = fields.required("mtu");
     if (link.contains("stats64")) {
-      const auto& rx = link.at("stats64").at("rx");
-      const auto& tx = link.at("stats64").at("tx");
+      Fields stats(fields.object("stats64"), where + ".stats64", problem);
+      Fields rx(stats.object("rx"), where + ".stats64.rx", problem);
+      Fields tx(stats.object("tx"), where + ".stats64.tx", problem);
       entry["counters"] = {
-          {"rx_packets", rx.at("packets")}, {"tx_packets", tx.at("packets")},
-          {"rx_bytes", rx.at("bytes")},     {"tx_bytes", tx.at("bytes")},
-          {"rx_errors", rx.at("errors")},   {"tx_errors", tx.at("errors")},
-          {"rx_dropped", rx.at("dropped")}, {"tx_dropped", tx.at("dropped")},
+          {"rx_packets", rx.required("packets")}, {"tx_packets", tx.required("packets")},
+          {"rx_bytes", rx.required("bytes")},     {"tx_bytes", tx.required("bytes")},
+          {"rx_errors", rx.required("errors")},   {"tx_errors", tx.required("errors")},
+          {"rx_dropped", rx.required("dropped")}, {"tx_dropped", tx.required("dropped")},
       };
     }
+    if (!problem.empty()) return problem;
     if (!entry.contains("addresses")) entry["addresses"] = json::array();
   }
   return Ok{};
@@ -248,16 +255,23 @@ Expected<Ok, std::string> parse_ip_addr(std::string_view output, json& interface
   auto document = parse_json_array(output);
   if (!document) return document.error();
   if (!interfaces.is_object()) interfaces = json::object();
-  for (const auto& link : *document) {
+  std::string problem;
+  for (std::size_t i = 0; i < document->size(); ++i) {
+    const std::string where = element_path(i);
+    Fields link((*document)[i], where, problem);
+    const std::string name = link.required_text("ifname");
+    const json& addr_info = link.array("addr_info");
     std::vector<std::string> addresses;
-    for (const auto& address : link.value("addr_info", json::array())) {
-      if (!address.contains("local")) continue;
-      if (address.value("family", "") == "inet6" && address.value("scope", "") == "link") continue;
-      addresses.push_back(address.at("local").get<std::string>() + "/" +
-                          std::to_string(address.at("prefixlen").get<int>()));
+    for (std::size_t a = 0; a < addr_info.size(); ++a) {
+      if (!addr_info[a].contains("local")) continue;
+      Fields address(addr_info[a], where + ".addr_info" + element_path(a), problem);
+      if (address.text("family") == "inet6" && address.text("scope") == "link") continue;
+      addresses.push_back(address.required_text("local") + "/" +
+                          std::to_string(address.required_integer("prefixlen")));
     }
+    if (!problem.empty()) return problem;
     std::sort(addresses.begin(), addresses.end());
-    interfaces[link.at("ifname").get<std::string>()]["addresses"] = addresses;
+    interfaces[name]["addresses"] = addresses;
   }
   return Ok{};
 }

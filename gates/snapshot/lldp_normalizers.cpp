@@ -10,7 +10,9 @@
 
 #include <algorithm>
 
+#include "adapters/core/foreign_json.h"
 #include "gates/snapshot/normalizers.h"
+#include "gates/snapshot/output_json.h"
 
 namespace fabgate::snapshot {
 
@@ -19,11 +21,10 @@ namespace {
 using nlohmann::json;
 
 Expected<json, std::string> parse_lldpcli(std::string_view output) {
-  json document = json::parse(output, nullptr, false);
-  if (document.is_discarded() || !document.is_object() || !document.contains("lldp") ||
-      !document["lldp"].is_object()) {
+  auto document = parse_output_json(output);
+  if (!document) return "not lldpcli JSON (" + document.error() + ")";
+  if (!object_member(*document, "lldp"))
     return std::string("not lldpcli JSON (expected an object with an \"lldp\" object)");
-  }
   return document;
 }
 

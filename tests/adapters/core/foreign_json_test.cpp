@@ -27,6 +27,12 @@ TEST(ForeignJson, AFieldOfAnotherTypeIsAbsentNeverAThrow) {
   EXPECT_EQ(bool_member(report, "ok"), true);
   EXPECT_EQ(member_kind(report, "absent"), "missing");
   EXPECT_FALSE(string_member(nlohmann::json::array(), "verdict"));  // not an object at all
+  EXPECT_EQ(json_kind(nlohmann::json::array()), "an array");        // a value, not a member
+  EXPECT_EQ(json_kind(report["ratio"]), "a number");
+  EXPECT_EQ(wrong_member(report, "verdict", "a string"),
+            "field 'verdict' is an integer, not a string");
+  EXPECT_EQ(wrong_member(report, "absent", "a string", "summary.absent"),
+            "field 'summary.absent' is missing");
 }
 
 TEST(ForeignJson, DeepNestingIsRefusedBeforeItIsParsed) {
@@ -37,12 +43,14 @@ TEST(ForeignJson, DeepNestingIsRefusedBeforeItIsParsed) {
   auto parsed = parse_foreign_json(deep);
   EXPECT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.problem, "nested deeper than 64 levels");
+  EXPECT_TRUE(parsed.too_deep);
   EXPECT_TRUE(parsed.document.is_discarded());
 
   EXPECT_EQ(json_nesting_depth(R"({"a":"[[[[[[","b":[{"c":"\"]]"}]})"), 3);
   auto shallow = parse_foreign_json(R"({"a":"[[[[[[[[","b":[1,2]})", 2);
   EXPECT_TRUE(shallow.ok()) << shallow.problem;
   EXPECT_EQ(parse_foreign_json("{\"a\":").problem, "not JSON");
+  EXPECT_FALSE(parse_foreign_json("{\"a\":").too_deep);
 }
 
 }  // namespace

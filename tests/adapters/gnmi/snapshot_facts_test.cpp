@@ -358,6 +358,21 @@ TEST(GnmiSnapshotFacts, WrongTypesAreErrorsNotDefaults) {
             "integer, got \"lots\"");
 }
 
+TEST(GnmiSnapshotFacts, AValueNestedTooDeeplyIsRefusedNamingItsPath) {
+  // Given a target answering /interfaces with 300,000 levels of nesting, then both the facts
+  // and the configuration refuse the reply naming the path and the depth, before the value is
+  // stripped of module prefixes or dumped (each recursive: a stack overflow).
+  const std::string deep = std::string(300'000, '[') + std::string(300'000, ']');
+  GnmiNotification notification;
+  notification.updates.push_back({*parse_path("/interfaces"), deep});
+  auto facts = snapshot_facts({notification}, TimePoint{});
+  ASSERT_FALSE(facts);
+  EXPECT_EQ(facts.error(), "value at /interfaces is nested deeper than 64 levels");
+  auto config = config_facts({notification});
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error(), "value at /interfaces is nested deeper than 64 levels");
+}
+
 TEST(GnmiDataTree, WildcardsExpandAndMissesNameTheMissingElement) {
   // Given a tree with two interfaces, then a wildcard matches both with concrete keys and a
   // path to a missing leaf says which element is missing below which node.

@@ -454,4 +454,28 @@ TEST(TelemetryTimeline, ALinkSeenGoingDownAndBackUpInTheSamplesIsAFlap) {
             "oper-status UP again 2.0 s after leaving it at 2026-12-01T04:40:02.000Z: flapped");
 }
 
+TEST(TelemetryTimeline, ASampleWhoseValueCannotBeReadLeavesTheWindowUncovered) {
+  // Given an interface stream sampled every second, one of whose samples carries 300,000 levels
+  // of nesting (or text that is not JSON), then the window is not covered (no evidence): the
+  // gap names the sample's time, the path and why, and nothing overflows the stack.
+  const std::string deep = std::string(300'000, '[') + std::string(300'000, ']');
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"deep", deep}, {"not JSON", "{\"oper-status\":"}}) {
+    SCOPED_TRACE(name);
+    std::vector<GnmiNotification> stream;
+    for (int second = 0; second <= 4; ++second)
+      stream.push_back(interface_sample(kBase + second * kSecond, "UP"));
+    stream[2].updates[0].json = value;
+    auto timeline = interface_timeline(stream, kBase, kBase + 4 * kSecond, Duration{2500});
+    EXPECT_FALSE(timeline.covered());
+    ASSERT_EQ(timeline.gaps.size(), 1u);
+    EXPECT_NE(timeline.gaps[0].find("a sample at "), std::string::npos) << timeline.gaps[0];
+    EXPECT_NE(timeline.gaps[0].find(
+                  "cannot be read: value at /interfaces/interface[name=to-spine1]/state is " +
+                  std::string(name == "deep" ? "nested deeper than 64 levels" : "not JSON")),
+              std::string::npos)
+        << timeline.gaps[0];
+  }
+}
+
 }  // namespace fabgate::gnmi

@@ -110,6 +110,30 @@ TEST(RdmaLink, EmptyOrBrokenOutputIsAFailure) {
   EXPECT_EQ(parse_rdma_link_json(R"([{"port":1}])").error().kind, FactsFailureKind::unparsable);
 }
 
+TEST(RdmaLink, AWronglyTypedMemberIsUnparsableNamingTheField) {
+  // Given a port whose ifname is a number, or whose state is one, then the output is
+  // unparsable and the reason names the port and the field (no member is silently dropped).
+  auto ifname = parse_rdma_link_json(R"([{"ifname":5,"state":"ACTIVE"}])");
+  ASSERT_FALSE(ifname.ok());
+  EXPECT_EQ(ifname.error().kind, FactsFailureKind::unparsable);
+  EXPECT_EQ(ifname.error().reason,
+            "rdma -j link: port [0]: field 'ifname' is an integer, not a string");
+  auto state = parse_rdma_link_json(
+      R"([{"ifname":"mlx5_0/1","state":"ACTIVE"},{"ifname":"mlx5_1/1","state":4}])");
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.error().reason,
+            "rdma -j link: port [1]: field 'state' is an integer, not a string");
+}
+
+TEST(RdmaLink, DeepNestingIsUnparsableWithTheDepth) {
+  // Given 300,000 levels of nesting as `rdma -j link` output, then it is refused before it is
+  // parsed, saying so.
+  auto deep = parse_rdma_link_json(std::string(300'000, '[') + std::string(300'000, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().kind, FactsFailureKind::unparsable);
+  EXPECT_EQ(deep.error().reason, "rdma -j link: nested deeper than 64 levels");
+}
+
 TEST(IbvDevinfo, ActiveMtuAndStatePerPort) {
   // Given `ibv_devinfo` output for two devices, then each port has active and max MTU in bytes.
   auto devinfo = parse_ibv_devinfo(read_sample("ibv_devinfo.txt"));

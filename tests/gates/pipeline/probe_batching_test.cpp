@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "gates/pipeline/probes.h"
+#include "tests/gates/pipeline/probe_hosts.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -41,14 +42,6 @@ class OverlapRecordingRemote : public Remote {
   int most_in_flight_ = 0;
 };
 
-intent::Device host(const std::string& name, const std::string& address) {
-  intent::Device device;
-  device.name = name;
-  device.role = "host";
-  device.data_addresses = {address};
-  return device;
-}
-
 intent::Probe flows(const std::string& name, const std::string& from, const std::string& to) {
   intent::Probe probe;
   probe.name = name;
@@ -61,8 +54,8 @@ intent::Probe flows(const std::string& name, const std::string& from, const std:
 }
 
 struct Batching : ::testing::Test {
-  intent::Inventory inventory{{host("host1", "10.0.0.1"), host("host2", "10.0.0.2"),
-                               host("host3", "10.0.0.3"), host("host4", "10.0.0.4")}};
+  intent::Inventory inventory{{probe_host("host1", "10.0.0.1"), probe_host("host2", "10.0.0.2"),
+                               probe_host("host3", "10.0.0.3"), probe_host("host4", "10.0.0.4")}};
   intent::ProbeSettings settings;
   OverlapRecordingRemote remote;
 

@@ -155,6 +155,33 @@ TEST(GnmiSource, AReplyWithoutTheCategoryIsNoEvidenceNotAnEmptyValue) {
   EXPECT_EQ(source["commands"][0]["parse"], "error: no interfaces data in the reply");
 }
 
+TEST(GnmiSource, AReplyNestedTooDeeplyIsNoEvidenceAndKeptAsText) {
+  // Given a target answering the interfaces Get with 300,000 levels of nesting, then
+  // interfaces is no-evidence naming the device, the Get, the path and the depth, and the
+  // record keeps the value as text, so the evidence can be written (dumped) without a stack
+  // overflow.
+  const std::string deep = std::string(300'000, '[') + std::string(300'000, ']');
+  gnmi::GnmiNotification hostile;
+  hostile.updates.push_back({*gnmi::parse_path("/interfaces/interface[name=lo]/state"), deep});
+  ScriptedFetcher fetcher;
+  fetcher.answers.emplace("/system/state", std::vector{system_reply()});
+  fetcher.answers.emplace("/interfaces/interface[name=*]/state", std::vector{hostile});
+  RefusingConnector connector;
+  ssh::ConnectionCache cache(connector);
+
+  auto snapshot = collect_device(kDevice, gnmi_profile(), cache, &fetcher);
+
+  EXPECT_EQ(snapshot.collected, (std::vector<std::string>{"identity"}));
+  ASSERT_EQ(snapshot.missing.size(), 1u);
+  EXPECT_EQ(snapshot.missing[0].reason,
+            "gnmi: leaf9: Get /interfaces/interface[name=*]/state: unreadable reply: value at "
+            "/interfaces/interface[name=lo]/state is nested deeper than 64 levels");
+  ASSERT_EQ(snapshot.gnmi_records.size(), 2u);
+  json entry = evidence_entry(snapshot.gnmi_records[1]);
+  EXPECT_EQ(entry["reply"][0]["updates"][0]["value"], deep);
+  EXPECT_GT(entry.dump().size(), deep.size());
+}
+
 TEST(GnmiSource, AnEmptyReplyIsNoEvidence) {
   // Given a target that answers with no notification at all, then nothing is collected.
   ScriptedFetcher fetcher;
