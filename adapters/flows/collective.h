@@ -18,7 +18,7 @@ namespace fabgate::flows {
 // from its predecessor, 2(N-1) dependent steps) or an all-to-all (a chunk of size/N to and from
 // every other rank at once), with a barrier before every iteration. Training waits for its
 // slowest rank at every barrier, so each rank records how long each iteration took it; fabgate
-// judges all ranks together (gates/pipeline/collective_verdict.h, docs/probes.md).
+// judges all ranks together (gates/pipeline/families/collective_verdict.h, docs/probes.md).
 enum class CollectivePattern { ring, all_to_all };
 
 std::string_view to_string(CollectivePattern pattern);

@@ -15,8 +15,8 @@
 #include "gates/approval/approval_file.h"
 #include "gates/approval/child_process.h"
 #include "gates/approval/signature_tool.h"
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/plan_digest.h"
+#include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/reporting/plan_digest.h"
 
 namespace fabgate::app {
 namespace {

@@ -11,10 +11,10 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/approval/approval_judge.h"
-#include "gates/pipeline/interruption.h"
-#include "gates/pipeline/pipeline.h"
-#include "gates/pipeline/plan_digest.h"
-#include "gates/pipeline/reports.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/controller/pipeline.h"
+#include "gates/pipeline/reporting/plan_digest.h"
+#include "gates/pipeline/reporting/reports.h"
 
 namespace fabgate::app {
 namespace {

@@ -13,8 +13,8 @@
 #include "gates/compare/expected_differences.h"
 #include "gates/compare/rule_set.h"
 #include "gates/compare/snapshot.h"
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/report_html.h"
+#include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/reporting/report_html.h"
 
 namespace fabgate::app {
 

@@ -12,7 +12,7 @@
 
 #include "adapters/core/text.h"
 #include "gates/approval/evidence_signature.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 
 namespace fabgate::app {
 

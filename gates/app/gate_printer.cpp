@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "gates/pipeline/folded_details.h"
+#include "gates/pipeline/reporting/folded_details.h"
 
 namespace fabgate::app {
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gates/app/console.h"
-#include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/controller/pipeline.h"
 
 namespace fabgate::app {
 

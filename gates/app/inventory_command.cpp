@@ -10,7 +10,7 @@
 #include "adapters/core/text.h"
 #include "gates/inventory/ansible_import.h"
 #include "gates/inventory/containerlab_import.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 
 namespace fabgate::app {
 

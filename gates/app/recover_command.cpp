@@ -1,6 +1,6 @@
 #include "gates/app/recover_command.h"
 
-#include "gates/pipeline/report_html.h"
+#include "gates/pipeline/reporting/report_html.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,11 +13,11 @@
 #include "gates/app/intent_loading.h"
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
-#include "gates/pipeline/journal.h"
-#include "gates/pipeline/interruption.h"
-#include "gates/pipeline/pipeline.h"
-#include "gates/pipeline/report_html.h"
-#include "gates/pipeline/reports.h"
+#include "gates/pipeline/safety/journal.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/controller/pipeline.h"
+#include "gates/pipeline/reporting/report_html.h"
+#include "gates/pipeline/reporting/reports.h"
 
 namespace fabgate::app {
 namespace {

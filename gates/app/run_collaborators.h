@@ -7,13 +7,13 @@
 #include "adapters/core/result.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/intent/model.h"
-#include "gates/pipeline/collector_snapshotter.h"
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/gnmi_steps.h"
-#include "gates/pipeline/pipeline.h"
-#include "gates/pipeline/remote.h"
-#include "gates/pipeline/safeguards.h"
-#include "gates/pipeline/secret_substitution.h"
+#include "gates/pipeline/families/collector_snapshotter.h"
+#include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/families/gnmi_steps.h"
+#include "gates/pipeline/controller/pipeline.h"
+#include "gates/pipeline/families/remote.h"
+#include "gates/pipeline/safety/safeguards.h"
+#include "gates/pipeline/families/secret_substitution.h"
 
 namespace fabgate::app {
 

@@ -8,7 +8,7 @@
 #include "adapters/ssh/connection_cache.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/run_collaborators.h"
-#include "gates/pipeline/collector_snapshotter.h"
+#include "gates/pipeline/families/collector_snapshotter.h"
 #include "gates/snapshot/snapshot.h"
 
 namespace fabgate::app {

@@ -2,7 +2,7 @@
 
 #include "adapters/core/result.h"
 #include "gates/intent/model.h"
-#include "gates/pipeline/secret_substitution.h"
+#include "gates/pipeline/families/secret_substitution.h"
 
 namespace fabgate::app {
 

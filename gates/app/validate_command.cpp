@@ -8,7 +8,7 @@
 #include "adapters/core/text.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/policy_check.h"
-#include "gates/pipeline/reports.h"
+#include "gates/pipeline/reporting/reports.h"
 
 namespace fabgate::app {
 namespace {

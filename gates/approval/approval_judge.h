@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gates/approval/signature_tool.h"
-#include "gates/pipeline/approval_gate.h"
+#include "gates/pipeline/families/approval_gate.h"
 
 namespace fabgate::approval {
 

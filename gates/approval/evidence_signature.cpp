@@ -6,7 +6,7 @@
 
 #include "adapters/core/sha256.h"
 #include "adapters/core/text.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 
 namespace fabgate::approval {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/text.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 
 namespace fabgate::approval {
 

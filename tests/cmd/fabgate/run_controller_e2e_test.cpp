@@ -1,7 +1,7 @@
 // The run controller's one way out (docs/reliability.md), end to end: the real fabgate binary,
 // a real git repository and a real sshd whose "device" d1 is a file. Every way a run can end
 // early: an exception in any gate (the test-only fault hook FABGATE_FAULT_THROW_IN_GATE), a
-// SIGTERM or SIGINT during execute, settle and acceptance, a second signal during the
+// SIGTERM, SIGINT or SIGHUP during execute, settle and acceptance, a second signal during the
 // rollback, evidence on a file system that fills up, and a confirm timer that cannot be
 // disarmed. Each must end with the device back at its baseline (exit 4) or a loud NOT RESTORED
 // naming `fabgate recover` (exit 5), the bundle sealed, and the locks free unless the devices
@@ -199,9 +199,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- signals -------------------------------------------------------------------------------
 
-TEST_F(RunControllerEndToEnd, SigtermDuringExecuteStopsBeforeTheNextStepAndRollsBack) {
-  // Given a change whose second step is slow and a SIGTERM (a CI job cancelled) once the first
-  // step was sent, then the slow step ends, no later step is sent, d1 is rolled back and the
+// Each signal test runs with SIGTERM (a CI job cancelled), SIGINT (Ctrl-C) and SIGHUP (the
+// terminal closed).
+class Signalled : public RunControllerEndToEnd, public ::testing::WithParamInterface<int> {
+ protected:
+  int signal_number() const { return GetParam(); }
+  std::string signal_text() const { return sigabbrev_np(GetParam()); }
+};
+
+TEST_P(Signalled, DuringExecuteNoFurtherStepIsSentAndTheChangeIsRolledBack) {
+  // Given a change whose second step is slow and the signal once the first step was sent, then the slow step ends, no later step is sent, d1 is rolled back and the
   // baseline verified (exit 4), the bundle sealed and the lock free.
   commit_change("0s", "sleep 2");
   std::string yaml = read_file(repo_.file("changes/c.yaml"));
@@ -210,22 +217,23 @@ TEST_F(RunControllerEndToEnd, SigtermDuringExecuteStopsBeforeTheNextStepAndRolls
                                 "/d1.conf\nrollback:\n");
   repo_.write("changes/c.yaml", yaml);
   repo_.commit_all("a third step");
-  int status = apply_and_signal_at("\"index\":2", SIGTERM, 300ms);
+  int status = apply_and_signal_at("\"index\":2", signal_number(), 300ms);
   EXPECT_EQ(status, 4) << read_file(log_);
   EXPECT_EQ(config("d1"), kBaseline);
   auto dir = bundle();
   expect_sealed(dir);
   EXPECT_EQ(commands_in(dir, "step", "d1").size(), 2u) << "the third step was never sent";
-  EXPECT_NE(read_file(log_).find("SIGTERM"), std::string::npos) << read_file(log_);
+  EXPECT_NE(read_file(log_).find("SIG" + signal_text() + " received"), std::string::npos)
+      << read_file(log_);
   EXPECT_FALSE(lock_held("d1"));
 }
 
-TEST_F(RunControllerEndToEnd, SigintDuringSettleRollsBackWithoutWaitingForTheSettleToEnd) {
-  // Given a 60 s settle and a Ctrl-C (SIGINT) once it began, then the run does not wait out
+TEST_P(Signalled, DuringSettleTheChangeIsRolledBackWithoutWaitingForTheSettleToEnd) {
+  // Given a 60 s settle and the signal once it began, then the run does not wait out
   // the settle: d1 is rolled back and the baseline verified (exit 4) well within it.
   commit_change("60s");
   auto started = std::chrono::steady_clock::now();
-  int status = apply_and_signal_at("\"gate\":\"settle\"", SIGINT);
+  int status = apply_and_signal_at("\"gate\":\"settle\"", signal_number());
   EXPECT_EQ(status, 4) << read_file(log_);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 50s)
       << "the run waited for the settle it was interrupted in";
@@ -235,9 +243,9 @@ TEST_F(RunControllerEndToEnd, SigintDuringSettleRollsBackWithoutWaitingForTheSet
   EXPECT_FALSE(lock_held("d1"));
 }
 
-TEST_F(RunControllerEndToEnd, SigtermDuringAcceptanceRollsBackAndStopsTheWatchOnItsHost) {
+TEST_P(Signalled, DuringAcceptanceTheChangeIsRolledBackAndTheWatchStoppedOnItsHost) {
   // Given a change with a continuous watch from d1 to d2 during the change and a slow
-  // acceptance probe, and a SIGTERM while that probe runs, then d1 is rolled back (exit 4), and
+  // acceptance probe, and the signal while that probe runs, then d1 is rolled back (exit 4), and
   // no fabgate-probe process of this run is left on the hosts.
   const int port = free_probe_port();
   ASSERT_NE(port, 0);
@@ -256,7 +264,7 @@ TEST_F(RunControllerEndToEnd, SigtermDuringAcceptanceRollsBackAndStopsTheWatchOn
                                   ", port: " + std::to_string(port) + "}\n");
   repo_.commit_all("a watch during the change");
 
-  int status = apply_and_signal_at("\"gate\":\"acceptance\"", SIGTERM, 500ms);
+  int status = apply_and_signal_at("\"gate\":\"acceptance\"", signal_number(), 500ms);
   EXPECT_EQ(status, 4) << read_file(log_);
   EXPECT_EQ(config("d1"), kBaseline);
   expect_sealed(bundle());
@@ -266,8 +274,8 @@ TEST_F(RunControllerEndToEnd, SigtermDuringAcceptanceRollsBackAndStopsTheWatchOn
   EXPECT_EQ(left.output, "0\n") << run_shell("pgrep -af '[f]abgate-probe'").output;
 }
 
-TEST_F(RunControllerEndToEnd, ASecondSignalDuringTheRollbackStopsItAndRecoverFinishes) {
-  // Given a rollback of two steps, the first slow, and a SIGTERM during the settle then a
+TEST_P(Signalled, ASecondOneDuringTheRollbackStopsItAndRecoverFinishes) {
+  // Given a rollback of two steps, the first slow, and the signal during the settle then a
   // second one while the first rollback step runs, then the second rollback step is never
   // sent, the run exits 5 printing the `fabgate recover` command and sealing the bundle, and
   // that recover then restores d1 (exit 4).
@@ -277,10 +285,10 @@ TEST_F(RunControllerEndToEnd, ASecondSignalDuringTheRollbackStopsItAndRecoverFin
   auto dir = wait_for_bundle();
   ASSERT_TRUE(eventually([&] { return journal_has(dir, "\"gate\":\"settle\""); }, 40s))
       << read_file(log_);
-  ::kill(run.pid(), SIGTERM);
+  ::kill(run.pid(), signal_number());
   ASSERT_TRUE(eventually([&] { return journal_has(dir, "\"event\":\"rollback-start\""); }, 40s))
       << read_file(log_);
-  ::kill(run.pid(), SIGTERM);
+  ::kill(run.pid(), signal_number());
   int status = wait_for(run, 60s);
   EXPECT_EQ(status, 5) << read_file(log_);
   EXPECT_EQ(config("d1"), kChanged) << "the second rollback step was sent";
@@ -299,6 +307,11 @@ TEST_F(RunControllerEndToEnd, ASecondSignalDuringTheRollbackStopsItAndRecoverFin
   EXPECT_TRUE(std::filesystem::exists(dir / "manifest.not-restored.json"));
   EXPECT_FALSE(lock_held("d1"));
 }
+
+INSTANTIATE_TEST_SUITE_P(EachStopSignal, Signalled, ::testing::Values(SIGTERM, SIGINT, SIGHUP),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string("SIG") + sigabbrev_np(info.param);
+                         });
 
 // ---- evidence that cannot be written ------------------------------------------------------
 

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "gates/approval/approval_file.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "adapters/core/sha256.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,7 +1,7 @@
 // The plan digest from the parsed model: stable under layout (comments, key order, flow or
 // block style) at the same commit, and changed by every input that changes what runs.
 
-#include "gates/pipeline/plan_digest.h"
+#include "gates/pipeline/reporting/plan_digest.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "gates/pipeline/evidence.h"
-#include "gates/pipeline/pipeline.h"
+#include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/controller/pipeline.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabgate::pipeline {

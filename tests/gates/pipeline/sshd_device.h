@@ -7,7 +7,7 @@
 
 #include "adapters/ssh/connection_cache.h"
 #include "gates/intent/model.h"
-#include "gates/pipeline/remote.h"
+#include "gates/pipeline/families/remote.h"
 #include "tests/support/sshd_fixture.h"
 
 namespace fabgate::pipeline {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/pipeline/collector_snapshotter.h"
-#include "gates/pipeline/evidence.h"
+#include "gates/pipeline/families/collector_snapshotter.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "tests/adapters/gnmi/gnmid_harness.h"
 
 namespace fabgate::snapshot {

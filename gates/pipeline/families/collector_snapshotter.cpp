@@ -1,0 +1,117 @@
+#include "gates/pipeline/families/collector_snapshotter.h"
+
+#include "adapters/core/text.h"
+#include "gates/pipeline/families/gnmi_steps.h"
+#include "gates/pipeline/families/remote.h"
+#include "gates/snapshot/command_record.h"
+#include "gates/snapshot/snapshot.h"
+
+namespace fabgate::pipeline {
+
+EndpointGnmiFetcher::EndpointGnmiFetcher(const std::vector<const intent::Device*>& devices) {
+  for (const auto* device : devices) devices_[device->name] = device;
+}
+
+gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get(
+    const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+    Duration deadline) {
+  return get_typed(device, paths, encoding, gnmi::DataType::all, deadline);
+}
+
+gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> EndpointGnmiFetcher::get_typed(
+    const std::string& device, const std::vector<std::string>& paths, gnmi::Encoding encoding,
+    gnmi::DataType type, Duration deadline) {
+  // Failures before the RPC name the Get the way the client's own failures do.
+  const std::string operation = "gnmi: " + device + ": Get " + join(paths, " ") + ": ";
+  auto found = devices_.find(device);
+  if (found == devices_.end())
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             operation + device + " is not among the devices being collected"};
+  if (!found->second->gnmi)
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             operation + device + " has no gnmi endpoint in the inventory"};
+  auto options = client_options_for(*found->second);
+  if (!options.ok()) {
+    auto failure = options.error();
+    failure.message = operation + failure.message;
+    return failure;
+  }
+  auto client = gnmi::connect(options.value());
+  if (!client.ok()) {
+    auto failure = client.error();
+    failure.message = operation + failure.message;
+    return failure;
+  }
+  return client.value()->get(paths, encoding, type, deadline);
+}
+
+TakenSnapshot CollectorSnapshotter::take(const std::vector<const intent::Device*>& devices,
+                                         const std::string& intent_commit, ProgressSink* progress) {
+  return take_with(profiles_, devices, intent_commit, progress);
+}
+
+TakenSnapshot CollectorSnapshotter::take_categories(
+    const std::vector<const intent::Device*>& devices, const std::set<std::string>& categories,
+    const std::string& intent_commit) {
+  snapshot::ProfileSet only = profiles_;
+  for (auto& [platform, profile] : only)
+    std::erase_if(profile.sources, [&](const snapshot::CollectorSource& source) {
+      return !categories.contains(source.category);
+    });
+  return take_with(only, devices, intent_commit, nullptr);
+}
+
+TakenSnapshot CollectorSnapshotter::take_with(const snapshot::ProfileSet& profiles,
+                                              const std::vector<const intent::Device*>& devices,
+                                              const std::string& intent_commit,
+                                              ProgressSink* progress) {
+  TakenSnapshot taken;
+  std::vector<snapshot::SnapshotTarget> targets;
+  for (const auto* device : devices) {
+    auto profile = profiles.find(device->platform);
+    if (profile == profiles.end()) {
+      taken.missing.push_back(device->name + ": no collector profile for platform '" +
+                              device->platform + "'");
+      continue;
+    }
+    targets.push_back({to_ssh_device(*device), &profile->second});
+  }
+  EndpointGnmiFetcher endpoints(devices);
+  auto snapshot =
+      snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
+                              gnmi_ ? gnmi_ : &endpoints, snapshot::SessionsAfter::keep, progress);
+  for (const auto& device : snapshot.devices) {
+    for (const auto& missing : device.missing)
+      taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);
+    if (evidence_) {
+      for (const auto& record : device.records) {
+        auto entry = snapshot::evidence_entry(record);
+        entry["purpose"] = "snapshot";
+        evidence_->append_command(entry);
+      }
+      // The raw Get replies, so a gNMI-collected category can be checked like a command's output.
+      for (const auto& record : device.gnmi_records) {
+        auto entry = snapshot::evidence_entry(record);
+        entry["purpose"] = "snapshot";
+        evidence_->append_command(entry);
+      }
+    }
+  }
+  taken.document = std::move(snapshot.document);
+  return taken;
+}
+
+Result<snapshot::ProfileSet> profiles_for(const intent::IntentRepository& repository) {
+  std::map<std::string, std::string> overrides;
+  const std::string prefix = repository.settings.policies_dir + "/collectors/";
+  for (const auto& [path, text] : repository.policy_texts) {
+    if (path.rfind(prefix, 0) != 0) continue;
+    std::string name = path.substr(prefix.size());
+    auto dot = name.rfind(".yaml");
+    if (dot == std::string::npos || name.find('/') != std::string::npos) continue;
+    overrides[name.substr(0, dot)] = text;
+  }
+  return snapshot::load_profiles(overrides);
+}
+
+}  // namespace fabgate::pipeline

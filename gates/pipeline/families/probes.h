@@ -1,0 +1,92 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/progress.h"
+#include "gates/intent/model.h"
+#include "gates/pipeline/families/remote.h"
+#include "gates/pipeline/verdict.h"
+
+namespace fabgate::pipeline {
+
+// The result of one probe run, in one phase (baseline, acceptance, restored, during).
+struct ProbeOutcome {
+  std::string name;
+  std::string layer;
+  std::string host;
+  std::string kind;
+  std::string phase;
+  Verdict verdict = Verdict::no_evidence;
+  std::string reason;  // one line: why it passed, failed or had no evidence
+  int exit_status = -1;
+  std::string output;     // raw output, for evidence
+  nlohmann::json detail;  // the built-in probe's JSON document (per-flow results...)
+  std::string waived_by;  // exception id when a fail/no-evidence was waived by the register
+  TimePoint started;
+  Duration duration{0};
+};
+
+nlohmann::json to_json(const ProbeOutcome& outcome);
+// A declared probe as the plan digest and the review artifact show it.
+nlohmann::json to_json(const intent::Probe& probe);
+
+// Everything probes need besides the remote: where hosts are and how to run fabgate-probe.
+struct ProbeContext {
+  const intent::Inventory& inventory;
+  const intent::ProbeSettings& settings;
+  // Non-zero: `flows` probes count a packet as lost when unanswered this long (`--reply-timeout`)
+  // instead of fabgate-probe's 1 s. settle-restored's polls use it so that a round that fails
+  // ends sooner; a shorter wait can only turn a pass into a fail, never the other way.
+  Duration flows_reply_timeout{0};
+  // `flows` probes that share no device (neither host nor responder) with the ones before them
+  // run at the same time instead of one after the other. settle-restored's rounds use it: a
+  // round is as long as its slowest part. Other kinds always run alone, in declared order.
+  bool concurrent_flows = false;
+};
+
+// Runs the probes of a change in order, each within its own timeout, with the read
+// credential. `command` probes run the intent's command; `flows` and `rdma` probes start a
+// responder on the device that owns the target address, run fabgate-probe on the host and
+// stop the responder. A probe that cannot run (host unreachable, probe or responder missing,
+// unparsable output) is no_evidence, never pass. `progress` (may be null) hears "N/M probes".
+std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context,
+                                     const std::vector<intent::Probe>& probes,
+                                     const std::string& phase, ProgressSink* progress = nullptr);
+
+// The continuous probe of `acceptance.during`: started before execute, stopped after
+// acceptance (or before rollback), judged against max_disruption.
+class WatchSession {
+ public:
+  WatchSession(Remote& remote, const ProbeContext& context, intent::WatchProbe watch)
+      : remote_(remote), context_(context), watch_(std::move(watch)) {}
+  ~WatchSession();  // stops anything still running on the hosts
+  WatchSession(const WatchSession&) = delete;
+  WatchSession& operator=(const WatchSession&) = delete;
+
+  // Starts the responder and the watch; a failure to start is returned as the outcome
+  // (no_evidence) and the session is not running.
+  std::optional<ProbeOutcome> start(Duration max_duration);
+  ProbeOutcome stop();
+  bool running() const { return running_; }
+
+ private:
+  Remote& remote_;
+  const ProbeContext& context_;
+  intent::WatchProbe watch_;
+  bool running_ = false;
+  const intent::Device* host_ = nullptr;
+  const intent::Device* responder_device_ = nullptr;
+  std::string responder_pid_;
+  std::string watch_pid_;
+  std::string watch_output_file_;
+  TimePoint started_;
+};
+
+// The device whose data addresses include `target`, or whose name is `target`.
+const intent::Device* owner_of(const intent::Inventory& inventory, const std::string& target);
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,228 @@
+// Gate settle-restored: the restore verification in rounds (snapshot, comparison, probes).
+
+#include "gates/pipeline/controller/pipeline.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <map>
+#include <set>
+#include <thread>
+#include "adapters/core/text.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+#include "gates/compat/check.h"
+#include "gates/compat/matrix.h"
+#include "gates/pipeline/families/identity_check.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/families/monitoring.h"
+#include "gates/pipeline/reporting/plan_digest.h"
+#include "gates/pipeline/reporting/report_html.h"
+#include "gates/pipeline/reporting/reports.h"
+#include "gates/pipeline/families/gate_support.h"
+
+namespace fabgate::pipeline {
+
+void Pipeline::settle_restored(GateRecord& record) {
+  // The restore is verified in rounds instead of after a fixed wait. Each round takes the
+  // restored snapshot, compares it with the baseline and runs the probes on hosts at the same
+  // time; the first round in which all of that holds is the verification, and its evidence is
+  // what snapshot-restored, compare-restored and restored-probes record. Probes alone would not
+  // do: after spine1's rollback in the lab they passed over spine2 in 0.7 s while spine1's BGP
+  // routes were still missing. A round that does not hold is followed by another after
+  // kSettlePollInterval, and the last one starts at the change's settle bound, so a slow
+  // convergence still gets the time a fixed settle gave it.
+  const Duration bound = std::max(change_.acceptance.settle, Duration::zero());
+  const auto start = Clock::now();
+  ProbeContext at_bound = probe_context_;
+  at_bound.concurrent_flows = true;  // a round lasts as long as its slowest part
+  ProbeContext early = at_bound;
+  early.flows_reply_timeout = kSettlePollReplyTimeout;
+  // A round costs a full snapshot. First watch only what the fault changed, every
+  // kSettlePollInterval, until it is back: the first round then starts about when the fabric
+  // converged instead of before (a round at once after the rollback would not hold: routing
+  // needs time to re-advertise).
+  const std::string watched = watch_fault_footprint(start, bound);
+  std::vector<std::string> not_held;
+  for (;;) {
+    if (Interruption::abandoned()) {
+      record.verdict = Verdict::fail;
+      record.summary = "abandoned by a second signal before a round held";
+      return;  // no round: the restored gates say the restore is not verified
+    }
+    const bool last = since(start) >= bound;
+    RestoreRound round = restore_round(last ? at_bound : early, start);
+    if (round.not_held.empty() || last) {
+      restore_round_ = std::move(round);
+      break;
+    }
+    not_held.push_back(round_line(not_held.size() + 1, round));
+    const Duration left = bound - since(start);
+    if (left > Duration::zero())
+      (void)Interruption::sleep_unless(std::min(kSettlePollInterval, left), 1);
+  }
+  const RestoreRound& kept = *restore_round_;
+  const std::size_t rounds = not_held.size() + 1;
+  record.verdict = Verdict::pass;
+  if (kept.not_held.empty()) {
+    outcome_.settle_restored = kept.started_after;
+    record.summary = "the restore held in round " + std::to_string(rounds) + ", started " +
+                     format_duration(kept.started_after) + " after the rollback (settle bound " +
+                     format_duration(bound) + ")";
+  } else {
+    record.summary = "no round held within the settle bound of " + format_duration(bound) +
+                     "; the last round, started at +" + format_duration(kept.started_after) +
+                     ", is judged by the restored gates";
+    not_held.push_back(round_line(rounds, kept));
+  }
+  // Rounds that did not hold are progress, not failures: name the first and the last.
+  if (!not_held.empty()) record.details.push_back(not_held.front());
+  if (not_held.size() > 2)
+    record.details.push_back("(" + std::to_string(not_held.size() - 2) + " more rounds)");
+  if (not_held.size() > 1) record.details.push_back(not_held.back());
+  if (kept.not_held.empty())
+    record.details.push_back(round_line(rounds, kept) + "snapshot, comparison and probes held");
+  if (!watched.empty()) record.details.insert(record.details.begin(), watched);
+}
+
+std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
+    const nlohmann::json& document) {
+  std::map<std::string, std::set<std::string>> parts;
+  std::vector<std::string> problems;
+  auto report = compare_with_pre(document, "restored", false, problems);
+  if (!report) return parts;
+  for (const auto& result : report->results) {
+    if (result.verdict != compare::Verdict::fail && result.verdict != compare::Verdict::no_evidence)
+      continue;
+    // devices.<device>.<category>...: the category is the snapshot part to watch.
+    const std::string prefix = "devices." + result.device + ".";
+    if (result.device.empty() || result.path.rfind(prefix, 0) != 0) continue;
+    const std::string rest = result.path.substr(prefix.size());
+    parts[result.device].insert(rest.substr(0, rest.find('.')));
+  }
+  return parts;
+}
+
+std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound) {
+  if (!post_.is_object() || !post_.contains("devices")) return {};
+  const auto footprint = differing_parts(post_);
+  if (footprint.empty()) return {};
+  std::vector<const intent::Device*> devices;
+  std::set<std::string> categories;
+  std::vector<std::string> names;
+  for (const auto* device : scope_) {
+    auto found = footprint.find(device->name);
+    if (found == footprint.end()) continue;
+    devices.push_back(device);
+    categories.insert(found->second.begin(), found->second.end());
+    names.push_back(device->name + " " + join({found->second.begin(), found->second.end()}, "/"));
+  }
+  if (devices.empty()) return {};
+  const auto watch_started = Clock::now();
+  std::size_t polls = 0;
+  bool back = false;
+  std::string unwatchable;
+  while (!back && since(settle_started) < bound && !Interruption::abandoned()) {
+    if (polls > 0) (void)Interruption::sleep_unless(kSettlePollInterval, 1);
+    ++polls;
+    TakenSnapshot part =
+        with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
+    if (!part.missing.empty() || !part.document.contains("devices")) continue;
+    // The post snapshot with the watched parts replaced: only those can still differ.
+    nlohmann::json merged = post_;
+    for (const auto* device : devices) {
+      const auto& taken = part.document["devices"][device->name];
+      auto& into = merged["devices"][device->name];
+      for (const auto& category : footprint.at(device->name)) {
+        // A part no source of its own collects (derived from another's output) cannot be
+        // watched alone: waiting for it would last until the bound. The rounds take over.
+        if (!taken.contains("sources") || !taken["sources"].contains(category)) {
+          unwatchable = device->name + " " + category;
+          break;
+        }
+        if (taken.contains(category))
+          into[category] = taken[category];
+        else
+          into.erase(category);
+        into["sources"][category] = taken["sources"][category];
+      }
+      if (!unwatchable.empty()) break;
+    }
+    if (!unwatchable.empty()) break;
+    auto still = differing_parts(merged);
+    back = std::none_of(footprint.begin(), footprint.end(), [&](const auto& entry) {
+      auto now = still.find(entry.first);
+      return now != still.end() &&
+             std::any_of(entry.second.begin(), entry.second.end(),
+                         [&](const auto& c) { return now->second.contains(c); });
+    });
+  }
+  if (polls == 0) return {};  // no settle time: the one round starts at once
+  if (!unwatchable.empty())
+    return "what the fault changed (" + join(names, ", ") + ") was not watched: " + unwatchable +
+           " has no source of its own to collect alone; the rounds started at once";
+  return "watched what the fault changed (" + join(names, ", ") + "): " + std::to_string(polls) +
+         " partial snapshot" + (polls == 1 ? "" : "s") + " in " +
+         format_duration(since(watch_started)) +
+         (back ? ", until it matched the baseline; then the rounds"
+               : ", without a match within the settle bound; then the last round");
+}
+
+Pipeline::RestoreRound Pipeline::restore_round(const ProbeContext& context,
+                                               Clock::time_point settle_started) {
+  RestoreRound round;
+  round.started_after = since(settle_started);
+  // The probes on hosts run on another thread while the snapshot is taken (the SSH sessions
+  // serialise a snapshot and a probe on the same host).
+  const auto on_hosts = host_probes();
+  const auto probes_started = Clock::now();
+  auto probes = std::async(std::launch::async, [&] {
+    auto outcomes = run_probes(with_.remote, context, on_hosts, "restored");
+    return std::make_pair(std::move(outcomes), since(probes_started));
+  });
+  round.snapshot = with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer);
+  round.snapshot_took = since(probes_started);
+  std::tie(round.probes, round.probes_took) = probes.get();
+  round.not_held = why_round_does_not_hold(round);
+  return round;
+}
+
+std::string Pipeline::why_round_does_not_hold(const RestoreRound& round) {
+  if (!round.snapshot.missing.empty())
+    return "snapshot: " + round.snapshot.missing.front() +
+           (round.snapshot.missing.size() > 1
+                ? " (+" + std::to_string(round.snapshot.missing.size() - 1) + " more)"
+                : "");
+  for (const auto& finding : check_identities(scope_, round.snapshot.document))
+    if (finding.verdict != Verdict::pass) return "identity: " + finding.line;
+  if (pre_.is_null()) return "no baseline to compare with";
+  std::vector<std::string> problems;
+  auto report = compare_with_pre(round.snapshot.document, "restored", false, problems);
+  if (!report)
+    return "comparison: " + (problems.empty() ? std::string("could not run") : problems.front());
+  if (!report->accepted()) {
+    std::size_t differing = report->failed;
+    std::string first = report->first_disproven && !report->results.empty()
+                            ? check_line(report->results[*report->first_disproven])
+                            : compare::summary_line(*report);
+    return "compare: " + first +
+           (differing > 1 ? " (+" + std::to_string(differing - 1) + " more)" : "");
+  }
+  auto exceptions = exceptions_for(repository_);
+  for (const auto& outcome : round.probes)
+    if (outcome.verdict != Verdict::pass && !waiver_of(exceptions, outcome))
+      return "probe " + outcome.name + " on " + outcome.host + ": " +
+             std::string(to_string(outcome.verdict)) + ": " + outcome.reason;
+  return {};
+}
+
+}  // namespace fabgate::pipeline

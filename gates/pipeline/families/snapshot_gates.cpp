@@ -1,0 +1,109 @@
+// Gates snapshot-pre, snapshot-post and snapshot-restored, and the identity check they share.
+
+#include "gates/pipeline/controller/pipeline.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <map>
+#include <set>
+#include <thread>
+#include "adapters/core/text.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+#include "gates/compat/check.h"
+#include "gates/compat/matrix.h"
+#include "gates/pipeline/families/identity_check.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/families/monitoring.h"
+#include "gates/pipeline/reporting/plan_digest.h"
+#include "gates/pipeline/reporting/report_html.h"
+#include "gates/pipeline/reporting/reports.h"
+#include "gates/pipeline/families/gate_support.h"
+
+namespace fabgate::pipeline {
+
+void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
+  record_snapshot(record, label,
+                  with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer), into);
+}
+
+void Pipeline::record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
+                               nlohmann::json& into) {
+  const auto& collected = scope_;
+  into = std::move(taken.document);
+  auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
+  if (!written.ok()) {
+    // A snapshot that is not on disk cannot be audited, and a missing pre.json leaves recover
+    // without a baseline: it is absent evidence, whatever the devices answered.
+    record.verdict = Verdict::no_evidence;
+    record.summary = "snapshots/" + label + ".json could not be written";
+    record.details.push_back("evidence: " + written.error().message);
+    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+    return;
+  }
+  if (label == "pre") outcome_.configs_captured = captured_configs(into);
+  if (label != "pre") {
+    for (auto& delta : config_deltas(pre_, into, label, with_.evidence.redactor()))
+      outcome_.config_deltas.push_back(std::move(delta));
+  }
+  if (taken.missing.empty()) {
+    record.verdict = Verdict::pass;
+    record.summary = count_of(collected.size(), "device") + ", every source collected";
+  } else {
+    record.verdict = Verdict::no_evidence;
+    record.summary = count_of(taken.missing.size(), "source") + " without evidence";
+    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+  }
+  check_identity(record, label, into, collected);
+}
+
+void Pipeline::check_identity(GateRecord& record, const std::string& label,
+                              const nlohmann::json& snapshot,
+                              const std::vector<const intent::Device*>& devices) {
+  // Every snapshot, not only the baseline: an address that answers as another device after the
+  // change (or after a rollback) would make post and restored describe the wrong box.
+  auto findings = check_identities(devices, snapshot);
+  if (findings.empty()) return;
+  std::size_t wrong = 0, unproven = 0;
+  nlohmann::json document = nlohmann::json::array();
+  std::vector<std::string> lines;
+  for (const auto& finding : findings) {
+    wrong += finding.verdict == Verdict::fail;
+    unproven += finding.verdict == Verdict::no_evidence;
+    if (finding.verdict != Verdict::pass) lines.push_back(finding.line);
+    document.push_back(to_json(finding));
+  }
+  // Wrong identities first: they are the headline of the gate.
+  std::stable_partition(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find(" answered as ") != std::string::npos;
+  });
+  record.details.insert(record.details.begin(), lines.begin(), lines.end());
+  auto written = with_.evidence.write_json("snapshots/" + label + "-identity.json", document);
+  if (!written.ok()) {
+    record.details.push_back("evidence: " + written.error().message);
+    if (record.verdict == Verdict::pass) record.verdict = Verdict::no_evidence;
+  }
+  if (wrong) {
+    record.verdict = Verdict::fail;
+    record.summary =
+        count_of(wrong, "device identity") + " differ from the inventory; " + record.summary;
+  } else if (unproven) {
+    if (record.verdict == Verdict::pass) record.verdict = Verdict::no_evidence;
+    record.summary =
+        count_of(unproven, "declared identity field") + " not proven; " + record.summary;
+  } else {
+    record.summary += "; " + count_of(findings.size(), "declared identity field") + " match";
+  }
+}
+
+}  // namespace fabgate::pipeline

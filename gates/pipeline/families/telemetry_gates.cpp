@@ -1,0 +1,122 @@
+// Gates telemetry-start, telemetry and telemetry-restored (telemetry_layer.h).
+
+#include "gates/pipeline/controller/pipeline.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <map>
+#include <set>
+#include <thread>
+#include "adapters/core/text.h"
+#include "gates/compare/default_rules.h"
+#include "gates/compare/engine.h"
+#include "gates/compare/exception_register.h"
+#include "gates/compare/rule_set.h"
+#include "gates/compare/snapshot.h"
+#include "gates/compat/check.h"
+#include "gates/compat/matrix.h"
+#include "gates/pipeline/families/identity_check.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/families/monitoring.h"
+#include "gates/pipeline/reporting/plan_digest.h"
+#include "gates/pipeline/reporting/report_html.h"
+#include "gates/pipeline/reporting/reports.h"
+#include "gates/pipeline/families/gate_support.h"
+
+namespace fabgate::pipeline {
+
+// How long telemetry streams may run: long enough for the change and, should it be rolled
+// back, the rollback and its verification (the device locks' lease, less the confirm timer).
+static Duration telemetry_bound(const intent::Change& change) {
+  return change.bounds.deadline + 2 * change.acceptance.settle + Duration{900'000};
+}
+
+// What the change declares about its telemetry: the gap it tolerates and the flaps it causes.
+TelemetryRules telemetry_rules(const intent::Change& change) {
+  return {change.acceptance.telemetry_max_gap, change.acceptance.expected_flaps};
+}
+
+void Pipeline::start_telemetry(GateRecord& record) {
+  auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
+  record.verdict = started.verdict;
+  record.summary = std::move(started.summary);
+  record.details = std::move(started.details);
+  if (blocks(record.verdict)) note_telemetry("during", record.verdict);
+}
+
+// The gate's details: why a device is no-evidence, then every event.
+static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcome) {
+  record.verdict = outcome.verdict;
+  record.summary = outcome.summary;
+  for (const auto& device : outcome.devices) {
+    if (!device.stream_failure.empty())
+      record.details.push_back(device.device + ": " + device.stream_failure);
+    for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
+    for (const auto& flap : device.unexpected_flaps)
+      record.details.push_back(device.device + ": " + flap + " (not in acceptance.expected_flaps)");
+    for (const auto& gap : device.covered_gaps)
+      record.details.push_back(device.device + ": " + gap);
+  }
+  for (const auto& line : event_lines(outcome)) record.details.push_back(line);
+}
+
+void Pipeline::stop_telemetry(GateRecord& record, AfterAcceptance then) {
+  TelemetryOutcome outcome;
+  if (then == AfterAcceptance::keep_streaming) {
+    outcome = telemetry_->cut(Flaps::judged);
+  } else {
+    outcome = telemetry_->stop(Flaps::judged);
+    telemetry_.reset();
+  }
+  outcome.phase = "during";
+  auto written = with_.evidence.write_json("telemetry/during.json", to_json(outcome));
+  note_telemetry("during", outcome.verdict);
+  telemetry_details(record, outcome);
+  if (then == AfterAcceptance::keep_streaming)
+    record.details.push_back(
+        "the streams keep running through the rollback (telemetry/rollback.json)");
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.telemetry = std::move(outcome);
+}
+
+void Pipeline::begin_rollback_telemetry() {
+  rollback_telemetry_started_ = now_utc();
+  if (telemetry_ || !with_.gnmi_connect) return;  // still streaming since before the change
+  auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+  if (std::none_of(subjects.begin(), subjects.end(),
+                   [](const TelemetrySubject& subject) { return subject.device->gnmi; }))
+    return;
+  telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects),
+                                                  Duration{1000}, telemetry_rules(change_));
+  gate("telemetry-rollback-start", [&](GateRecord& r) {
+    auto started = telemetry_->start(telemetry_bound(change_), Duration{5'000});
+    r.verdict = started.verdict;
+    r.summary = std::move(started.summary);
+    r.details = std::move(started.details);
+    if (blocks(r.verdict)) note_telemetry("rollback", r.verdict);
+  });
+  rollback_telemetry_started_ = now_utc();
+}
+
+void Pipeline::stop_rollback_telemetry(GateRecord& record) {
+  // The restore can be verified within one sample of the rollback: wait (at most two sampling
+  // intervals) for one sample more, so the window shows the state that was verified.
+  TelemetryOutcome outcome = telemetry_->stop_after_next_sample();
+  telemetry_.reset();
+  outcome.phase = "rollback";
+  outcome.rollback_started = rollback_telemetry_started_;
+  auto written = with_.evidence.write_json("telemetry/rollback.json", to_json(outcome));
+  note_telemetry("rollback", outcome.verdict);
+  telemetry_details(record, outcome);
+  if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
+  outcome_.rollback_telemetry = std::move(outcome);
+}
+
+}  // namespace fabgate::pipeline

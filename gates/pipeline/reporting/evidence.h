@@ -1,0 +1,119 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/redact.h"
+#include "adapters/core/result.h"
+#include "adapters/core/time.h"
+#include "gates/pipeline/safety/journal.h"
+
+namespace fabgate::pipeline {
+
+// One run's evidence folder: <root>/<change-id>/<utc-time>-<run-id>/ (DESIGN.md). Every file
+// goes through the redactor and is written atomically (temporary file, fsync, rename, fsync of
+// the folder), so a crash leaves either the old file or the new one, never half of one. JSON is
+// redacted value by value before it is serialised (Redactor::dump), so every JSON file parses
+// whatever the devices answered; text files are redacted whole.
+// finish() writes manifest.json last, with the sha256 of every other file. journal.jsonl is the
+// run's write-ahead journal (journal.h): created empty with the bundle, appended record by record.
+class EvidenceBundle {
+ public:
+  static Result<std::unique_ptr<EvidenceBundle>> create(const std::filesystem::path& root,
+                                                        const std::string& change_id,
+                                                        TimePoint started,
+                                                        const std::string& run_id,
+                                                        Redactor redactor);
+  // Reopens the bundle of a run that died, for `fabgate recover`: its journal continues after
+  // the last intact record (a torn last record is cut off). A bundle that already has its
+  // manifest is sealed and is refused (invalid input).
+  static Result<std::unique_ptr<EvidenceBundle>> reopen(const std::filesystem::path& dir,
+                                                        const std::string& run_id,
+                                                        Redactor redactor);
+  // Reopens a bundle sealed by a run that ended NOT RESTORED (exit 5), for the `fabgate
+  // recover` that run named: its manifest (and signature) are kept under a new name
+  // (manifest.not-restored.json, then -2, -3...), covered by the manifest recover seals.
+  static Result<std::unique_ptr<EvidenceBundle>> reopen_not_restored(
+      const std::filesystem::path& dir, const std::string& run_id, Redactor redactor);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const std::string& run_id() const { return run_id_; }
+  const Redactor& redactor() const { return redactor_; }
+
+  // Writes a text file (relative path inside the bundle), redacted as a whole: for plain text
+  // and Markdown, whose only escaping (reports.cpp md_cell) redacts before it escapes.
+  Status write(const std::string& relative, std::string_view content);
+  // Writes markup whose every value the caller redacted with redactor() before escaping it
+  // (junit.xml): redacting escaped text could miss an escaped secret and would put a raw
+  // '<redacted>' into the markup.
+  Status write_redacted(const std::string& relative, std::string_view content);
+  // Writes a JSON document, its string values and keys redacted before it is serialised.
+  Status write_json(const std::string& relative, const nlohmann::json& document);
+  // Appends one JSON line, redacted value by value, to commands.jsonl / journal.jsonl; thread-safe,
+  // flushed and fsynced before returning so the record survives a crash of the controller right
+  // after. append_journal is for records whose action goes ahead even if journaling fails (gates, a
+  // rollback: undoing a change matters more than recording it); write_ahead is for actions that
+  // must not start unless their record is durable (a step is never sent unjournaled).
+  void append_command(const nlohmann::json& record);
+  void append_journal(const nlohmann::json& record);
+  Status write_ahead(const nlohmann::json& record);
+
+  // Adds "files": {path: sha256} for every file and "bundle_sha256" over that list, then writes
+  // manifest.json. Nothing may be written after finish().
+  Status finish(nlohmann::json manifest);
+
+  // Every write that failed since the last call ("probes/acceptance.json: evidence: write ...:
+  // No space left on device"), journal and commands.jsonl appends included. The run controller
+  // takes them after each gate: a gate whose evidence could not be kept has no evidence.
+  std::vector<std::string> take_failed_writes();
+
+ private:
+  EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor,
+                 std::unique_ptr<JournalWriter> journal);
+  void append_line(const std::string& relative, const nlohmann::json& record);
+  Status noted(const std::string& relative, Status status);
+
+  std::mutex failures_mutex_;
+  std::vector<std::string> failed_writes_;
+
+  std::filesystem::path dir_;
+  std::string run_id_;
+  Redactor redactor_;
+  std::unique_ptr<JournalWriter> journal_;
+  std::mutex mutex_;
+};
+
+// `fabgate evidence sign` writes the bundle's signature next to its manifest, after the bundle
+// was sealed: it signs the manifest's sha256, so it cannot be listed in the manifest itself.
+inline constexpr const char* kManifestSignatureFile = "manifest.json.sig";
+
+// Result of checking a bundle against its manifest.
+struct BundleCheck {
+  std::vector<std::string> modified;  // content differs from the recorded sha256
+  std::vector<std::string> missing;   // recorded but absent
+  std::vector<std::string> extra;     // present but not recorded
+  // A plan bundle's approvals/<principal>.json, written by `fabgate approve` after the plan
+  // was sealed: not covered by the manifest, each one is proven by its own signature at apply.
+  std::vector<std::string> attached;
+  bool manifest_consistent = true;  // bundle_sha256 matches the recorded file list
+  bool intact() const {
+    return modified.empty() && missing.empty() && extra.empty() && manifest_consistent;
+  }
+};
+
+// `fabgate evidence verify DIR`: an unreadable or malformed manifest is invalid input.
+Result<BundleCheck> verify_bundle(const std::filesystem::path& dir);
+
+// Writes a file atomically: temporary file, fsync, rename, fsync of the folder.
+Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// A short random id for runs ("a1b2c3d4").
+std::string new_run_id();
+
+}  // namespace fabgate::pipeline

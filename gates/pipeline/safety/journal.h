@@ -1,0 +1,147 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/redact.h"
+#include "adapters/core/result.h"
+#include "gates/pipeline/families/execute.h"
+
+namespace fabgate::pipeline {
+
+// The write-ahead journal of a run (journal.jsonl in its evidence bundle): what `fabgate
+// recover` reads to learn what a dead controller may have done to the devices.
+//
+// Format: one JSON object per line. Every record carries
+//   "seq"    its sequence number, 1, 2, 3... with no gap (the line number, too), and
+//   "sha256" the lower-case hex sha256 of the record's canonical JSON without the "sha256"
+//            field: nlohmann::json::dump() with no indentation, keys sorted, UTF-8 unescaped,
+//            invalid UTF-8 replaced by U+FFFD. The reader re-serialises the parsed record the
+//            same way, so any edited byte of a field changes the digest.
+// String values are redacted one by one before the digest is taken, so a secret never reaches
+// the file and redaction can never break the JSON around it.
+
+// The test-only fault hook: when FABGATE_FAULT_KILL_AFTER_JOURNAL=N is set in the environment
+// (read once per process), the process raises SIGKILL on itself right after the record with
+// sequence number N is fsynced. It makes every crash point of a run reachable from a test.
+inline constexpr const char* kFaultKillAfterJournal = "FABGATE_FAULT_KILL_AFTER_JOURNAL";
+
+// Appends checksummed records; each append is written and fsynced before it returns, so the
+// record is on disk before the action it announces starts. Thread-safe: sequence numbers
+// follow the order of the lines in the file.
+class JournalWriter {
+ public:
+  // Creates an empty journal at `path` (which must not exist) by writing a temporary file,
+  // fsyncing it, renaming it into place and fsyncing the folder.
+  static Result<std::unique_ptr<JournalWriter>> create(const std::filesystem::path& path,
+                                                       Redactor redactor);
+  // Continues an existing journal after its last intact record (recover). A torn last record
+  // (see read_journal) is cut off first, so the next record starts on a line of its own.
+  static Result<std::unique_ptr<JournalWriter>> resume(const std::filesystem::path& path,
+                                                       Redactor redactor);
+
+  // Adds "seq" and "sha256" to `record`, redacts its strings, appends the line and fsyncs.
+  // Returns the sequence number given to the record.
+  Result<std::uint64_t> append(nlohmann::json record);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::uint64_t last_sequence() const;
+
+ private:
+  JournalWriter(std::filesystem::path path, Redactor redactor, std::uint64_t last_sequence);
+
+  std::filesystem::path path_;
+  Redactor redactor_;
+  mutable std::mutex mutex_;
+  std::uint64_t last_sequence_;
+};
+
+// One intact record as read back.
+struct JournalRecord {
+  std::uint64_t sequence = 0;
+  std::size_t line = 0;  // 1-based line in journal.jsonl
+  nlohmann::json body;   // the whole record, "seq" and "sha256" included
+
+  std::string event() const { return body.value("event", ""); }
+};
+
+// The last line of a journal that a crash cut short: it lacks its newline (whatever else is
+// wrong with it). The action it announced never started (the writer returns only after the
+// fsync), so it is reported and ignored. A last line that has its newline was written whole,
+// so damage to it is corruption, not a torn record.
+struct TornRecord {
+  std::size_t line = 0;
+  std::uintmax_t offset = 0;  // where the torn bytes start; the intact journal ends here
+  std::uintmax_t bytes = 0;
+  std::string why;  // "no newline", "no newline, not JSON", "no newline, checksum mismatch"...
+
+  // "journal.jsonl:17: torn last record (crash while writing: no newline); ignored"
+  std::string describe(const std::string& file_name) const;
+};
+
+struct Journal {
+  std::filesystem::path path;
+  std::vector<JournalRecord> records;  // intact records, in order
+  std::optional<TornRecord> torn;
+
+  // The first/last record with this event, or null.
+  const JournalRecord* first(const std::string& event) const;
+  const JournalRecord* last(const std::string& event) const;
+};
+
+// Reads a journal and proves every record: the digest matches, the sequence has no gap, every
+// line but a torn last one is whole. Any other damage, the last line included when it has its
+// newline, is invalid input (naming file:line and what is wrong): recover refuses to guess what
+// ran from a journal that was altered or corrupted.
+Result<Journal> read_journal(const std::filesystem::path& path);
+
+// The canonical form a record's digest is taken over (the record without "sha256").
+std::string canonical_record(const nlohmann::json& record);
+
+// ---- what a run's journal says ---------------------------------------------------------------
+
+// The run-start record: everything `fabgate recover` needs to rebuild the run without the
+// command line that started it. Host-key trust-on-first-use is deliberately absent: recover
+// always checks host keys strictly.
+struct RunStart {
+  std::string repo;           // absolute path of --repo (a folder inside the work tree)
+  std::string ref;            // --ref as given
+  std::string commit;         // the intent commit --ref resolved to
+  std::string intent_root;    // the intent folder inside the work tree ("" at its top)
+  std::string change;         // change id
+  std::string mode;           // "apply", "rehearse", "plan"
+  std::string operator_name;  // who ran it
+  std::string evidence_root;  // absolute evidence root the bundle was created under
+  std::string run_id;
+  int parallelism = 1;
+
+  nlohmann::json to_json() const;  // the record's fields, "event": "run-start" included
+};
+
+// A dead run as its journal tells it: what may have been applied, and where it stopped.
+struct CrashedRun {
+  RunStart start;
+  std::uint64_t last_sequence = 0;   // the last intact record
+  std::string last_event;            // its event
+  std::optional<TornRecord> torn;    // a torn last record, reported and ignored
+  std::optional<int> ended_with;     // run-end's exit code: the run finished its work
+  bool recovered_before = false;     // a recover-start exists: an earlier recover died
+  std::vector<std::string> touched;  // devices with a step or rollback step started, first first
+  std::vector<StepRun> steps;        // every step that was started, as far as the journal says
+  // Alertmanager silences the run created and did not expire (silence-created without
+  // silence-expired): recover expires them (docs/monitoring.md "Silence lifecycle").
+  std::vector<std::string> open_silences;
+};
+
+// Reads what recover needs from an intact journal; a journal without a valid first run-start
+// record is invalid input.
+Result<CrashedRun> read_crashed_run(const Journal& journal);
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,90 @@
+#pragma once
+
+// What keeps a run safe when two engineers work at once or the controller dies: the per-device
+// locks and the device-side confirm timers of one run, as the pipeline's gates use them. Every
+// lock and timer action is journaled before it is sent and its outcome after, and all of them
+// end up in safeguards.json of the evidence. Taking a lock and arming a timer are write-ahead
+// like a step (nothing is sent unless the record is durable; the gate fails instead); a
+// release or a disarm is journaled best effort, because undoing matters more than recording.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/intent/model.h"
+#include "gates/pipeline/safety/confirm_timer.h"
+#include "gates/pipeline/safety/device_lock.h"
+#include "gates/pipeline/families/remote.h"
+#include "gates/pipeline/verdict.h"
+
+namespace fabgate::pipeline {
+
+class EvidenceBundle;
+
+struct SafeguardOptions {
+  DeviceLockOptions locks;
+  ConfirmTimerOptions timers;
+  TakeOver take_over = TakeOver::no;  // --take-over-locks: take locks whose holder is dead
+  std::string operator_name;
+};
+
+class Safeguards {
+ public:
+  Safeguards(Remote& remote, const intent::Inventory& inventory, const intent::Change& change,
+             EvidenceBundle& evidence, SafeguardOptions options);
+
+  // Gate "device-locks": takes the lock of every target, in sorted device-name order, and
+  // stops at the first it cannot take. Passes only when every lock is held by this run; a live
+  // holder fails the gate naming it, a dead one too unless take-over was asked for (then it is
+  // taken and listed); an unreachable device is no-evidence. Locks already taken are released
+  // again when the gate does not pass. Of two runs sharing devices, exactly one gets them all.
+  void lock_targets(GateRecord& record, const std::string& run_id, Duration lease);
+
+  // Releases every lock this run holds. Returns one line per device for the report.
+  std::vector<std::string> release_locks();
+  bool holds_locks() const { return !locked_.empty(); }
+
+  // Gate "confirm-arm": before the first step, arm each target's device-side timer with the
+  // change's confirm_timeout. A target whose rollback is gNMI cannot have one (listed, not a
+  // failure: the limit is documented); any other failure to arm fails the gate, which refuses
+  // the change before a step is sent.
+  void arm_timers(GateRecord& record, const std::string& run_id);
+
+  // Disarms every armed timer. Before the controller rolls back (so the device and the
+  // controller never run the rollback at the same time) and after acceptance. Returns the
+  // devices whose timer had already fired, with how it ended (fired-restored devices need no
+  // second rollback; any fired timer means the change is no longer in place there).
+  std::map<std::string, TimerState> disarm_timers(GateRecord& record);
+  bool has_armed_timers() const { return !armed_.empty(); }
+  // For `recover`: the timers a crashed run may have armed (its targets), so that
+  // disarm_timers() finds them on the devices.
+  void adopt_timers(const std::string& run_id, const std::vector<std::string>& devices);
+  // For `recover` of a run that sent nothing: the locks it may hold, so release_locks() gives
+  // them back (release only removes a lock this run id holds).
+  void adopt_locks(const std::string& run_id, const std::vector<std::string>& devices);
+
+  // Everything done, for safeguards.json.
+  nlohmann::json to_json() const;
+
+ private:
+  void journal(const nlohmann::json& record);
+
+  Status journal_ahead(const nlohmann::json& record);
+  Remote& remote_;
+  const intent::Inventory& inventory_;
+  const intent::Change& change_;
+  EvidenceBundle& evidence_;
+  SafeguardOptions options_;
+  DeviceLock locks_;
+  ConfirmTimer timers_;
+  std::string run_id_;
+  std::vector<std::string> locked_;          // devices whose lock this run holds
+  std::map<std::string, ArmedTimer> armed_;  // device -> timer not yet disarmed
+  nlohmann::json log_ = nlohmann::json::array();
+};
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,147 @@
+#include "gates/pipeline/families/watch_verdict.h"
+
+#include <gtest/gtest.h>
+
+namespace fabgate::pipeline {
+namespace {
+
+using nlohmann::json;
+
+// A watch report as fabgate-probe watch prints it: 20 s at 10 ms resolution, the paths fine.
+json watch_report() {
+  return json{{"probe", "watch"},
+              {"verdict", "pass"},
+              {"reason", "no flow interrupted longer than 300 ms (longest 0 ms)"},
+              {"resolution_ms", 10},
+              {"started_at", "2026-12-02T12:00:00.000Z"},
+              {"ended_at", "2026-12-02T12:00:20.000Z"},
+              {"longest_interruption_ms", 0},
+              {"longest_possible_interruption_ms", 0},
+              {"stall_count", 0},
+              {"longest_stall_ms", 0},
+              {"stalled_ms", 0},
+              {"stalls", json::array()},
+              {"flows", json::array()}};
+}
+
+json with_stalls(json report, std::initializer_list<long long> lengths) {
+  long long total = 0, longest = 0;
+  int second = 1;
+  for (long long length : lengths) {
+    report["stalls"].push_back(
+        {{"started_at", "2026-12-02T12:00:0" + std::to_string(second++) + ".000Z"},
+         {"length_ms", length}});
+    total += length;
+    longest = std::max(longest, length);
+  }
+  report["stall_count"] = static_cast<int>(lengths.size());
+  report["longest_stall_ms"] = longest;
+  report["stalled_ms"] = total;
+  return report;
+}
+
+WatchJudgement judge(const json& report, long long allowed_ms) {
+  return judge_watch(read_watch_report(report), Duration{allowed_ms});
+}
+
+TEST(WatchVerdictGate, ShortSamplerStallsOnHealthyPathsPassAndAreNamed) {
+  // Given a watch whose sampler stalled twice for 25 ms while every path answered, with 300 ms
+  // allowed, then the disruption gate passes and its reason names the stalls, never an outage.
+  auto judgement = judge(with_stalls(watch_report(), {25, 25}), 300);
+  EXPECT_EQ(judgement.verdict, Verdict::pass);
+  EXPECT_NE(judgement.reason.find("longest interruption 0 ms (resolution 10 ms; allowed 300 ms)"),
+            std::string::npos)
+      << judgement.reason;
+  EXPECT_NE(judgement.reason.find("sampler stalled 2 times (longest 25 ms, 50 ms together)"),
+            std::string::npos)
+      << judgement.reason;
+}
+
+TEST(WatchVerdictGate, AStallLongerThanTheAllowanceIsNoEvidenceNotFail) {
+  // Given the sampler stalled for 450 ms with 300 ms allowed and no interruption observed,
+  // then the gate has no evidence (an outage could have passed unseen) and names the stall;
+  // it never fails the change on the network's account.
+  auto judgement = judge(with_stalls(watch_report(), {450}), 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("no evidence for 450 ms"), std::string::npos) << judgement.reason;
+}
+
+TEST(WatchVerdictGate, StallsOverATenthOfTheWatchAreNoEvidence) {
+  // Given 50 stalls of 50 ms (2.5 s of a 20 s watch), each within the 300 ms allowance, then
+  // the watch sampled too little of the change: no evidence, naming the stalled time.
+  json report = with_stalls(watch_report(), {50});
+  report["stall_count"] = 50;
+  report["stalled_ms"] = 2500;
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("no evidence for 2500 ms of 20000 ms watched"), std::string::npos)
+      << judgement.reason;
+}
+
+TEST(WatchVerdictGate, AnObservedInterruptionOverTheAllowanceFailsEvenWithStalls) {
+  // Given 350 ms observed on a flow (probes sent and not answered) and a 30 ms stall, with
+  // 300 ms allowed, then the gate fails: the outage was seen, not inferred from the stall.
+  json report = with_stalls(watch_report(), {30});
+  report["verdict"] = "fail";
+  report["longest_interruption_ms"] = 350;
+  report["longest_possible_interruption_ms"] = 350;
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::fail);
+  EXPECT_NE(judgement.reason.find("longest interruption 350 ms"), std::string::npos);
+}
+
+TEST(WatchVerdictGate, AnInterruptionThatMayHaveExceededTheAllowanceAcrossAStallIsNoEvidence) {
+  // Given 280 ms observed and up to 330 ms with the sampler's lateness at its ends, with 300 ms
+  // allowed, then the gate cannot tell: no evidence, stating both figures.
+  json report = with_stalls(watch_report(), {50});
+  report["longest_interruption_ms"] = 280;
+  report["longest_possible_interruption_ms"] = 330;
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("up to 330 ms"), std::string::npos) << judgement.reason;
+}
+
+TEST(WatchVerdictGate, AReportWithoutStallFieldsIsNoEvidenceNamingTheField) {
+  // Given a report from a watch that does not measure itself (an older fabgate-probe on the
+  // host), then the gate has no evidence and names the missing field.
+  json report = watch_report();
+  report.erase("stalls");
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_EQ(judgement.reason, "unreadable watch report: field 'stalls' missing");
+}
+
+TEST(WatchVerdictGate, WronglyTypedFieldsAreNoEvidenceNamingThemNeverAThrow) {
+  // Given stall fields of the wrong type, then each is no evidence naming the field, and
+  // nothing throws.
+  json text_figure = watch_report();
+  text_figure["longest_stall_ms"] = "25";
+  EXPECT_EQ(judge(text_figure, 300).reason,
+            "unreadable watch report: field 'longest_stall_ms' is not a non-negative integer");
+  json bad_stall = with_stalls(watch_report(), {25});
+  bad_stall["stalls"][0]["length_ms"] = 25.5;
+  EXPECT_EQ(judge(bad_stall, 300).reason,
+            "unreadable watch report: field 'stalls[0].length_ms' is not a non-negative integer");
+  json not_a_list = watch_report();
+  not_a_list["stalls"] = "none";
+  EXPECT_EQ(judge(not_a_list, 300).verdict, Verdict::no_evidence);
+  json bad_verdict = watch_report();
+  bad_verdict["verdict"] = 1;
+  EXPECT_EQ(judge(bad_verdict, 300).reason,
+            "unreadable watch report: field 'verdict' is not a string");
+}
+
+TEST(WatchVerdictGate, AWatchWithNoEvidenceKeepsItsReason) {
+  // Given the probe itself had no evidence (no flow ever answered), then so has the gate, with
+  // the probe's reason.
+  json report = {{"probe", "watch"},
+                 {"verdict", "no-evidence"},
+                 {"reason", "no flow received any reply"},
+                 {"flows", json::array()}};
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_EQ(judgement.reason, "no flow received any reply");
+}
+
+}  // namespace
+}  // namespace fabgate::pipeline

@@ -1,0 +1,408 @@
+// Device locks against a real sshd on 127.0.0.1. Each "controller" has its own connector,
+// connection cache and SSH session, as two engineers' laptops or two CI runners would; the lock
+// lives on the "device" (in the test's temporary directory: the base directory is an option).
+
+#include "gates/pipeline/safety/device_lock.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <thread>
+
+#include "adapters/ssh/connection_cache.h"
+#include "tests/gates/pipeline/sshd_device.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabgate::pipeline {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::SshdFixture;
+using testing::TempDir;
+
+// One controller: its own SSH session to the device and its own DeviceLock.
+struct Controller : SshSessions {
+  Controller(const SshdFixture& sshd, const DeviceLockOptions& options)
+      : SshSessions(sshd), lock(remote, options) {}
+  DeviceLock lock;
+};
+
+// The pid of a process of this host that has exited and been reaped.
+long exited_pid() {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return static_cast<long>(child);
+}
+
+class DeviceLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = SshdFixture::start();
+    ASSERT_TRUE(sshd_) << SshdFixture::last_error();
+    options_.base_dir = dir_.file("locks");
+    options_.command_deadline = 10s;
+    alice_ = std::make_unique<Controller>(*sshd_, options_);
+    bob_ = std::make_unique<Controller>(*sshd_, options_);
+    leaf1_ = device_on(*sshd_, "leaf1");
+  }
+
+  static LockHolder holder(const std::string& run, const std::string& who,
+                           const std::string& change = "drain-spine1", Duration lease = 10min) {
+    return LockHolder::for_this_controller(run, change, who, lease);
+  }
+
+  std::optional<LockHolder> current_holder() {
+    auto current = alice_->lock.holder(leaf1_);
+    EXPECT_TRUE(current.ok()) << current.error().message;
+    return current.ok() ? *current : std::nullopt;
+  }
+
+  TempDir dir_{"fabgate-lock-test"};
+  std::unique_ptr<SshdFixture> sshd_;
+  DeviceLockOptions options_;
+  std::unique_ptr<Controller> alice_;
+  std::unique_ptr<Controller> bob_;
+  intent::Device leaf1_;
+};
+
+TEST_F(DeviceLockTest, AcquireThenReleaseLeavesTheDeviceFreeForTheNextRun) {
+  // Given alice acquires and releases leaf1, then the lock is free and bob acquires it.
+  auto taken = alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ(taken->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(taken->message(), "leaf1: lock acquired by run a1b2c3d4");
+  ASSERT_TRUE(current_holder().has_value());
+  EXPECT_EQ(current_holder()->run, "a1b2c3d4");
+
+  auto released = alice_->lock.release(leaf1_, "a1b2c3d4");
+  ASSERT_TRUE(released.ok()) << released.error().message;
+  EXPECT_EQ(released->kind, ReleaseOutcome::Kind::released);
+  EXPECT_FALSE(current_holder().has_value());
+
+  auto next = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_FALSE(next->taken_over_from.has_value());
+  EXPECT_EQ(current_holder()->run, "b0b0b0b0");
+}
+
+TEST_F(DeviceLockTest, ASecondRunSeesTheHolderWithEveryFieldAndCannotTakeItOver) {
+  // Given alice holds leaf1, then bob is told `held` with alice's whole record, in a message
+  // naming run, operator, change, start and controller; even with take-over requested, a live
+  // holder keeps the lock.
+  auto alice = holder("a1b2c3d4", "alice");
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, alice, TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+
+  auto refused = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::held);
+  const LockHolder& seen = refused->holder;
+  EXPECT_EQ(seen.run, "a1b2c3d4");
+  EXPECT_EQ(seen.operator_name, "alice");
+  EXPECT_EQ(seen.change, "drain-spine1");
+  EXPECT_EQ(seen.controller_host, alice.controller_host);
+  EXPECT_EQ(seen.controller_pid, static_cast<long>(::getpid()));
+  EXPECT_EQ(seen.controller_boot_id, alice.controller_boot_id);
+  EXPECT_EQ(seen.controller_start, alice.controller_start);
+  EXPECT_EQ(seen.started, alice.started);
+  EXPECT_EQ(seen.expires, alice.expires);
+  std::string since = format_utc(std::chrono::floor<std::chrono::seconds>(alice.started));
+  since.erase(19, 4);  // "…T01:02:03Z"
+  EXPECT_EQ(refused->message(),
+            "leaf1: locked by run a1b2c3d4 (alice, change drain-spine1, since " + since +
+                ", controller " + alice.controller_host + " pid " + std::to_string(::getpid()) +
+                ")");
+
+  auto forced = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::yes);
+  ASSERT_TRUE(forced.ok()) << forced.error().message;
+  EXPECT_EQ(forced->kind, AcquireOutcome::Kind::held);
+  EXPECT_EQ(current_holder()->run, "a1b2c3d4");
+}
+
+TEST_F(DeviceLockTest, ADeadHoldersLockIsReportedAndTakenOverOnlyWithTheFlag) {
+  // Given a lock whose controller process on this host has exited, then bob is told
+  // held-by-dead naming the pid; without the flag nothing changes, with it bob takes the lock
+  // over and the outcome names the dead run; the dead run can then no longer release it.
+  auto dead = holder("deadbeef", "carol");
+  dead.controller_pid = exited_pid();
+  dead.controller_start = "1";  // never a real start time: a reused pid still reads as exited
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, dead, TakeOver::no)->kind, AcquireOutcome::Kind::acquired);
+
+  auto refused = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::held_by_dead);
+  EXPECT_EQ(refused->holder.run, "deadbeef");
+  EXPECT_NE(refused->dead_because.find("pid " + std::to_string(dead.controller_pid)),
+            std::string::npos)
+      << refused->dead_because;
+  EXPECT_NE(refused->dead_because.find("has exited"), std::string::npos) << refused->dead_because;
+  EXPECT_NE(refused->message().find("explicit take-over"), std::string::npos);
+  EXPECT_EQ(current_holder()->run, "deadbeef");
+
+  auto taken = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::yes);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ(taken->kind, AcquireOutcome::Kind::acquired);
+  ASSERT_TRUE(taken->taken_over_from.has_value());
+  EXPECT_EQ(taken->taken_over_from->run, "deadbeef");
+  EXPECT_NE(taken->message().find("taken over by run b0b0b0b0 from dead run deadbeef"),
+            std::string::npos)
+      << taken->message();
+  EXPECT_EQ(current_holder()->run, "b0b0b0b0");
+
+  auto late = alice_->lock.release(leaf1_, "deadbeef");
+  ASSERT_TRUE(late.ok()) << late.error().message;
+  EXPECT_EQ(late->kind, ReleaseOutcome::Kind::held_by_other);
+  EXPECT_EQ(current_holder()->run, "b0b0b0b0");
+}
+
+TEST_F(DeviceLockTest, AnExpiredLeaseMakesTheHolderDeadEvenIfItsProcessRuns) {
+  // Given a holder whose process is alive (this test) but whose lease ended an hour ago, then
+  // it is held-by-dead because the lease expired.
+  auto stale =
+      LockHolder::for_this_controller("0ldrun00", "old-change", "dave", 1h, now_utc() - 2h);
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, stale, TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  auto refused = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::held_by_dead);
+  EXPECT_NE(refused->dead_because.find("lease expired at"), std::string::npos)
+      << refused->dead_because;
+}
+
+TEST_F(DeviceLockTest, AHolderOnAnotherHostIsJudgedByItsLeaseOnly) {
+  // Given a holder on another host whose pid number does not exist here, then it is still
+  // `held`: this controller cannot see that host's processes, only the running lease counts.
+  auto remote_holder = holder("e1e1e1e1", "erin");
+  remote_holder.controller_host = "erins-laptop";
+  remote_holder.controller_pid = exited_pid();
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, remote_holder, TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  auto refused = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::yes);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::held);
+  EXPECT_NE(refused->message().find("controller erins-laptop pid"), std::string::npos);
+}
+
+TEST_F(DeviceLockTest, ReleaseByAnotherRunIsRefusedAndChangesNothing) {
+  // Given alice holds leaf1, then bob's release is refused naming alice's run, and alice still
+  // holds the lock; releasing a free lock says not-locked.
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  auto refused = bob_->lock.release(leaf1_, "b0b0b0b0");
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, ReleaseOutcome::Kind::held_by_other);
+  ASSERT_TRUE(refused->holder.has_value());
+  EXPECT_EQ(refused->holder->run, "a1b2c3d4");
+  EXPECT_EQ(current_holder()->run, "a1b2c3d4");
+
+  ASSERT_EQ(alice_->lock.release(leaf1_, "a1b2c3d4")->kind, ReleaseOutcome::Kind::released);
+  auto free = bob_->lock.release(leaf1_, "b0b0b0b0");
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->kind, ReleaseOutcome::Kind::not_locked);
+}
+
+TEST_F(DeviceLockTest, AcquiringAgainWithTheHoldingRunKeepsTheSameLock) {
+  // Given alice holds leaf1, then acquiring again with her run answers acquired without a new
+  // generation, and one release frees it.
+  auto first = alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no);
+  auto again = alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no);
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_EQ(again->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(again->generation, first->generation);
+  ASSERT_EQ(alice_->lock.release(leaf1_, "a1b2c3d4")->kind, ReleaseOutcome::Kind::released);
+  EXPECT_FALSE(current_holder().has_value());
+}
+
+TEST_F(DeviceLockTest, LocksOfDifferentDevicesAreIndependent) {
+  // Given alice holds leaf1, then bob still acquires leaf2 (the lab's devices share one disk).
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  auto leaf2 = device_on(*sshd_, "leaf2");
+  auto other = bob_->lock.acquire(leaf2, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(other->kind, AcquireOutcome::Kind::acquired);
+}
+
+TEST_F(DeviceLockTest, ATamperedHolderRecordNeedsAnExplicitTakeOver) {
+  // Given a lock record that is not one fabgate wrote, then nobody may assume it is free: it
+  // is held-by-dead saying the record is unreadable, and only take-over replaces it.
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  std::string record = alice_->lock.directory("leaf1") + "/gen-1";
+  std::filesystem::remove(record);
+  testing::write_file(record, "garbage\n");
+  auto refused = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::held_by_dead);
+  EXPECT_NE(refused->dead_because.find("unreadable"), std::string::npos) << refused->dead_because;
+  auto taken = bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::yes);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ(taken->kind, AcquireOutcome::Kind::acquired);
+}
+
+TEST_F(DeviceLockTest, UnsafeNamesAreRefusedBeforeContactingTheDevice) {
+  // Given a run id that would escape the lock folder, then acquire fails invalid-name and
+  // nothing is created.
+  auto refused = alice_->lock.acquire(leaf1_, holder("../../x", "alice"), TakeOver::no);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, LockFailure::Kind::invalid_name);
+  EXPECT_FALSE(std::filesystem::exists(options_.base_dir));
+}
+
+// Forwards every command to a real Remote, but first runs `interleave` once, right before the
+// first command that creates a lock generation (the one that links the record into place): so
+// another controller acts exactly between this controller's read and its create.
+class InterleavingRemote final : public Remote {
+ public:
+  InterleavingRemote(Remote& inner, std::function<void()> interleave)
+      : inner_(inner), interleave_(std::move(interleave)) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override {
+    if (interleave_ && command.find("ln \"$tmp\"") != std::string::npos) {
+      auto once = std::move(interleave_);
+      interleave_ = nullptr;
+      once();
+    }
+    return inner_.run(device, role, command, deadline, purpose);
+  }
+
+ private:
+  Remote& inner_;
+  std::function<void()> interleave_;
+};
+
+TEST_F(DeviceLockTest, AnAcquireThatLosesBetweenItsReadAndItsCreateSeesTheWinner) {
+  // Given bob acquires leaf1 exactly after alice read it free and before alice creates her
+  // record, then bob has the lock and alice is told `held` by bob: her stale read did not let
+  // her overwrite or share it.
+  std::optional<LockResult<AcquireOutcome>> bobs;
+  InterleavingRemote remote(alice_->remote, [&] {
+    bobs.emplace(bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::no));
+  });
+  DeviceLock alice(remote, options_);
+  auto alices = alice.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::no);
+  ASSERT_TRUE(bobs.has_value()) << "the interleaving never happened";
+  ASSERT_TRUE(bobs->ok()) << bobs->error().message;
+  EXPECT_EQ((*bobs)->kind, AcquireOutcome::Kind::acquired);
+  ASSERT_TRUE(alices.ok()) << alices.error().message;
+  EXPECT_EQ(alices->kind, AcquireOutcome::Kind::held);
+  EXPECT_EQ(alices->holder.run, "b0b0b0b0");
+  EXPECT_EQ(current_holder()->run, "b0b0b0b0");
+}
+
+TEST_F(DeviceLockTest, ATakeOverThatLosesBetweenItsReadAndItsCreateDoesNotStealTheNewLock) {
+  // Given a dead holder, and bob taking the lock over exactly after alice judged the holder
+  // dead and before alice creates her record, then alice does not take over bob's (live)
+  // lock: she is told `held` by bob.
+  auto dead = holder("deadbeef", "carol");
+  dead.controller_pid = exited_pid();
+  dead.controller_start = "1";
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, dead, TakeOver::no)->kind, AcquireOutcome::Kind::acquired);
+  std::optional<LockResult<AcquireOutcome>> bobs;
+  InterleavingRemote remote(alice_->remote, [&] {
+    bobs.emplace(bob_->lock.acquire(leaf1_, holder("b0b0b0b0", "bob"), TakeOver::yes));
+  });
+  DeviceLock alice(remote, options_);
+  auto alices = alice.acquire(leaf1_, holder("a1b2c3d4", "alice"), TakeOver::yes);
+  ASSERT_TRUE(bobs.has_value()) << "the interleaving never happened";
+  ASSERT_TRUE(bobs->ok()) << bobs->error().message;
+  EXPECT_EQ((*bobs)->kind, AcquireOutcome::Kind::acquired);
+  ASSERT_TRUE(alices.ok()) << alices.error().message;
+  EXPECT_EQ(alices->kind, AcquireOutcome::Kind::held);
+  EXPECT_EQ(alices->holder.run, "b0b0b0b0");
+  EXPECT_EQ(current_holder()->run, "b0b0b0b0");
+}
+
+// Runs `attempt` for alice and bob at the same moment, each on its own thread and session.
+template <class Attempt>
+std::pair<LockResult<AcquireOutcome>, LockResult<AcquireOutcome>> at_once(Controller& a,
+                                                                          Controller& b,
+                                                                          Attempt attempt) {
+  std::latch start(2);
+  std::optional<LockResult<AcquireOutcome>> first, second;
+  std::thread one([&] {
+    start.arrive_and_wait();
+    first.emplace(attempt(a, 0));
+  });
+  std::thread two([&] {
+    start.arrive_and_wait();
+    second.emplace(attempt(b, 1));
+  });
+  one.join();
+  two.join();
+  return {std::move(*first), std::move(*second)};
+}
+
+TEST_F(DeviceLockTest, ConcurrentAcquiresFromTwoControllersHaveExactlyOneWinner) {
+  // Given alice and bob acquiring leaf1 at the same instant over their own SSH sessions, many
+  // rounds over, then every round exactly one acquires and the other is told `held` by the
+  // winner's run.
+  ASSERT_TRUE(alice_->lock.holder(leaf1_).ok());  // sessions open before the race starts
+  ASSERT_TRUE(bob_->lock.holder(leaf1_).ok());
+  for (int round = 0; round < 12; ++round) {
+    std::string runs[2] = {"alice-" + std::to_string(round), "bob-" + std::to_string(round)};
+    auto [a, b] = at_once(*alice_, *bob_, [&](Controller& controller, int who) {
+      return controller.lock.acquire(leaf1_, holder(runs[who], who == 0 ? "alice" : "bob"),
+                                     TakeOver::no);
+    });
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    int winners =
+        (a->kind == AcquireOutcome::Kind::acquired) + (b->kind == AcquireOutcome::Kind::acquired);
+    ASSERT_EQ(winners, 1) << "round " << round << ": " << a->message() << " / " << b->message();
+    const auto& winner = a->kind == AcquireOutcome::Kind::acquired ? *a : *b;
+    const auto& loser = a->kind == AcquireOutcome::Kind::acquired ? *b : *a;
+    EXPECT_EQ(loser.kind, AcquireOutcome::Kind::held);
+    EXPECT_EQ(loser.holder.run, winner.holder.run);
+    EXPECT_EQ(current_holder()->run, winner.holder.run);
+    ASSERT_EQ(alice_->lock.release(leaf1_, winner.holder.run)->kind,
+              ReleaseOutcome::Kind::released);
+  }
+}
+
+TEST_F(DeviceLockTest, ConcurrentTakeOversOfADeadHolderHaveExactlyOneWinner) {
+  // Given a dead holder and alice and bob both taking over at the same instant, then exactly
+  // one takes the lock and the other finds the winner, alive, holding it.
+  ASSERT_TRUE(alice_->lock.holder(leaf1_).ok());
+  ASSERT_TRUE(bob_->lock.holder(leaf1_).ok());
+  for (int round = 0; round < 6; ++round) {
+    auto dead = holder("dead-" + std::to_string(round), "carol");
+    dead.controller_pid = exited_pid();
+    dead.controller_start = "1";  // never a real start time: a reused pid still reads as exited
+    ASSERT_EQ(alice_->lock.acquire(leaf1_, dead, TakeOver::no)->kind,
+              AcquireOutcome::Kind::acquired);
+    std::string runs[2] = {"alice-" + std::to_string(round), "bob-" + std::to_string(round)};
+    auto [a, b] = at_once(*alice_, *bob_, [&](Controller& controller, int who) {
+      return controller.lock.acquire(leaf1_, holder(runs[who], who == 0 ? "alice" : "bob"),
+                                     TakeOver::yes);
+    });
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    int winners =
+        (a->kind == AcquireOutcome::Kind::acquired) + (b->kind == AcquireOutcome::Kind::acquired);
+    ASSERT_EQ(winners, 1) << "round " << round << ": " << a->message() << " / " << b->message();
+    const auto& winner = a->kind == AcquireOutcome::Kind::acquired ? *a : *b;
+    const auto& loser = a->kind == AcquireOutcome::Kind::acquired ? *b : *a;
+    ASSERT_TRUE(winner.taken_over_from.has_value());
+    EXPECT_EQ(winner.taken_over_from->run, dead.run);
+    EXPECT_EQ(loser.kind, AcquireOutcome::Kind::held);
+    EXPECT_EQ(loser.holder.run, winner.holder.run);
+    ASSERT_EQ(alice_->lock.release(leaf1_, winner.holder.run)->kind,
+              ReleaseOutcome::Kind::released);
+  }
+}
+
+}  // namespace
+}  // namespace fabgate::pipeline
