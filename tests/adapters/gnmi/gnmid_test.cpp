@@ -743,7 +743,7 @@ TEST_F(GnmidInNamespace, LldpServesWhatARealLldpdHearsAndSilenceAsAnEmptyList) {
   // on port fgt1, served with OpenConfig's id types and read by snapshot_facts() in the
   // snapshot shape; Capabilities names openconfig-lldp.
   if (access(kLldpd, X_OK) != 0 || access(kLldpcli, X_OK) != 0)
-    GTEST_SKIP() << "Debian's lldpd is not installed (scripts/bootstrap installs it)";
+    GTEST_SKIP() << "Debian's lldpd is not installed (scripts/bootstrap --tests installs it)";
   Lldpd agent;
   ASSERT_EQ(agent.start(netns_->name(), "fgt0", "lldp-node"), "");
   TargetSetup setup;
@@ -803,7 +803,8 @@ TEST(Gnmid, LldpAgentThatDoesNotAnswerIsAnErrorNeverAnEmptyList) {
   // /lldp fails with the reason (the agent does not answer, naming the socket), and a Get of
   // the whole tree still answers without an lldp subtree.
   if (access(kLldpcli, X_OK) != 0)
-    GTEST_SKIP() << "Debian's lldpd (lldpcli) is not installed (scripts/bootstrap installs it)";
+    GTEST_SKIP()
+        << "Debian's lldpd (lldpcli) is not installed (scripts/bootstrap --tests installs it)";
   TempDir dir;
   auto target =
       start_plaintext({"--lldp-socket", dir.file("no-lldpd.socket"), "--lldpcli", kLldpcli});

@@ -74,7 +74,7 @@ class MonitoringStack {
   static std::string missing() {
     for (const char* binary : {kPrometheus, kAlertmanager, kNodeExporter})
       if (!std::filesystem::exists(binary))
-        return std::string(binary) + " is not installed (scripts/bootstrap installs it)";
+        return std::string(binary) + " is not installed (scripts/bootstrap --tests installs it)";
     return {};
   }
 

@@ -113,7 +113,7 @@ std::string complete_zsh(const std::string& words, const std::string& folder = "
 
 std::string zsh_missing() {
   if (run_shell("command -v zsh").exit_code != 0)
-    return "zsh is not installed (scripts/bootstrap installs it)";
+    return "zsh is not installed (scripts/bootstrap --tests installs it)";
   return {};
 }
 

@@ -93,7 +93,7 @@ struct ImportRepo {
                                   << read_file(repo.file(intent + "/inventory.yaml"));
     EXPECT_NE(valid.output.find("devices   " + devices), std::string::npos) << valid.output;
     if (run_shell("python3 -c 'import jsonschema, yaml'").exit_code != 0) {
-      ADD_FAILURE() << "python3-jsonschema or python3-yaml missing (scripts/bootstrap)";
+      ADD_FAILURE() << "python3-jsonschema or python3-yaml missing (scripts/bootstrap --tests)";
       return;
     }
     auto schema = repo.run(shell_quoted(kCheckSchema) + " " + intent);

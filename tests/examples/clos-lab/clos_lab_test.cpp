@@ -158,7 +158,8 @@ std::string skip_reason() {
   if (::geteuid() != 0) return "needs root to create network namespaces";
   for (const char* tool : {"/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "/usr/bin/vtysh",
                            "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/ssh", "/usr/sbin/lldpd"}) {
-    if (!fs::exists(tool)) return std::string("needs ") + tool + " (scripts/bootstrap installs it)";
+    if (!fs::exists(tool))
+      return std::string("needs ") + tool + " (scripts/bootstrap --tests installs it)";
   }
   if (!fs::exists(kProbe)) return "fabgate-probe is not built at " + kProbe;
   return {};
