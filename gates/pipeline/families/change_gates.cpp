@@ -74,6 +74,15 @@ void Pipeline::settle(GateRecord& record) {
                      format_duration(wait);
     return;
   }
+  if (wait < change_.acceptance.settle) {
+    // Acceptance after a shortened settle would judge a fabric that may still be converging:
+    // the probes' pass would prove less than declared, so the settle itself has no evidence.
+    record.verdict = Verdict::no_evidence;
+    record.summary = "settled " + format_duration(wait) + " of the declared " +
+                     format_duration(change_.acceptance.settle) + ": the change's deadline of " +
+                     format_duration(change_.bounds.deadline) + " left no more";
+    return;
+  }
   record.verdict = Verdict::pass;
   record.summary = "waited " + format_duration(wait) + " for the fabric to converge";
 }
