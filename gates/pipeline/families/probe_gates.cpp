@@ -100,7 +100,10 @@ void Pipeline::judge_probes(GateRecord& record, const std::string& phase,
 
 void Pipeline::start_watch(GateRecord& record) {
   watch_ = std::make_unique<WatchSession>(with_.remote, probe_context_, *change_.acceptance.during);
-  Duration longest = change_.bounds.deadline + change_.acceptance.settle + Duration{120'000};
+  // The watch stops by itself after this long even if fabgate never stops it; stopping before
+  // the disruption gate asks it to leaves the rest of the window unwatched (no evidence).
+  const Duration needed = watch_must_outlast(change_);
+  const Duration longest = std::min(needed, kWatchLimit);
   if (auto failed = watch_->start(longest)) {
     record.verdict = Verdict::no_evidence;
     record.summary = "the continuous probe could not start";
@@ -112,7 +115,12 @@ void Pipeline::start_watch(GateRecord& record) {
   record.summary = std::to_string(change_.acceptance.during->flows) + " flows from " +
                    change_.acceptance.during->host + " to " + change_.acceptance.during->target +
                    ", resolution " + std::to_string(change_.acceptance.during->interval.count()) +
-                   " ms";
+                   " ms, stops by itself after " + format_duration(longest);
+  if (longest < needed)
+    record.details.push_back(
+        "the change may take " + format_duration(needed) + " until the disruption gate, more " +
+        "than fabgate-probe watch's limit of " + format_duration(kWatchLimit) +
+        ": if it does, the disruption verdict is no evidence");
 }
 
 void Pipeline::stop_watch(GateRecord& record) {

@@ -517,7 +517,32 @@ void run_collective(Remote& remote, const ProbeContext& context, const intent::P
   if (!judgement.average_reason.empty()) outcome.reason += "; " + judgement.average_reason;
 }
 
+// What start_detached and stop_responder may take, as their SSH limits say.
+constexpr Duration kStartBound = kReadyWait + kStopWait + kTransportMargin;
+constexpr Duration kStopBound{10'000};
+// A collective rank's collection beyond the probe's timeout: at least 1 s of waiting, 3 s for
+// TERM to take, the transport margin (run_collective).
+constexpr Duration kRankCollectBound = Duration{1'000} + Duration{3'000} + kTransportMargin;
+// The gates between the last acceptance probe and the disruption gate.
+constexpr Duration kWatchMargin{120'000};
+
 }  // namespace
+
+Duration probe_bound(const intent::Probe& probe) {
+  if (probe.kind == "flows" || probe.kind == "rdma")
+    return kStartBound + probe.timeout + kTransportMargin + kStopBound;
+  if (probe.kind == "collective") {
+    const auto ranks = static_cast<Duration::rep>(probe.hosts.size());
+    return probe.timeout + ranks * (kStartBound + kRankCollectBound) + kStopBound;
+  }
+  return probe.timeout + kTransportMargin;
+}
+
+Duration watch_must_outlast(const intent::Change& change) {
+  Duration total = change.bounds.deadline + change.acceptance.settle + kWatchMargin;
+  for (const auto& probe : change.acceptance.probes) total += probe_bound(probe);
+  return total;
+}
 
 const intent::Device* owner_of(const intent::Inventory& inventory, const std::string& target) {
   if (const auto* device = inventory.find(target)) return device;
@@ -683,6 +708,7 @@ ProbeOutcome WatchSession::stop() {
   outcome.phase = "during";
   outcome.started = started_;
   running_ = false;
+  const auto until_stop = std::chrono::duration_cast<Duration>(now_utc() - started_);
   std::string collect =
       "kill -TERM " + watch_pid_ + " 2>/dev/null; i=0; while kill -0 " + watch_pid_ +
       " 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; " + "cat " +
@@ -698,7 +724,8 @@ ProbeOutcome WatchSession::stop() {
     // the figure (0 ms at 100 ms resolution says far less than 0 ms at 10 ms), and the
     // watch's own stalls are no evidence for their spans, never an outage (watch_verdict.h).
     if (!outcome.detail.is_null()) {
-      auto judgement = judge_watch(read_watch_report(outcome.detail), watch_.max_disruption);
+      auto judgement = judge_watch(read_watch_report(outcome.detail),
+                                   WatchRequest{watch_.max_disruption, until_stop});
       outcome.verdict = judgement.verdict;
       outcome.reason = judgement.reason;
     }

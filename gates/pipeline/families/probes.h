@@ -57,6 +57,23 @@ std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context
                                      const std::vector<intent::Probe>& probes,
                                      const std::string& phase, ProgressSink* progress = nullptr);
 
+// The longest one declared probe may take from its start to its verdict: its own `timeout`
+// plus what fabgate spends around it (starting and stopping a responder or listener, the
+// transport margin of each SSH command); a collective's is its `timeout` (the whole probe)
+// plus each rank's start and collection.
+Duration probe_bound(const intent::Probe& probe);
+
+// fabgate-probe watch's own limit on --max-duration (adapters/flows/watch.cpp, docs/lab.md).
+inline constexpr Duration kWatchLimit{6 * 60 * 60 * 1000};
+
+// Everything the continuous probe must outlast before the disruption gate stops it: the
+// change's deadline (counted from the run's start, before the watch starts), the settle time,
+// the acceptance probes one after another (each its probe_bound) and a margin for the gates
+// between them and the disruption gate (on the failure and rehearsal paths the post snapshot
+// and compare come first). Not capped: a watch given less (kWatchLimit) stops by itself, and
+// its verdict is then no evidence (watch_verdict.h), never pass.
+Duration watch_must_outlast(const intent::Change& change);
+
 // The continuous probe of `acceptance.during`: started before execute, stopped after
 // acceptance (or before rollback), judged against max_disruption.
 class WatchSession {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "adapters/core/foreign_json.h"
+
 namespace fabgate::pipeline {
 
 namespace {
@@ -100,6 +102,12 @@ WatchReading read_watch_report(const nlohmann::json& document) {
   auto ended = read_time(document, "ended_at", problem);
   if (!ended) return reading;
   figures.ended_at = *ended;
+  auto stopped_by = string_member(document, "stopped_by");
+  if (!stopped_by) {
+    problem = wrong_member(document, "stopped_by", "a string");
+    return reading;
+  }
+  figures.stopped_by = *stopped_by;
   auto stalls = document.find("stalls");
   if (stalls == document.end()) {
     problem = "field 'stalls' missing";
@@ -126,7 +134,27 @@ WatchReading read_watch_report(const nlohmann::json& document) {
   return reading;
 }
 
-WatchJudgement judge_watch(const WatchReading& reading, Duration allowed) {
+namespace {
+
+// Why the watch's report does not cover the window up to the stop request, or empty when it
+// does.
+std::string unwatched_window(const WatchFigures& figures, Duration until_stop) {
+  const std::string after = ", before the disruption gate asked it to stop: the window after "
+                            "it was not watched";
+  if (figures.stopped_by != "signal")
+    return "the watch stopped by itself (" + figures.stopped_by + ") at " +
+           format_utc(figures.ended_at) + after;
+  const auto watched = std::chrono::duration_cast<Duration>(figures.ended_at - figures.started_at);
+  if (watched + figures.resolution < until_stop)
+    return "the watch's window ended at " + format_utc(figures.ended_at) + " after " +
+           ms(watched) + ", " + ms(until_stop - watched) + " short of the stop request" + after;
+  return "";
+}
+
+}  // namespace
+
+WatchJudgement judge_watch(const WatchReading& reading, const WatchRequest& request) {
+  const Duration allowed = request.allowed;
   if (!reading.figures)
     return {Verdict::no_evidence, "unreadable watch report: " + reading.problem};
   const WatchFigures& figures = *reading.figures;
@@ -136,6 +164,9 @@ WatchJudgement judge_watch(const WatchReading& reading, Duration allowed) {
                              ")";
   if (figures.longest_interruption > allowed)
     return {Verdict::fail, figure + ": " + figures.reason};
+  // What it saw is no evidence for what it did not: a pass needs the whole window.
+  if (auto unwatched = unwatched_window(figures, request.until_stop); !unwatched.empty())
+    return {Verdict::no_evidence, unwatched + "; " + figure};
   if (figures.stall_count > 0) {
     // The sampler's stalls are lost resolution, no evidence for their spans: named, never
     // read as an outage of the paths.

@@ -31,7 +31,10 @@ struct WatchFigures {
   // With the sampler's own lateness at its ends, the most it may have lasted.
   Duration longest_possible_interruption{0};
   TimePoint started_at;
-  TimePoint ended_at;
+  TimePoint ended_at;  // the end of the window it observed, on its host's clock
+  // "signal": it ran until it was asked to stop; anything else ("max-duration") it stopped by
+  // itself, however much of the window was left.
+  std::string stopped_by;
   std::vector<WatchStall> stalls;  // as listed (the first 100)
   int stall_count = 0;
   Duration longest_stall{0};
@@ -50,9 +53,23 @@ struct WatchJudgement {
   std::string reason;
 };
 
-// The disruption gate's verdict against `allowed` (acceptance.during.max_disruption):
+// What the disruption gate asked of the watch: the allowance (acceptance.during.max_disruption)
+// and how long the watch had been sampling when the gate asked it to stop, on fabgate's clock
+// from the moment the watch said it was sampling (so the hosts' clocks need not agree with
+// fabgate's: the report's own window, ended_at - started_at, is at least this long when the
+// watch ran until it was asked to stop).
+struct WatchRequest {
+  Duration allowed{0};
+  Duration until_stop{0};
+};
+
+// The disruption gate's verdict:
 // - no evidence when the report cannot be read, or the probe itself had none;
 // - fail when the observed longest interruption exceeds `allowed`;
+// - no evidence when the watch did not observe the whole window up to the stop request: it
+//   stopped by itself (`stopped_by` other than "signal"), or its window is shorter than
+//   `until_stop` by more than its resolution; the reason says when it stopped and that the
+//   window after it was not watched;
 // - no evidence when the sampler's stalls leave it open: an interruption that with the
 //   sampler's lateness at its ends may have exceeded `allowed`, a stall longer than
 //   max(allowed, resolution) (an outage that long could have passed unseen in it), or stalls
@@ -60,6 +77,6 @@ struct WatchJudgement {
 // - pass otherwise (fail too if the probe said fail: it saw something these figures do not).
 // Every reason states the resolution and the allowance next to the figure, and names the
 // longest stall when there was one.
-WatchJudgement judge_watch(const WatchReading& reading, Duration allowed);
+WatchJudgement judge_watch(const WatchReading& reading, const WatchRequest& request);
 
 }  // namespace fabgate::pipeline

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gates/pipeline/families/probes.h"
+
 namespace fabgate::pipeline {
 namespace {
 
@@ -15,6 +17,7 @@ json watch_report() {
               {"resolution_ms", 10},
               {"started_at", "2026-12-02T12:00:00.000Z"},
               {"ended_at", "2026-12-02T12:00:20.000Z"},
+              {"stopped_by", "signal"},
               {"longest_interruption_ms", 0},
               {"longest_possible_interruption_ms", 0},
               {"stall_count", 0},
@@ -40,8 +43,11 @@ json with_stalls(json report, std::initializer_list<long long> lengths) {
   return report;
 }
 
-WatchJudgement judge(const json& report, long long allowed_ms) {
-  return judge_watch(read_watch_report(report), Duration{allowed_ms});
+// Judged as the disruption gate does when it asks the watch to stop after `until_stop_ms` of
+// sampling (by default just under the report's 20 s window).
+WatchJudgement judge(const json& report, long long allowed_ms, long long until_stop_ms = 19'900) {
+  return judge_watch(read_watch_report(report),
+                     WatchRequest{Duration{allowed_ms}, Duration{until_stop_ms}});
 }
 
 TEST(WatchVerdictGate, ShortSamplerStallsOnHealthyPathsPassAndAreNamed) {
@@ -141,6 +147,98 @@ TEST(WatchVerdictGate, AWatchWithNoEvidenceKeepsItsReason) {
   auto judgement = judge(report, 300);
   EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
   EXPECT_EQ(judgement.reason, "no flow received any reply");
+}
+
+TEST(WatchVerdictGate, AWatchThatStoppedByItselfIsNoEvidenceNeverPass) {
+  // Given a watch that saw no interruption but stopped by itself (max-duration) before the
+  // disruption gate asked it to stop, then the gate has no evidence for the rest of the
+  // window: it says when the watch stopped and that the window after it was not watched.
+  json report = watch_report();
+  report["stopped_by"] = "max-duration";
+  auto judgement = judge(report, 300, 60'000);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_EQ(judgement.reason.rfind("the watch stopped by itself (max-duration) at "
+                                   "2026-12-02T12:00:20.000Z, before the disruption gate asked "
+                                   "it to stop: the window after it was not watched",
+                                   0),
+            0u)
+      << judgement.reason;
+  // Even when the stop request came within its window: it did not run until asked.
+  EXPECT_EQ(judge(report, 300, 10'000).verdict, Verdict::no_evidence);
+}
+
+TEST(WatchVerdictGate, AWindowEndingBeforeTheStopRequestIsNoEvidence) {
+  // Given a watch stopped by a signal after 20 s of its window while the disruption gate asked
+  // after 45 s (someone else stopped it), then the last 25 s were not watched: no evidence.
+  auto judgement = judge(watch_report(), 300, 45'000);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("window ended at 2026-12-02T12:00:20.000Z after 20000 ms, "
+                                  "25000 ms short of the stop request"),
+            std::string::npos)
+      << judgement.reason;
+  // Within one resolution of the request it watched the whole window.
+  EXPECT_EQ(judge(watch_report(), 300, 20'005).verdict, Verdict::pass);
+}
+
+TEST(WatchVerdictGate, AnInterruptionSeenBeforeTheWatchStoppedByItselfStillFails) {
+  // Given 350 ms observed with 300 ms allowed, by a watch that then stopped by itself, then
+  // the gate fails: what it saw is evidence, whatever it missed after.
+  json report = watch_report();
+  report["verdict"] = "fail";
+  report["stopped_by"] = "max-duration";
+  report["longest_interruption_ms"] = 350;
+  report["longest_possible_interruption_ms"] = 350;
+  EXPECT_EQ(judge(report, 300, 60'000).verdict, Verdict::fail);
+}
+
+TEST(WatchVerdictGate, AReportThatDoesNotSayWhatStoppedItIsNoEvidence) {
+  // Given a report without `stopped_by`, or with a number there, then the gate cannot tell
+  // whether the watch ran until asked: no evidence naming the field.
+  json report = watch_report();
+  report.erase("stopped_by");
+  EXPECT_EQ(judge(report, 300).reason, "unreadable watch report: field 'stopped_by' is missing");
+  report["stopped_by"] = 1;
+  EXPECT_EQ(judge(report, 300).verdict, Verdict::no_evidence);
+}
+
+intent::Probe declared(const std::string& kind, long long timeout_ms) {
+  intent::Probe probe;
+  probe.kind = kind;
+  probe.timeout = Duration{timeout_ms};
+  return probe;
+}
+
+TEST(WatchBound, TheWatchOutlastsTheDeadlineSettleAndEveryAcceptanceProbe) {
+  // Given a change with a 5 min deadline, a 30 s settle and three acceptance probes (a
+  // command, flows and a 3-rank collective), then the watch must outlast all of them one
+  // after another: more than the sum of their timeouts, each with its own overheads.
+  intent::Change change;
+  change.bounds.deadline = Duration{300'000};
+  change.acceptance.settle = Duration{30'000};
+  change.acceptance.probes = {declared("command", 30'000), declared("flows", 30'000),
+                              declared("collective", 90'000)};
+  change.acceptance.probes[2].hosts = {"h1", "h2", "h3"};
+  const Duration probes = probe_bound(change.acceptance.probes[0]) +
+                          probe_bound(change.acceptance.probes[1]) +
+                          probe_bound(change.acceptance.probes[2]);
+  EXPECT_GE(probe_bound(change.acceptance.probes[0]), Duration{30'000});
+  EXPECT_GT(probe_bound(change.acceptance.probes[1]), Duration{30'000});
+  // A collective's own timeout covers its iterations; each rank adds its start and collection.
+  EXPECT_GT(probe_bound(change.acceptance.probes[2]), Duration{90'000 + 3 * 3'000});
+  const Duration needed = watch_must_outlast(change);
+  EXPECT_GE(needed, Duration{300'000 + 30'000} + probes);
+  // The old bound (deadline + settle + 120 s) stopped the watch before these probes ended.
+  EXPECT_GT(needed, Duration{300'000 + 30'000 + 120'000});
+  EXPECT_LT(needed, kWatchLimit);
+}
+
+TEST(WatchBound, AChangeLongerThanTheWatchsLimitNeedsMoreThanTheLimit) {
+  // Given a 6 h deadline and a probe, then what the watch must outlast exceeds fabgate-probe's
+  // 6 h limit: the watch is capped there and its verdict would be no evidence, never pass.
+  intent::Change change;
+  change.bounds.deadline = kWatchLimit;
+  change.acceptance.probes = {declared("command", 30'000)};
+  EXPECT_GT(watch_must_outlast(change), kWatchLimit);
 }
 
 }  // namespace
