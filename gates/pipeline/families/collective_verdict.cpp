@@ -135,12 +135,11 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
     judgement.reference_p99_ms = reference_p99(p99s);
     const double floor_ms = static_cast<double>(thresholds.tail_floor.count());
     const double divisor = std::max(judgement.reference_p99_ms, floor_ms);
-    reference = "reference p99 " + ms(judgement.reference_p99_ms) + " (median p99 of the faster " +
-                std::to_string((p99s.size() + 1) / 2) + " of " + std::to_string(p99s.size()) +
-                " ranks" +
-                (judgement.reference_p99_ms < floor_ms ? "; taken as tail_floor " + ms(floor_ms)
-                                                       : "") +
-                ")";
+    reference =
+        "reference p99 " + ms(judgement.reference_p99_ms) + " (median p99 of the faster " +
+        std::to_string((p99s.size() + 1) / 2) + " of " + std::to_string(p99s.size()) + " ranks" +
+        (judgement.reference_p99_ms < floor_ms ? "; taken as tail_floor " + ms(floor_ms) : "") +
+        ")";
     auto slowest = std::max_element(
         judgement.ranks.begin(), judgement.ranks.end(),
         [](const RankSummary& a, const RankSummary& b) { return a.p99_ms < b.p99_ms; });
@@ -174,13 +173,12 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
   }
   std::vector<std::string> over;
   if (!judgement.slow_ranks.empty())
-    over.push_back(name_over(judgement.slow_ranks, judgement.ranks.size(),
-                             "max_tail_ratio " + ratio(thresholds.max_tail_ratio) + " x " +
-                                 reference));
-  if (!judgement.over_max_p99.empty())
     over.push_back(
-        name_over(judgement.over_max_p99, judgement.ranks.size(),
-                  "max_p99 " + ms(static_cast<double>(thresholds.max_p99->count()))));
+        name_over(judgement.slow_ranks, judgement.ranks.size(),
+                  "max_tail_ratio " + ratio(thresholds.max_tail_ratio) + " x " + reference));
+  if (!judgement.over_max_p99.empty())
+    over.push_back(name_over(judgement.over_max_p99, judgement.ranks.size(),
+                             "max_p99 " + ms(static_cast<double>(thresholds.max_p99->count()))));
   if (!over.empty()) {
     judgement.verdict = Verdict::fail;
     judgement.reason = over.front() + (over.size() > 1 ? "; " + over[1] : "");
@@ -190,9 +188,9 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
       *std::find_if(judgement.ranks.begin(), judgement.ranks.end(),
                     [&](const RankSummary& r) { return r.rank == *judgement.slowest_rank; });
   judgement.verdict = Verdict::pass;
-  judgement.reason = "every rank within bounds; slowest " +
-                     rank_name(slowest.rank, slowest.host) + " p99 " + ms(slowest.p99_ms) +
-                     " vs " + reference + " (tail ratio " + ratio(judgement.tail_ratio) + ")";
+  judgement.reason = "every rank within bounds; slowest " + rank_name(slowest.rank, slowest.host) +
+                     " p99 " + ms(slowest.p99_ms) + " vs " + reference + " (tail ratio " +
+                     ratio(judgement.tail_ratio) + ")";
   return judgement;
 }
 

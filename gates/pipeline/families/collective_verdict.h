@@ -55,10 +55,10 @@ struct CollectiveJudgement {
   double median_p99_ms = 0;         // over every rank; shown, not judged against
   // The median p99 of the faster ceil(n/2) ranks: what each rank is judged against.
   double reference_p99_ms = 0;
-  double tail_ratio = 0;  // slowest p99 / max(reference p99, tail_floor)
-  std::vector<RankOverBound> slow_ranks;     // over max_tail_ratio, in rank order
-  std::vector<RankOverBound> over_max_p99;   // over max_p99, in rank order
-  double fleet_mean_ms = 0;  // every iteration of every rank, averaged
+  double tail_ratio = 0;                    // slowest p99 / max(reference p99, tail_floor)
+  std::vector<RankOverBound> slow_ranks;    // over max_tail_ratio, in rank order
+  std::vector<RankOverBound> over_max_p99;  // over max_p99, in rank order
+  double fleet_mean_ms = 0;                 // every iteration of every rank, averaged
   // What judging the fleet average alone would have said (the mean iteration time over every
   // rank against max_p99, or without one against the tail bound every rank is judged by):
   // printed beside the verdict, because an average is what hides one slow rank.

@@ -174,8 +174,7 @@ TEST(CollectiveVerdict, UniformRanksPassAgainstTheReferenceOfTheFasterHalf) {
   EXPECT_EQ(judgement.verdict, Verdict::pass) << judgement.reason;
   EXPECT_TRUE(judgement.slow_ranks.empty());
   EXPECT_NEAR(judgement.reference_p99_ms, 10.66, 0.01);
-  EXPECT_NE(judgement.reason.find("reference p99 10.7 ms"), std::string::npos)
-      << judgement.reason;
+  EXPECT_NE(judgement.reason.find("reference p99 10.7 ms"), std::string::npos) << judgement.reason;
 }
 
 TEST(CollectiveVerdict, OneSlowRankAmongEightFailsAloneNamed) {
@@ -194,9 +193,9 @@ TEST(CollectiveVerdict, TheReasonStatesTheReferenceAndEachSlowRanksRatio) {
   auto judgement =
       judge_collective({rank(0, 10), rank(1, 10), rank(2, 10), rank(3, 60)}, ratio_only());
   EXPECT_EQ(judgement.verdict, Verdict::fail) << judgement.reason;
-  for (const char* text : {"over max_tail_ratio 3.0 x reference p99 10.1 ms",
-                           "median p99 of the faster 2 of 4 ranks",
-                           "rank 3 (host4) p99 60.1 ms (ratio 6.0)"})
+  for (const char* text :
+       {"over max_tail_ratio 3.0 x reference p99 10.1 ms", "median p99 of the faster 2 of 4 ranks",
+        "rank 3 (host4) p99 60.1 ms (ratio 6.0)"})
     EXPECT_NE(judgement.reason.find(text), std::string::npos) << text << "\n" << judgement.reason;
   ASSERT_EQ(judgement.slow_ranks.size(), 1u);
   EXPECT_NEAR(judgement.slow_ranks[0].ratio, 5.97, 0.01);
