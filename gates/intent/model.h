@@ -223,9 +223,9 @@ struct Probe {
   std::int64_t collective_size = 1 << 20;  // `size` of a collective: bytes per rank and iteration
   int iterations = 200;
   std::string transport = "tcp";  // tcp | rdma
-  double max_tail_ratio = 3.0;    // slowest rank's p99 over the median rank's p99
+  double max_tail_ratio = 3.0;    // each rank's p99 over the median p99 of the faster half
   std::optional<Duration> max_p99;
-  Duration tail_floor{5};  // the median p99 the ratio divides by is at least this
+  Duration tail_floor{5};  // the reference p99 the ratio divides by is at least this
   SourceLocation where;
 };
 

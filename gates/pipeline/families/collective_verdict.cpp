@@ -32,13 +32,40 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The p99 every rank is judged against: the median p99 of the faster ceil(n/2) ranks. Up to
+// floor(n/2) ranks can be arbitrarily slow without moving it, so neither one slow rank of two
+// (whose own p99 pulled the median of all ranks halfway up, capping the ratio at 2) nor the
+// half of the fabric behind one bad spine (10, 10, 100, 100: a median of 55) can hide. Taking
+// the median of that half rather than its fastest rank keeps one unusually fast rank (a short
+// path, an idle host) from failing every other; tail_floor bounds how low it can go anyway.
+double reference_p99(std::vector<double> p99s) {
+  std::sort(p99s.begin(), p99s.end());
+  p99s.resize((p99s.size() + 1) / 2);
+  return median(std::move(p99s));
+}
+
+// "1 of 4 ranks over <bound>: rank 2 (host3) p99 100.0 ms (ratio 9.9), ..."; at most eight
+// named, the rest counted (the probe detail lists them all).
+std::string name_over(const std::vector<RankOverBound>& over, std::size_t rank_count,
+                      const std::string& bound) {
+  constexpr std::size_t kNamed = 8;
+  std::string text = std::to_string(over.size()) + " of " + std::to_string(rank_count) +
+                     " ranks over " + bound + ": ";
+  for (std::size_t i = 0; i < over.size() && i < kNamed; ++i)
+    text += (i > 0 ? ", " : "") + rank_name(over[i].rank, over[i].host) + " p99 " +
+            ms(over[i].p99_ms) + " (ratio " + ratio(over[i].ratio) + ")";
+  if (over.size() > kNamed) text += " and " + std::to_string(over.size() - kNamed) + " more";
+  return text;
+}
+
 // What a fleet dashboard would have said: the mean iteration time over every rank against the
-// absolute bound (max_p99, or without one the median rank's p99 times max_tail_ratio).
-void judge_average(CollectiveJudgement& judgement, const CollectiveThresholds& thresholds) {
-  const double limit = thresholds.max_p99 ? static_cast<double>(thresholds.max_p99->count())
-                                          : judgement.median_p99_ms * thresholds.max_tail_ratio;
+// absolute bound (max_p99, or without one the tail bound every rank is judged by).
+void judge_average(CollectiveJudgement& judgement, double tail_bound_ms,
+                   const CollectiveThresholds& thresholds) {
+  const double limit =
+      thresholds.max_p99 ? static_cast<double>(thresholds.max_p99->count()) : tail_bound_ms;
   const std::string against =
-      thresholds.max_p99 ? "max_p99 " + ms(limit) : "median p99 x max_tail_ratio " + ms(limit);
+      thresholds.max_p99 ? "max_p99 " + ms(limit) : "reference p99 x max_tail_ratio " + ms(limit);
   const bool over = judgement.fleet_mean_ms > limit;
   judgement.average_verdict = over ? Verdict::fail : Verdict::pass;
   judgement.average_reason =
@@ -99,18 +126,34 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
     judgement.ranks.push_back(summary);
   }
   if (count > 0) judgement.fleet_mean_ms = total / static_cast<double>(count);
+  // Where the reference is from, for the reason: "median p99 of the faster 2 of 4 ranks".
+  std::string reference;
   if (!judgement.ranks.empty()) {
     std::vector<double> p99s;
     for (const auto& rank : judgement.ranks) p99s.push_back(rank.p99_ms);
     judgement.median_p99_ms = median(p99s);
+    judgement.reference_p99_ms = reference_p99(p99s);
+    const double floor_ms = static_cast<double>(thresholds.tail_floor.count());
+    const double divisor = std::max(judgement.reference_p99_ms, floor_ms);
+    reference =
+        "reference p99 " + ms(judgement.reference_p99_ms) + " (median p99 of the faster " +
+        std::to_string((p99s.size() + 1) / 2) + " of " + std::to_string(p99s.size()) + " ranks" +
+        (judgement.reference_p99_ms < floor_ms ? "; taken as tail_floor " + ms(floor_ms) : "") +
+        ")";
     auto slowest = std::max_element(
         judgement.ranks.begin(), judgement.ranks.end(),
         [](const RankSummary& a, const RankSummary& b) { return a.p99_ms < b.p99_ms; });
     judgement.slowest_rank = slowest->rank;
-    const double divisor =
-        std::max(judgement.median_p99_ms, static_cast<double>(thresholds.tail_floor.count()));
     judgement.tail_ratio = divisor > 0 ? slowest->p99_ms / divisor : 0;
-    judge_average(judgement, thresholds);
+    for (const auto& rank : judgement.ranks) {
+      const RankOverBound over{rank.rank, rank.host, rank.p99_ms,
+                               divisor > 0 ? rank.p99_ms / divisor : 0};
+      if (thresholds.max_tail_ratio > 0 && over.ratio > thresholds.max_tail_ratio)
+        judgement.slow_ranks.push_back(over);
+      if (thresholds.max_p99 && rank.p99_ms > static_cast<double>(thresholds.max_p99->count()))
+        judgement.over_max_p99.push_back(over);
+    }
+    judge_average(judgement, divisor * thresholds.max_tail_ratio, thresholds);
   }
 
   const std::string of_n = " of " + std::to_string(ranks.size()) + " ranks";
@@ -128,26 +171,26 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
                        failing.front() + (failing.size() > 1 ? "; ..." : "") + ")";
     return judgement;
   }
+  std::vector<std::string> over;
+  if (!judgement.slow_ranks.empty())
+    over.push_back(
+        name_over(judgement.slow_ranks, judgement.ranks.size(),
+                  "max_tail_ratio " + ratio(thresholds.max_tail_ratio) + " x " + reference));
+  if (!judgement.over_max_p99.empty())
+    over.push_back(name_over(judgement.over_max_p99, judgement.ranks.size(),
+                             "max_p99 " + ms(static_cast<double>(thresholds.max_p99->count()))));
+  if (!over.empty()) {
+    judgement.verdict = Verdict::fail;
+    judgement.reason = over.front() + (over.size() > 1 ? "; " + over[1] : "");
+    return judgement;
+  }
   const auto& slowest =
       *std::find_if(judgement.ranks.begin(), judgement.ranks.end(),
                     [&](const RankSummary& r) { return r.rank == *judgement.slowest_rank; });
-  const std::string tail = rank_name(slowest.rank, slowest.host) + " p99 " + ms(slowest.p99_ms) +
-                           " vs median p99 " + ms(judgement.median_p99_ms) + " (tail ratio " +
-                           ratio(judgement.tail_ratio) + ")";
-  std::vector<std::string> over;
-  if (thresholds.max_tail_ratio > 0 && judgement.tail_ratio > thresholds.max_tail_ratio)
-    over.push_back("tail ratio over " + ratio(thresholds.max_tail_ratio));
-  if (thresholds.max_p99 && slowest.p99_ms > static_cast<double>(thresholds.max_p99->count()))
-    over.push_back("p99 over max_p99 " + ms(static_cast<double>(thresholds.max_p99->count())));
-  if (!over.empty()) {
-    judgement.verdict = Verdict::fail;
-    std::string joined = over.front();
-    for (std::size_t i = 1; i < over.size(); ++i) joined += ", " + over[i];
-    judgement.reason = "slow rank: " + tail + ": " + joined;
-    return judgement;
-  }
   judgement.verdict = Verdict::pass;
-  judgement.reason = "every rank within bounds; slowest " + tail;
+  judgement.reason = "every rank within bounds; slowest " + rank_name(slowest.rank, slowest.host) +
+                     " p99 " + ms(slowest.p99_ms) + " vs " + reference + " (tail ratio " +
+                     ratio(judgement.tail_ratio) + ")";
   return judgement;
 }
 

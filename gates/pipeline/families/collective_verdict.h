@@ -22,9 +22,10 @@ struct RankTimings {
 };
 
 struct CollectiveThresholds {
-  double max_tail_ratio = 0;  // worst rank's p99 over the median rank's p99
-  // The median p99 the ratio divides by is taken as at least this: between sub-millisecond
-  // p99s on a shared host (0.4 ms against 1.4 ms) a ratio of 3.5 is scheduling noise.
+  // Every rank's p99 over the reference p99 (the median p99 of the faster half of the ranks).
+  double max_tail_ratio = 0;
+  // The reference is taken as at least this: between sub-millisecond p99s on a shared host
+  // (0.4 ms against 1.4 ms) a ratio of 3.5 is scheduling noise.
   Duration tail_floor{5};
   std::optional<Duration> max_p99;  // absolute bound on every rank's p99
 };
@@ -38,17 +39,28 @@ struct RankSummary {
   double mean_ms = 0;
 };
 
+// A rank whose p99 is over a bound: its own figure and its ratio to the reference.
+struct RankOverBound {
+  int rank = 0;
+  std::string host;
+  double p99_ms = 0;
+  double ratio = 0;  // p99 / max(reference p99, tail_floor)
+};
+
 struct CollectiveJudgement {
   Verdict verdict = Verdict::no_evidence;
   std::string reason;
   std::vector<RankSummary> ranks;   // every rank that completed all its iterations
   std::optional<int> slowest_rank;  // the rank with the highest p99
-  double median_p99_ms = 0;
-  double tail_ratio = 0;     // slowest p99 / max(median p99, tail_floor)
-  double fleet_mean_ms = 0;  // every iteration of every rank, averaged
-                             // What judging the fleet average alone would have said (the mean
-                             // iteration time over every
-  // rank against max_p99, or without one against the median rank's p99 times max_tail_ratio):
+  double median_p99_ms = 0;         // over every rank; shown, not judged against
+  // The median p99 of the faster ceil(n/2) ranks: what each rank is judged against.
+  double reference_p99_ms = 0;
+  double tail_ratio = 0;                    // slowest p99 / max(reference p99, tail_floor)
+  std::vector<RankOverBound> slow_ranks;    // over max_tail_ratio, in rank order
+  std::vector<RankOverBound> over_max_p99;  // over max_p99, in rank order
+  double fleet_mean_ms = 0;                 // every iteration of every rank, averaged
+  // What judging the fleet average alone would have said (the mean iteration time over every
+  // rank against max_p99, or without one against the tail bound every rank is judged by):
   // printed beside the verdict, because an average is what hides one slow rank.
   Verdict average_verdict = Verdict::no_evidence;
   std::string average_reason;
@@ -59,8 +71,8 @@ double percentile(std::vector<double> values, double p);
 
 // The verdict from every rank: no-evidence when any rank never reported (the probe as a whole,
 // never "N-1 ranks passed"); fail when any rank had errors or did not complete its iterations;
-// fail when the tail ratio exceeds max_tail_ratio or a rank's p99 exceeds max_p99; pass
-// otherwise.
+// fail naming every rank whose p99 exceeds max(reference, tail_floor) x max_tail_ratio or
+// max_p99; pass otherwise.
 CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
                                      const CollectiveThresholds& thresholds);
 

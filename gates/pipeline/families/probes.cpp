@@ -382,6 +382,14 @@ RankTimings parse_rank(int rank, const std::string& host, int iterations, const 
   return timings;
 }
 
+nlohmann::json to_json(const std::vector<RankOverBound>& over) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& rank : over)
+    out.push_back(
+        {{"rank", rank.rank}, {"host", rank.host}, {"p99_ms", rank.p99_ms}, {"ratio", rank.ratio}});
+  return out;
+}
+
 nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe& probe) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& rank : judgement.ranks)
@@ -402,7 +410,10 @@ nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe
           {"verdict", std::string(to_string(judgement.verdict))},
           {"slow_rank", judgement.slowest_rank ? nlohmann::json(*judgement.slowest_rank) : nullptr},
           {"median_p99_ms", judgement.median_p99_ms},
+          {"reference_p99_ms", judgement.reference_p99_ms},
           {"tail_ratio", judgement.tail_ratio},
+          {"slow_ranks", to_json(judgement.slow_ranks)},
+          {"over_max_p99", to_json(judgement.over_max_p99)},
           {"fleet_mean_ms", judgement.fleet_mean_ms},
           {"average_verdict", std::string(to_string(judgement.average_verdict))},
           {"average_reason", judgement.average_reason},

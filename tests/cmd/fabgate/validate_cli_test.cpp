@@ -77,6 +77,22 @@ TEST(FabgateCli, BrokenFileGetsAnErrorPointingAtTheLine) {
       << out.output;
 }
 
+TEST(FabgateCli, ACollectiveTailBoundThatCannotPassIsRefusedAtItsColumn) {
+  // Given a committed collective probe with max_tail_ratio 1 on line 37, then validate exits 2
+  // naming the file, line and column of the bound.
+  ExampleRepo example;
+  example.repo.run(
+      "sed -i '36a\\    - {name: allreduce, kind: collective, hosts: [gpu1, gpu2], "
+      "max_tail_ratio: 1}' net/intent/changes/drain-spine1.yaml");
+  example.repo.commit_all("collective");
+  auto out = example.fabgate("validate --repo net/intent");
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("net/intent/changes/drain-spine1.yaml:37:80: error: probe "
+                            "'allreduce': max_tail_ratio must be greater than 1"),
+            std::string::npos)
+      << out.output;
+}
+
 TEST(FabgateCli, UncommittedEditIsAWarningNamingTheFile) {
   // Given a valid commit and a broken edit not yet committed, then validate checks the commit
   // (exit 0) and warns that the work tree differs, naming the file.

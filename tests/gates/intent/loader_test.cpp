@@ -52,6 +52,14 @@ LoadOutcome load(const MemoryTree& tree) {
   return load_intent_repository(tree, commit, "");
 }
 
+// Loads the valid tree with `probe_lines` appended to its change's acceptance probes (the
+// first appended line is line 15).
+LoadOutcome load_with_probes(const std::string& probe_lines) {
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = std::string(kChange) + probe_lines;
+  return load(tree);
+}
+
 // Finds the one diagnostic whose message contains `text`; fails the test otherwise.
 const Diagnostic* find(const LoadOutcome& outcome, const std::string& text) {
   for (const auto& item : outcome.diagnostics.items())
@@ -441,10 +449,35 @@ TEST(LoadIntent, CollectiveProbeProblemsAreEachNamedAtTheirLine) {
   tree.files["changes/drain.yaml"] = change;
   auto outcome = load(tree);
   for (const char* text : {"does not take 'target'", "names host 'host1' twice", "gpu9",
-                           "max_tail_ratio must be at least 1", "pattern"}) {
+                           "max_tail_ratio must be greater than 1", "pattern"}) {
     const auto* problem = find(outcome, text);
     ASSERT_TRUE(problem) << text;
     EXPECT_EQ(problem->where.line, 15) << text;
+  }
+}
+
+TEST(LoadIntent, ATailBoundOfOneIsRefusedAtItsLineAndColumn) {
+  // Given a collective probe with max_tail_ratio 1, then it is refused at the value's line and
+  // column: half the ranks sit at or above the reference, so any noise would fail them.
+  auto outcome = load_with_probes(
+      "    - {name: c, kind: collective, hosts: [leaf1, leaf2], max_tail_ratio: 1}\n");
+  const auto* problem = find(outcome, "max_tail_ratio must be greater than 1");
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->where.line, 15);
+  EXPECT_EQ(problem->where.column, 74);
+}
+
+TEST(LoadIntent, ACollectiveOfOneRankIsRefusedForHavingNoTailToCompare) {
+  // Given a collective probe over one host, and one over a role only one device has, then both
+  // are refused at their line: one rank has no peer to be slower than.
+  auto outcome = load_with_probes(
+      "    - {name: one, kind: collective, hosts: [leaf1]}\n"
+      "    - {name: role, kind: collective, role: spine}\n");
+  for (const char* text : {"probe 'one' (collective) needs at least 2 ranks",
+                           "probe 'role' (collective) needs at least 2 ranks"}) {
+    const auto* problem = find(outcome, text);
+    ASSERT_TRUE(problem) << text;
+    EXPECT_NE(problem->hint.find("no tail to compare"), std::string::npos) << text;
   }
 }
 

@@ -43,15 +43,14 @@ TEST(CollectiveVerdict, HealthyRanksPass) {
 TEST(CollectiveVerdict, OneSlowRankFailsAndIsNamedWhileTheAverageWouldHavePassed) {
   // Given rank 2 whose tail (5 of 100 iterations at 100 ms) is ten times the others' while its
   // median is the same 10 ms, then the probe fails naming rank 2 and its p99 against the
-  // median, and the fleet average (about 11 ms per iteration against max_p99 50 ms) alone would
+  // reference, and the fleet average (about 11 ms per iteration against max_p99 50 ms) alone would
   // have passed.
   auto judgement = judge_collective(
       {rank(0, 10), rank(1, 10), rank(2, 10, 100, 20, 100), rank(3, 10)}, thresholds());
   EXPECT_EQ(judgement.verdict, Verdict::fail);
   ASSERT_TRUE(judgement.slowest_rank);
   EXPECT_EQ(*judgement.slowest_rank, 2);
-  EXPECT_NE(judgement.reason.find("rank 2 (host3) p99 100.0 ms vs median p99 10.1 ms"),
-            std::string::npos)
+  EXPECT_NE(judgement.reason.find("rank 2 (host3) p99 100.0 ms (ratio 9.9)"), std::string::npos)
       << judgement.reason;
   EXPECT_GT(judgement.tail_ratio, 9.0);
   EXPECT_EQ(judgement.average_verdict, Verdict::pass) << judgement.average_reason;
@@ -124,6 +123,91 @@ TEST(CollectiveVerdict, SubMillisecondTailsAreNoiseBelowTheFloor) {
   EXPECT_EQ(
       judge_collective({rank(0, 0.4), rank(1, 0.4, 100, 20, 1.4), rank(2, 0.4)}, no_floor).verdict,
       Verdict::fail);
+}
+
+// The tail bound without an absolute one, so that only the comparison between ranks judges.
+CollectiveThresholds ratio_only() {
+  CollectiveThresholds limits;
+  limits.max_tail_ratio = 3.0;
+  return limits;
+}
+
+std::vector<int> slow_rank_numbers(const CollectiveJudgement& judgement) {
+  std::vector<int> numbers;
+  for (const auto& slow : judgement.slow_ranks) numbers.push_back(slow.rank);
+  return numbers;
+}
+
+TEST(CollectiveVerdict, TwoRanksOneAHundredTimesSlowerFailsNamingTheSlowOne) {
+  // Given two ranks at 1 ms and 100 ms and only the tail bound, then the probe fails naming
+  // rank 1: the reference is the faster rank (taken as the 5 ms tail_floor), not a median that
+  // the slow rank itself pulls halfway up (which capped the ratio at 2 below the bound of 3).
+  auto judgement = judge_collective({rank(0, 1), rank(1, 100)}, ratio_only());
+  EXPECT_EQ(judgement.verdict, Verdict::fail) << judgement.reason;
+  EXPECT_EQ(slow_rank_numbers(judgement), std::vector<int>{1});
+  EXPECT_NE(judgement.reason.find("rank 1 (host2) p99 100.1 ms"), std::string::npos)
+      << judgement.reason;
+  EXPECT_NEAR(judgement.reference_p99_ms, 1.06, 0.01);
+  EXPECT_GT(judgement.tail_ratio, 19.0);
+}
+
+TEST(CollectiveVerdict, HalfTheRanksSlowFailsEverySlowRank) {
+  // Given 10, 10, 100 and 100 ms (half the fabric behind a bad spine), then the probe fails
+  // naming both slow ranks against the reference of the faster half (10 ms): the median of all
+  // four (55 ms) would have made the tail ratio 1.8 and passed.
+  auto judgement =
+      judge_collective({rank(0, 10), rank(1, 10), rank(2, 100), rank(3, 100)}, ratio_only());
+  EXPECT_EQ(judgement.verdict, Verdict::fail) << judgement.reason;
+  EXPECT_EQ(slow_rank_numbers(judgement), (std::vector<int>{2, 3}));
+  EXPECT_NEAR(judgement.reference_p99_ms, 10.06, 0.01);
+  EXPECT_NE(judgement.reason.find("2 of 4 ranks"), std::string::npos) << judgement.reason;
+  EXPECT_NE(judgement.reason.find("rank 2 (host3)"), std::string::npos) << judgement.reason;
+  EXPECT_NE(judgement.reason.find("rank 3 (host4)"), std::string::npos) << judgement.reason;
+}
+
+TEST(CollectiveVerdict, UniformRanksPassAgainstTheReferenceOfTheFasterHalf) {
+  // Given eight ranks between 10 and 13 ms, then the probe passes with no slow rank, the
+  // reference is the median p99 of the faster four and the reason states it.
+  std::vector<RankTimings> ranks;
+  for (int i = 0; i < 8; ++i) ranks.push_back(rank(i, 10 + 0.4 * i));
+  auto judgement = judge_collective(ranks, ratio_only());
+  EXPECT_EQ(judgement.verdict, Verdict::pass) << judgement.reason;
+  EXPECT_TRUE(judgement.slow_ranks.empty());
+  EXPECT_NEAR(judgement.reference_p99_ms, 10.66, 0.01);
+  EXPECT_NE(judgement.reason.find("reference p99 10.7 ms"), std::string::npos) << judgement.reason;
+}
+
+TEST(CollectiveVerdict, OneSlowRankAmongEightFailsAloneNamed) {
+  // Given eight ranks at 10 ms but rank 5 at 40 ms, then the probe fails naming rank 5 only.
+  std::vector<RankTimings> ranks;
+  for (int i = 0; i < 8; ++i) ranks.push_back(rank(i, i == 5 ? 40 : 10));
+  auto judgement = judge_collective(ranks, ratio_only());
+  EXPECT_EQ(judgement.verdict, Verdict::fail) << judgement.reason;
+  EXPECT_EQ(slow_rank_numbers(judgement), std::vector<int>{5});
+  EXPECT_NE(judgement.reason.find("1 of 8 ranks"), std::string::npos) << judgement.reason;
+}
+
+TEST(CollectiveVerdict, TheReasonStatesTheReferenceAndEachSlowRanksRatio) {
+  // Given 10, 10, 10 and 60 ms, then the reason gives the bound, the reference it multiplies
+  // and where the reference comes from, and the slow rank's own ratio.
+  auto judgement =
+      judge_collective({rank(0, 10), rank(1, 10), rank(2, 10), rank(3, 60)}, ratio_only());
+  EXPECT_EQ(judgement.verdict, Verdict::fail) << judgement.reason;
+  for (const char* text :
+       {"over max_tail_ratio 3.0 x reference p99 10.1 ms", "median p99 of the faster 2 of 4 ranks",
+        "rank 3 (host4) p99 60.1 ms (ratio 6.0)"})
+    EXPECT_NE(judgement.reason.find(text), std::string::npos) << text << "\n" << judgement.reason;
+  ASSERT_EQ(judgement.slow_ranks.size(), 1u);
+  EXPECT_NEAR(judgement.slow_ranks[0].ratio, 5.97, 0.01);
+}
+
+TEST(CollectiveVerdict, AReferenceUnderTheFloorIsSaidToBeTheFloor) {
+  // Given two ranks at 1 ms and 100 ms, then the reason says the 1 ms reference was taken as
+  // the 5 ms tail_floor, which is what the ratio 20 is against.
+  auto judgement = judge_collective({rank(0, 1), rank(1, 100)}, ratio_only());
+  EXPECT_NE(judgement.reason.find("taken as tail_floor 5.00 ms"), std::string::npos)
+      << judgement.reason;
+  EXPECT_NE(judgement.reason.find("(ratio 20.0)"), std::string::npos) << judgement.reason;
 }
 
 TEST(CollectivePercentile, NearestRank) {
