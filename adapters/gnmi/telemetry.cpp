@@ -381,10 +381,10 @@ void judge_presence(const std::map<std::string, State>& said, const std::set<std
     const bool again = found != known.end() && found->second.gone;
     const bool arrived = found == known.end() || !(found->second.*state_of);
     if (again || (complete && arrived))
-      report(name,
-             std::string(again ? "appeared again (" : "appeared (") + *(said.at(name).*state_of) +
-                 ")",
-             false);
+      report(
+          name,
+          std::string(again ? "appeared again (" : "appeared (") + *(said.at(name).*state_of) + ")",
+          false);
   }
   for (const auto& [name, state] : said) gone[name] = false;
   if (!listed.empty()) listing = {std::move(listed), at};

@@ -100,11 +100,11 @@ struct TimelineWindow {
 // sends each source's subjects in one notification at one timestamp, so the missing one went
 // away; a target sending one subject per notification at its own timestamp never gives one.
 // A subject listed by a complete sample that no earlier sample listed, or that had gone,
-// appeared (an event, not a disappearance). `before` holds the samples preceding the window: they only give the state the
-// window's first samples are compared with (a second window continues the first). Every
-// expected source must be sampled with no silence longer than `max_gap` at the window's start,
-// between samples and at its end; a silence between samples is covered instead when the
-// samples at its two edges (the notifications of that source at the last timestamp before it
+// appeared (an event, not a disappearance). `before` holds the samples preceding the window: they
+// only give the state the window's first samples are compared with (a second window continues the
+// first). Every expected source must be sampled with no silence longer than `max_gap` at the
+// window's start, between samples and at its end; a silence between samples is covered instead when
+// the samples at its two edges (the notifications of that source at the last timestamp before it
 // and at the first after it) carry the transitions counter of every interface (every
 // neighbour), with none missing, reset, new or gone. A transitions counter that rose more
 // than the states on both sides explain is a flap (an event with `flap` set), between

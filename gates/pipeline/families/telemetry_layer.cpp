@@ -154,10 +154,12 @@ std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& 
   return device + ":" + event_subject(event);
 }
 
-static bool judged_event(const gnmi::TelemetryEvent& event) { return event.flap || event.disappeared; }
+static bool judged_event(const gnmi::TelemetryEvent& event) {
+  return event.flap || event.disappeared;
+}
 
-static bool expected_by_change(const std::vector<std::string>& expected_flaps, const std::string& device,
-                        const gnmi::TelemetryEvent& event) {
+static bool expected_by_change(const std::vector<std::string>& expected_flaps,
+                               const std::string& device, const gnmi::TelemetryEvent& event) {
   return std::find(expected_flaps.begin(), expected_flaps.end(), flap_subject(device, event)) !=
          expected_flaps.end();
 }
@@ -176,11 +178,9 @@ std::string flap_note(const TelemetryOutcome& outcome, const std::string& device
 static std::string unexpected_text(const gnmi::TelemetryEvent& event) {
   if (!event.disappeared) return event_subject(event) + ": " + event.what;
   const std::string_view disappeared = "disappeared";
-  std::string details = event.what.starts_with(disappeared)
-                            ? event.what.substr(disappeared.size())
-                            : " (" + event.what + ")";
-  return (event.source == gnmi::TelemetrySource::bgp_neighbors ? "BGP neighbour "
-                                                                : "interface ") +
+  std::string details = event.what.starts_with(disappeared) ? event.what.substr(disappeared.size())
+                                                            : " (" + event.what + ")";
+  return (event.source == gnmi::TelemetrySource::bgp_neighbors ? "BGP neighbour " : "interface ") +
          event.subject + " disappeared at " + format_device_time(event.timestamp_ns) + details;
 }
 
@@ -464,7 +464,8 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
     for (const auto& event : device.events) {
       if (!judged_event(event)) continue;
       ++(event.disappeared ? disappeared_count : flap_count);
-      if (flaps == Flaps::judged && !expected_by_change(rules_.expected_flaps, device.device, event))
+      if (flaps == Flaps::judged &&
+          !expected_by_change(rules_.expected_flaps, device.device, event))
         device.unexpected_flaps.push_back(unexpected_text(event));
     }
     // Missing evidence first: a flap seen in a window with holes is reported, but the reader

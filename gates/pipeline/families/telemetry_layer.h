@@ -117,8 +117,8 @@ enum class Flaps { reported, judged };
 
 // "leaf1:to-host2", "spine1:bgp 10.0.1.1": how acceptance.expected_flaps names a flap.
 std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& event);
-// What the reports add to a flap's (a disappearance's) event: " (expected by the change)", " (not expected: fails
-// the window)" or, where flaps are only reported, "".
+// What the reports add to a flap's (a disappearance's) event: " (expected by the change)", " (not
+// expected: fails the window)" or, where flaps are only reported, "".
 std::string flap_note(const TelemetryOutcome& outcome, const std::string& device,
                       const gnmi::TelemetryEvent& event);
 

@@ -84,6 +84,13 @@ std::vector<std::string> lines(const TelemetryTimeline& timeline) {
   return out;
 }
 
+// The window is not covered, for one reason: a gap whose text starts with `start`.
+void expect_one_gap(const TelemetryTimeline& timeline, const std::string& start) {
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u) << ::testing::PrintToString(timeline.gaps);
+  EXPECT_EQ(timeline.gaps[0].rfind(start, 0), 0u) << timeline.gaps[0];
+}
+
 TEST(TelemetryTimeline, BgpSessionDropAndReturnAreEventsBesideTheLinkFlap) {
   // Given one sample a second where to-spine1 goes down at 2 s, the session to 10.0.1.1 drops
   // to IDLE with its 4 prefixes gone at 3 s, and both come back at 5 s and 6 s, then every
@@ -159,13 +166,9 @@ TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventButNotCoverage) {
     samples.push_back(n);
   auto timeline =
       device_timeline({}, samples, both_sources(kBase, kBase + 4 * kSecond + 2'000'000));
-  EXPECT_FALSE(timeline.covered());
-  ASSERT_EQ(timeline.gaps.size(), 1u);
-  EXPECT_EQ(timeline.gaps[0].rfind("no bgp sample from 2026-12-01T04:40:00.002Z to "
-                                   "2026-12-01T04:40:03.001Z (3.0 s), not covered",
-                                   0),
-            0u)
-      << timeline.gaps[0];
+  expect_one_gap(timeline,
+                 "no bgp sample from 2026-12-01T04:40:00.002Z to 2026-12-01T04:40:03.001Z (3.0 s), "
+                 "not covered");
   EXPECT_EQ(lines(timeline), (std::vector<std::string>{
                                  "1001ms bgp neighbours no longer served (the target deleted them)",
                                  "3001ms bgp neighbours served again",
@@ -484,7 +487,6 @@ TEST(TelemetryTimeline, ASampleWhoseValueCannotBeReadLeavesTheWindowUncovered) {
   }
 }
 
-
 // ---- Subjects that go away or arrive ----------------------------------------------------------
 
 namespace {
@@ -505,11 +507,12 @@ TEST(TelemetryTimeline, AnInterfaceLeftOutOfACompleteSampleDisappearedAndItsRetu
   // Given samples naming to-spine1 and to-host2, then two naming to-spine1 alone, then both
   // again, then to-host2's disappearance is one event (flagged, naming when it was last seen)
   // and its return is an appearance, not a disappearance.
-  auto timeline = interface_timeline({interfaces_sample(kBase, {"to-spine1", "to-host2"}),
-                                      interfaces_sample(kBase + kSecond, {"to-spine1"}),
-                                      interfaces_sample(kBase + 2 * kSecond, {"to-spine1"}),
-                                      interfaces_sample(kBase + 3 * kSecond, {"to-spine1", "to-host2"})},
-                                     kBase, kBase + 3 * kSecond, Duration{2500});
+  auto timeline =
+      interface_timeline({interfaces_sample(kBase, {"to-spine1", "to-host2"}),
+                          interfaces_sample(kBase + kSecond, {"to-spine1"}),
+                          interfaces_sample(kBase + 2 * kSecond, {"to-spine1"}),
+                          interfaces_sample(kBase + 3 * kSecond, {"to-spine1", "to-host2"})},
+                         kBase, kBase + 3 * kSecond, Duration{2500});
   EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
   EXPECT_EQ(lines(timeline),
             (std::vector<std::string>{"1000ms interface to-host2 disappeared (last seen UP at "
@@ -561,12 +564,9 @@ TEST(TelemetryTimeline, AnInterfaceDeletedByKeyDisappearedAndTheDeleteCoversNoth
   EXPECT_EQ(lines(timeline),
             std::vector<std::string>{"1000ms interface to-host2 disappeared (last seen UP at "
                                      "2026-12-01T04:40:00.000Z; deleted by the target)"});
-  ASSERT_EQ(timeline.gaps.size(), 1u);
-  EXPECT_EQ(timeline.gaps[0].rfind("no interface sample from 2026-12-01T04:40:00.000Z to "
-                                   "2026-12-01T04:40:03.000Z (3.0 s), not covered",
-                                   0),
-            0u)
-      << timeline.gaps[0];
+  expect_one_gap(timeline,
+                 "no interface sample from 2026-12-01T04:40:00.000Z to 2026-12-01T04:40:03.000Z "
+                 "(3.0 s), not covered");
 }
 
 }  // namespace fabgate::gnmi

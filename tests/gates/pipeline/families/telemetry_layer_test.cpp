@@ -335,10 +335,10 @@ TelemetryOutcome leaf1_window(std::vector<gnmi::GnmiNotification> script, Teleme
 
 // leaf1 streaming every 50 ms whose to-spine1 goes DOWN at 50 ms and is UP again at 100 ms.
 TelemetryOutcome flapping_leaf1_window(TelemetryRules rules, Flaps flaps) {
-  return leaf1_window({sample(kBase, "to-spine1", "UP", 0),
-                       sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
-                       sample(kBase + 100'000'000, "to-spine1", "UP", 0)},
-                      std::move(rules), flaps);
+  return leaf1_window(
+      {sample(kBase, "to-spine1", "UP", 0), sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
+       sample(kBase + 100'000'000, "to-spine1", "UP", 0)},
+      std::move(rules), flaps);
 }
 
 const std::string kNeighbor =
@@ -353,9 +353,9 @@ std::vector<gnmi::GnmiNotification> whole_sample(std::int64_t at_ns,
   gnmi::GnmiNotification links, sessions;
   links.timestamp_ns = sessions.timestamp_ns = at_ns;
   for (const auto& name : interfaces)
-    links.updates.push_back({gnmi::parse_path("/interfaces/interface[name=" + name + "]/state")
-                                 .value(),
-                             json{{"oper-status", "UP"}}.dump()});
+    links.updates.push_back(
+        {gnmi::parse_path("/interfaces/interface[name=" + name + "]/state").value(),
+         json{{"oper-status", "UP"}}.dump()});
   for (const auto& address : neighbours)
     sessions.updates.push_back(
         {gnmi::parse_path(kNeighbor + address + "]/state/session-state").value(),
@@ -466,8 +466,7 @@ TEST(TelemetrySession, ASampleOfDeletesOnlyDoesNotCoverTheSource) {
   // answering) while its interfaces keep their values, and a 150 ms allowed gap, then BGP is
   // not covered for the rest of the 500 ms window: no-evidence, not a pass.
   auto silent = whole_sample(kBase + 50'000'000, {"to-spine1"}, {});
-  silent[1].deletes.push_back(
-      gnmi::parse_path(kNeighbor + "*]/state/session-state").value());
+  silent[1].deletes.push_back(gnmi::parse_path(kNeighbor + "*]/state/session-state").value());
   TelemetryOutcome outcome =
       leaf1_window(joined({whole_sample(kBase, {"to-spine1"}, {"10.0.1.0"}), silent}),
                    {Duration{150}, {}}, Flaps::judged);
@@ -486,9 +485,9 @@ TEST(TelemetrySession, ASubjectAppearingInTheWindowIsReportedNotFailed) {
               whole_sample(kBase + 50'000'000, {"to-spine1", "to-host3"}, {"10.0.1.0"})}),
       {}, Flaps::judged);
   EXPECT_EQ(outcome.verdict, Verdict::pass) << outcome.summary;
-  EXPECT_EQ(event_lines(outcome), std::vector<std::string>{
-                                      "leaf1 to-host3 " + format_device_time(kBase + 50'000'000) +
-                                      " appeared (UP)"});
+  EXPECT_EQ(event_lines(outcome),
+            std::vector<std::string>{"leaf1 to-host3 " + format_device_time(kBase + 50'000'000) +
+                                     " appeared (UP)"});
 }
 
 TEST(TelemetrySession, TheChangesMaxGapReplacesTheDefault) {
