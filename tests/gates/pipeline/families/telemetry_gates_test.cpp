@@ -179,19 +179,19 @@ TEST(TelemetryGates, ARehearsalsForcedRollbackIsStreamedByFreshStreams) {
       << test.outcome.rollback_telemetry->summary;
 }
 
-// Steps, rollback steps and probes succeed; each step flaps leaf1's uplink so fast that every
-// sample shows it UP: only its carrier-transitions counter (+2) tells.
-class FlappingRemote final : public Remote {
+// Steps, rollback steps and probes succeed; it counts the steps sent, which the live target's
+// state follows.
+class CountingRemote final : public Remote {
  public:
   RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
                    std::string_view purpose) override {
     ssh::CommandResult result;
     result.started_at = now_utc();
     result.exit_status = 0;
-    if (purpose == "step") carrier_transitions += 2;
+    if (purpose == "step") ++steps;
     return result;
   }
-  std::atomic<int> carrier_transitions{1};
+  std::atomic<int> steps{0};
 };
 
 // Applies a one-step change on leaf1 whose probes pass, with `remote` running the steps and
@@ -245,40 +245,44 @@ gnmi::GnmiNotification leaf1_links(const std::vector<std::pair<std::string, int>
   return notification;
 }
 
+// Each step flaps leaf1's uplink so fast that every sample shows it UP: only its
+// carrier-transitions counter (+2 a step) tells.
 ExitCode run_hidden_flap(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
-  FlappingRemote remote;
+  CountingRemote remote;
   return run_streamed(
       remote,
       [&remote] {
-        return leaf1_links({{"to-spine1", remote.carrier_transitions.load()}});
+        return leaf1_links({{"to-spine1", 1 + 2 * remote.steps.load()}});
       },
       std::move(expected_flaps), outcome);
 }
 
-// Steps, rollback steps and probes succeed; the step removes leaf1's to-host2, which the
-// target then no longer sends.
-class RemovingRemote final : public Remote {
- public:
-  RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
-                   std::string_view purpose) override {
-    ssh::CommandResult result;
-    result.started_at = now_utc();
-    result.exit_status = 0;
-    if (purpose == "step") removed = true;
-    return result;
-  }
-  std::atomic<bool> removed{false};
-};
-
+// The step removes leaf1's to-host2: the target no longer sends it, to-spine1 keeps coming.
 ExitCode run_removing_to_host2(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
-  RemovingRemote remote;
+  CountingRemote remote;
   return run_streamed(
       remote,
       [&remote] {
-        if (remote.removed) return leaf1_links({{"to-spine1", 1}});
+        if (remote.steps > 0) return leaf1_links({{"to-spine1", 1}});
         return leaf1_links({{"to-spine1", 1}, {"to-host2", 1}});
       },
       std::move(expected_flaps), outcome);
+}
+
+// The telemetry gate and the during layer failed, a detail starting with `start` and ending
+// with `end`.
+void expect_telemetry_failed_naming(const RunOutcome& outcome, const std::string& start,
+                                    const std::string& end) {
+  const GateRecord* telemetry = nullptr;
+  for (const auto& gate : outcome.gates)
+    if (gate.name == "telemetry") telemetry = &gate;
+  ASSERT_NE(telemetry, nullptr);
+  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
+  bool named = false;
+  for (const auto& line : telemetry->details)
+    named |= line.starts_with(start) && line.ends_with(end);
+  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
+  EXPECT_EQ(outcome.layers.at("during").at("telemetry"), "fail");
 }
 
 TEST(TelemetryGates, AFlapSeenOnlyInTheCounterRollsTheChangeBack) {
@@ -287,17 +291,9 @@ TEST(TelemetryGates, AFlapSeenOnlyInTheCounterRollsTheChangeBack) {
   // flap, the during layer is fail, and the change is rolled back (exit 4).
   RunOutcome outcome;
   EXPECT_EQ(run_hidden_flap({}, outcome), ExitCode::rolled_back);
-  const GateRecord* telemetry = nullptr;
-  for (const auto& gate : outcome.gates)
-    if (gate.name == "telemetry") telemetry = &gate;
-  ASSERT_NE(telemetry, nullptr);
-  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
-  bool named = false;
-  for (const auto& line : telemetry->details)
-    named |= line.starts_with("leaf1: to-spine1: carrier-transitions +2 since the sample at ") &&
-             line.ends_with(": flapped (not in acceptance.expected_flaps)");
-  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
-  EXPECT_EQ(outcome.layers["during"]["telemetry"], "fail");
+  expect_telemetry_failed_naming(outcome,
+                                 "leaf1: to-spine1: carrier-transitions +2 since the sample at ",
+                                 ": flapped (not in acceptance.expected_flaps)");
 }
 
 TEST(TelemetryGates, AFlapTheChangeDeclaresIsAccepted) {
@@ -314,17 +310,8 @@ TEST(TelemetryGates, AnInterfaceThatVanishesDuringTheChangeRollsItBack) {
   // disappearance, and the change is rolled back (exit 4).
   RunOutcome outcome;
   EXPECT_EQ(run_removing_to_host2({}, outcome), ExitCode::rolled_back);
-  const GateRecord* telemetry = nullptr;
-  for (const auto& gate : outcome.gates)
-    if (gate.name == "telemetry") telemetry = &gate;
-  ASSERT_NE(telemetry, nullptr);
-  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
-  bool named = false;
-  for (const auto& line : telemetry->details)
-    named |= line.starts_with("leaf1: interface to-host2 disappeared at ") &&
-             line.ends_with("; no longer in the samples) (not in acceptance.expected_flaps)");
-  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
-  EXPECT_EQ(outcome.layers["during"]["telemetry"], "fail");
+  expect_telemetry_failed_naming(outcome, "leaf1: interface to-host2 disappeared at ",
+                                 "; no longer in the samples) (not in acceptance.expected_flaps)");
 }
 
 TEST(TelemetryGates, AnInterfaceTheChangeDeclaresMayVanish) {
