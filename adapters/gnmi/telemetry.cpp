@@ -24,6 +24,7 @@ struct Tracked {
   std::int64_t transitions_at = 0;           // the sample that carried it
   std::int64_t seen_at = 0;                  // the last sample that named the subject
   std::int64_t left_up_at = 0;               // in this window it left UP (ESTABLISHED) then
+  bool gone = false;                         // deleted, or missing from a complete sample
 };
 
 struct InterfaceState : Tracked {
@@ -40,6 +41,8 @@ struct NeighborState : Tracked {
 struct DeviceState {
   std::map<std::string, InterfaceState> interfaces;
   std::map<std::string, NeighborState> neighbors;
+  // Subjects a gNMI delete named by key (interface[name=X], neighbor[neighbor-address=A]).
+  std::set<std::string> deleted_interfaces, deleted_neighbors;
   std::optional<bool> bgp_served;  // false: the target deleted the BGP neighbours
   // Values the sample carried that could not be read ("value at PATH is not JSON"): the
   // sample does not show what they would have, so the window is not covered.
@@ -171,30 +174,45 @@ bool read_bgp_update(const GnmiUpdate& update, DeviceState& state) {
   return true;
 }
 
+// The subject a delete names by its key (one interface, one neighbour); none for a wildcard
+// or a path above the subjects.
+std::optional<std::string> deleted_key(const GnmiPath& path, const char* name, const char* key) {
+  const std::size_t at = keyed_element(path, name, key);
+  if (at == path.elements.size()) return std::nullopt;
+  const std::string& value = path.elements[at].keys.at(key);
+  if (value.empty() || value == "*") return std::nullopt;
+  return value;
+}
+
 // What one notification samples and says.
 struct Sample {
   DeviceState said;
-  bool interfaces = false, bgp = false;
 };
 
 // Folds one notification into `sample` (the notifications of one timestamp make one sample).
 void read_notification(const GnmiNotification& notification, Sample& sample) {
   for (const auto& update : notification.updates) {
-    if (read_interface_update(update, sample.said))
-      sample.interfaces = true;
-    else if (read_bgp_update(update, sample.said))
-      sample.bgp = true;
+    if (!read_interface_update(update, sample.said)) read_bgp_update(update, sample.said);
   }
   for (const auto& deleted : notification.deletes) {
     if (under_bgp(deleted)) {
-      // The target says the neighbours are not there now (fabgate-gnmid: FRR not answering).
-      sample.bgp = true;
-      sample.said.bgp_served = false;
+      if (auto address = deleted_key(deleted, "neighbor", "neighbor-address"))
+        sample.said.deleted_neighbors.insert(*address);
+      else  // The target says the neighbours are not there now (fabgate-gnmid: FRR silent).
+        sample.said.bgp_served = false;
     } else if (!deleted.elements.empty() &&
                strip_module_prefix(deleted.elements.front().name) == "interfaces") {
-      sample.interfaces = true;
+      if (auto name = deleted_key(deleted, "interface", "name"))
+        sample.said.deleted_interfaces.insert(*name);
     }
   }
+}
+
+// Whether a sample carries values of `source` (a subject read from an update), not only
+// deletes: only values cover a source's time.
+bool carries_values(const Sample& sample, TelemetrySource source) {
+  return source == TelemetrySource::interfaces ? !sample.said.interfaces.empty()
+                                               : !sample.said.neighbors.empty();
 }
 
 std::string seconds(std::int64_t ns) {
@@ -315,6 +333,63 @@ std::string some_of(const std::vector<std::string>& reasons) {
   return text;
 }
 
+// The subjects of one source the last sample listing them named with their state leaf
+// (oper-status, session-state): what a later complete sample is compared with.
+struct Listing {
+  std::set<std::string> subjects;
+  std::int64_t at = 0;
+};
+
+// Which subjects of one source a sample shows going away or arriving. A subject named by a
+// delete disappeared. A sample that lists the source (carries the state leaf of some subject)
+// is complete when it is later than the last listing and still names one of the subjects that
+// listing named (the others keep coming): a subject of that listing it does not name
+// disappeared, a subject it names that was never listed (or had disappeared) appeared. A
+// sample that lists nothing (only prefixes, only deletes) or shares no subject with the last
+// listing (a target sending one subject per notification) judges no absence. `known` is what
+// the samples before this one said; `gone` receives the subjects that went.
+template <class State>
+void judge_presence(const std::map<std::string, State>& said, const std::set<std::string>& deleted,
+                    std::optional<std::string> State::*state_of,
+                    const std::map<std::string, State>& known, std::int64_t at, Listing& listing,
+                    std::map<std::string, bool>& gone,
+                    const std::function<void(const std::string&, std::string, bool)>& report) {
+  std::set<std::string> listed;
+  for (const auto& [name, state] : said)
+    if (state.*state_of) listed.insert(name);
+  const bool complete = !listed.empty() && at > listing.at &&
+                        std::any_of(listed.begin(), listed.end(), [&](const std::string& name) {
+                          return listing.subjects.count(name) > 0;
+                        });
+  auto disappear = [&](const std::string& name, const char* how) {
+    auto found = known.find(name);
+    if (found == known.end() || found->second.gone || gone.count(name)) return;
+    const auto& last = found->second.*state_of;
+    report(name,
+           "disappeared (last seen " + (last ? *last + " " : std::string()) + "at " +
+               device_time(found->second.seen_at) + "; " + how + ")",
+           true);
+    gone[name] = true;
+  };
+  for (const auto& name : deleted)
+    if (!said.count(name)) disappear(name, "deleted by the target");
+  if (complete)
+    for (const auto& name : listing.subjects)
+      if (!listed.count(name)) disappear(name, "no longer in the samples");
+  for (const auto& name : listed) {
+    auto found = known.find(name);
+    const bool again = found != known.end() && found->second.gone;
+    const bool arrived = found == known.end() || !(found->second.*state_of);
+    if (again || (complete && arrived))
+      report(
+          name,
+          std::string(again ? "appeared again (" : "appeared (") + *(said.at(name).*state_of) + ")",
+          false);
+  }
+  for (const auto& [name, state] : said) gone[name] = false;
+  if (!listed.empty()) listing = {std::move(listed), at};
+}
+
 std::vector<const GnmiNotification*> in_time_order(const std::vector<GnmiNotification>& all) {
   std::vector<const GnmiNotification*> ordered;
   for (const auto& notification : all) ordered.push_back(&notification);
@@ -328,7 +403,7 @@ std::vector<const GnmiNotification*> in_time_order(const std::vector<GnmiNotific
 bool samples_source(const GnmiNotification& notification, TelemetrySource source) {
   Sample sample;
   read_notification(notification, sample);
-  return source == TelemetrySource::interfaces ? sample.interfaces : sample.bgp;
+  return carries_values(sample, source);
 }
 
 std::string_view to_string(TelemetrySource source) {
@@ -351,6 +426,7 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
   };
   std::vector<Coverage> coverage;
   for (auto source : bounds.expected) coverage.push_back({source, bounds.start_ns});
+  Listing interface_listing, neighbor_listing;
 
   // One sample: the notifications of one timestamp (fabgate-gnmid sends each BGP path of a
   // reading, and the interfaces, as notifications of their own). `in_window`: judged and
@@ -358,8 +434,8 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
   auto take = [&](const Sample& sample, std::int64_t at, bool in_window) {
     std::optional<Silence> silence[2];  // per source, the silence this sample ends
     for (auto& covered : coverage) {
-      bool interfaces = covered.source == TelemetrySource::interfaces;
-      if (!(interfaces ? sample.interfaces : sample.bgp)) continue;
+      // A sample of deletes only shows no value: it covers nothing.
+      if (!carries_values(sample, covered.source)) continue;
       if (!in_window) {  // the source's last sample before the window: a silence's edge
         covered.last_seen = at;
         covered.edge = true;
@@ -368,7 +444,8 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
       if (at - covered.last_seen > gap_ns) {
         // Only a silence after a sample can be covered: the window's head has no edge.
         if (covered.edge)
-          silence[interfaces ? 0 : 1] = Silence{covered.last_seen, at};
+          silence[covered.source == TelemetrySource::interfaces ? 0 : 1] =
+              Silence{covered.last_seen, at};
         else
           timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
                                   silence_words({covered.last_seen, at}) +
@@ -424,6 +501,24 @@ TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
       }
       for (const auto& [family, count] : said.received) state.received[family] = count;
     }
+    // Subjects that went away or arrived, against what the samples before this one said.
+    auto presence = [&](TelemetrySource source) {
+      return std::function<void(const std::string&, std::string, bool)>(
+          [&, source](const std::string& subject, std::string what, bool disappeared) {
+            if (in_window)
+              timeline.events.push_back(
+                  {at, source, subject, std::move(what), /*flap=*/false, disappeared});
+          });
+    };
+    std::map<std::string, bool> gone_interfaces, gone_neighbors;
+    judge_presence(sample.said.interfaces, sample.said.deleted_interfaces, &InterfaceState::oper,
+                   edge.interfaces, at, interface_listing, gone_interfaces,
+                   presence(TelemetrySource::interfaces));
+    judge_presence(sample.said.neighbors, sample.said.deleted_neighbors, &NeighborState::session,
+                   edge.neighbors, at, neighbor_listing, gone_neighbors,
+                   presence(TelemetrySource::bgp_neighbors));
+    for (const auto& [name, gone] : gone_interfaces) known.interfaces[name].gone = gone;
+    for (const auto& [name, gone] : gone_neighbors) known.neighbors[name].gone = gone;
     // A silence is covered when the counters on its two edges account for everything in it.
     for (int i = 0; i < 2; ++i) {
       if (!silence[i]) continue;

@@ -42,8 +42,8 @@ inline constexpr const char* kEstablishedTransitions = "established-transitions"
 enum class TelemetrySource { interfaces, bgp_neighbors };
 std::string_view to_string(TelemetrySource source);  // "interface", "bgp"
 
-// Whether a notification samples `source` (an interface update or delete, a BGP neighbour
-// update or the neighbours' delete).
+// Whether a notification samples `source`: it carries a value of an interface (of a BGP
+// neighbour). Deletes alone show no value and sample nothing.
 bool samples_source(const GnmiNotification& notification, TelemetrySource source);
 
 struct TelemetryEvent {
@@ -56,6 +56,9 @@ struct TelemetryEvent {
   // (UP -> DOWN -> UP) or only in its transitions counter (between two samples or across a
   // silence). A session that goes down and stays down is not a flap.
   bool flap = false;
+  // The subject was there and is no longer: a delete named it, or a complete sample of its
+  // source left it out (device_timeline). Its return is an event without this flag.
+  bool disappeared = false;
 };
 
 struct TelemetryTimeline {
@@ -88,12 +91,20 @@ struct TimelineWindow {
 // afi-safis/afi-safi[afi-safi-name=F]/state/prefixes/received, or containers above them), and
 // reports oper-status changes, increases of in/out-errors and in/out-discards, session-state
 // changes and received-prefix count changes between consecutive samples. A delete of the BGP
-// neighbours (the target no longer serves them: FRR not answering) is a sample of that source
-// and an event. `before` holds the samples preceding the window: they only give the state the
-// window's first samples are compared with (a second window continues the first). Every
-// expected source must be sampled with no silence longer than `max_gap` at the window's start,
-// between samples and at its end; a silence between samples is covered instead when the
-// samples at its two edges (the notifications of that source at the last timestamp before it
+// neighbours (the target no longer serves them: FRR not answering) is an event but not a
+// sample: only values cover a source's time. A subject that goes away is an event with
+// `disappeared` set: a delete naming it (interface[name=X], neighbor[neighbor-address=A]), or
+// a complete sample of its source without it. A sample lists a source when it carries the
+// state leaf (oper-status, session-state) of some subject, and is complete when it comes after
+// the source's last listing and still names one of that listing's subjects: fabgate-gnmid
+// sends each source's subjects in one notification at one timestamp, so the missing one went
+// away; a target sending one subject per notification at its own timestamp never gives one.
+// A subject listed by a complete sample that no earlier sample listed, or that had gone,
+// appeared (an event, not a disappearance). `before` holds the samples preceding the window: they
+// only give the state the window's first samples are compared with (a second window continues the
+// first). Every expected source must be sampled with no silence longer than `max_gap` at the
+// window's start, between samples and at its end; a silence between samples is covered instead when
+// the samples at its two edges (the notifications of that source at the last timestamp before it
 // and at the first after it) carry the transitions counter of every interface (every
 // neighbour), with none missing, reset, new or gone. A transitions counter that rose more
 // than the states on both sides explain is a flap (an event with `flap` set), between

@@ -248,8 +248,9 @@ struct Acceptance {
   // Alert names this change may raise on its targets without failing acceptance
   // (docs/monitoring.md "Acceptance").
   std::vector<std::string> expected_alerts;
-  // Telemetry (docs/gnmi.md "Gaps and flaps"): flaps this change is known to cause, each
-  // "DEVICE:INTERFACE" or "DEVICE:bgp ADDRESS"; any other flap fails the telemetry gate.
+  // Telemetry (docs/gnmi.md "Gaps and flaps"): flaps and disappearances this change is known
+  // to cause, each "DEVICE:INTERFACE" or "DEVICE:bgp ADDRESS"; any other fails the telemetry
+  // gate.
   std::vector<std::string> expected_flaps;
   // The longest silence of a telemetry source that is not a gap (default: 3 sampling
   // intervals, at least 2 s).

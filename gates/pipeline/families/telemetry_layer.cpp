@@ -154,13 +154,34 @@ std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& 
   return device + ":" + event_subject(event);
 }
 
+static bool judged_event(const gnmi::TelemetryEvent& event) {
+  return event.flap || event.disappeared;
+}
+
+static bool expected_by_change(const std::vector<std::string>& expected_flaps,
+                               const std::string& device, const gnmi::TelemetryEvent& event) {
+  return std::find(expected_flaps.begin(), expected_flaps.end(), flap_subject(device, event)) !=
+         expected_flaps.end();
+}
+
 std::string flap_note(const TelemetryOutcome& outcome, const std::string& device,
                       const gnmi::TelemetryEvent& event) {
-  if (!event.flap || !outcome.flaps_judged) return "";
-  const auto& expected = outcome.expected_flaps;
-  return std::find(expected.begin(), expected.end(), flap_subject(device, event)) != expected.end()
+  if (!judged_event(event) || !outcome.flaps_judged) return "";
+  return expected_by_change(outcome.expected_flaps, device, event)
              ? " (expected by the change)"
              : " (not expected: fails the window)";
+}
+
+// How an event the change does not expect is named in the window's failures: "to-host2:
+// carrier-transitions +2 ...: flapped", "interface to-host2 disappeared at T (last seen UP at
+// T0; no longer in the samples)".
+static std::string unexpected_text(const gnmi::TelemetryEvent& event) {
+  if (!event.disappeared) return event_subject(event) + ": " + event.what;
+  const std::string_view disappeared = "disappeared";
+  std::string details = event.what.starts_with(disappeared) ? event.what.substr(disappeared.size())
+                                                            : " (" + event.what + ")";
+  return (event.source == gnmi::TelemetrySource::bgp_neighbors ? "BGP neighbour " : "interface ") +
+         event.subject + " disappeared at " + format_device_time(event.timestamp_ns) + details;
 }
 
 std::vector<std::string> event_lines(const TelemetryOutcome& outcome) {
@@ -184,12 +205,11 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                         {"source", std::string(gnmi::to_string(event.source))},
                         {bgp ? "bgp_neighbor" : "interface", event.subject},
                         {"event", event.what}});
-      if (event.flap) {
-        events.back()["flap"] = true;
-        const auto& expected = outcome.expected_flaps;
-        events.back()["expected"] = std::find(expected.begin(), expected.end(),
-                                              flap_subject(device.device, event)) != expected.end();
-      }
+      if (event.flap) events.back()["flap"] = true;
+      if (event.disappeared) events.back()["disappeared"] = true;
+      if (judged_event(event))
+        events.back()["expected"] =
+            expected_by_change(outcome.expected_flaps, device.device, event);
     }
     nlohmann::json entry = {{"device", device.device},
                             {"why", device.why},
@@ -387,7 +407,7 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
   outcome.window_end = now_utc();
   const double max_gap_s = std::chrono::duration<double>(outcome.max_gap).count();
   std::size_t covered = 0, interface_events = 0, bgp_events = 0, flap_count = 0, covered_gaps = 0,
-              failed = 0;
+              failed = 0, disappeared_count = 0;
   for (auto& stream : streams_) {
     DeviceTelemetry device;
     device.device = stream->subject.device->name;
@@ -442,12 +462,11 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
       device.gaps.push_back("no sample in the whole window");
     }
     for (const auto& event : device.events) {
-      if (!event.flap) continue;
-      ++flap_count;
-      const auto& expected = rules_.expected_flaps;
-      if (flaps == Flaps::judged && std::find(expected.begin(), expected.end(),
-                                              flap_subject(device.device, event)) == expected.end())
-        device.unexpected_flaps.push_back(event_subject(event) + ": " + event.what);
+      if (!judged_event(event)) continue;
+      ++(event.disappeared ? disappeared_count : flap_count);
+      if (flaps == Flaps::judged &&
+          !expected_by_change(rules_.expected_flaps, device.device, event))
+        device.unexpected_flaps.push_back(unexpected_text(event));
     }
     // Missing evidence first: a flap seen in a window with holes is reported, but the reader
     // must first learn that the window has holes (both block alike).
@@ -476,6 +495,12 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
                     format_duration(interval_) + ": " + seen;
   if (flap_count > 0)
     outcome.summary += "; " + std::to_string(flap_count) + " flap" + (flap_count == 1 ? "" : "s") +
+                       (flaps == Flaps::reported ? ""
+                        : failed > 0             ? ", not all expected by the change"
+                                                 : ", all expected by the change");
+  if (disappeared_count > 0)
+    outcome.summary += "; " + std::to_string(disappeared_count) +
+                       (disappeared_count == 1 ? " subject" : " subjects") + " disappeared" +
                        (flaps == Flaps::reported ? ""
                         : failed > 0             ? ", not all expected by the change"
                                                  : ", all expected by the change");

@@ -10,9 +10,11 @@
 // the whole window is no-evidence, never "nothing happened", unless the transitions counters
 // on both sides of a silence cover it (then the silence is reported and costs time resolution
 // only). In the during window a flap (a link or session that left UP and came back, seen in
-// the samples or only in a counter) fails the window unless the change expects it
-// (acceptance.expected_flaps); error increases and session changes that stay are reported as
-// they were seen, and the other layers judge what they did to the service.
+// the samples or only in a counter) and a disappearance (a subject deleted, or left out of a
+// complete sample: gnmi::device_timeline) fail the window unless the change expects them
+// (acceptance.expected_flaps names the subject); error increases, appearances and session
+// changes that stay are reported as they were seen, and the other layers judge what they did
+// to the service.
 
 #include <atomic>
 #include <chrono>
@@ -62,8 +64,9 @@ struct DeviceTelemetry {
   // Silences the transitions counters cover ("..., covered by carrier-transitions on 7
   // interfaces"): reported, not no-evidence.
   std::vector<std::string> covered_gaps;
-  // In a window whose flaps are judged (during), the flaps the change does not expect,
-  // "to-host2: carrier-transitions +2 ...: flapped": each fails the window.
+  // In a window whose flaps are judged (during), the flaps and disappearances the change does
+  // not expect, "to-host2: carrier-transitions +2 ...: flapped", "interface to-host2
+  // disappeared at T (last seen UP at T0; no longer in the samples)": each fails the window.
   std::vector<std::string> unexpected_flaps;
   std::size_t samples = 0;
   std::int64_t first_ns = 0, last_ns = 0;   // device timestamps of the first and last sample
@@ -114,8 +117,8 @@ enum class Flaps { reported, judged };
 
 // "leaf1:to-host2", "spine1:bgp 10.0.1.1": how acceptance.expected_flaps names a flap.
 std::string flap_subject(const std::string& device, const gnmi::TelemetryEvent& event);
-// What the reports add to a flap's event: " (expected by the change)", " (not expected: fails
-// the window)" or, where flaps are only reported, "".
+// What the reports add to a flap's (a disappearance's) event: " (expected by the change)", " (not
+// expected: fails the window)" or, where flaps are only reported, "".
 std::string flap_note(const TelemetryOutcome& outcome, const std::string& device,
                       const gnmi::TelemetryEvent& event);
 

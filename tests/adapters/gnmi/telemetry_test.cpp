@@ -84,6 +84,13 @@ std::vector<std::string> lines(const TelemetryTimeline& timeline) {
   return out;
 }
 
+// The window is not covered, for one reason: a gap whose text starts with `start`.
+void expect_one_gap(const TelemetryTimeline& timeline, const std::string& start) {
+  EXPECT_FALSE(timeline.covered());
+  ASSERT_EQ(timeline.gaps.size(), 1u) << ::testing::PrintToString(timeline.gaps);
+  EXPECT_EQ(timeline.gaps[0].rfind(start, 0), 0u) << timeline.gaps[0];
+}
+
 TEST(TelemetryTimeline, BgpSessionDropAndReturnAreEventsBesideTheLinkFlap) {
   // Given one sample a second where to-spine1 goes down at 2 s, the session to 10.0.1.1 drops
   // to IDLE with its 4 prefixes gone at 3 s, and both come back at 5 s and 6 s, then every
@@ -143,11 +150,11 @@ TEST(TelemetryTimeline, BgpFallingSilentMidWindowIsAGapEvenWhileInterfacesStream
   EXPECT_NE(timeline.gaps[0].find("the end of the window"), std::string::npos) << timeline.gaps[0];
 }
 
-TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventAndStillSampleBgp) {
+TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventButNotCoverage) {
   // Given a target that serves the BGP neighbours, then deletes them for two samples (FRR not
-  // answering), then serves them again, then both transitions are events, the window stays
-  // covered (a delete says "not there", which is evidence), and the session seen after is
-  // compared with the one seen before (its return to ESTABLISHED is a flap).
+  // answering), then serves them again, then both transitions are events, the 3 s without a
+  // BGP value is a gap (a delete shows no value, so it covers nothing), and the session seen
+  // after is compared with the one seen before (its return to ESTABLISHED is a flap).
   std::vector<GnmiNotification> samples;
   for (int second = 0; second <= 4; ++second)
     samples.push_back(interface_sample(kBase + second * kSecond, "UP"));
@@ -159,7 +166,9 @@ TEST(TelemetryTimeline, NeighboursDeletedByTheTargetAreAnEventAndStillSampleBgp)
     samples.push_back(n);
   auto timeline =
       device_timeline({}, samples, both_sources(kBase, kBase + 4 * kSecond + 2'000'000));
-  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  expect_one_gap(timeline,
+                 "no bgp sample from 2026-12-01T04:40:00.002Z to 2026-12-01T04:40:03.001Z (3.0 s), "
+                 "not covered");
   EXPECT_EQ(lines(timeline), (std::vector<std::string>{
                                  "1001ms bgp neighbours no longer served (the target deleted them)",
                                  "3001ms bgp neighbours served again",
@@ -476,6 +485,88 @@ TEST(TelemetryTimeline, ASampleWhoseValueCannotBeReadLeavesTheWindowUncovered) {
               std::string::npos)
         << timeline.gaps[0];
   }
+}
+
+// ---- Subjects that go away or arrive ----------------------------------------------------------
+
+namespace {
+
+// Interface samples as fabgate-gnmid sends them: every interface named in one notification.
+GnmiNotification interfaces_sample(std::int64_t at, const std::vector<std::string>& names) {
+  GnmiNotification notification;
+  notification.timestamp_ns = at;
+  for (const auto& name : names)
+    notification.updates.push_back({path_of("/interfaces/interface[name=" + name + "]/state"),
+                                    json{{"oper-status", "UP"}}.dump()});
+  return notification;
+}
+
+}  // namespace
+
+TEST(TelemetryTimeline, AnInterfaceLeftOutOfACompleteSampleDisappearedAndItsReturnIsReported) {
+  // Given samples naming to-spine1 and to-host2, then two naming to-spine1 alone, then both
+  // again, then to-host2's disappearance is one event (flagged, naming when it was last seen)
+  // and its return is an appearance, not a disappearance.
+  auto timeline =
+      interface_timeline({interfaces_sample(kBase, {"to-spine1", "to-host2"}),
+                          interfaces_sample(kBase + kSecond, {"to-spine1"}),
+                          interfaces_sample(kBase + 2 * kSecond, {"to-spine1"}),
+                          interfaces_sample(kBase + 3 * kSecond, {"to-spine1", "to-host2"})},
+                         kBase, kBase + 3 * kSecond, Duration{2500});
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  EXPECT_EQ(lines(timeline),
+            (std::vector<std::string>{"1000ms interface to-host2 disappeared (last seen UP at "
+                                      "2026-12-01T04:40:00.000Z; no longer in the samples)",
+                                      "3000ms interface to-host2 appeared again (UP)"}));
+  ASSERT_EQ(timeline.events.size(), 2u);
+  EXPECT_TRUE(timeline.events[0].disappeared);
+  EXPECT_FALSE(timeline.events[1].disappeared);
+}
+
+TEST(TelemetryTimeline, APartialSampleDoesNotReadAsADisappearance) {
+  // Given a session-state sample naming two neighbours and a prefixes sample at another
+  // timestamp naming one (a neighbour without prefixes), and a target that sends each interface
+  // in a notification of its own at its own timestamp, then nothing disappeared: neither
+  // sample is complete for its source.
+  auto sessions = [](std::int64_t at) {
+    GnmiNotification notification;
+    notification.timestamp_ns = at;
+    for (std::string address : {"10.0.1.1", "10.0.2.1"})
+      notification.updates.push_back(
+          {path_of(kNeighbors + "/neighbor[neighbor-address=" + address + "]/state/session-state"),
+           json("ESTABLISHED").dump()});
+    return notification;
+  };
+  std::vector<GnmiNotification> samples;
+  for (int second = 0; second <= 2; ++second) {
+    samples.push_back(interfaces_sample(kBase + second * kSecond, {"to-spine1"}));
+    samples.push_back(interfaces_sample(kBase + second * kSecond + 1'000'000, {"to-spine2"}));
+    samples.push_back(sessions(kBase + second * kSecond + 2'000'000));
+    samples.push_back(bgp_sample(kBase + second * kSecond + 3'000'000, "ESTABLISHED", 4)[1]);
+  }
+  auto timeline = device_timeline({}, samples, both_sources(kBase, kBase + 2 * kSecond));
+  EXPECT_TRUE(timeline.covered()) << timeline.gaps.front();
+  EXPECT_TRUE(timeline.events.empty()) << lines(timeline).front();
+}
+
+TEST(TelemetryTimeline, AnInterfaceDeletedByKeyDisappearedAndTheDeleteCoversNothing) {
+  // Given interface samples of to-spine1 and to-host2, then samples that only delete to-host2
+  // for 3 s, then to-spine1 again, then to-host2 disappeared at the delete and the 3 s of
+  // deletes are an interface gap, not coverage.
+  GnmiNotification deleted;
+  deleted.timestamp_ns = kBase + kSecond;
+  deleted.deletes.push_back(path_of("/interfaces/interface[name=to-host2]"));
+  GnmiNotification again = deleted;
+  again.timestamp_ns = kBase + 2 * kSecond;
+  auto timeline = interface_timeline({interfaces_sample(kBase, {"to-spine1", "to-host2"}), deleted,
+                                      again, interfaces_sample(kBase + 3 * kSecond, {"to-spine1"})},
+                                     kBase, kBase + 3 * kSecond, Duration{2500});
+  EXPECT_EQ(lines(timeline),
+            std::vector<std::string>{"1000ms interface to-host2 disappeared (last seen UP at "
+                                     "2026-12-01T04:40:00.000Z; deleted by the target)"});
+  expect_one_gap(timeline,
+                 "no interface sample from 2026-12-01T04:40:00.000Z to 2026-12-01T04:40:03.000Z "
+                 "(3.0 s), not covered");
 }
 
 }  // namespace fabgate::gnmi

@@ -179,24 +179,26 @@ TEST(TelemetryGates, ARehearsalsForcedRollbackIsStreamedByFreshStreams) {
       << test.outcome.rollback_telemetry->summary;
 }
 
-// Steps, rollback steps and probes succeed; each step flaps leaf1's uplink so fast that every
-// sample shows it UP: only its carrier-transitions counter (+2) tells.
-class FlappingRemote final : public Remote {
+// Steps, rollback steps and probes succeed; it counts the steps sent, which the live target's
+// state follows.
+class CountingRemote final : public Remote {
  public:
   RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string&, Duration,
                    std::string_view purpose) override {
     ssh::CommandResult result;
     result.started_at = now_utc();
     result.exit_status = 0;
-    if (purpose == "step") carrier_transitions += 2;
+    if (purpose == "step") ++steps;
     return result;
   }
-  std::atomic<int> carrier_transitions{1};
+  std::atomic<int> steps{0};
 };
 
-ExitCode run_hidden_flap(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
+// Applies a one-step change on leaf1 whose probes pass, with `remote` running the steps and
+// leaf1's live target answering `state()` every 50 ms.
+ExitCode run_streamed(Remote& remote, std::function<gnmi::GnmiNotification()> state,
+                      std::vector<std::string> expected_flaps, RunOutcome& outcome) {
   ScriptedRun run{{"leaf1"}};
-  FlappingRemote remote;
   run.repository.inventory.devices[0].gnmi =
       intent::GnmiEndpoint{.host = "127.0.0.1", .port = 1, .tls = false};
   run.change.acceptance.settle = Duration{1'200};
@@ -215,30 +217,72 @@ ExitCode run_hidden_flap(std::vector<std::string> expected_flaps, RunOutcome& ou
   options.operator_name = "telemetry-test";
   Pipeline::Collaborators with{remote, run.snapshotter, *bundle.value(), observer};
   with.gnmi_connect =
-      [&remote](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
-    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(
-        [&remote] {
-          gnmi::GnmiNotification notification;
-          nlohmann::json state = {
-              {"oper-status", "UP"},
-              {"counters",
-               {{"carrier-transitions", std::to_string(remote.carrier_transitions.load())}}}};
-          notification.updates.push_back(
-              {gnmi::parse_path("/interfaces/interface[name=to-spine1]/state").value(),
-               state.dump()});
-          notification.updates.push_back(
-              {gnmi::parse_path("/network-instances/network-instance[name=default]/protocols/"
-                                "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
-                                "neighbor[neighbor-address=10.0.1.0]/state/session-state")
-                   .value(),
-               nlohmann::json("ESTABLISHED").dump()});
-          return notification;
-        },
-        kBase));
+      [&state](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(state, kBase));
   };
   Pipeline pipeline(run.repository, run.change, with, options);
   outcome = pipeline.run();
   return outcome.exit_code;
+}
+
+// leaf1's interfaces (each UP, with its carrier-transitions) and its session to 10.0.1.0, in
+// one notification.
+gnmi::GnmiNotification leaf1_links(const std::vector<std::pair<std::string, int>>& interfaces) {
+  gnmi::GnmiNotification notification;
+  for (const auto& [name, carrier_transitions] : interfaces)
+    notification.updates.push_back(
+        {gnmi::parse_path("/interfaces/interface[name=" + name + "]/state").value(),
+         nlohmann::json{
+             {"oper-status", "UP"},
+             {"counters", {{"carrier-transitions", std::to_string(carrier_transitions)}}}}
+             .dump()});
+  notification.updates.push_back(
+      {gnmi::parse_path("/network-instances/network-instance[name=default]/protocols/"
+                        "protocol[identifier=BGP][name=bgp]/bgp/neighbors/"
+                        "neighbor[neighbor-address=10.0.1.0]/state/session-state")
+           .value(),
+       nlohmann::json("ESTABLISHED").dump()});
+  return notification;
+}
+
+// Each step flaps leaf1's uplink so fast that every sample shows it UP: only its
+// carrier-transitions counter (+2 a step) tells.
+ExitCode run_hidden_flap(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
+  CountingRemote remote;
+  return run_streamed(
+      remote,
+      [&remote] {
+        return leaf1_links({{"to-spine1", 1 + 2 * remote.steps.load()}});
+      },
+      std::move(expected_flaps), outcome);
+}
+
+// The step removes leaf1's to-host2: the target no longer sends it, to-spine1 keeps coming.
+ExitCode run_removing_to_host2(std::vector<std::string> expected_flaps, RunOutcome& outcome) {
+  CountingRemote remote;
+  return run_streamed(
+      remote,
+      [&remote] {
+        if (remote.steps > 0) return leaf1_links({{"to-spine1", 1}});
+        return leaf1_links({{"to-spine1", 1}, {"to-host2", 1}});
+      },
+      std::move(expected_flaps), outcome);
+}
+
+// The telemetry gate and the during layer failed, a detail starting with `start` and ending
+// with `end`.
+void expect_telemetry_failed_naming(const RunOutcome& outcome, const std::string& start,
+                                    const std::string& end) {
+  const GateRecord* telemetry = nullptr;
+  for (const auto& gate : outcome.gates)
+    if (gate.name == "telemetry") telemetry = &gate;
+  ASSERT_NE(telemetry, nullptr);
+  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
+  bool named = false;
+  for (const auto& line : telemetry->details)
+    named |= line.starts_with(start) && line.ends_with(end);
+  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
+  EXPECT_EQ(outcome.layers.at("during").at("telemetry"), "fail");
 }
 
 TEST(TelemetryGates, AFlapSeenOnlyInTheCounterRollsTheChangeBack) {
@@ -247,17 +291,9 @@ TEST(TelemetryGates, AFlapSeenOnlyInTheCounterRollsTheChangeBack) {
   // flap, the during layer is fail, and the change is rolled back (exit 4).
   RunOutcome outcome;
   EXPECT_EQ(run_hidden_flap({}, outcome), ExitCode::rolled_back);
-  const GateRecord* telemetry = nullptr;
-  for (const auto& gate : outcome.gates)
-    if (gate.name == "telemetry") telemetry = &gate;
-  ASSERT_NE(telemetry, nullptr);
-  EXPECT_EQ(telemetry->verdict, Verdict::fail) << telemetry->summary;
-  bool named = false;
-  for (const auto& line : telemetry->details)
-    named |= line.starts_with("leaf1: to-spine1: carrier-transitions +2 since the sample at ") &&
-             line.ends_with(": flapped (not in acceptance.expected_flaps)");
-  EXPECT_TRUE(named) << ::testing::PrintToString(telemetry->details);
-  EXPECT_EQ(outcome.layers["during"]["telemetry"], "fail");
+  expect_telemetry_failed_naming(outcome,
+                                 "leaf1: to-spine1: carrier-transitions +2 since the sample at ",
+                                 ": flapped (not in acceptance.expected_flaps)");
 }
 
 TEST(TelemetryGates, AFlapTheChangeDeclaresIsAccepted) {
@@ -266,6 +302,32 @@ TEST(TelemetryGates, AFlapTheChangeDeclaresIsAccepted) {
   RunOutcome outcome;
   EXPECT_EQ(run_hidden_flap({"leaf1:to-spine1"}, outcome), ExitCode::accepted);
   EXPECT_EQ(outcome.layers["during"]["telemetry"], "pass");
+}
+
+TEST(TelemetryGates, AnInterfaceThatVanishesDuringTheChangeRollsItBack) {
+  // Given a change whose step removes leaf1's to-host2 (its target stops sending it while
+  // to-spine1 keeps coming) and whose probes pass, then the telemetry gate fails naming the
+  // disappearance, and the change is rolled back (exit 4).
+  RunOutcome outcome;
+  EXPECT_EQ(run_removing_to_host2({}, outcome), ExitCode::rolled_back);
+  expect_telemetry_failed_naming(outcome, "leaf1: interface to-host2 disappeared at ",
+                                 "; no longer in the samples) (not in acceptance.expected_flaps)");
+}
+
+TEST(TelemetryGates, AnInterfaceTheChangeDeclaresMayVanish) {
+  // Given the same removal and a change that lists "leaf1:to-host2" in expected_flaps, then the
+  // change is accepted (exit 0), the gate passes and still reports the disappearance.
+  RunOutcome outcome;
+  EXPECT_EQ(run_removing_to_host2({"leaf1:to-host2"}, outcome), ExitCode::accepted);
+  EXPECT_EQ(outcome.layers["during"]["telemetry"], "pass");
+  bool reported = false;
+  for (const auto& gate : outcome.gates)
+    if (gate.name == "telemetry")
+      for (const auto& line : gate.details)
+        reported |= line.starts_with("leaf1 to-host2 ") &&
+                    line.find(" disappeared (last seen UP at ") != std::string::npos &&
+                    line.ends_with("(expected by the change)");
+  EXPECT_TRUE(reported);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ gnmi::GnmiNotification sample(std::int64_t at_ns, const std::string& interface,
 }
 
 // Hands over its script one notification every 50 ms, then stays silent (or keeps repeating
-// the last one) until stopped.
+// the last sample, the notifications of its timestamp) until stopped.
 class ScriptedStream final : public gnmi::GnmiStream {
  public:
   ScriptedStream(std::vector<gnmi::GnmiNotification> script, bool keep_delivering)
@@ -57,8 +57,12 @@ class ScriptedStream final : public gnmi::GnmiStream {
       if (next < script_.size()) {
         on_notification(script_[next++]);
       } else if (keep_delivering_ && !script_.empty()) {
-        auto again = script_.back();
-        again.timestamp_ns += static_cast<std::int64_t>(next++ - script_.size() + 1) * 50'000'000;
+        // The last sample again (every notification of its timestamp), 50 ms later each round.
+        std::size_t last = script_.size();
+        while (last > 0 && script_[last - 1].timestamp_ns == script_.back().timestamp_ns) --last;
+        const std::size_t repeated = next++ - script_.size(), width = script_.size() - last;
+        auto again = script_[last + repeated % width];
+        again.timestamp_ns += static_cast<std::int64_t>(repeated / width + 1) * 50'000'000;
         on_notification(again);
       }
       stop_.wait_for(lock, std::chrono::milliseconds(50));
@@ -313,24 +317,64 @@ TEST(TelemetrySession, UnreachableTargetAndMissingEndpointAreNamed) {
 namespace fabgate::pipeline {
 namespace {
 
-// leaf1 streaming every 50 ms whose to-spine1 goes DOWN at 50 ms and is UP again at 100 ms.
-TelemetryOutcome flapping_leaf1_window(TelemetryRules rules, Flaps flaps) {
+// leaf1 streaming `script` one sample every 50 ms (then repeating the last one) for 500 ms.
+TelemetryOutcome leaf1_window(std::vector<gnmi::GnmiNotification> script, TelemetryRules rules,
+                              Flaps flaps) {
   intent::Inventory inventory;
   inventory.devices = {device_named("leaf1", true)};
-  std::vector<gnmi::GnmiNotification> flap = {
-      sample(kBase, "to-spine1", "UP", 0),
-      sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
-      sample(kBase + 100'000'000, "to-spine1", "UP", 0),
-  };
   GnmiConnector connect =
       [&](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
-    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<ScriptedClient>(flap, true));
+    return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<ScriptedClient>(script, true));
   };
   TelemetrySession session(connect, {{&inventory.devices[0], "target"}}, Duration{100},
                            std::move(rules));
   EXPECT_EQ(session.start(Duration{60'000}, Duration{2'000}).verdict, Verdict::pass);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   return session.stop(flaps);
+}
+
+// leaf1 streaming every 50 ms whose to-spine1 goes DOWN at 50 ms and is UP again at 100 ms.
+TelemetryOutcome flapping_leaf1_window(TelemetryRules rules, Flaps flaps) {
+  return leaf1_window(
+      {sample(kBase, "to-spine1", "UP", 0), sample(kBase + 50'000'000, "to-spine1", "DOWN", 0),
+       sample(kBase + 100'000'000, "to-spine1", "UP", 0)},
+      std::move(rules), flaps);
+}
+
+const std::string kNeighbor =
+    "/network-instances/network-instance[name=default]/protocols/"
+    "protocol[identifier=BGP][name=bgp]/bgp/neighbors/neighbor[neighbor-address=";
+
+// One sample as fabgate-gnmid sends it: every interface (UP) in one notification, every BGP
+// neighbour (ESTABLISHED) in one, both at one timestamp.
+std::vector<gnmi::GnmiNotification> whole_sample(std::int64_t at_ns,
+                                                 const std::vector<std::string>& interfaces,
+                                                 const std::vector<std::string>& neighbours) {
+  gnmi::GnmiNotification links, sessions;
+  links.timestamp_ns = sessions.timestamp_ns = at_ns;
+  for (const auto& name : interfaces)
+    links.updates.push_back(
+        {gnmi::parse_path("/interfaces/interface[name=" + name + "]/state").value(),
+         json{{"oper-status", "UP"}}.dump()});
+  for (const auto& address : neighbours)
+    sessions.updates.push_back(
+        {gnmi::parse_path(kNeighbor + address + "]/state/session-state").value(),
+         json("ESTABLISHED").dump()});
+  return {links, sessions};
+}
+
+std::vector<gnmi::GnmiNotification> joined(
+    std::initializer_list<std::vector<gnmi::GnmiNotification>> parts) {
+  std::vector<gnmi::GnmiNotification> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+// leaf1 with to-spine1 and to-host2, then only to-spine1 from 100 ms on.
+std::vector<gnmi::GnmiNotification> to_host2_vanishes() {
+  return joined({whole_sample(kBase, {"to-spine1", "to-host2"}, {"10.0.1.0"}),
+                 whole_sample(kBase + 50'000'000, {"to-spine1", "to-host2"}, {"10.0.1.0"}),
+                 whole_sample(kBase + 100'000'000, {"to-spine1"}, {"10.0.1.0"})});
 }
 
 TEST(TelemetrySession, AFlapTheChangeDoesNotExpectFailsTheJudgedWindowAndIsNamed) {
@@ -364,6 +408,86 @@ TEST(TelemetrySession, AFlapTheChangeExpectsPassesAndTheRollbackWindowOnlyReport
   TelemetryOutcome reported = flapping_leaf1_window({}, Flaps::reported);
   EXPECT_EQ(reported.verdict, Verdict::pass) << reported.summary;
   EXPECT_TRUE(reported.devices.at(0).unexpected_flaps.empty());
+}
+
+TEST(TelemetrySession, AnInterfaceThatVanishesMidWindowFailsTheJudgedWindowNamingIt) {
+  // Given leaf1 sending to-spine1 and to-host2 in each sample, then to-spine1 alone, and a
+  // change that declares nothing, then to-host2's disappearance is an event and fails the
+  // window: "interface to-host2 disappeared at T (last seen UP at T0; ...)".
+  TelemetryOutcome outcome = leaf1_window(to_host2_vanishes(), {}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::fail) << outcome.summary;
+  ASSERT_EQ(outcome.devices.size(), 1u);
+  ASSERT_EQ(outcome.devices[0].unexpected_flaps.size(), 1u) << outcome.summary;
+  EXPECT_EQ(outcome.devices[0].unexpected_flaps[0],
+            "interface to-host2 disappeared at " + format_device_time(kBase + 100'000'000) +
+                " (last seen UP at " + format_device_time(kBase + 50'000'000) +
+                "; no longer in the samples)");
+  EXPECT_NE(outcome.summary.find("1 subject disappeared, not all expected by the change"),
+            std::string::npos)
+      << outcome.summary;
+  EXPECT_EQ(to_json(outcome)["devices"][0]["events"][0]["disappeared"], true);
+}
+
+TEST(TelemetrySession, ADisappearanceTheChangeDeclaresPassesAndIsReported) {
+  // Given the same vanishing to-host2 and a change listing "leaf1:to-host2" in expected_flaps,
+  // then the window passes and the report still shows the disappearance, as expected.
+  TelemetryOutcome outcome =
+      leaf1_window(to_host2_vanishes(), {std::nullopt, {"leaf1:to-host2"}}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::pass) << outcome.summary;
+  EXPECT_TRUE(outcome.devices.at(0).unexpected_flaps.empty());
+  auto lines = event_lines(outcome);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "leaf1 to-host2 " + format_device_time(kBase + 100'000'000) +
+                          " disappeared (last seen UP at " +
+                          format_device_time(kBase + 50'000'000) +
+                          "; no longer in the samples) (expected by the change)");
+}
+
+TEST(TelemetrySession, ABgpNeighbourDeletedThenNotSentFailsTheWindowOnce) {
+  // Given leaf1 with the BGP neighbours 10.0.1.0 and 10.0.2.0, then a sample whose neighbour
+  // notification deletes 10.0.2.0, then samples without it, then the window fails naming the
+  // deletion once (the samples that leave it out after do not repeat it).
+  auto deleted = whole_sample(kBase + 50'000'000, {"to-spine1"}, {"10.0.1.0"});
+  deleted[1].deletes.push_back(gnmi::parse_path(kNeighbor + "10.0.2.0]").value());
+  TelemetryOutcome outcome =
+      leaf1_window(joined({whole_sample(kBase, {"to-spine1"}, {"10.0.1.0", "10.0.2.0"}), deleted,
+                           whole_sample(kBase + 100'000'000, {"to-spine1"}, {"10.0.1.0"})}),
+                   {}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::fail) << outcome.summary;
+  EXPECT_EQ(outcome.devices.at(0).unexpected_flaps,
+            std::vector<std::string>{"BGP neighbour 10.0.2.0 disappeared at " +
+                                     format_device_time(kBase + 50'000'000) +
+                                     " (last seen ESTABLISHED at " + format_device_time(kBase) +
+                                     "; deleted by the target)"});
+}
+
+TEST(TelemetrySession, ASampleOfDeletesOnlyDoesNotCoverTheSource) {
+  // Given leaf1 whose BGP neighbours are deleted in every sample after the first (FRR not
+  // answering) while its interfaces keep their values, and a 150 ms allowed gap, then BGP is
+  // not covered for the rest of the 500 ms window: no-evidence, not a pass.
+  auto silent = whole_sample(kBase + 50'000'000, {"to-spine1"}, {});
+  silent[1].deletes.push_back(gnmi::parse_path(kNeighbor + "*]/state/session-state").value());
+  TelemetryOutcome outcome =
+      leaf1_window(joined({whole_sample(kBase, {"to-spine1"}, {"10.0.1.0"}), silent}),
+                   {Duration{150}, {}}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::no_evidence) << outcome.summary;
+  ASSERT_FALSE(outcome.devices.at(0).gaps.empty());
+  EXPECT_EQ(outcome.devices[0].gaps[0].rfind("no bgp sample from " + format_device_time(kBase), 0),
+            0u)
+      << outcome.devices[0].gaps[0];
+}
+
+TEST(TelemetrySession, ASubjectAppearingInTheWindowIsReportedNotFailed) {
+  // Given leaf1 with to-spine1, then to-spine1 and a new to-host3, then the window passes and
+  // reports to-host3's appearance.
+  TelemetryOutcome outcome = leaf1_window(
+      joined({whole_sample(kBase, {"to-spine1"}, {"10.0.1.0"}),
+              whole_sample(kBase + 50'000'000, {"to-spine1", "to-host3"}, {"10.0.1.0"})}),
+      {}, Flaps::judged);
+  EXPECT_EQ(outcome.verdict, Verdict::pass) << outcome.summary;
+  EXPECT_EQ(event_lines(outcome),
+            std::vector<std::string>{"leaf1 to-host3 " + format_device_time(kBase + 50'000'000) +
+                                     " appeared (UP)"});
 }
 
 TEST(TelemetrySession, TheChangesMaxGapReplacesTheDefault) {
