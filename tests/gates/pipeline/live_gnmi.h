@@ -49,11 +49,10 @@ class LiveStream final : public gnmi::GnmiStream {
   bool stopped_ = false;
 };
 
-class LiveClient final : public gnmi::GnmiClient {
+// A client that only streams: every other call is refused, so a test whose code under test
+// reaches for Get, Set or another subscription mode fails loudly instead of reading nothing.
+class StreamOnlyClient : public gnmi::GnmiClient {
  public:
-  LiveClient(std::function<gnmi::GnmiNotification()> current, std::int64_t base_ns,
-             std::function<void()> on_subscribe = {})
-      : current_(std::move(current)), base_ns_(base_ns), on_subscribe_(std::move(on_subscribe)) {}
   gnmi::GnmiResult<gnmi::Capabilities> capabilities(Duration) override { return refuse(); }
   gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get(const std::vector<std::string>&,
                                                             gnmi::Encoding, gnmi::DataType,
@@ -71,6 +70,16 @@ class LiveClient final : public gnmi::GnmiClient {
       const std::vector<std::string>&, gnmi::Encoding, Duration) override {
     return refuse();
   }
+
+ protected:
+  static gnmi::GnmiFailure refuse() { return {gnmi::GnmiFailure::Kind::rejected, "not scripted"}; }
+};
+
+class LiveClient final : public StreamOnlyClient {
+ public:
+  LiveClient(std::function<gnmi::GnmiNotification()> current, std::int64_t base_ns,
+             std::function<void()> on_subscribe = {})
+      : current_(std::move(current)), base_ns_(base_ns), on_subscribe_(std::move(on_subscribe)) {}
   gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiStream>> subscribe_stream(
       const std::vector<std::string>&, gnmi::Encoding, Duration, Duration) override {
     if (on_subscribe_) on_subscribe_();
@@ -78,7 +87,6 @@ class LiveClient final : public gnmi::GnmiClient {
   }
 
  private:
-  static gnmi::GnmiFailure refuse() { return {gnmi::GnmiFailure::Kind::rejected, "not scripted"}; }
   std::function<gnmi::GnmiNotification()> current_;
   std::int64_t base_ns_;
   std::function<void()> on_subscribe_;

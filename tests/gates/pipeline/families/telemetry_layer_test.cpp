@@ -83,27 +83,10 @@ class ScriptedStream final : public gnmi::GnmiStream {
   bool stopped_ = false;
 };
 
-class ScriptedClient final : public gnmi::GnmiClient {
+class ScriptedClient final : public StreamOnlyClient {
  public:
   ScriptedClient(std::vector<gnmi::GnmiNotification> script, bool keep_delivering)
       : script_(std::move(script)), keep_delivering_(keep_delivering) {}
-  gnmi::GnmiResult<gnmi::Capabilities> capabilities(Duration) override { return refuse(); }
-  gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> get(const std::vector<std::string>&,
-                                                            gnmi::Encoding, gnmi::DataType,
-                                                            Duration) override {
-    return refuse();
-  }
-  gnmi::GnmiResult<gnmi::SetResult> set(const std::vector<gnmi::SetOperation>&, Duration) override {
-    return refuse();
-  }
-  gnmi::GnmiResult<std::vector<gnmi::GnmiNotification>> subscribe_once(
-      const std::vector<std::string>&, gnmi::Encoding, Duration) override {
-    return refuse();
-  }
-  gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiPollSession>> subscribe_poll(
-      const std::vector<std::string>&, gnmi::Encoding, Duration) override {
-    return refuse();
-  }
   gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiStream>> subscribe_stream(
       const std::vector<std::string>& paths, gnmi::Encoding, Duration interval, Duration) override {
     subscribed_paths = paths;
@@ -115,7 +98,6 @@ class ScriptedClient final : public gnmi::GnmiClient {
   Duration subscribed_interval{0};
 
  private:
-  static gnmi::GnmiFailure refuse() { return {gnmi::GnmiFailure::Kind::rejected, "not scripted"}; }
   std::vector<gnmi::GnmiNotification> script_;
   bool keep_delivering_ = false;
 };
