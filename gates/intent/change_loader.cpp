@@ -399,6 +399,35 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
   return out;
 }
 
+// not_wanted: {GATE: why}. A gate that makes no real check is no-evidence unless the change
+// says here, with a reason the reviewer reads, that it does not want it. Only gates whose
+// absence a change can justify may be named, and "probes" only when it declares none.
+static std::map<std::string, std::string> gates_not_wanted(YamlReader& reader,
+                                                           const YAML::Node& node,
+                                                           const Change& change) {
+  std::map<std::string, std::string> out;
+  if (!reader.expect_map(node, "not_wanted")) return out;
+  const auto& gates = not_wantable_gates();
+  std::vector<std::string_view> allowed(gates.begin(), gates.end());
+  reader.check_keys(node, allowed, "not_wanted");
+  for (const auto& gate : gates) {
+    auto why = reader.string(node, gate, Need::optional, "not_wanted");
+    if (!why) continue;
+    if (trim(*why).empty()) {
+      reader.error(node[gate], "not_wanted." + gate + " needs a reason",
+                   "say why the change needs no " + gate + " gate; the reviewer reads it");
+      continue;
+    }
+    if (gate == "probes" && !change.acceptance.probes.empty()) {
+      reader.error(node[gate], "not_wanted.probes, but the change declares acceptance.probes",
+                   "remove one of the two");
+      continue;
+    }
+    out[gate] = *why;
+  }
+  return out;
+}
+
 std::optional<Change> Loader::change(const std::string& path, const Inventory& inventory,
                                      const Settings& settings,
                                      const std::set<std::string>& rule_set_names) {
@@ -408,7 +437,7 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
   if (!reader.expect_map(*root, "change")) return std::nullopt;
   reader.check_keys(*root,
                     {"id", "title", "description", "targets", "window", "bounds", "confirm_timeout",
-                     "steps", "rollback", "acceptance", "compare"},
+                     "steps", "rollback", "acceptance", "compare", "not_wanted"},
                     "change");
   Change change;
   change.file = path;
@@ -539,10 +568,10 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
 
   if (auto acceptance = reader.child(*root, "acceptance", Need::optional, "change")) {
     if (reader.expect_map(*acceptance, "acceptance")) {
-      reader.check_keys(
-          *acceptance,
-          {"settle", "probes", "during", "expected_alerts", "expected_flaps", "telemetry_max_gap"},
-          "acceptance");
+      reader.check_keys(*acceptance,
+                        {"settle", "probes", "during", "expected_alerts", "expected_flaps",
+                         "telemetry_max_gap", "restore_dwell"},
+                        "acceptance");
       if (auto v = reader.string_list(*acceptance, "expected_alerts", Need::optional, "acceptance"))
         change.acceptance.expected_alerts = *v;
       if (auto v = reader.duration(*acceptance, "telemetry_max_gap", Need::optional, "acceptance"))
@@ -550,6 +579,16 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
       change.acceptance.expected_flaps = expected_flaps(reader, *acceptance, inventory);
       if (auto v = reader.duration(*acceptance, "settle", Need::optional, "acceptance"))
         change.acceptance.settle = *v;
+      if (auto v = reader.duration(*acceptance, "restore_dwell", Need::optional, "acceptance")) {
+        // Longer than the lock's lease would leave the devices unlocked while verifying.
+        if (*v > Duration{600'000})
+          reader.error((*acceptance)["restore_dwell"],
+                       "acceptance.restore_dwell is longer than 10 minutes",
+                       "the restored state is watched this long after the rollback; 5s to 60s "
+                       "is usual");
+        else
+          change.acceptance.restore_dwell = *v;
+      }
       if (auto list = reader.child(*acceptance, "probes", Need::optional, "acceptance"))
         change.acceptance.probes = probes(reader, *list, inventory);
       if (auto during = reader.child(*acceptance, "during", Need::optional, "acceptance")) {
@@ -633,6 +672,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
       }
     }
   }
+  if (auto not_wanted = reader.child(*root, "not_wanted", Need::optional, "change"))
+    change.not_wanted = gates_not_wanted(reader, *not_wanted, change);
   (void)settings;
   return change;
 }

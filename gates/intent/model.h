@@ -241,6 +241,11 @@ struct WatchProbe {
   SourceLocation where;
 };
 
+// A session that comes back and resets a few seconds later (an OPEN accepted, then a
+// NOTIFICATION on the first UPDATE), or a link that renegotiates right after the rollback,
+// shows within this long.
+inline constexpr Duration kDefaultRestoreDwell{5000};
+
 struct Acceptance {
   Duration settle{0};
   std::vector<Probe> probes;  // before the change (baseline) and after settle
@@ -255,6 +260,11 @@ struct Acceptance {
   // The longest silence of a telemetry source that is not a gap (default: 3 sampling
   // intervals, at least 2 s).
   std::optional<Duration> telemetry_max_gap;
+  // After a rollback, how long the restored state must hold: the restore is verified when a
+  // round matches the baseline and a second round taken this long after it matches too, with
+  // no state change on the telemetry streams in between (docs/pipeline.md settle-restored).
+  // 0 s: one matching round verifies the restore.
+  Duration restore_dwell = kDefaultRestoreDwell;
 };
 
 // A difference the change is expected to make: elements matching `path` on `device` are
@@ -284,8 +294,18 @@ struct Change {
   std::vector<Step> rollback;
   Acceptance acceptance;
   CompareSection compare;
+  // Gates the change says on purpose it does not want, each with why: "compat" (no version
+  // matrix applies to these targets) and "probes" (no service to probe). Without such a line a
+  // gate that makes no real check is no-evidence (docs/pipeline.md "Real checks").
+  std::map<std::string, std::string> not_wanted;
   SourceLocation where;
 };
+
+// The gates `not_wanted` may name.
+inline const std::vector<std::string>& not_wantable_gates() {
+  static const std::vector<std::string> gates = {"compat", "probes"};
+  return gates;
+}
 
 // ---- the whole repository at one commit -----------------------------------------------------
 

@@ -43,6 +43,8 @@ struct RunOutcome {
   // Rollback to the restore verification holding: the start of the first round of settle-restored
   // whose snapshot matched the baseline and whose probes passed. Absent: no round held.
   std::optional<Duration> settle_restored;
+  // How long the restored state had to hold after that round (acceptance.restore_dwell).
+  std::optional<Duration> restore_dwell;
   nlohmann::json layers = nlohmann::json::object();  // phase -> layer -> verdict of its checks
   std::vector<std::string> diagnosis;                // what the layers mean together, in words
   std::vector<std::string> exceptions_used;  // register entries that waived a check or probe
@@ -62,8 +64,8 @@ struct RunOutcome {
   // was not rolled back or nothing was streamed.
   std::optional<TelemetryOutcome> rollback_telemetry;
   // The run controller's own account of how the run ended (docs/reliability.md):
-  std::vector<std::string> internal_errors;  // "acceptance: <what()>": exceptions caught
-  std::string interrupted_by;                // "SIGTERM": the first signal, when one arrived
+  std::vector<std::string> internal_errors;       // "acceptance: <what()>": exceptions caught
+  std::string interrupted_by;                     // "SIGTERM": the first signal, when one arrived
   std::vector<std::string> evidence_not_written;  // files the bundle could not keep, and why
   bool sealed = false;                            // manifest.json was written
   // Exit 5 only: the devices that may still hold the change, and the command that finishes.

@@ -24,13 +24,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -194,8 +194,9 @@ void Pipeline::escaped(const std::string& what) {
     roll_back_after_failure(false);
   } catch (const std::exception& again) {
     outcome_.exit_code = ExitCode::not_restored;
-    outcome_.device_state = std::string("NOT RESTORED: the rollback stopped on an internal error (") +
-                            again.what() + ")";
+    outcome_.device_state =
+        std::string("NOT RESTORED: the rollback stopped on an internal error (") + again.what() +
+        ")";
   } catch (...) {
     outcome_.exit_code = ExitCode::not_restored;
     outcome_.device_state = "NOT RESTORED: the rollback stopped on an internal error";
@@ -447,12 +448,22 @@ bool Pipeline::restore_and_verify() {
 }
 
 bool Pipeline::conclude_restore() {
+  // telemetry-restored: what the streams saw from the rollback's start (or acceptance) until
+  // now. It shows the rollback's own flaps and when things came back; the gates below prove
+  // the baseline. A state change after the restore verification first held (a session that
+  // came back and dropped again, a link that flapped) is a departure from the restored state:
+  // it fails this gate and the restore. A window the streams did not cover (no-evidence) is
+  // reported only: the snapshots and probes are the proof.
+  if (telemetry_) gate("telemetry-restored", [&](GateRecord& r) { stop_rollback_telemetry(r); });
   bool restored = true;
   std::vector<std::string> still_different;
   for (const auto& record : outcome_.gates) {
     bool recovery_gate = record.name == "rollback" || record.name == "snapshot-restored" ||
                          record.name == "compare-restored" || record.name == "restored-probes";
-    if (recovery_gate && (blocks(record.verdict) || record.verdict == Verdict::skipped)) {
+    bool departed = record.name == "telemetry-restored" && record.verdict == Verdict::fail;
+    bool unverified = blocks(record.verdict) || (record.verdict == Verdict::skipped &&
+                                                 !not_wanted_gates_.contains(record.name));
+    if ((recovery_gate && unverified) || departed) {
       restored = false;
       for (const auto& detail : record.details)
         still_different.push_back(record.name + ": " + detail);
@@ -465,10 +476,6 @@ bool Pipeline::conclude_restore() {
       restored ? "rolled back; baseline verified at every layer"
                : "NOT RESTORED: " + (still_different.empty() ? std::string("see report")
                                                              : still_different.front());
-  // telemetry-restored: what the streams saw from the rollback's start (or acceptance) until
-  // now. It shows the rollback's own flaps and when things came back; the gates above prove
-  // the baseline, so its verdict (the evidence's coverage) does not change the exit code.
-  if (telemetry_) gate("telemetry-restored", [&](GateRecord& r) { stop_rollback_telemetry(r); });
   return restored;
 }
 

@@ -20,16 +20,16 @@
 #include "gates/compare/snapshot.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/families/approval_gate.h"
-#include "gates/pipeline/reporting/change_listing.h"
-#include "gates/pipeline/reporting/config_diff.h"
-#include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/families/execute.h"
 #include "gates/pipeline/families/probes.h"
 #include "gates/pipeline/families/remote.h"
-#include "gates/pipeline/safety/safeguards.h"
 #include "gates/pipeline/families/snapshots.h"
 #include "gates/pipeline/families/telemetry_layer.h"
+#include "gates/pipeline/reporting/change_listing.h"
+#include "gates/pipeline/reporting/config_diff.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/run_outcome.h"
+#include "gates/pipeline/safety/safeguards.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -48,7 +48,6 @@ inline constexpr Duration kSettlePollReplyTimeout{200};
 // is set, each gate named there throws as it starts, so tests can prove that an exception in any
 // gate takes the run's one way out (tests/cmd/fabgate/run_controller_e2e_test.cpp).
 inline constexpr const char* kFaultThrowInGate = "FABGATE_FAULT_THROW_IN_GATE";
-
 
 // Where a run's intent and evidence come from. Journaled in the run-start record with the
 // commit, change, mode, operator and run id, so `fabgate recover` can rebuild the run.
@@ -267,6 +266,12 @@ class Pipeline {
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
   std::optional<RestoreRound> restore_round_;  // the round the restored gates record
+  // When the first round of the restore verification that held (and stayed held) ended: from
+  // then on, a state change on the telemetry streams is a departure from the restored state.
+  std::optional<TimePoint> restore_held_at_;
+  // Gates skipped because the change does not want them (intent not_wanted): restored-probes
+  // skipped so does not leave the restore unverified.
+  std::set<std::string> not_wanted_gates_;
   // pre_ as the comparison reads it, parsed on first use (pre_ does not change after that).
   std::shared_ptr<Result<compare::Snapshot>> pre_parsed_;
   TimePoint run_started_at_ = now_utc();  // the change window's start for promql and alerts

@@ -22,26 +22,32 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
 void Pipeline::settle_restored(GateRecord& record) {
   // The restore is verified in rounds instead of after a fixed wait. Each round takes the
   // restored snapshot, compares it with the baseline and runs the probes on hosts at the same
-  // time; the first round in which all of that holds is the verification, and its evidence is
-  // what snapshot-restored, compare-restored and restored-probes record. Probes alone would not
-  // do: after spine1's rollback in the lab they passed over spine2 in 0.7 s while spine1's BGP
-  // routes were still missing. A round that does not hold is followed by another after
-  // kSettlePollInterval, and the last one starts at the change's settle bound, so a slow
-  // convergence still gets the time a fixed settle gave it.
+  // time. Probes alone would not do: after spine1's rollback in the lab they passed over spine2
+  // in 0.7 s while spine1's BGP routes were still missing. A round that does not hold is
+  // followed by another after kSettlePollInterval, and the last one starts at the change's
+  // settle bound, so a slow convergence still gets the time a fixed settle gave it.
+  //
+  // One matching round is one coincident sample: a session that came back and resets 3 s later
+  // (or a link that renegotiates) would still read "baseline verified". So the first round that
+  // holds starts a dwell (acceptance.restore_dwell): a second round this long after it must hold
+  // too, and the telemetry streams must show no state change from the first round on
+  // (telemetry-restored). A second round that does not hold starts the rounds again while the
+  // settle bound allows; after it, that round is the one the restored gates judge (not held).
   const Duration bound = std::max(change_.acceptance.settle, Duration::zero());
+  const Duration dwell = std::max(change_.acceptance.restore_dwell, Duration::zero());
   const auto start = Clock::now();
   ProbeContext at_bound = probe_context_;
   at_bound.concurrent_flows = true;  // a round lasts as long as its slowest part
@@ -53,6 +59,9 @@ void Pipeline::settle_restored(GateRecord& record) {
   // needs time to re-advertise).
   const std::string watched = watch_fault_footprint(start, bound);
   std::vector<std::string> not_held;
+  std::optional<RestoreRound> first_held;  // the round that started the dwell
+  std::size_t rounds = 0, first_held_number = 0;
+  restore_held_at_.reset();
   for (;;) {
     if (Interruption::abandoned()) {
       record.verdict = Verdict::fail;
@@ -61,27 +70,61 @@ void Pipeline::settle_restored(GateRecord& record) {
     }
     const bool last = since(start) >= bound;
     RestoreRound round = restore_round(last ? at_bound : early, start);
-    if (round.not_held.empty() || last) {
+    ++rounds;
+    const bool held = round.not_held.empty();
+    if (held && !first_held && dwell > Duration::zero()) {
+      // The first round that holds: keep it and look again after the dwell.
+      restore_held_at_ = now_utc();
+      first_held = std::move(round);
+      first_held_number = rounds;
+      // Like the rounds' own waits, only a second signal ends it (abandoned, above).
+      (void)Interruption::sleep_unless(dwell, 1);
+      continue;
+    }
+    if (held) {
+      if (!first_held) restore_held_at_ = now_utc();  // no dwell: this round is the verification
       restore_round_ = std::move(round);
       break;
     }
-    not_held.push_back(round_line(not_held.size() + 1, round));
+    if (first_held) {
+      // It held, then did not: the state is still moving. Name both rounds.
+      not_held.push_back(round_line(first_held_number, *first_held) + "held; the round " +
+                         format_duration(dwell) + " later did not");
+      first_held.reset();
+      restore_held_at_.reset();
+    }
+    if (last || since(start) >= bound) {
+      restore_round_ = std::move(round);
+      break;
+    }
+    not_held.push_back(round_line(rounds, round));
     const Duration left = bound - since(start);
     if (left > Duration::zero())
       (void)Interruption::sleep_unless(std::min(kSettlePollInterval, left), 1);
   }
   const RestoreRound& kept = *restore_round_;
-  const std::size_t rounds = not_held.size() + 1;
+  outcome_.restore_dwell = dwell;
   record.verdict = Verdict::pass;
   if (kept.not_held.empty()) {
-    outcome_.settle_restored = kept.started_after;
-    record.summary = "the restore held in round " + std::to_string(rounds) + ", started " +
-                     format_duration(kept.started_after) + " after the rollback (settle bound " +
-                     format_duration(bound) + ")";
+    const RestoreRound& verified_first = first_held ? *first_held : kept;
+    outcome_.settle_restored = verified_first.started_after;
+    record.summary = "the restore held in round " +
+                     std::to_string(first_held ? first_held_number : rounds) + ", started " +
+                     format_duration(verified_first.started_after) + " after the rollback";
+    if (first_held)
+      record.summary += ", and again in round " + std::to_string(rounds) + " " +
+                        format_duration(kept.started_after - first_held->started_after) +
+                        " later (dwell " + format_duration(dwell) + ")";
+    else
+      record.summary += " (no dwell: acceptance.restore_dwell is 0 s)";
+    record.summary += "; settle bound " + format_duration(bound);
   } else {
-    record.summary = "no round held within the settle bound of " + format_duration(bound) +
-                     "; the last round, started at +" + format_duration(kept.started_after) +
-                     ", is judged by the restored gates";
+    record.summary =
+        "no round held within the settle bound of " + format_duration(bound) +
+        (dwell > Duration::zero() ? " and stayed held for the dwell of " + format_duration(dwell)
+                                  : std::string()) +
+        "; the last round, started at +" + format_duration(kept.started_after) +
+        ", is judged by the restored gates";
     not_held.push_back(round_line(rounds, kept));
   }
   // Rounds that did not hold are progress, not failures: name the first and the last.
@@ -89,8 +132,13 @@ void Pipeline::settle_restored(GateRecord& record) {
   if (not_held.size() > 2)
     record.details.push_back("(" + std::to_string(not_held.size() - 2) + " more rounds)");
   if (not_held.size() > 1) record.details.push_back(not_held.back());
-  if (kept.not_held.empty())
-    record.details.push_back(round_line(rounds, kept) + "snapshot, comparison and probes held");
+  if (kept.not_held.empty()) {
+    if (first_held)
+      record.details.push_back(round_line(first_held_number, *first_held) +
+                               "snapshot, comparison and probes held");
+    record.details.push_back(round_line(rounds, kept) + "snapshot, comparison and probes held" +
+                             (first_held ? " after the dwell" : ""));
+  }
   if (!watched.empty()) record.details.insert(record.details.begin(), watched);
 }
 

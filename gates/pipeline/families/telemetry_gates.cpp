@@ -22,13 +22,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -105,6 +105,34 @@ void Pipeline::begin_rollback_telemetry() {
   rollback_telemetry_started_ = now_utc();
 }
 
+// Whether an event is a change of state (oper-status, session-state), a flap or a
+// disappearance, as opposed to a counter or prefix-count movement, which routing churn makes
+// without the restore being at fault.
+static bool changes_state(const gnmi::TelemetryEvent& event) {
+  return event.flap || event.disappeared || event.what.rfind("oper-status ", 0) == 0 ||
+         event.what.rfind("session-state ", 0) == 0;
+}
+
+// The state changes that happened after the restore verification first held: each one is a
+// departure from the restored state. An event is stamped with the sample that showed it, up to
+// one sampling interval after the change itself, so changes the verifying round already saw
+// can carry a later stamp: those within two intervals of the round's end are not counted.
+static std::vector<std::string> departures_after(const TelemetryOutcome& outcome,
+                                                 TimePoint held_at) {
+  const std::int64_t cut_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  (held_at + 2 * outcome.interval).time_since_epoch())
+                                  .count();
+  std::vector<std::string> lines;
+  for (const auto& device : outcome.devices)
+    for (const auto& event : device.events)
+      if (event.timestamp_ns > cut_ns && changes_state(event))
+        lines.push_back(device.device + " " + event_subject(event) + " " +
+                        format_device_time(event.timestamp_ns) + " " + event.what +
+                        (event.flap ? " (flapped)" : "") + ": after the restore held at " +
+                        format_utc(held_at));
+  return lines;
+}
+
 void Pipeline::stop_rollback_telemetry(GateRecord& record) {
   // The restore can be verified within one sample of the rollback: wait (at most two sampling
   // intervals) for one sample more, so the window shows the state that was verified.
@@ -112,9 +140,25 @@ void Pipeline::stop_rollback_telemetry(GateRecord& record) {
   telemetry_.reset();
   outcome.phase = "rollback";
   outcome.rollback_started = rollback_telemetry_started_;
-  auto written = with_.evidence.write_json("telemetry/rollback.json", to_json(outcome));
+  std::vector<std::string> departures;
+  if (restore_held_at_) departures = departures_after(outcome, *restore_held_at_);
+  nlohmann::json document = to_json(outcome);
+  if (restore_held_at_) {
+    document["restore_held_at"] = format_utc(*restore_held_at_);
+    document["departures_after_restore"] = departures;
+  }
+  auto written = with_.evidence.write_json("telemetry/rollback.json", document);
   note_telemetry("rollback", outcome.verdict);
   telemetry_details(record, outcome);
+  if (!departures.empty()) {
+    // The restored state did not hold: this fails the gate and the restore (exit 5).
+    record.verdict = Verdict::fail;
+    record.summary =
+        std::to_string(departures.size()) + " state change" + (departures.size() == 1 ? "" : "s") +
+        " after the restore held: the restored state did not hold (" + outcome.summary + ")";
+    record.details.insert(record.details.begin(), departures.begin(), departures.end());
+    note_telemetry("rollback", Verdict::fail);
+  }
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
   outcome_.rollback_telemetry = std::move(outcome);
 }

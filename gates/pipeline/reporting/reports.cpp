@@ -265,9 +265,14 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
        << join(outcome.exceptions_used, ", ") << "\n";
   if (outcome.detection_to_restore)
     md << "- Failure detected to baseline verified: " << seconds(*outcome.detection_to_restore)
-       << (outcome.settle_restored ? " (the restore verification held in the round started " +
-                                         seconds(*outcome.settle_restored) + " after the rollback)"
-                                   : std::string())
+       << (outcome.settle_restored
+               ? " (the restore verification held in the round started " +
+                     seconds(*outcome.settle_restored) + " after the rollback" +
+                     (outcome.restore_dwell && *outcome.restore_dwell > Duration::zero()
+                          ? " and again after a dwell of " + seconds(*outcome.restore_dwell)
+                          : std::string()) +
+                     ")"
+               : std::string())
        << "\n";
   md << "- Change: " << md_cell(redactor, change.title) << " (`" << change.file << "`)\n";
   md << "- Plan digest: `" << plan_digest(context.repository, context.change) << "`\n";
@@ -630,6 +635,7 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
   if (outcome.detection_to_restore)
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
   if (outcome.settle_restored) manifest["restore_held_after_ms"] = outcome.settle_restored->count();
+  if (outcome.restore_dwell) manifest["restore_dwell_ms"] = outcome.restore_dwell->count();
   for (const auto& approval : outcome.approvals)
     manifest["approvals"].push_back(approval.to_json());
   return manifest;

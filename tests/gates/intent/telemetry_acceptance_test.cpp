@@ -1,5 +1,5 @@
-// acceptance.expected_flaps and acceptance.telemetry_max_gap: read into the model, and every
-// malformed entry named where it stands.
+// acceptance.expected_flaps, acceptance.telemetry_max_gap and acceptance.restore_dwell: read into
+// the model, and every malformed entry named where it stands.
 
 #include <gtest/gtest.h>
 
@@ -76,6 +76,31 @@ TEST(TelemetryAcceptance, MalformedExpectedFlapsAreEachNamedAtTheirLine) {
       << items[1].message;
   EXPECT_EQ(items[1].hint, "did you mean 'leaf1'?");
   EXPECT_EQ(items[2].where.line, 15);
+}
+
+TEST(TelemetryAcceptance, TheRestoreDwellIsReadAndDefaultsToFiveSeconds) {
+  // Given a change with restore_dwell 20s and one without, then the first holds 20 s and the
+  // second the default 5 s.
+  auto outcome = load_with_acceptance("  restore_dwell: 20s\n");
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  EXPECT_EQ(outcome.repository->changes.at(0).acceptance.restore_dwell, Duration{20'000});
+  auto defaulted = load_with_acceptance("  settle: 1s\n");
+  ASSERT_TRUE(defaulted.diagnostics.empty()) << defaulted.diagnostics.lines()[0];
+  EXPECT_EQ(defaulted.repository->changes.at(0).acceptance.restore_dwell, Duration{5'000});
+}
+
+TEST(TelemetryAcceptance, ARestoreDwellOverTenMinutesIsNamedAtItsLine) {
+  // Given restore_dwell 1h, then it is an error at its line and column: the devices would stay
+  // locked and unverified that long.
+  auto outcome = load_with_acceptance("  restore_dwell: 1h\n");
+  ASSERT_EQ(outcome.diagnostics.items().size(), 1u);
+  const auto& item = outcome.diagnostics.items()[0];
+  EXPECT_EQ(item.where.file, "changes/flap.yaml");
+  EXPECT_EQ(item.where.line, 12);
+  EXPECT_EQ(item.where.column, 18);
+  EXPECT_NE(item.message.find("acceptance.restore_dwell is longer than 10 minutes"),
+            std::string::npos)
+      << item.message;
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include "tests/gates/pipeline/live_gnmi.h"
 #include "tests/gates/pipeline/scripted_pipeline.h"
@@ -29,11 +31,15 @@ class ChangingRemote final : public Remote {
     result.started_at = now_utc();
     result.exit_status = 0;
     if (purpose == "step") changed = true;
-    if (purpose == "rollback") changed = false;
+    if (purpose == "rollback") {
+      changed = false;
+      rolled_back_at = std::chrono::steady_clock::now().time_since_epoch().count();
+    }
     if (purpose == "probe" && changed && !probes_pass_while_changed_) result.exit_status = 1;
     return result;
   }
   std::atomic<bool> changed{false};
+  std::atomic<std::int64_t> rolled_back_at{0};  // steady clock ticks; 0: not rolled back
 
  private:
   bool probes_pass_while_changed_;
@@ -59,6 +65,10 @@ struct TelemetryRun {
   ChangingRemote remote;
   std::atomic<int> subscriptions{0};
   RunOutcome outcome;
+  // The device clock: a fixed past instant, or (departure tests) the real time.
+  std::int64_t base_ns = kBase;
+  // What leaf1's target says; unset: leaf1_state(remote.changed).
+  std::function<gnmi::GnmiNotification()> state;
 
   explicit TelemetryRun(bool probes_pass_while_changed) : remote(probes_pass_while_changed) {
     run.repository.inventory.devices[0].gnmi =
@@ -83,8 +93,9 @@ struct TelemetryRun {
     Pipeline::Collaborators with{remote, run.snapshotter, *bundle.value(), observer};
     with.gnmi_connect =
         [this](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
-      return std::unique_ptr<gnmi::GnmiClient>(std::make_unique<LiveClient>(
-          [this] { return leaf1_state(remote.changed); }, kBase, [this] { ++subscriptions; }));
+      auto current = state ? state : [this] { return leaf1_state(remote.changed); };
+      return std::unique_ptr<gnmi::GnmiClient>(
+          std::make_unique<LiveClient>(current, base_ns, [this] { ++subscriptions; }));
     };
     Pipeline pipeline(run.repository, run.change, with, options);
     outcome = pipeline.run();
@@ -328,6 +339,65 @@ TEST(TelemetryGates, AnInterfaceTheChangeDeclaresMayVanish) {
                     line.find(" disappeared (last seen UP at ") != std::string::npos &&
                     line.ends_with("(expected by the change)");
   EXPECT_TRUE(reported);
+}
+
+// A failed change (probes fail while changed) whose target, streaming at the real time, shows
+// leaf1's uplink and session down again from `relapse_after` to `relapse_until` after the
+// rollback was sent (never, when both are zero); the restore must hold for a 4 s dwell. State
+// changes count as departures from two sampling intervals (2 s) after the first round held.
+RunOutcome run_with_relapse(Duration relapse_after, Duration relapse_until) {
+  TelemetryRun test(false);
+  test.run.change.acceptance.restore_dwell = Duration{4'000};
+  test.base_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  test.state = [&test, relapse_after, relapse_until] {
+    bool down = test.remote.changed;
+    if (const std::int64_t at = test.remote.rolled_back_at; at != 0) {
+      const auto since_rollback = std::chrono::steady_clock::now().time_since_epoch() -
+                                  std::chrono::steady_clock::duration(at);
+      down |= since_rollback >= relapse_after && since_rollback < relapse_until;
+    }
+    return leaf1_state(down);
+  };
+  test.go(Mode::apply);
+  return test.outcome;
+}
+
+TEST(TelemetryGates, ALinkThatDropsAfterTheRestoreHeldIsNotRestored) {
+  // Given a failed change rolled back, whose restore matches the baseline at once, and a
+  // target that shows leaf1's uplink and BGP session down again 2.8 s after the rollback for
+  // 400 ms (inside the 4 s dwell; the second round, after it, matches again), then
+  // telemetry-restored fails naming the state changes after the restore held, and the run ends
+  // NOT RESTORED (exit 5) instead of "baseline verified" on two coincident samples.
+  auto outcome = run_with_relapse(Duration{2'800}, Duration{3'200});
+  EXPECT_EQ(outcome.exit_code, ExitCode::not_restored) << outcome.device_state;
+  const auto* restored = gate_named(outcome, "telemetry-restored");
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->verdict, Verdict::fail) << restored->summary;
+  EXPECT_NE(restored->summary.find("after the restore held"), std::string::npos)
+      << restored->summary;
+  ASSERT_FALSE(restored->details.empty());
+  EXPECT_TRUE(restored->details.front().starts_with("leaf1 to-spine1 "))
+      << restored->details.front();
+  EXPECT_NE(restored->details.front().find("oper-status UP -> DOWN: after the restore held at "),
+            std::string::npos)
+      << restored->details.front();
+  EXPECT_NE(outcome.device_state.find("NOT RESTORED: telemetry-restored: leaf1 to-spine1"),
+            std::string::npos)
+      << outcome.device_state;
+  EXPECT_EQ(outcome.layers["rollback"]["telemetry"], "fail");
+}
+
+TEST(TelemetryGates, TheRollbacksOwnReturnIsNotADeparture) {
+  // Given the same failed change and target at the real time, with no relapse, then the link
+  // and session coming back with the rollback (stamped by the next sample, just after the
+  // first round held) are no departure: telemetry-restored passes, exit 4.
+  auto outcome = run_with_relapse(Duration::zero(), Duration::zero());
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back) << outcome.device_state;
+  const auto* restored = gate_named(outcome, "telemetry-restored");
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->verdict, Verdict::pass) << restored->summary;
 }
 
 }  // namespace
