@@ -44,7 +44,8 @@ void Report::recount() {
 
 Verdict Report::verdict() const {
   if (failed > 0) return Verdict::fail;
-  if (no_evidence > 0 || results.empty() || !stale.empty()) return Verdict::no_evidence;
+  // A waived check was excused, not observed: with every check waived nothing real passed.
+  if (no_evidence > 0 || passed == 0 || !stale.empty()) return Verdict::no_evidence;
   return Verdict::pass;
 }
 
@@ -150,7 +151,10 @@ std::string summary_line(const Report& report) {
                      std::to_string(report.failed) + " fail, " +
                      std::to_string(report.no_evidence) + " no-evidence, " +
                      std::to_string(report.waived) + " waived";
-  if (report.results.empty()) line += "; no rule reached any element, so nothing was compared";
+  if (report.results.empty())
+    line += "; no rule reached any element, so nothing was compared";
+  else if (report.passed == 0 && report.failed == 0 && report.no_evidence == 0)
+    line += "; every check was waived, so no real check passed";
   if (!report.stale.empty())
     line += "; " +
             std::string(report.stale.size() == 2

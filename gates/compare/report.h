@@ -82,10 +82,10 @@ struct Report {
   std::vector<StaleSnapshot> stale;
   Duration max_age{0};
 
-  // fail when any check failed; pass when at least one check was evaluated and every one
-  // passed or was waived; no_evidence otherwise, including when no check was evaluated at all
-  // (no rule reached an element): a comparison that checked nothing proved nothing, and when
-  // a snapshot is stale.
+  // fail when any check failed; pass when at least one check passed by itself and every other
+  // one passed or was waived; no_evidence otherwise, including when no check was evaluated at
+  // all (no rule reached an element) or every one was waived: a comparison that checked
+  // nothing proved nothing; and when a snapshot is stale.
   Verdict verdict() const;
   bool accepted() const { return verdict() == Verdict::pass; }
   void recount();

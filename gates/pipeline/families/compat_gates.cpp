@@ -22,13 +22,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -102,12 +102,32 @@ void Pipeline::check_compat(GateRecord& record) {
                    : without_evidence ? Verdict::no_evidence
                                       : Verdict::pass;
   if (!matrix) {
+    // Identity collected is not a version checked: without a matrix this gate makes no real
+    // check, and that proves nothing unless the change says on purpose that it wants none.
+    auto not_wanted = change_.not_wanted.find("compat");
+    if (not_wanted != change_.not_wanted.end()) {
+      record.verdict = Verdict::skipped;
+      record.summary = "not wanted by the change: " + not_wanted->second + " (0 versions checked)";
+      return;
+    }
+    if (!outside) record.verdict = Verdict::no_evidence;
+    for (const auto& target : change_.targets)
+      if (devices.contains(target) && compat::identity_collected(devices.at(target)))
+        record.details.push_back(target + ": no version checked: no compatibility matrix (" +
+                                 matrix_path + ")");
     record.summary = without_identity
                          ? "identity missing on " + count_of(without_identity, "target")
                          : "identity collected for " + count_of(change_.targets.size(), "target");
-    record.summary += "; no compatibility matrix (" + matrix_path + "), so no version was checked";
+    record.summary +=
+        "; no compatibility matrix (" + matrix_path + "), so no version was checked: 0 real checks";
+    record.details.push_back(
+        "add " + matrix_path +
+        " (docs/compat.md), or say why the change needs none: not_wanted: {compat: \"...\"}");
     return;
   }
+  if (change_.not_wanted.contains("compat"))
+    record.details.push_back("not_wanted.compat does not apply: " + matrix_path +
+                             " exists, and a change does not set aside the repository's policy");
   std::vector<std::string> parts;
   if (outside) parts.push_back(count_of(outside, "version") + " outside " + matrix_path);
   if (unproven) parts.push_back(count_of(unproven, "required version") + " without evidence");
@@ -126,9 +146,20 @@ void Pipeline::check_compat(GateRecord& record) {
                                ":` with nothing under it to require nothing)");
     unlisted_json[platform] = targets;
   }
-  if (parts.empty())
+  if (parts.empty() && findings.empty()) {
+    // Every target's platform is listed with nothing under it: the matrix says on purpose
+    // that nothing is required of them. Said as what it is, not as versions within bounds.
+    std::set<std::string> platforms;
+    for (const auto& target : change_.targets)
+      if (const intent::Device* device = repository_.inventory.find(target))
+        platforms.insert(device->platform);
+    parts.push_back("0 real checks: " + matrix_path + " requires nothing of platform " +
+                    join({platforms.begin(), platforms.end()}, ", ") + " (" +
+                    count_of(checked_targets, "target") + ")");
+  } else if (parts.empty()) {
     parts.push_back(count_of(findings.size(), "version") + " on " +
                     count_of(checked_targets, "target") + " within " + matrix_path);
+  }
   record.summary = join(parts, "; ");
   auto written = with_.evidence.write_json(
       "compat.json",

@@ -22,13 +22,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -86,15 +86,31 @@ void Pipeline::judge_probes(GateRecord& record, const std::string& phase,
   }
   auto written = with_.evidence.write_json("probes/" + phase + ".json", document);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);
-  record.summary = outcomes.empty()
-                       ? "no probes declared"
-                       : std::to_string(passed) + "/" + std::to_string(outcomes.size()) +
-                             " probes passed" +
-                             (waived ? " (" + std::to_string(waived) + " waived)" : "");
-  if (outcomes.empty() && phase != "restored") {
-    // A change without probes proves nothing about the service; refuse rather than pass.
+  const std::size_t real = passed - waived;  // probes that passed by themselves
+  record.summary =
+      std::to_string(passed) + "/" + std::to_string(outcomes.size()) + " probes passed" +
+      (waived ? " (" + std::to_string(waived) + " waived, " + std::to_string(real) + " real)" : "");
+  if (outcomes.empty()) {
+    // A change without probes proves nothing about the service: refused rather than passed,
+    // unless the change says on purpose that it has no service to probe.
+    auto not_wanted = change_.not_wanted.find("probes");
+    if (not_wanted != change_.not_wanted.end()) {
+      record.verdict = Verdict::skipped;
+      record.summary = "not wanted by the change: " + not_wanted->second + " (0 probes run)";
+      not_wanted_gates_.insert(record.name);
+      return;
+    }
     record.verdict = Verdict::no_evidence;
     record.summary = "no probes declared: the service cannot be proven";
+    record.details.push_back("no acceptance.probes: 0 real checks of the service");
+    record.details.push_back(
+        "declare acceptance.probes (docs/probes.md), or say why the change has no service to "
+        "probe: not_wanted: {probes: \"...\"}");
+  } else if (real == 0 && record.verdict == Verdict::pass) {
+    // Waivers excuse probes that could not pass; they do not prove the service. With every
+    // probe waived nothing was observed.
+    record.verdict = Verdict::no_evidence;
+    record.summary += ": every probe was waived, so no real check passed";
   }
 }
 
@@ -117,10 +133,10 @@ void Pipeline::start_watch(GateRecord& record) {
                    ", resolution " + std::to_string(change_.acceptance.during->interval.count()) +
                    " ms, stops by itself after " + format_duration(longest);
   if (longest < needed)
-    record.details.push_back(
-        "the change may take " + format_duration(needed) + " until the disruption gate, more " +
-        "than fabgate-probe watch's limit of " + format_duration(kWatchLimit) +
-        ": if it does, the disruption verdict is no evidence");
+    record.details.push_back("the change may take " + format_duration(needed) +
+                             " until the disruption gate, more " +
+                             "than fabgate-probe watch's limit of " + format_duration(kWatchLimit) +
+                             ": if it does, the disruption verdict is no evidence");
 }
 
 void Pipeline::stop_watch(GateRecord& record) {

@@ -6,20 +6,20 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <thread>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/git_repo.h"
@@ -92,6 +92,10 @@ class FabgateEndToEnd : public ::testing::Test {
                                       ", identity_file: " + change_key() +
                                       ", agent: false}\ndevices:\n" + device_block);
     repo_.write("changes/c.yaml", change_yaml);
+    // The compat gate needs a matrix to make a real check (one the test wrote stays): any
+    // kernel the collector reads from these Linux "devices".
+    if (!std::filesystem::exists(repo_.file("policies/compat.yaml")))
+      repo_.write("policies/compat.yaml", "version: 1\nplatforms:\n  linux:\n    kernel: \"*\"\n");
     repo_.commit_all("intent");
   }
 

@@ -29,15 +29,35 @@ Report flap(const ExceptionRegister& reg) {
 }
 
 TEST(Exceptions, MatchingUnexpiredExceptionWaivesButKeepsTheItem) {
-  // Given a failing peer and an exception for it, then the result is waived with the id, the
-  // report is accepted, and the exception is listed as used.
-  auto report = flap(register_with("{device: leaf1, path: bgp.peers.p1}", "2099-01-01T00:00:00Z"));
-  ASSERT_EQ(verdicts(report), "waived");
+  // Given a failing peer p1, a healthy peer p2 and an exception for p1, then p1's result is
+  // waived with the id, the report is accepted on p2's real check, and the exception is listed
+  // as used.
+  auto two_peers = [](const char* p1) {
+    return leaf(
+        {{"bgp", {{"peers", {{"p1", {{"state", p1}}}, {"p2", {{"state", "Established"}}}}}}}});
+  };
+  auto report =
+      run(document({{"leaf1", two_peers("Established")}}), document({{"leaf1", two_peers("Idle")}}),
+          rule("    path: devices.*.bgp.peers.*.state\n    operator: no-change\n"), {},
+          register_with("{device: leaf1, path: bgp.peers.p1}", "2099-01-01T00:00:00Z"));
+  ASSERT_EQ(verdicts(report), "waived pass");
   EXPECT_EQ(report.results[0].exception_id, "EXC-7");
   EXPECT_EQ(report.results[0].waived_verdict, Verdict::fail);
   EXPECT_TRUE(report.accepted());
   EXPECT_EQ(report.exceptions_used, std::vector<std::string>{"EXC-7"});
   EXPECT_EQ(report.waived, 1u);
+}
+
+TEST(Exceptions, AComparisonWhoseEveryCheckIsWaivedProvesNothing) {
+  // Given a failing peer, the only element compared, and an exception for it, then nothing
+  // real passed: the report is no-evidence, not accepted, and its summary says why.
+  auto report = flap(register_with("{device: leaf1, path: bgp.peers.p1}", "2099-01-01T00:00:00Z"));
+  ASSERT_EQ(verdicts(report), "waived");
+  EXPECT_EQ(report.verdict(), Verdict::no_evidence);
+  EXPECT_FALSE(report.accepted());
+  EXPECT_NE(summary_line(report).find("every check was waived, so no real check passed"),
+            std::string::npos)
+      << summary_line(report);
 }
 
 TEST(Exceptions, NonMatchingExceptionWaivesNothing) {

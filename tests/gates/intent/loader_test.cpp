@@ -600,5 +600,50 @@ TEST(LoadIntent, UnquotedBangInACommandIsCaught) {
   EXPECT_NE(problem->hint.find("quote the command"), std::string::npos);
 }
 
+TEST(LoadIntent, NotWantedGatesAreReadWithTheirReasons) {
+  // Given a change without probes that says it wants neither compat nor probes, then both
+  // reasons are in the model as written.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = R"(id: drain
+title: Drain spine1
+targets: [spine1]
+bounds: {max_targets: 1, step_timeout: 10s, deadline: 2m}
+steps:
+  - device: spine1
+    run: echo drain
+rollback:
+  - device: spine1
+    run: echo undrain
+not_wanted:
+  compat: lab images are not qualified
+  probes: no service on a management change
+)";
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  const auto& not_wanted = outcome.repository->changes.at(0).not_wanted;
+  EXPECT_EQ(not_wanted.at("compat"), "lab images are not qualified");
+  EXPECT_EQ(not_wanted.at("probes"), "no service on a management change");
+}
+
+TEST(LoadIntent, NotWantedRefusesUnknownGatesEmptyReasonsAndProbesNextToProbes) {
+  // Given not_wanted naming compare (a gate no change may set aside), an empty compat reason
+  // and probes while the change declares one, then each is an error at its line and column.
+  auto outcome = load_with_probes(
+      "not_wanted:\n"
+      "  compare: trust me\n"
+      "  compat: \"  \"\n"
+      "  probes: none needed\n");
+  const auto* unknown = find(outcome, "compare");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->where.line, 16);
+  const auto* empty = find(outcome, "not_wanted.compat needs a reason");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(empty->where.line, 17);
+  EXPECT_EQ(empty->where.column, 11);
+  const auto* both = find(outcome, "not_wanted.probes, but the change declares acceptance.probes");
+  ASSERT_NE(both, nullptr);
+  EXPECT_EQ(both->where.line, 18);
+}
+
 }  // namespace
 }  // namespace fabgate::intent

@@ -12,11 +12,12 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/controller/pipeline.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabgate::pipeline {
@@ -117,6 +118,10 @@ struct ScriptedRun {
     change.id = "gate-test";
     change.targets = targets;
     change.bounds.max_targets = static_cast<int>(targets.size());
+    // One matching round verifies the restore here; the dwell's own tests set it
+    // (tests/gates/pipeline/controller/restore_path_test.cpp).
+    change.acceptance.restore_dwell = Duration::zero();
+    with_matrix(kNothingRequired);
     for (const auto& target : targets) {
       intent::Step step;
       step.device = target;
@@ -132,10 +137,17 @@ struct ScriptedRun {
     }
   }
 
-  void with_matrix(const std::string& text) {
-    repository.policy_files.push_back("policies/compat.yaml");
-    repository.policy_texts["policies/compat.yaml"] = text;
+  // A compatibility matrix at the commit; the default lists both scripted platforms with
+  // nothing required, so gates other than compat's run. nullopt: no matrix at all.
+  void with_matrix(const std::optional<std::string>& text) {
+    auto& files = repository.policy_files;
+    files.erase(std::remove(files.begin(), files.end(), "policies/compat.yaml"), files.end());
+    repository.policy_texts.erase("policies/compat.yaml");
+    if (!text) return;
+    files.push_back("policies/compat.yaml");
+    repository.policy_texts["policies/compat.yaml"] = *text;
   }
+  static constexpr const char* kNothingRequired = "version: 1\nplatforms:\n  frr:\n  linux:\n";
 
   RunOutcome run() {
     auto bundle =

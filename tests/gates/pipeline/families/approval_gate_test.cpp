@@ -66,6 +66,11 @@ struct Fixture {
     probe.run = "true";
     change.acceptance.probes.push_back(probe);
     snapshotter.identities["leaf1"] = {{"hostname", "leaf1"}, {"kernel", "6.1.0"}};
+    // compat makes a real check (any kernel), so the approval gate is what decides here.
+    repository.policy_files.push_back("policies/compat.yaml");
+    repository.policy_texts["policies/compat.yaml"] =
+        "version: 1\nplatforms:\n  linux:\n    kernel: \"*\"\n";
+    change.acceptance.restore_dwell = Duration::zero();  // a rehearsal's restore, judged once
   }
 
   RunOutcome run(Mode mode, ApprovalJudge* with_judge) {

@@ -83,6 +83,7 @@ TEST(CompatGate, ATargetWithoutIdentityIsNoEvidenceWithOrWithoutAMatrix) {
   EXPECT_EQ(fixture.remote.sent("step"), 0u);
 
   Fixture without_matrix({"leaf1"});
+  without_matrix.with_matrix(std::nullopt);
   auto unmatrixed = without_matrix.run();
   EXPECT_EQ(unmatrixed.exit_code, ExitCode::refused);
   const auto* plain = gate_named(unmatrixed, "compat");
@@ -144,17 +145,77 @@ TEST(CompatGate, APlatformListedWithNothingUnderItPasses) {
   EXPECT_EQ(fixture.remote.sent("step"), 1u);
 }
 
-TEST(CompatGate, WithoutAMatrixCollectedIdentityPassesAndTheSummarySaysThereIsNoMatrix) {
-  // Given no policies/compat.yaml at the commit, then compat keeps its old rule (identity
-  // collected means pass) and says that no matrix was checked.
+TEST(CompatGate, WithoutAMatrixNoVersionIsCheckedSoNothingIsProvenAndNothingIsSent) {
+  // Given no policies/compat.yaml at the commit and leaf1's identity collected, then compat
+  // made 0 real checks: no-evidence (not pass), the summary says so and the details say how
+  // to fix it; the run exits 3 and no step is sent.
   Fixture fixture({"leaf1"});
+  fixture.with_matrix(std::nullopt);
+  fixture.snapshotter.identities["leaf1"] = leaf1_identity("7.5.1");
+  auto outcome = fixture.run();
+  EXPECT_EQ(outcome.exit_code, ExitCode::refused);
+  const auto* compat = gate_named(outcome, "compat");
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(compat->verdict, Verdict::no_evidence) << all_details(*compat);
+  EXPECT_NE(compat->summary.find("no compatibility matrix (policies/compat.yaml), so no version "
+                                 "was checked: 0 real checks"),
+            std::string::npos)
+      << compat->summary;
+  EXPECT_NE(all_details(*compat).find("not_wanted: {compat:"), std::string::npos)
+      << all_details(*compat);
+  EXPECT_EQ(fixture.remote.sent("step"), 0u);
+}
+
+TEST(CompatGate, AChangeThatSaysItWantsNoCompatGateSkipsItWithItsReason) {
+  // Given no matrix and a change saying not_wanted: {compat: ...}, then compat is skipped with
+  // the change's reason in its summary (the reviewer reads it) and the step is sent.
+  Fixture fixture({"leaf1"});
+  fixture.with_matrix(std::nullopt);
+  fixture.change.not_wanted["compat"] = "lab images are not version-qualified";
+  fixture.snapshotter.identities["leaf1"] = leaf1_identity("7.5.1");
+  auto outcome = fixture.run();
+  const auto* compat = gate_named(outcome, "compat");
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(compat->verdict, Verdict::skipped) << all_details(*compat);
+  EXPECT_EQ(compat->summary,
+            "not wanted by the change: lab images are not version-qualified (0 versions checked)");
+  EXPECT_EQ(fixture.remote.sent("step"), 1u);
+}
+
+TEST(CompatGate, AChangeCannotSetAsideTheRepositorysMatrix) {
+  // Given a matrix allowing FRR >=8.4 <9, leaf1 on 7.5.1 and a change saying it wants no
+  // compat gate, then the matrix still applies: compat fails, says why the change's line does
+  // not apply, and nothing is sent.
+  Fixture fixture({"leaf1"});
+  fixture.with_matrix(kMatrix);
+  fixture.change.not_wanted["compat"] = "trust me";
+  fixture.snapshotter.identities["leaf1"] = leaf1_identity("7.5.1");
+  auto outcome = fixture.run();
+  EXPECT_EQ(outcome.exit_code, ExitCode::refused);
+  const auto* compat = gate_named(outcome, "compat");
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(compat->verdict, Verdict::fail);
+  EXPECT_NE(all_details(*compat).find("not_wanted.compat does not apply: policies/compat.yaml "
+                                      "exists"),
+            std::string::npos)
+      << all_details(*compat);
+  EXPECT_EQ(fixture.remote.sent("step"), 0u);
+}
+
+TEST(CompatGate, AMatrixThatRequiresNothingSaysZeroRealChecks) {
+  // Given a matrix listing frr with nothing under it, then compat passes (the matrix says so on
+  // purpose) and its summary says that 0 real checks were made, not "versions within".
+  Fixture fixture({"leaf1"});
+  fixture.with_matrix("version: 1\nplatforms:\n  frr:\n");
   fixture.snapshotter.identities["leaf1"] = leaf1_identity("7.5.1");
   auto outcome = fixture.run();
   const auto* compat = gate_named(outcome, "compat");
   ASSERT_NE(compat, nullptr);
   EXPECT_EQ(compat->verdict, Verdict::pass) << all_details(*compat);
-  EXPECT_NE(compat->summary.find("no compatibility matrix"), std::string::npos) << compat->summary;
-  EXPECT_EQ(fixture.remote.sent("step"), 1u);
+  EXPECT_NE(compat->summary.find("0 real checks: policies/compat.yaml requires nothing of "
+                                 "platform frr (1 target)"),
+            std::string::npos)
+      << compat->summary;
 }
 
 TEST(CompatGate, TheFindingsLandInTheEvidence) {
