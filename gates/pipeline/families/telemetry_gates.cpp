@@ -22,13 +22,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -58,6 +58,14 @@ static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcom
   for (const auto& device : outcome.devices) {
     if (!device.stream_failure.empty())
       record.details.push_back(device.device + ": " + device.stream_failure);
+    if (!device.mode.empty() && device.mode != "STREAM/SAMPLE") {
+      record.details.push_back(device.device + ": subscribed by " + device.mode + ": " +
+                               device.mode_cost);
+      if (device.failed_rounds > 0)
+        record.details.push_back(device.device + ": " + std::to_string(device.failed_rounds) +
+                                 " of " + std::to_string(device.rounds) + " " + device.mode +
+                                 " rounds failed (silences): " + join(device.round_failures, "; "));
+    }
     for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
     for (const auto& flap : device.unexpected_flaps)
       record.details.push_back(device.device + ": " + flap + " (not in acceptance.expected_flaps)");

@@ -6,7 +6,9 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "adapters/core/text.h"
 #include "adapters/core/time.h"
 
 namespace fabgate::pipeline {
@@ -194,6 +196,16 @@ std::vector<std::string> event_lines(const TelemetryOutcome& outcome) {
   return lines;
 }
 
+std::string modes_text(const TelemetryOutcome& outcome) {
+  std::map<std::string, std::vector<std::string>> fallbacks;  // mode -> devices
+  for (const auto& device : outcome.devices)
+    if (!device.mode.empty() && device.mode != to_string(TelemetryMode::stream))
+      fallbacks[device.mode].push_back(device.device);
+  std::string text(to_string(TelemetryMode::stream));
+  for (const auto& [mode, devices] : fallbacks) text += "; " + mode + " for " + join(devices, ", ");
+  return text;
+}
+
 nlohmann::json to_json(const TelemetryOutcome& outcome) {
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& device : outcome.devices) {
@@ -226,6 +238,17 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
       entry["last_sample"] = format_device_time(device.last_ns);
     }
     if (!device.stream_failure.empty()) entry["stream_failure"] = device.stream_failure;
+    if (!device.mode.empty()) {
+      entry["mode"] = device.mode;
+      entry["mode_cost"] = device.mode_cost;
+    }
+    if (!device.modes_refused.empty()) entry["modes_refused"] = device.modes_refused;
+    if (device.mode == "POLL" || device.mode == "ONCE") {
+      entry["rounds"] = device.rounds;
+      entry["failed_rounds"] = device.failed_rounds;
+      entry["round_failures"] = device.round_failures;
+      entry["longest_round_ms"] = device.longest_round.count();
+    }
     devices.push_back(std::move(entry));
   }
   nlohmann::json document = {{"phase", outcome.phase},
@@ -233,7 +256,7 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                              {"summary", outcome.summary},
                              {"path", gnmi::kInterfaceStatePath},
                              {"paths", telemetry_paths()},
-                             {"mode", "STREAM/SAMPLE"},
+                             {"mode", modes_text(outcome)},
                              {"interval_ms", outcome.interval.count()},
                              {"max_gap_ms", outcome.max_gap.count()},
                              {"flaps_judged", outcome.flaps_judged},
@@ -252,7 +275,7 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
 struct TelemetrySession::Stream {
   TelemetrySubject subject;
   std::unique_ptr<gnmi::GnmiClient> client;
-  std::unique_ptr<gnmi::GnmiStream> stream;
+  std::unique_ptr<TelemetrySubscription> subscription;
   std::thread runner;
   std::mutex mutex;
   std::condition_variable first_sample;
@@ -264,7 +287,13 @@ struct TelemetrySession::Stream {
   std::string failure;  // opening failed, or the stream ended by itself
   bool ended = false;
   Steady::time_point ended_at;
-  std::size_t window_from = 0;  // the first sample of the current window
+  std::size_t window_from = 0;        // the first sample of the current window
+  std::optional<TelemetryMode> mode;  // the mode that delivers
+  std::vector<std::string> modes_refused;
+  // POLL and ONCE rounds of the current window (reset at each window's end).
+  std::size_t rounds = 0, failed_rounds = 0;
+  std::vector<std::string> round_failures;
+  Duration longest_round{0};
 };
 
 TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetrySubject> subjects,
@@ -277,7 +306,7 @@ TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetryS
 TelemetrySession::~TelemetrySession() {
   if (stopped_) return;  // stop() already ended and joined every stream
   for (auto& stream : streams_) {
-    if (stream->stream) stream->stream->stop();
+    if (stream->subscription) stream->subscription->stop();
     if (stream->runner.joinable()) stream->runner.join();
   }
 }
@@ -302,18 +331,26 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
       continue;
     }
     stream->client = std::move(client.value());
-    auto opened = stream->client->subscribe_stream(telemetry_paths(), gnmi::Encoding::json_ietf,
-                                                   interval_, longest);
-    if (!opened.ok()) {
-      stream->failure = opened.error().message;
-      stream->ended = true;
-      streams_.push_back(std::move(stream));
-      continue;
-    }
-    stream->stream = std::move(opened.value());
+    // A POLL or ONCE round that takes longer than the allowed silence is a silence anyway.
+    stream->subscription = std::make_unique<TelemetrySubscription>(
+        *stream->client, telemetry_paths(), interval_, max_gap(), longest);
     Stream* raw = stream.get();
     raw->runner = std::thread([raw] {
-      auto ran = raw->stream->run([raw](const gnmi::GnmiNotification& notification) {
+      SubscriptionEvents events;
+      events.mode = [raw](TelemetryMode mode, const std::vector<std::string>& refused) {
+        std::lock_guard lock(raw->mutex);
+        raw->mode = mode;
+        raw->modes_refused = refused;
+      };
+      events.round = [raw](Duration took, const std::string& failure) {
+        std::lock_guard lock(raw->mutex);
+        ++raw->rounds;
+        raw->longest_round = std::max(raw->longest_round, took);
+        if (failure.empty()) return;
+        ++raw->failed_rounds;
+        if (raw->round_failures.size() < 3) raw->round_failures.push_back(failure);
+      };
+      events.notification = [raw](const gnmi::GnmiNotification& notification) {
         const bool interfaces =
             gnmi::samples_source(notification, gnmi::TelemetrySource::interfaces);
         const bool bgp = gnmi::samples_source(notification, gnmi::TelemetrySource::bgp_neighbors);
@@ -323,7 +360,8 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
         raw->samples.push_back(notification);
         raw->arrivals.push_back(Steady::now());
         raw->first_sample.notify_all();
-      });
+      };
+      auto ran = raw->subscription->run(events);
       std::lock_guard lock(raw->mutex);
       if (!ran.ok()) raw->failure = ran.error().message;
       raw->ended = true;
@@ -338,7 +376,7 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
     return started;
   }
   auto wait_until = Steady::now() + first_sample_wait;
-  std::vector<std::string> waiting;
+  std::vector<std::string> fallbacks;  // "leaf2 by ONCE"
   std::size_t delivering = 0;
   for (auto& stream : streams_) {
     std::unique_lock lock(stream->mutex);
@@ -350,6 +388,15 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
     const std::string& name = stream->subject.device->name;
     if (!stream->samples.empty()) {
       ++delivering;
+      if (stream->mode && *stream->mode != TelemetryMode::stream) {
+        fallbacks.push_back(name + " by " + std::string(to_string(*stream->mode)));
+        started.details.push_back(
+            name + ": subscribed by " + std::string(to_string(*stream->mode)) +
+            " (the target does not "
+            "implement the modes before it: " +
+            join(stream->modes_refused, "; ") +
+            "): " + mode_cost(*stream->mode, interval_, stream->longest_round));
+      }
     } else if (!stream->failure.empty()) {
       started.details.push_back(name + ": " + stream->failure);
     } else {
@@ -362,6 +409,8 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   started.summary = std::to_string(delivering) + " of " + std::to_string(streams_.size()) +
                     " devices streaming interface state and BGP neighbours every " +
                     format_duration(interval_);
+  if (!fallbacks.empty())
+    started.summary += " (" + join(fallbacks, ", ") + ": the target does not implement STREAM)";
   return started;
 }
 
@@ -372,7 +421,7 @@ TelemetryOutcome TelemetrySession::cut(Flaps flaps) {
 TelemetryOutcome TelemetrySession::stop(Flaps flaps) {
   TelemetryOutcome outcome = end_window(flaps);
   for (auto& stream : streams_) {
-    if (stream->stream) stream->stream->stop();
+    if (stream->subscription) stream->subscription->stop();
     if (stream->runner.joinable()) stream->runner.join();
   }
   stopped_ = true;
@@ -398,7 +447,7 @@ TelemetryOutcome TelemetrySession::stop_after_next_sample(Flaps flaps) {
 TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
   TelemetryOutcome outcome;
   outcome.interval = interval_;
-  outcome.max_gap = rules_.max_gap.value_or(std::max(3 * interval_, Duration{2000}));
+  outcome.max_gap = max_gap();
   outcome.flaps_judged = flaps == Flaps::judged;
   outcome.expected_flaps = rules_.expected_flaps;
   outcome.window_start = window_start_;
@@ -419,6 +468,15 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
       // know the state the window starts from), under the lock.
       std::lock_guard lock(stream->mutex);
       device.stream_failure = stream->failure;
+      if (stream->mode) {
+        device.mode = to_string(*stream->mode);
+        device.mode_cost = mode_cost(*stream->mode, interval_, stream->longest_round);
+      }
+      device.modes_refused = stream->modes_refused;
+      device.rounds = std::exchange(stream->rounds, 0);
+      device.failed_rounds = std::exchange(stream->failed_rounds, 0);
+      device.round_failures = std::exchange(stream->round_failures, {});
+      device.longest_round = std::exchange(stream->longest_round, Duration{0});
       const std::size_t to = stream->samples.size();
       before.assign(stream->samples.begin(), stream->samples.begin() + stream->window_from);
       window.assign(stream->samples.begin() + stream->window_from, stream->samples.end());
