@@ -31,6 +31,10 @@ struct GnmiFailure {
   // Names device, operation and cause: "gnmi: leaf1 (10.0.0.1:9339): Get
   // /system/state: timed out after 2s".
   std::string message;
+  // The target answered UNIMPLEMENTED (kind `rejected`): it does not do what was asked (a
+  // subscription mode, an encoding). It says nothing against the target or the paths; any
+  // other refusal (NOT_FOUND, INVALID_ARGUMENT, ...) does not set it.
+  bool unimplemented = false;
 };
 
 std::string_view to_string(GnmiFailure::Kind kind);
@@ -91,12 +95,16 @@ struct Capabilities {
 };
 
 // A POLL subscription: next() returns the initial snapshot on its first call and asks for a
-// fresh one (a Poll message) on every later call. The session's deadline bounds all of it.
-// A session must not outlive the client that opened it.
+// fresh one (a Poll message) on every later call. The session's deadline bounds all of it;
+// `round_deadline` bounds one call: a round not answered by then cancels the subscription and
+// is a timeout (the session is over; open a new one). A session must not outlive the client
+// that opened it.
 class GnmiPollSession {
  public:
   virtual ~GnmiPollSession() = default;
-  virtual GnmiResult<std::vector<GnmiNotification>> next() = 0;
+  GnmiResult<std::vector<GnmiNotification>> next() { return next(std::nullopt); }
+  virtual GnmiResult<std::vector<GnmiNotification>> next(
+      std::optional<Duration> round_deadline) = 0;
 };
 
 // A STREAM subscription in SAMPLE mode. run() blocks, handing every notification to

@@ -6,8 +6,12 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -135,9 +139,14 @@ class GrpcPollSession final : public GnmiPollSession {
         deadline_(deadline) {}
   ~GrpcPollSession() override;
 
-  GnmiResult<std::vector<GnmiNotification>> next() override;
+  GnmiResult<std::vector<GnmiNotification>> next(std::optional<Duration> round_deadline) override;
 
  private:
+  GnmiResult<std::vector<GnmiNotification>> round();
+  // A blocking Read has no deadline of its own: this thread cancels the call when a round
+  // passes its deadline.
+  void watch();
+
   const GrpcGnmiClient& client_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<::gnmi::SubscribeRequest, ::gnmi::SubscribeResponse>>
@@ -145,6 +154,11 @@ class GrpcPollSession final : public GnmiPollSession {
   Duration deadline_;
   bool first_ = true;
   bool finished_ = false;
+  std::mutex watch_mutex_;
+  std::condition_variable watch_wake_;
+  std::optional<std::chrono::steady_clock::time_point> round_ends_;
+  bool closing_ = false, round_timed_out_ = false;
+  std::thread watchdog_;
 };
 
 class GrpcGnmiClient final : public GnmiClient {
@@ -322,8 +336,10 @@ class GrpcGnmiClient final : public GnmiClient {
     std::string cause = kind == GnmiFailure::Kind::timeout
                             ? "timed out after " + format_duration(deadline)
                             : status.error_message();
-    return GnmiFailure{kind, prefix(operation) + cause + " (gRPC status " +
-                                 std::to_string(static_cast<int>(status.error_code())) + ")"};
+    return GnmiFailure{kind,
+                       prefix(operation) + cause + " (gRPC status " +
+                           std::to_string(static_cast<int>(status.error_code())) + ")",
+                       status.error_code() == grpc::StatusCode::UNIMPLEMENTED};
   }
 
   GnmiResult<GnmiNotification> convert(const ::gnmi::Notification& notification,
@@ -394,6 +410,12 @@ class GrpcGnmiClient final : public GnmiClient {
 };
 
 GrpcPollSession::~GrpcPollSession() {
+  {
+    std::lock_guard lock(watch_mutex_);
+    closing_ = true;
+    watch_wake_.notify_all();
+  }
+  if (watchdog_.joinable()) watchdog_.join();
   if (finished_) return;
   // Ending a POLL subscription: cancel, then collect the final status so gRPC frees the call.
   context_->TryCancel();
@@ -403,7 +425,45 @@ GrpcPollSession::~GrpcPollSession() {
   (void)stream_->Finish();
 }
 
-GnmiResult<std::vector<GnmiNotification>> GrpcPollSession::next() {
+void GrpcPollSession::watch() {
+  std::unique_lock lock(watch_mutex_);
+  while (!closing_) {
+    if (!round_ends_) {
+      watch_wake_.wait(lock);
+      continue;
+    }
+    const auto ends = *round_ends_;
+    if (watch_wake_.wait_until(lock, ends, [&] { return closing_ || round_ends_ != ends; }))
+      continue;
+    round_timed_out_ = true;
+    round_ends_.reset();
+    context_->TryCancel();
+  }
+}
+
+GnmiResult<std::vector<GnmiNotification>> GrpcPollSession::next(
+    std::optional<Duration> round_deadline) {
+  if (!round_deadline) return round();
+  {
+    std::lock_guard lock(watch_mutex_);
+    if (!watchdog_.joinable()) watchdog_ = std::thread([this] { watch(); });
+    round_ends_ = std::chrono::steady_clock::now() + *round_deadline;
+    round_timed_out_ = false;
+    watch_wake_.notify_all();
+  }
+  auto answered = round();
+  std::lock_guard lock(watch_mutex_);
+  round_ends_.reset();
+  watch_wake_.notify_all();
+  if (!answered && round_timed_out_) {
+    return GnmiFailure{GnmiFailure::Kind::timeout, client_.prefix("Subscribe POLL") +
+                                                       "the round was not answered within " +
+                                                       format_duration(*round_deadline)};
+  }
+  return answered;
+}
+
+GnmiResult<std::vector<GnmiNotification>> GrpcPollSession::round() {
   const std::string operation = "Subscribe POLL";
   if (finished_) {
     return GnmiFailure{GnmiFailure::Kind::internal,

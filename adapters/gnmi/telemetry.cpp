@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "adapters/core/time.h"
 #include "adapters/gnmi/data_tree.h"
+#include "adapters/gnmi/telemetry_tracker.h"
 
 namespace fabgate::gnmi {
 
@@ -390,15 +392,221 @@ void judge_presence(const std::map<std::string, State>& said, const std::set<std
   if (!listed.empty()) listing = {std::move(listed), at};
 }
 
-std::vector<const GnmiNotification*> in_time_order(const std::vector<GnmiNotification>& all) {
-  std::vector<const GnmiNotification*> ordered;
-  for (const auto& notification : all) ordered.push_back(&notification);
-  std::stable_sort(ordered.begin(), ordered.end(),
-                   [](const auto* a, const auto* b) { return a->timestamp_ns < b->timestamp_ns; });
-  return ordered;
+// Folds what `from` says over what `into` says, as reading its notification after the others
+// of its timestamp would have: the values it carries replace, its deletes and unreadable
+// values add up.
+void merge_sample(DeviceState& into, DeviceState&& from) {
+  for (auto& [name, said] : from.interfaces) {
+    InterfaceState& state = into.interfaces[name];
+    if (said.oper) state.oper = std::move(said.oper);
+    if (said.transitions) state.transitions = said.transitions;
+    for (const auto& [counter, value] : said.counters) state.counters[counter] = value;
+  }
+  for (auto& [address, said] : from.neighbors) {
+    NeighborState& state = into.neighbors[address];
+    if (said.session) state.session = std::move(said.session);
+    if (said.transitions) state.transitions = said.transitions;
+    for (const auto& [family, count] : said.received) state.received[family] = count;
+  }
+  into.deleted_interfaces.merge(from.deleted_interfaces);
+  into.deleted_neighbors.merge(from.deleted_neighbors);
+  if (from.bgp_served) into.bgp_served = from.bgp_served;
+  for (auto& why : from.unreadable) into.unreadable.push_back(std::move(why));
+}
+
+std::int64_t nanoseconds(Duration duration) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
 }
 
 }  // namespace
+
+struct TimelineTracker::State {
+  struct Coverage {
+    TelemetrySource source;
+    // The source's last sample (a silence's edge), else the window's start; unset until the
+    // window's first sample when its start was not given.
+    std::optional<std::int64_t> last_seen;
+    bool sampled = false;  // in the window
+    bool edge = false;     // a sample (in the window or before it) a silence can start from
+  };
+
+  std::int64_t gap_ns = 0;
+  TrackerLimits limits;
+  DeviceState known;
+  Listing interface_listing, neighbor_listing;
+  std::vector<Coverage> coverage;
+  std::map<std::int64_t, Sample> held;  // read, not yet folded: by timestamp
+  std::optional<std::int64_t> newest;   // the newest timestamp taken
+  bool in_window = false;
+  bool window_started = false;  // the window's start is known (given, or its first sample)
+  TelemetryTimeline timeline;   // the current window's, so far
+  std::size_t events_left_out = 0;
+  // Subjects past limits.subjects: not followed from then on, so no window of the device is
+  // covered any more.
+  std::size_t interfaces_left_out = 0, neighbors_left_out = 0;
+
+  void emit(TelemetryEvent event) {
+    if (!in_window) return;
+    if (timeline.events.size() < limits.events)
+      timeline.events.push_back(std::move(event));
+    else
+      ++events_left_out;
+  }
+
+  template <class State>
+  void keep_within_limit(std::map<std::string, State>& said,
+                         const std::map<std::string, State>& followed, std::size_t& left_out) {
+    std::size_t count = followed.size();
+    for (auto it = said.begin(); it != said.end();) {
+      if (followed.count(it->first)) {
+        ++it;
+      } else if (count < limits.subjects) {
+        ++count;
+        ++it;
+      } else {
+        ++left_out;
+        it = said.erase(it);
+      }
+    }
+  }
+
+  // Folds the held samples in time order: those the newest is more than the reorder horizon
+  // ahead of, those past the held limit, or (`all`) every one.
+  void fold_held(bool all) {
+    while (!held.empty()) {
+      auto oldest = held.begin();
+      const bool due = all || held.size() > limits.held ||
+                       (limits.reorder && *newest - oldest->first > nanoseconds(*limits.reorder));
+      if (!due) break;
+      Sample sample = std::move(oldest->second);
+      const std::int64_t at = oldest->first;
+      held.erase(oldest);
+      fold(sample, at);
+    }
+  }
+
+  // One sample: the notifications of one timestamp (fabgate-gnmid sends each BGP path of a
+  // reading, and the interfaces, as notifications of their own). In the window it is judged
+  // and reported; before it, it only gives the state the window starts from.
+  void fold(Sample& sample, std::int64_t at);
+  TelemetryTimeline end(std::optional<std::int64_t> end_ns);
+};
+
+void TimelineTracker::State::fold(Sample& sample, std::int64_t at) {
+  keep_within_limit(sample.said.interfaces, known.interfaces, interfaces_left_out);
+  keep_within_limit(sample.said.neighbors, known.neighbors, neighbors_left_out);
+  if (in_window && !window_started) {
+    // The window starts at its first sample.
+    window_started = true;
+    for (auto& covered : coverage)
+      if (!covered.last_seen) covered.last_seen = at;
+  }
+  std::optional<Silence> silence[2];  // per source, the silence this sample ends
+  for (auto& covered : coverage) {
+    // A sample of deletes only shows no value: it covers nothing.
+    if (!carries_values(sample, covered.source)) continue;
+    if (!in_window) {  // the source's last sample before the window: a silence's edge
+      covered.last_seen = at;
+      covered.edge = true;
+      continue;
+    }
+    if (at - *covered.last_seen > gap_ns) {
+      // Only a silence after a sample can be covered: the window's head has no edge.
+      if (covered.edge)
+        silence[covered.source == TelemetrySource::interfaces ? 0 : 1] =
+            Silence{*covered.last_seen, at};
+      else
+        timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
+                                silence_words({*covered.last_seen, at}) +
+                                ", the start of the window");
+    }
+    covered.last_seen = std::max(*covered.last_seen, at);
+    covered.sampled = covered.edge = true;
+  }
+  if (in_window)
+    for (const auto& why : sample.said.unreadable)
+      timeline.gaps.push_back("a sample at " + device_time(at) + " cannot be read: " + why);
+  const DeviceState edge = known;  // what the samples before this one said
+  std::set<std::string> reset_interfaces, reset_neighbors;
+  auto reporter = [&](TelemetrySource source, const std::string& subject) {
+    return std::function<void(std::string, bool)>(
+        [&, source, subject](std::string what, bool flap) {
+          emit({at, source, subject, std::move(what), flap});
+        });
+  };
+  for (const auto& [name, said] : sample.said.interfaces) {
+    InterfaceState& state = known.interfaces[name];
+    auto report = reporter(TelemetrySource::interfaces, name);
+    if (!fold_subject(said, &InterfaceState::oper, "oper-status", "UP", kCarrierTransitions,
+                      /*both_ways=*/true, at, silence[0], state, report, in_window))
+      reset_interfaces.insert(name);
+    for (const auto& [counter, value] : said.counters) {
+      auto old = state.counters.find(counter);
+      if (old != state.counters.end() && value > old->second)
+        report(counter + " +" + std::to_string(value - old->second), false);
+    }
+    for (const auto& [counter, value] : said.counters) state.counters[counter] = value;
+  }
+  if (sample.said.bgp_served && known.bgp_served && *sample.said.bgp_served != *known.bgp_served)
+    emit({at, TelemetrySource::bgp_neighbors, "neighbours",
+          *sample.said.bgp_served ? "served again" : "no longer served (the target deleted them)"});
+  if (sample.said.bgp_served) known.bgp_served = sample.said.bgp_served;
+  for (const auto& [address, said] : sample.said.neighbors) {
+    NeighborState& state = known.neighbors[address];
+    auto report = reporter(TelemetrySource::bgp_neighbors, address);
+    if (!fold_subject(said, &NeighborState::session, "session-state", "ESTABLISHED",
+                      kEstablishedTransitions, /*both_ways=*/false, at, silence[1], state, report,
+                      in_window))
+      reset_neighbors.insert(address);
+    for (const auto& [family, count] : said.received) {
+      auto old = state.received.find(family);
+      if (old != state.received.end() && count != old->second)
+        report("received-prefixes " + family + " " + std::to_string(old->second) + " -> " +
+                   std::to_string(count),
+               false);
+    }
+    for (const auto& [family, count] : said.received) state.received[family] = count;
+  }
+  // Subjects that went away or arrived, against what the samples before this one said.
+  auto presence = [&](TelemetrySource source) {
+    return std::function<void(const std::string&, std::string, bool)>(
+        [&, source](const std::string& subject, std::string what, bool disappeared) {
+          emit({at, source, subject, std::move(what), /*flap=*/false, disappeared});
+        });
+  };
+  std::map<std::string, bool> gone_interfaces, gone_neighbors;
+  judge_presence(sample.said.interfaces, sample.said.deleted_interfaces, &InterfaceState::oper,
+                 edge.interfaces, at, interface_listing, gone_interfaces,
+                 presence(TelemetrySource::interfaces));
+  judge_presence(sample.said.neighbors, sample.said.deleted_neighbors, &NeighborState::session,
+                 edge.neighbors, at, neighbor_listing, gone_neighbors,
+                 presence(TelemetrySource::bgp_neighbors));
+  for (const auto& [name, gone] : gone_interfaces) known.interfaces[name].gone = gone;
+  for (const auto& [name, gone] : gone_neighbors) known.neighbors[name].gone = gone;
+  // A silence is covered when the counters on its two edges account for everything in it.
+  for (int i = 0; i < 2; ++i) {
+    if (!silence[i]) continue;
+    bool interfaces = i == 0;
+    auto why = interfaces
+                   ? uncovered_because(edge.interfaces, sample.said.interfaces, reset_interfaces,
+                                       silence[i]->from, kCarrierTransitions, "interfaces")
+                   : uncovered_because(edge.neighbors, sample.said.neighbors, reset_neighbors,
+                                       silence[i]->from, kEstablishedTransitions, "BGP neighbours");
+    std::string text = "no " + std::string(interfaces ? "interface" : "bgp") + " sample " +
+                       silence_words(*silence[i]);
+    if (why.empty()) {
+      std::size_t subjects =
+          interfaces ? sample.said.interfaces.size() : sample.said.neighbors.size();
+      timeline.covered_gaps.push_back(text + ", covered by " +
+                                      (interfaces ? kCarrierTransitions : kEstablishedTransitions) +
+                                      " on " + std::to_string(subjects) +
+                                      (interfaces ? (subjects == 1 ? " interface" : " interfaces")
+                                                  : (subjects == 1 ? " session" : " sessions")));
+    } else {
+      timeline.gaps.push_back(text + ", not covered: " + some_of(why));
+    }
+  }
+}
 
 bool samples_source(const GnmiNotification& notification, TelemetrySource source) {
   Sample sample;
@@ -410,169 +618,131 @@ std::string_view to_string(TelemetrySource source) {
   return source == TelemetrySource::bgp_neighbors ? "bgp" : "interface";
 }
 
-TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
-                                  const std::vector<GnmiNotification>& window,
-                                  const TimelineWindow& bounds) {
-  TelemetryTimeline timeline;
-  const std::int64_t gap_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(bounds.max_gap).count();
-  DeviceState known;
-
-  struct Coverage {
-    TelemetrySource source;
-    std::int64_t last_seen;
-    bool sampled = false;  // in the window
-    bool edge = false;     // a sample (in the window or before it) a silence can start from
-  };
-  std::vector<Coverage> coverage;
-  for (auto source : bounds.expected) coverage.push_back({source, bounds.start_ns});
-  Listing interface_listing, neighbor_listing;
-
-  // One sample: the notifications of one timestamp (fabgate-gnmid sends each BGP path of a
-  // reading, and the interfaces, as notifications of their own). `in_window`: judged and
-  // reported; before the window it only gives the state the window starts from.
-  auto take = [&](const Sample& sample, std::int64_t at, bool in_window) {
-    std::optional<Silence> silence[2];  // per source, the silence this sample ends
-    for (auto& covered : coverage) {
-      // A sample of deletes only shows no value: it covers nothing.
-      if (!carries_values(sample, covered.source)) continue;
-      if (!in_window) {  // the source's last sample before the window: a silence's edge
-        covered.last_seen = at;
-        covered.edge = true;
-        continue;
-      }
-      if (at - covered.last_seen > gap_ns) {
-        // Only a silence after a sample can be covered: the window's head has no edge.
-        if (covered.edge)
-          silence[covered.source == TelemetrySource::interfaces ? 0 : 1] =
-              Silence{covered.last_seen, at};
-        else
-          timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
-                                  silence_words({covered.last_seen, at}) +
-                                  ", the start of the window");
-      }
-      covered.last_seen = std::max(covered.last_seen, at);
-      covered.sampled = covered.edge = true;
-    }
-    if (in_window)
-      for (const auto& why : sample.said.unreadable)
-        timeline.gaps.push_back("a sample at " + device_time(at) + " cannot be read: " + why);
-    const DeviceState edge = known;  // what the samples before this one said
-    std::set<std::string> reset_interfaces, reset_neighbors;
-    auto reporter = [&](TelemetrySource source, const std::string& subject) {
-      return std::function<void(std::string, bool)>(
-          [&, source, subject](std::string what, bool flap) {
-            if (in_window) timeline.events.push_back({at, source, subject, std::move(what), flap});
-          });
-    };
-    for (const auto& [name, said] : sample.said.interfaces) {
-      InterfaceState& state = known.interfaces[name];
-      auto report = reporter(TelemetrySource::interfaces, name);
-      if (!fold_subject(said, &InterfaceState::oper, "oper-status", "UP", kCarrierTransitions,
-                        /*both_ways=*/true, at, silence[0], state, report, in_window))
-        reset_interfaces.insert(name);
-      for (const auto& [counter, value] : said.counters) {
-        auto old = state.counters.find(counter);
-        if (old != state.counters.end() && value > old->second)
-          report(counter + " +" + std::to_string(value - old->second), false);
-      }
-      for (const auto& [counter, value] : said.counters) state.counters[counter] = value;
-    }
-    if (sample.said.bgp_served && known.bgp_served &&
-        *sample.said.bgp_served != *known.bgp_served && in_window)
-      timeline.events.push_back({at, TelemetrySource::bgp_neighbors, "neighbours",
-                                 *sample.said.bgp_served
-                                     ? "served again"
-                                     : "no longer served (the target deleted them)"});
-    if (sample.said.bgp_served) known.bgp_served = sample.said.bgp_served;
-    for (const auto& [address, said] : sample.said.neighbors) {
-      NeighborState& state = known.neighbors[address];
-      auto report = reporter(TelemetrySource::bgp_neighbors, address);
-      if (!fold_subject(said, &NeighborState::session, "session-state", "ESTABLISHED",
-                        kEstablishedTransitions, /*both_ways=*/false, at, silence[1], state, report,
-                        in_window))
-        reset_neighbors.insert(address);
-      for (const auto& [family, count] : said.received) {
-        auto old = state.received.find(family);
-        if (old != state.received.end() && count != old->second)
-          report("received-prefixes " + family + " " + std::to_string(old->second) + " -> " +
-                     std::to_string(count),
-                 false);
-      }
-      for (const auto& [family, count] : said.received) state.received[family] = count;
-    }
-    // Subjects that went away or arrived, against what the samples before this one said.
-    auto presence = [&](TelemetrySource source) {
-      return std::function<void(const std::string&, std::string, bool)>(
-          [&, source](const std::string& subject, std::string what, bool disappeared) {
-            if (in_window)
-              timeline.events.push_back(
-                  {at, source, subject, std::move(what), /*flap=*/false, disappeared});
-          });
-    };
-    std::map<std::string, bool> gone_interfaces, gone_neighbors;
-    judge_presence(sample.said.interfaces, sample.said.deleted_interfaces, &InterfaceState::oper,
-                   edge.interfaces, at, interface_listing, gone_interfaces,
-                   presence(TelemetrySource::interfaces));
-    judge_presence(sample.said.neighbors, sample.said.deleted_neighbors, &NeighborState::session,
-                   edge.neighbors, at, neighbor_listing, gone_neighbors,
-                   presence(TelemetrySource::bgp_neighbors));
-    for (const auto& [name, gone] : gone_interfaces) known.interfaces[name].gone = gone;
-    for (const auto& [name, gone] : gone_neighbors) known.neighbors[name].gone = gone;
-    // A silence is covered when the counters on its two edges account for everything in it.
-    for (int i = 0; i < 2; ++i) {
-      if (!silence[i]) continue;
-      bool interfaces = i == 0;
-      auto why =
-          interfaces
-              ? uncovered_because(edge.interfaces, sample.said.interfaces, reset_interfaces,
-                                  silence[i]->from, kCarrierTransitions, "interfaces")
-              : uncovered_because(edge.neighbors, sample.said.neighbors, reset_neighbors,
-                                  silence[i]->from, kEstablishedTransitions, "BGP neighbours");
-      std::string text = "no " + std::string(interfaces ? "interface" : "bgp") + " sample " +
-                         silence_words(*silence[i]);
-      if (why.empty()) {
-        std::size_t subjects =
-            interfaces ? sample.said.interfaces.size() : sample.said.neighbors.size();
-        timeline.covered_gaps.push_back(
-            text + ", covered by " + (interfaces ? kCarrierTransitions : kEstablishedTransitions) +
-            " on " + std::to_string(subjects) +
-            (interfaces ? (subjects == 1 ? " interface" : " interfaces")
-                        : (subjects == 1 ? " session" : " sessions")));
-      } else {
-        timeline.gaps.push_back(text + ", not covered: " + some_of(why));
-      }
-    }
-  };
-
-  auto each_sample = [&](const std::vector<GnmiNotification>& all, bool in_window) {
-    auto ordered = in_time_order(all);
-    for (std::size_t i = 0; i < ordered.size();) {
-      Sample sample;
-      const std::int64_t at = ordered[i]->timestamp_ns;
-      for (; i < ordered.size() && ordered[i]->timestamp_ns == at; ++i) {
-        read_notification(*ordered[i], sample);
-        if (in_window) {
-          if (timeline.samples++ == 0) timeline.first_ns = at;
-          timeline.last_ns = at;
-        }
-      }
-      take(sample, at, in_window);
-    }
-  };
-  each_sample(before, false);
-  each_sample(window, true);
-
+TelemetryTimeline TimelineTracker::State::end(std::optional<std::int64_t> end_ns) {
+  fold_held(/*all=*/true);
+  const std::int64_t end = end_ns.value_or(timeline.last_ns);
   for (const auto& covered : coverage) {
     if (!covered.sampled)
       timeline.gaps.push_back("no " + std::string(to_string(covered.source)) +
                               " sample in the whole window");
-    else if (bounds.end_ns - covered.last_seen > gap_ns)
+    else if (end - *covered.last_seen > gap_ns)
       timeline.gaps.push_back("no " + std::string(to_string(covered.source)) + " sample " +
-                              silence_words({covered.last_seen, bounds.end_ns}) +
-                              ", the end of the window");
+                              silence_words({*covered.last_seen, end}) + ", the end of the window");
   }
-  return timeline;
+  // What was not kept is not a pass: the window is not covered.
+  if (events_left_out > 0)
+    timeline.gaps.push_back(std::to_string(events_left_out) + " events after the first " +
+                            std::to_string(limits.events) +
+                            " of the window were not kept (truncated)");
+  for (auto [left_out, kind] : {std::pair{interfaces_left_out, "interfaces"},
+                                std::pair{neighbors_left_out, "BGP neighbours"}})
+    if (left_out > 0)
+      timeline.gaps.push_back(std::string("more ") + kind + " than the " +
+                              std::to_string(limits.subjects) +
+                              " followed per device: the others are not followed (truncated)");
+  TelemetryTimeline ended = std::move(timeline);
+  // The next window: its flaps are its own, and it starts at its first sample.
+  timeline = {};
+  events_left_out = 0;
+  for (auto& [name, state] : known.interfaces) state.left_up_at = 0;
+  for (auto& [address, state] : known.neighbors) state.left_up_at = 0;
+  window_started = false;
+  for (auto& covered : coverage) {
+    covered.sampled = false;
+    if (!covered.edge) covered.last_seen.reset();
+  }
+  return ended;
+}
+
+TimelineTracker::TimelineTracker(const std::vector<TelemetrySource>& expected, Duration max_gap,
+                                 TrackerLimits limits)
+    : state_(std::make_unique<State>()) {
+  state_->gap_ns = nanoseconds(max_gap);
+  state_->limits = limits;
+  for (auto source : expected) state_->coverage.push_back({source, std::nullopt});
+}
+
+TimelineTracker::~TimelineTracker() = default;
+
+TimelineTracker::Carried TimelineTracker::add(const GnmiNotification& notification) {
+  Sample read;
+  read_notification(notification, read);
+  const std::int64_t at = notification.timestamp_ns;
+  Carried carried{carries_values(read, TelemetrySource::interfaces),
+                  carries_values(read, TelemetrySource::bgp_neighbors)};
+  State& state = *state_;
+  if (state.in_window) {
+    TelemetryTimeline& timeline = state.timeline;
+    if (timeline.samples++ == 0) {
+      timeline.first_ns = timeline.last_ns = at;
+    } else {
+      timeline.first_ns = std::min(timeline.first_ns, at);
+      timeline.last_ns = std::max(timeline.last_ns, at);
+    }
+  }
+  state.newest = std::max(state.newest.value_or(at), at);
+  merge_sample(state.held[at].said, std::move(read.said));
+  state.fold_held(/*all=*/false);
+  return carried;
+}
+
+void TimelineTracker::begin_window(std::optional<std::int64_t> start_ns) {
+  state_->fold_held(/*all=*/true);
+  state_->in_window = true;
+  state_->window_started = start_ns.has_value();
+  if (start_ns)
+    for (auto& covered : state_->coverage)
+      if (!covered.edge) covered.last_seen = start_ns;
+}
+
+TelemetryTimeline TimelineTracker::end_window(std::optional<std::int64_t> end_ns) {
+  return state_->end(end_ns);
+}
+
+std::size_t TimelineTracker::retained_bytes() const {
+  // std::map nodes and std::string heap buffers, roughly as libstdc++ lays them out.
+  constexpr std::size_t kNode = 48;
+  const auto text = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+  const State& state = *state_;
+  std::size_t bytes = sizeof(State);
+  const auto subjects = [&](const auto& map, auto extra) {
+    for (const auto& [name, subject] : map)
+      bytes += kNode + sizeof(subject) + text(name) + extra(subject);
+  };
+  const auto interface = [&](const InterfaceState& s) {
+    return (s.oper ? text(*s.oper) : 0) + s.counters.size() * (kNode + 32);
+  };
+  const auto neighbor = [&](const NeighborState& s) {
+    return (s.session ? text(*s.session) : 0) + s.received.size() * (kNode + 32);
+  };
+  subjects(state.known.interfaces, interface);
+  subjects(state.known.neighbors, neighbor);
+  for (const auto& [at, sample] : state.held) {
+    bytes += kNode + sizeof(sample);
+    subjects(sample.said.interfaces, interface);
+    subjects(sample.said.neighbors, neighbor);
+  }
+  for (const auto* listing : {&state.interface_listing, &state.neighbor_listing})
+    for (const auto& name : listing->subjects) bytes += kNode + text(name);
+  for (const auto& event : state.timeline.events)
+    bytes += sizeof(event) + text(event.subject) + text(event.what);
+  for (const auto* lines : {&state.timeline.gaps, &state.timeline.covered_gaps})
+    for (const auto& line : *lines) bytes += sizeof(line) + text(line);
+  return bytes;
+}
+
+TelemetryTimeline device_timeline(const std::vector<GnmiNotification>& before,
+                                  const std::vector<GnmiNotification>& window,
+                                  const TimelineWindow& bounds) {
+  // Everything held until the window ends: folded in device time order, as given.
+  constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+  TimelineTracker tracker(
+      bounds.expected, bounds.max_gap,
+      {.subjects = kAll, .events = kAll, .reorder = std::nullopt, .held = kAll});
+  for (const auto& notification : before) tracker.add(notification);
+  tracker.begin_window(bounds.start_ns);
+  for (const auto& notification : window) tracker.add(notification);
+  return tracker.end_window(bounds.end_ns);
 }
 
 TelemetryTimeline interface_timeline(const std::vector<GnmiNotification>& notifications,

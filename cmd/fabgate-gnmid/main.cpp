@@ -37,6 +37,10 @@ int run(int argc, char** argv) {
   app.add_option("--lldpcli", options.node.lldpcli, "lldpcli program (default: lldpcli)");
   // Hidden (empty group): lets tests make every RPC slow to exercise client deadlines.
   app.add_option("--debug-delay-ms", debug_delay_ms)->group("");
+  // Hidden: a target that implements only some Subscribe modes (the others: UNIMPLEMENTED).
+  app.add_option("--debug-unimplemented-mode", options.unimplemented_modes)
+      ->check(CLI::IsMember({"STREAM", "POLL", "ONCE"}))
+      ->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -288,6 +288,9 @@ class GnmiService final : public ::gnmi::gNMI::Service {
     }
     const ::gnmi::SubscriptionList list = request.subscribe();  // a copy: `request` is reused
     if (Status bad = check_encoding(list.encoding()); !bad.ok()) return bad;
+    if (const auto& mode = ::gnmi::SubscriptionList::Mode_Name(list.mode());
+        options_.unimplemented_modes.count(mode))
+      return {StatusCode::UNIMPLEMENTED, "Subscribe " + mode + " is not implemented here"};
     if (list.mode() == ::gnmi::SubscriptionList::STREAM)
       return stream_samples(context, list, *stream);
     if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;

@@ -4,6 +4,7 @@
 // TargetOptions and calls run_target().
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "adapters/core/duration.h"
@@ -21,6 +22,9 @@ struct TargetOptions {
   std::optional<GnmiLogin> expected_login;  // set: every RPC must carry these credentials
   LinuxNodeOptions node;
   Duration debug_delay{0};  // tests only: each RPC waits this long before answering
+  // Tests only: Subscribe modes ("STREAM", "POLL", "ONCE") answered UNIMPLEMENTED, as by a
+  // target that implements only some of them.
+  std::set<std::string> unimplemented_modes;
 };
 
 // Serves until SIGINT or SIGTERM. The first line on stdout is the bound TCP port, or the

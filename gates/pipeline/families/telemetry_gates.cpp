@@ -58,6 +58,14 @@ static void telemetry_details(GateRecord& record, const TelemetryOutcome& outcom
   for (const auto& device : outcome.devices) {
     if (!device.stream_failure.empty())
       record.details.push_back(device.device + ": " + device.stream_failure);
+    if (!device.mode.empty() && device.mode != "STREAM/SAMPLE") {
+      record.details.push_back(device.device + ": subscribed by " + device.mode + ": " +
+                               device.mode_cost);
+      if (device.failed_rounds > 0)
+        record.details.push_back(device.device + ": " + std::to_string(device.failed_rounds) +
+                                 " of " + std::to_string(device.rounds) + " " + device.mode +
+                                 " rounds failed (silences): " + join(device.round_failures, "; "));
+    }
     for (const auto& gap : device.gaps) record.details.push_back(device.device + ": " + gap);
     for (const auto& flap : device.unexpected_flaps)
       record.details.push_back(device.device + ": " + flap + " (not in acceptance.expected_flaps)");

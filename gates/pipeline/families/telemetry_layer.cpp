@@ -6,8 +6,11 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "adapters/core/text.h"
 #include "adapters/core/time.h"
+#include "adapters/gnmi/telemetry_tracker.h"
 
 namespace fabgate::pipeline {
 
@@ -69,17 +72,15 @@ double seconds_between(Steady::time_point from, Steady::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// The keys of `element` (interface names, neighbour addresses) that the samples named.
-std::vector<std::string> keys_named(const std::vector<gnmi::GnmiNotification>& samples,
-                                    const std::string& element, const std::string& key) {
-  std::set<std::string> names;
-  for (const auto& notification : samples)
-    for (const auto& update : notification.updates)
-      for (const auto& named : update.path.elements)
-        if (auto found = named.keys.find(key); found != named.keys.end())
-          if (named.name == element || named.name.ends_with(":" + element))
-            names.insert(found->second);
-  return {names.begin(), names.end()};
+// Adds the keys of `element` (interface names, neighbour addresses) that a notification names
+// to `names`, up to `limit` of them.
+void add_keys_named(const gnmi::GnmiNotification& notification, const std::string& element,
+                    const std::string& key, std::set<std::string>& names, std::size_t limit) {
+  for (const auto& update : notification.updates)
+    for (const auto& named : update.path.elements)
+      if (auto found = named.keys.find(key); found != named.keys.end())
+        if (named.name == element || named.name.ends_with(":" + element))
+          if (names.size() < limit || names.count(found->second)) names.insert(found->second);
 }
 
 }  // namespace
@@ -194,6 +195,16 @@ std::vector<std::string> event_lines(const TelemetryOutcome& outcome) {
   return lines;
 }
 
+std::string modes_text(const TelemetryOutcome& outcome) {
+  std::map<std::string, std::vector<std::string>> fallbacks;  // mode -> devices
+  for (const auto& device : outcome.devices)
+    if (!device.mode.empty() && device.mode != to_string(TelemetryMode::stream))
+      fallbacks[device.mode].push_back(device.device);
+  std::string text(to_string(TelemetryMode::stream));
+  for (const auto& [mode, devices] : fallbacks) text += "; " + mode + " for " + join(devices, ", ");
+  return text;
+}
+
 nlohmann::json to_json(const TelemetryOutcome& outcome) {
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& device : outcome.devices) {
@@ -226,6 +237,17 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
       entry["last_sample"] = format_device_time(device.last_ns);
     }
     if (!device.stream_failure.empty()) entry["stream_failure"] = device.stream_failure;
+    if (!device.mode.empty()) {
+      entry["mode"] = device.mode;
+      entry["mode_cost"] = device.mode_cost;
+    }
+    if (!device.modes_refused.empty()) entry["modes_refused"] = device.modes_refused;
+    if (device.mode == "POLL" || device.mode == "ONCE") {
+      entry["rounds"] = device.rounds;
+      entry["failed_rounds"] = device.failed_rounds;
+      entry["round_failures"] = device.round_failures;
+      entry["longest_round_ms"] = device.longest_round.count();
+    }
     devices.push_back(std::move(entry));
   }
   nlohmann::json document = {{"phase", outcome.phase},
@@ -233,7 +255,7 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
                              {"summary", outcome.summary},
                              {"path", gnmi::kInterfaceStatePath},
                              {"paths", telemetry_paths()},
-                             {"mode", "STREAM/SAMPLE"},
+                             {"mode", modes_text(outcome)},
                              {"interval_ms", outcome.interval.count()},
                              {"max_gap_ms", outcome.max_gap.count()},
                              {"flaps_judged", outcome.flaps_judged},
@@ -247,24 +269,35 @@ nlohmann::json to_json(const TelemetryOutcome& outcome) {
   return document;
 }
 
-// One device's subscription: a thread runs the stream and keeps every notification with the
-// controller's time of arrival (for the edges of the window, whatever the device clock says).
+// One device's subscription: a thread runs it and folds every notification into the device's
+// timeline as it arrives (gnmi::TimelineTracker: per subject state and the window's events,
+// never the notifications themselves), noting the controller's time of the window's first and
+// last arrival (for the edges of the window, whatever the device clock says).
 struct TelemetrySession::Stream {
   TelemetrySubject subject;
   std::unique_ptr<gnmi::GnmiClient> client;
-  std::unique_ptr<gnmi::GnmiStream> stream;
+  std::unique_ptr<TelemetrySubscription> subscription;
   std::thread runner;
   std::mutex mutex;
   std::condition_variable first_sample;
   // Each source sampled at least once: a window whose first BGP sample is still to come has no
   // edge a silence at its start could be covered from.
   bool interfaces_sampled = false, bgp_sampled = false;
-  std::vector<gnmi::GnmiNotification> samples;
-  std::vector<Steady::time_point> arrivals;
+  std::unique_ptr<gnmi::TimelineTracker> tracker;
+  std::size_t delivered = 0;  // notifications since the subscription opened
+  // The current window's: notifications, first and last arrival, subjects named.
+  std::size_t window_notifications = 0;
+  Steady::time_point first_arrival, last_arrival;
+  std::set<std::string> interfaces, bgp_neighbours;
   std::string failure;  // opening failed, or the stream ended by itself
   bool ended = false;
   Steady::time_point ended_at;
-  std::size_t window_from = 0;  // the first sample of the current window
+  std::optional<TelemetryMode> mode;  // the mode that delivers
+  std::vector<std::string> modes_refused;
+  // POLL and ONCE rounds of the current window (reset at each window's end).
+  std::size_t rounds = 0, failed_rounds = 0;
+  std::vector<std::string> round_failures;
+  Duration longest_round{0};
 };
 
 TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetrySubject> subjects,
@@ -277,7 +310,7 @@ TelemetrySession::TelemetrySession(GnmiConnector connect, std::vector<TelemetryS
 TelemetrySession::~TelemetrySession() {
   if (stopped_) return;  // stop() already ended and joined every stream
   for (auto& stream : streams_) {
-    if (stream->stream) stream->stream->stop();
+    if (stream->subscription) stream->subscription->stop();
     if (stream->runner.joinable()) stream->runner.join();
   }
 }
@@ -302,28 +335,45 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
       continue;
     }
     stream->client = std::move(client.value());
-    auto opened = stream->client->subscribe_stream(telemetry_paths(), gnmi::Encoding::json_ietf,
-                                                   interval_, longest);
-    if (!opened.ok()) {
-      stream->failure = opened.error().message;
-      stream->ended = true;
-      streams_.push_back(std::move(stream));
-      continue;
-    }
-    stream->stream = std::move(opened.value());
+    // A POLL or ONCE round that takes longer than the allowed silence is a silence anyway.
+    stream->subscription = std::make_unique<TelemetrySubscription>(
+        *stream->client, telemetry_paths(), interval_, max_gap(), longest);
+    stream->tracker = std::make_unique<gnmi::TimelineTracker>(
+        std::vector<gnmi::TelemetrySource>{gnmi::TelemetrySource::interfaces,
+                                           gnmi::TelemetrySource::bgp_neighbors},
+        max_gap(), gnmi::TrackerLimits{.reorder = max_gap()});
+    stream->tracker->begin_window(std::nullopt);
     Stream* raw = stream.get();
     raw->runner = std::thread([raw] {
-      auto ran = raw->stream->run([raw](const gnmi::GnmiNotification& notification) {
-        const bool interfaces =
-            gnmi::samples_source(notification, gnmi::TelemetrySource::interfaces);
-        const bool bgp = gnmi::samples_source(notification, gnmi::TelemetrySource::bgp_neighbors);
+      SubscriptionEvents events;
+      events.mode = [raw](TelemetryMode mode, const std::vector<std::string>& refused) {
         std::lock_guard lock(raw->mutex);
-        raw->interfaces_sampled |= interfaces;
-        raw->bgp_sampled |= bgp;
-        raw->samples.push_back(notification);
-        raw->arrivals.push_back(Steady::now());
+        raw->mode = mode;
+        raw->modes_refused = refused;
+      };
+      events.round = [raw](Duration took, const std::string& failure) {
+        std::lock_guard lock(raw->mutex);
+        ++raw->rounds;
+        raw->longest_round = std::max(raw->longest_round, took);
+        if (failure.empty()) return;
+        ++raw->failed_rounds;
+        if (raw->round_failures.size() < 3) raw->round_failures.push_back(failure);
+      };
+      events.notification = [raw](const gnmi::GnmiNotification& notification) {
+        const auto arrived = Steady::now();
+        std::lock_guard lock(raw->mutex);
+        const auto carried = raw->tracker->add(notification);
+        raw->interfaces_sampled |= carried.interfaces;
+        raw->bgp_sampled |= carried.bgp;
+        if (raw->window_notifications++ == 0) raw->first_arrival = arrived;
+        raw->last_arrival = arrived;
+        ++raw->delivered;
+        const std::size_t limit = gnmi::TrackerLimits{}.subjects;
+        add_keys_named(notification, "interface", "name", raw->interfaces, limit);
+        add_keys_named(notification, "neighbor", "neighbor-address", raw->bgp_neighbours, limit);
         raw->first_sample.notify_all();
-      });
+      };
+      auto ran = raw->subscription->run(events);
       std::lock_guard lock(raw->mutex);
       if (!ran.ok()) raw->failure = ran.error().message;
       raw->ended = true;
@@ -338,7 +388,7 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
     return started;
   }
   auto wait_until = Steady::now() + first_sample_wait;
-  std::vector<std::string> waiting;
+  std::vector<std::string> fallbacks;  // "leaf2 by ONCE"
   std::size_t delivering = 0;
   for (auto& stream : streams_) {
     std::unique_lock lock(stream->mutex);
@@ -348,8 +398,17 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
       return (stream->interfaces_sampled && stream->bgp_sampled) || stream->ended;
     });
     const std::string& name = stream->subject.device->name;
-    if (!stream->samples.empty()) {
+    if (stream->delivered > 0) {
       ++delivering;
+      if (stream->mode && *stream->mode != TelemetryMode::stream) {
+        fallbacks.push_back(name + " by " + std::string(to_string(*stream->mode)));
+        started.details.push_back(
+            name + ": subscribed by " + std::string(to_string(*stream->mode)) +
+            " (the target does not "
+            "implement the modes before it: " +
+            join(stream->modes_refused, "; ") +
+            "): " + mode_cost(*stream->mode, interval_, stream->longest_round));
+      }
     } else if (!stream->failure.empty()) {
       started.details.push_back(name + ": " + stream->failure);
     } else {
@@ -362,6 +421,8 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
   started.summary = std::to_string(delivering) + " of " + std::to_string(streams_.size()) +
                     " devices streaming interface state and BGP neighbours every " +
                     format_duration(interval_);
+  if (!fallbacks.empty())
+    started.summary += " (" + join(fallbacks, ", ") + ": the target does not implement STREAM)";
   return started;
 }
 
@@ -372,7 +433,7 @@ TelemetryOutcome TelemetrySession::cut(Flaps flaps) {
 TelemetryOutcome TelemetrySession::stop(Flaps flaps) {
   TelemetryOutcome outcome = end_window(flaps);
   for (auto& stream : streams_) {
-    if (stream->stream) stream->stream->stop();
+    if (stream->subscription) stream->subscription->stop();
     if (stream->runner.joinable()) stream->runner.join();
   }
   stopped_ = true;
@@ -383,14 +444,14 @@ TelemetryOutcome TelemetrySession::stop_after_next_sample(Flaps flaps) {
   std::vector<std::size_t> delivered;
   for (auto& stream : streams_) {
     std::lock_guard lock(stream->mutex);
-    delivered.push_back(stream->samples.size());
+    delivered.push_back(stream->delivered);
   }
   const auto wait_until = Steady::now() + 2 * interval_;
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     Stream& stream = *streams_[i];
     std::unique_lock lock(stream.mutex);
-    stream.first_sample.wait_until(
-        lock, wait_until, [&] { return stream.samples.size() > delivered[i] || stream.ended; });
+    stream.first_sample.wait_until(lock, wait_until,
+                                   [&] { return stream.delivered > delivered[i] || stream.ended; });
   }
   return stop(flaps);
 }
@@ -398,7 +459,7 @@ TelemetryOutcome TelemetrySession::stop_after_next_sample(Flaps flaps) {
 TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
   TelemetryOutcome outcome;
   outcome.interval = interval_;
-  outcome.max_gap = rules_.max_gap.value_or(std::max(3 * interval_, Duration{2000}));
+  outcome.max_gap = max_gap();
   outcome.flaps_judged = flaps == Flaps::judged;
   outcome.expected_flaps = rules_.expected_flaps;
   outcome.window_start = window_start_;
@@ -412,44 +473,42 @@ TelemetryOutcome TelemetrySession::end_window(Flaps flaps) {
     DeviceTelemetry device;
     device.device = stream->subject.device->name;
     device.why = stream->subject.why;
-    std::vector<gnmi::GnmiNotification> before, window;
     Steady::time_point first_arrival, last_arrival;
+    std::optional<gnmi::TelemetryTimeline> timeline;
     {
-      // The runner keeps appending: take this window's samples, and those before it (only to
-      // know the state the window starts from), under the lock.
+      // The runner keeps adding: end this window's timeline (events and silences between
+      // samples at the device's timestamps) under the lock; the next one starts at once.
       std::lock_guard lock(stream->mutex);
       device.stream_failure = stream->failure;
-      const std::size_t to = stream->samples.size();
-      before.assign(stream->samples.begin(), stream->samples.begin() + stream->window_from);
-      window.assign(stream->samples.begin() + stream->window_from, stream->samples.end());
-      if (!window.empty()) {
-        first_arrival = stream->arrivals[stream->window_from];
-        last_arrival = stream->arrivals[to - 1];
+      if (stream->mode) {
+        device.mode = to_string(*stream->mode);
+        device.mode_cost = mode_cost(*stream->mode, interval_, stream->longest_round);
       }
-      stream->window_from = to;
+      device.modes_refused = stream->modes_refused;
+      device.rounds = std::exchange(stream->rounds, 0);
+      device.failed_rounds = std::exchange(stream->failed_rounds, 0);
+      device.round_failures = std::exchange(stream->round_failures, {});
+      device.longest_round = std::exchange(stream->longest_round, Duration{0});
+      if (stream->tracker) {
+        auto ended = stream->tracker->end_window(std::nullopt);
+        if (std::exchange(stream->window_notifications, 0) > 0) timeline = std::move(ended);
+        first_arrival = stream->first_arrival;
+        last_arrival = stream->last_arrival;
+        device.interfaces.assign(stream->interfaces.begin(), stream->interfaces.end());
+        device.bgp_neighbours.assign(stream->bgp_neighbours.begin(), stream->bgp_neighbours.end());
+        stream->interfaces.clear();
+        stream->bgp_neighbours.clear();
+      }
     }
-    if (!window.empty()) {
-      // Events and silences between samples at the device's timestamps; the window's edges by
-      // the controller's clock (the arrival times), so a skewed device clock is not a gap.
-      std::int64_t first = window.front().timestamp_ns, last = first;
-      for (const auto& sample : window) {
-        first = std::min(first, sample.timestamp_ns);
-        last = std::max(last, sample.timestamp_ns);
-      }
-      auto timeline = gnmi::device_timeline(
-          before, window,
-          {first,
-           last,
-           outcome.max_gap,
-           {gnmi::TelemetrySource::interfaces, gnmi::TelemetrySource::bgp_neighbors}});
-      device.events = std::move(timeline.events);
-      device.gaps = std::move(timeline.gaps);
-      device.covered_gaps = std::move(timeline.covered_gaps);
-      device.samples = timeline.samples;
-      device.first_ns = timeline.first_ns;
-      device.last_ns = timeline.last_ns;
-      device.interfaces = keys_named(window, "interface", "name");
-      device.bgp_neighbours = keys_named(window, "neighbor", "neighbor-address");
+    if (timeline) {
+      device.events = std::move(timeline->events);
+      device.gaps = std::move(timeline->gaps);
+      device.covered_gaps = std::move(timeline->covered_gaps);
+      device.samples = timeline->samples;
+      device.first_ns = timeline->first_ns;
+      device.last_ns = timeline->last_ns;
+      // The window's edges by the controller's clock (the arrival times), so a skewed device
+      // clock is not a gap.
       double head = seconds_between(window_start_steady_, first_arrival);
       if (head > max_gap_s)
         device.gaps.insert(device.gaps.begin(),

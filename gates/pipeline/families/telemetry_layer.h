@@ -32,6 +32,7 @@
 #include "adapters/gnmi/client.h"
 #include "adapters/gnmi/telemetry.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/families/telemetry_subscription.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -72,6 +73,17 @@ struct DeviceTelemetry {
   std::int64_t first_ns = 0, last_ns = 0;   // device timestamps of the first and last sample
   std::vector<std::string> interfaces;      // interfaces the samples named
   std::vector<std::string> bgp_neighbours;  // BGP neighbour addresses the samples named
+  // How the device was subscribed ("STREAM/SAMPLE", "POLL", "ONCE"; empty: no mode delivered),
+  // what that costs (mode_cost()), and the modes before it the target does not implement
+  // ("STREAM: ... UNIMPLEMENTED ...").
+  std::string mode;
+  std::string mode_cost;
+  std::vector<std::string> modes_refused;
+  // POLL and ONCE: the rounds in this window, those that failed (silences, judged by the gap
+  // rules like any other), the first few failures in words, and the longest round.
+  std::size_t rounds = 0, failed_rounds = 0;
+  std::vector<std::string> round_failures;
+  Duration longest_round{0};
   Verdict verdict = Verdict::no_evidence;
 };
 
@@ -96,6 +108,9 @@ struct TelemetryOutcome {
 const std::vector<std::string>& telemetry_paths();
 
 nlohmann::json to_json(const TelemetryOutcome& outcome);
+// The subscription modes of a window's devices: "STREAM/SAMPLE", or "STREAM/SAMPLE; ONCE for
+// leaf2" when some device was not streamed.
+std::string modes_text(const TelemetryOutcome& outcome);
 // "2026-12-01T06:40:01.234Z" from a device timestamp in nanoseconds since the epoch.
 std::string format_device_time(std::int64_t timestamp_ns);
 // One line per event, "leaf1 to-spine1 2026-12-01T06:40:01.234Z oper-status UP -> DOWN",
@@ -130,12 +145,13 @@ class TelemetrySession {
   TelemetrySession(const TelemetrySession&) = delete;
   TelemetrySession& operator=(const TelemetrySession&) = delete;
 
-  // Opens one stream per subject with a gNMI endpoint and waits (at most `first_sample_wait`)
-  // until each has delivered a sample of interface state and one of BGP, so the window
-  // provably starts before the first step with an edge of each source (a silence right after
-  // the start can then be covered by the counters).
-  // Streams end by themselves after `longest`. Returns the gate's verdict and summary lines:
-  // pass when every stream delivered; a stream that did not is no-evidence (named, with why).
+  // Opens one subscription per subject with a gNMI endpoint (STREAM, else POLL, else ONCE:
+  // telemetry_subscription.h; each POLL or ONCE round within the allowed gap) and waits (at most
+  // `first_sample_wait`) until each has delivered a sample of interface state and one of BGP, so
+  // the window provably starts before the first step with an edge of each source (a silence right
+  // after the start can then be covered by the counters). Streams end by themselves after
+  // `longest`. Returns the gate's verdict and summary lines: pass when every stream delivered; a
+  // stream that did not is no-evidence (named, with why).
   struct Started {
     Verdict verdict = Verdict::no_evidence;
     std::string summary;
@@ -156,6 +172,10 @@ class TelemetrySession {
  private:
   struct Stream;
   TelemetryOutcome end_window(Flaps flaps);
+  // The silence allowed between samples: the change's, else 3 intervals, at least 2 s.
+  Duration max_gap() const {
+    return rules_.max_gap.value_or(std::max(3 * interval_, Duration{2000}));
+  }
   GnmiConnector connect_;
   std::vector<TelemetrySubject> subjects_;
   Duration interval_;

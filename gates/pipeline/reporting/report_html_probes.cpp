@@ -166,7 +166,8 @@ void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOu
                     : "<h2>During-change telemetry (gNMI)</h2>\n<p>")
        << badge(to_string(telemetry.verdict)) << " " << text(telemetry.summary)
        << "</p>\n<p class=\"muted\">Interface state and BGP neighbours (session state, received "
-          "prefixes) streamed every "
+          "prefixes) streamed ("
+       << text(modes_text(telemetry)) << ") every "
        << html_escape(format_duration(telemetry.interval)) << " from "
        << html_escape(format_utc(telemetry.window_start)) << " to "
        << html_escape(format_utc(telemetry.window_end));
@@ -208,6 +209,10 @@ void telemetry_section(std::ostringstream& html, const std::optional<TelemetryOu
   for (const auto& device : telemetry.devices) {
     if (!device.stream_failure.empty())
       notes.push_back(device.device + ": " + device.stream_failure);
+    if (!device.mode.empty() && device.mode != to_string(TelemetryMode::stream))
+      notes.push_back(device.device + ": subscribed by " + device.mode + " (" +
+                      std::to_string(device.failed_rounds) + " of " +
+                      std::to_string(device.rounds) + " rounds failed): " + device.mode_cost);
     for (const auto& gap : device.gaps) notes.push_back(device.device + ": " + gap);
     for (const auto& gap : device.covered_gaps) notes.push_back(device.device + ": " + gap);
   }

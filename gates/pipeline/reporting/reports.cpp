@@ -192,10 +192,10 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
   std::ostringstream md;
   md << (rollback ? "## Telemetry through the rollback (gNMI)\n\n"
                   : "## During-change telemetry (gNMI)\n\n")
-     << "Interface state and BGP neighbours (session state, received prefixes) streamed "
-        "(STREAM/SAMPLE every "
-     << format_duration(telemetry->interval) << ") from " << format_utc(telemetry->window_start)
-     << " to " << format_utc(telemetry->window_end) << " (controller clock)";
+     << "Interface state and BGP neighbours (session state, received prefixes) streamed ("
+     << modes_text(*telemetry) << " every " << format_duration(telemetry->interval) << ") from "
+     << format_utc(telemetry->window_start) << " to " << format_utc(telemetry->window_end)
+     << " (controller clock)";
   if (rollback && telemetry->rollback_started)
     md << "; the rollback began at " << format_utc(*telemetry->rollback_started);
   md << "; event times are the devices' own timestamps. A silence longer than "
@@ -239,6 +239,10 @@ static std::string telemetry_markdown(const std::optional<TelemetryOutcome>& tel
   for (const auto& device : telemetry->devices) {
     if (!device.stream_failure.empty())
       md << "- " << device.device << ": " << md_cell(redactor, device.stream_failure) << "\n";
+    if (!device.mode.empty() && device.mode != to_string(TelemetryMode::stream))
+      md << "- " << device.device << ": subscribed by " << device.mode << " ("
+         << device.failed_rounds << " of " << device.rounds
+         << " rounds failed): " << md_cell(redactor, device.mode_cost) << "\n";
     for (const auto& gap : device.gaps) md << "- " << device.device << ": " << gap << "\n";
     for (const auto& gap : device.covered_gaps) md << "- " << device.device << ": " << gap << "\n";
   }

@@ -373,6 +373,53 @@ TEST(Gnmid, SlowTargetIsATimeoutWithinTheDeadline) {
   ::testing::Test::RecordProperty("timeout_elapsed_ms", static_cast<int>(elapsed.count()));
 }
 
+TEST(Gnmid, APollRoundPastItsDeadlineIsATimeoutLongBeforeTheSessionDeadline) {
+  // Given a target that answers each call after 3 s and a POLL subscription with a 20 s
+  // session deadline, then a round given 300 ms is a timeout well before the target answers,
+  // and the session is over (the next round says so instead of waiting).
+  auto target = start_plaintext({"--debug-delay-ms", "3000"});
+  ASSERT_TRUE(target);
+  auto session =
+      target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, Duration(20'000));
+  ASSERT_TRUE(session) << session.error().message;
+  auto started = std::chrono::steady_clock::now();
+  auto round = (*session)->next(Duration(300));
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  ASSERT_FALSE(round);
+  EXPECT_EQ(round.error().kind, GnmiFailure::Kind::timeout) << round.error().message;
+  EXPECT_NE(round.error().message.find("Subscribe POLL: the round was not answered within 300ms"),
+            std::string::npos)
+      << round.error().message;
+  EXPECT_LT(elapsed.count(), 2'500) << "round deadline 300 ms, answer after 3000 ms";
+  auto after = (*session)->next(Duration(300));
+  ASSERT_FALSE(after);
+  EXPECT_NE(after.error().message.find("already ended"), std::string::npos)
+      << after.error().message;
+}
+
+TEST(Gnmid, ASubscribeModeTheTargetDoesNotImplementIsUnimplementedNotBroken) {
+  // Given a target told to leave STREAM unimplemented, then a STREAM subscription fails with
+  // `unimplemented` set (a mode the client may replace), while ONCE still answers and a path
+  // the target does not serve is refused without it.
+  auto target = start_plaintext({"--debug-unimplemented-mode", "STREAM"});
+  ASSERT_TRUE(target);
+  auto stream = target->client->subscribe_stream({"/system/state/hostname"}, Encoding::json,
+                                                 Duration(200), kDeadline);
+  GnmiResult<Ok> ran =
+      stream ? (*stream)->run([](const GnmiNotification&) {}) : GnmiResult<Ok>(stream.error());
+  ASSERT_FALSE(ran);
+  EXPECT_TRUE(ran.error().unimplemented) << ran.error().message;
+  EXPECT_NE(ran.error().message.find("Subscribe STREAM is not implemented here (gRPC status 12)"),
+            std::string::npos)
+      << ran.error().message;
+  auto once = target->client->subscribe_once({"/system/state/hostname"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(once) << once.error().message;
+  auto missing = target->client->subscribe_once({"/no/such/path"}, Encoding::json, kDeadline);
+  ASSERT_FALSE(missing);
+  EXPECT_FALSE(missing.error().unimplemented) << missing.error().message;
+}
+
 TEST(Gnmid, NothingListeningIsUnreachable) {
   // Given a loopback port nobody listens on, then the client reports `unreachable` promptly.
   int probe = ::socket(AF_INET, SOCK_STREAM, 0);
