@@ -64,6 +64,9 @@ void Pipeline::check_approval(GateRecord& record) {
             : "policy requires " +
                   count_of(static_cast<std::size_t>(policy.min_approvals), "approval") +
                   " of this plan's digest (needed before apply)";
+    if (policy.min_approvals == 0 && trusted && !trusted->edits.empty())
+      record.summary =
+          "this change edits the approval policy: apply needs an approval of this plan's digest";
     if (policy.require_rehearsal) record.summary += "; a passing rehearsal is required";
     record.details.push_back("plan digest: " + plan_digest(repository_, change_));
     if (trusted) {

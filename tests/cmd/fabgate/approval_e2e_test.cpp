@@ -618,8 +618,8 @@ TEST_F(ApprovalEndToEnd, AKeyTheChangeAddsToAllowedSignersCannotApproveIt) {
 TEST_F(ApprovalEndToEnd, AChangeCannotWaiveItsOwnFailingProbe) {
   // Given no approvals required and a probe that cannot run, when the change's own commit adds
   // an exception waiving it, then the waiver is not in force (it is not at the trusted ref) and
-  // the edit to the register needs a reviewer: exit 3 and nothing sent; approved, the change
-  // runs and is refused by its unwaived probe.
+  // the edit to the register needs a reviewer: exit 3 and nothing sent; plan shows the probe
+  // unwaived.
   commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
                             "/nonexistent/rdma-check"),
                      0);
@@ -638,13 +638,15 @@ TEST_F(ApprovalEndToEnd, AChangeCannotWaiveItsOwnFailingProbe) {
   EXPECT_EQ(out.output.find("waived"), std::string::npos) << out.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
 
-  auto plan_dir = plan();
-  std::string file = repo_.file("reviewer.json");
-  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
-  std::filesystem::remove_all(evidence_);
-  auto approved = fabgate("apply c --approval " + shell_quoted(file));
-  EXPECT_EQ(approved.exit_code, 3) << approved.output;
-  EXPECT_EQ(approved.output.find("waived by EXC-7"), std::string::npos) << approved.output;
+  // The plan says so too, and its baseline probe stays failed: nothing to approve.
+  auto planned = fabgate("plan c");
+  EXPECT_EQ(planned.exit_code, 3) << planned.output;
+  EXPECT_NE(planned.output.find("this change edits the approval policy: apply needs an approval"),
+            std::string::npos)
+      << planned.output;
+  EXPECT_NE(planned.output.find("first disproven: baseline-probes"), std::string::npos)
+      << planned.output;
+  EXPECT_EQ(planned.output.find("waived"), std::string::npos) << planned.output;
 }
 
 TEST_F(ApprovalEndToEnd, WithSignedCommitsAForgedAuthorCannotApproveTheirOwnChange) {
@@ -671,6 +673,7 @@ TEST_F(ApprovalEndToEnd, WithSignedCommitsAForgedAuthorCannotApproveTheirOwnChan
       << out.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
 
+  plan_dir = plan();  // the first plan's bundle went with the evidence folder
   std::string reviewer = repo_.file("reviewer.json");
   ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", reviewer).exit_code, 0);
   std::filesystem::remove_all(evidence_);
