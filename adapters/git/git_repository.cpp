@@ -173,6 +173,10 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
   state->meta.has_signature =
       git_commit_extract_signature(&signature, &signed_data, raw_repository,
                                    const_cast<git_oid*>(commit_id), nullptr) == 0;
+  if (state->meta.has_signature) {
+    state->meta.signature.assign(signature.ptr, signature.size);
+    state->meta.signed_data.assign(signed_data.ptr, signed_data.size);
+  }
   git_buf_dispose(&signature);
   git_buf_dispose(&signed_data);
   git_error_clear();
@@ -190,15 +194,15 @@ Expected<CommitTree, GitFailure> CommitTree::open(const std::filesystem::path& r
   } else {
     git_tree_entry* raw_entry = nullptr;
     if (git_tree_entry_bypath(&raw_entry, commit_tree.get(), state->intent_root.c_str()) != 0) {
-      return GitFailure{GitFailure::Kind::read_failed,
+      return GitFailure{GitFailure::Kind::no_intent_root,
                         "git: folder '" + state->intent_root + "' does not exist in commit " +
                             state->meta.id.substr(0, 12) + " (is it committed?)"};
     }
     TreeEntryHandle entry(raw_entry);
     if (git_tree_entry_type(entry.get()) != GIT_OBJECT_TREE) {
-      return GitFailure{GitFailure::Kind::read_failed, "git: '" + state->intent_root +
-                                                           "' is not a folder in commit " +
-                                                           state->meta.id.substr(0, 12)};
+      return GitFailure{GitFailure::Kind::no_intent_root, "git: '" + state->intent_root +
+                                                              "' is not a folder in commit " +
+                                                              state->meta.id.substr(0, 12)};
     }
     git_tree* raw_subtree = nullptr;
     if (git_tree_lookup(&raw_subtree, raw_repository, git_tree_entry_id(entry.get())) != 0) {

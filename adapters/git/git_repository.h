@@ -17,6 +17,7 @@ struct GitFailure {
     not_owned,         // the repository belongs to another user (git's "dubious ownership")
     bad_ref,           // --ref does not resolve to a commit
     read_failed,       // an object could not be read
+    no_intent_root,    // the intent folder is not in that commit
   };
   Kind kind;
   std::string message;  // names the operation and the path or ref
@@ -31,6 +32,8 @@ struct CommitMeta {
   TimePoint time;
   std::string summary;
   bool has_signature = false;  // gpgsig/ssh signature header present (not verified here)
+  std::string signature;       // the gpgsig header's value ("-----BEGIN SSH SIGNATURE-----...")
+  std::string signed_data;     // the commit object without that header: what was signed
 };
 
 // How a file of the intent root in the work tree differs from the commit being read.

@@ -10,6 +10,7 @@
 #include "gates/app/policy_check.h"
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
+#include "gates/app/trusted_policy.h"
 #include "gates/approval/approval_judge.h"
 #include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/controller/pipeline.h"
@@ -34,6 +35,12 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                                 loaded->outcome.diagnostics.lines());
   auto committed = require_committed(loaded.value());
   if (!committed.ok()) return std::move(committed).error();
+  // The approval policy, allowed_signers and exceptions register come from the trusted ref,
+  // never from this commit (docs/approvals.md "Where the policy comes from").
+  approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
+  auto trusted = read_trusted_policy(common, loaded.value(), &commit_signatures);
+  if (!trusted.ok()) return std::move(trusted).error();
+  loaded->outcome.repository->trusted_policy = std::move(trusted).value();
   const auto& repository = *loaded->outcome.repository;
   if (auto problems = policy_problems(repository); !problems.empty())
     return Error::invalid_input("policies at " + loaded->commit.id.substr(0, 12) + " are invalid",
@@ -87,7 +94,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   };
   pipeline_options.origin = {normal(common.repo), common.ref, loaded->intent_root,
                              normal(evidence_root)};
-  // Approvals are verified with ssh-keygen against allowed_signers at the intent commit.
+  // Approvals are verified with ssh-keygen against allowed_signers at the trusted ref.
   approval::SshKeygen keygen;
   approval::SignedApprovalJudge judge({options.approvals, options.rehearsal}, keygen);
   pipeline_options.approval_judge = &judge;

@@ -25,6 +25,8 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
   loaded.outcome = intent::load_intent_repository(tree.value(), to_commit_info(tree->commit()),
                                                   tree->intent_root());
   loaded.commit = to_commit_info(tree->commit());
+  loaded.commit_signature = tree->commit().signature;
+  loaded.commit_signed_data = tree->commit().signed_data;
   loaded.intent_root = tree->intent_root();
   loaded.intent_dir = tree->work_tree() / tree->intent_root();
   std::vector<std::string> paths = intent::intent_paths(

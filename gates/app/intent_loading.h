@@ -21,6 +21,8 @@ struct LoadedIntent {
   intent::LoadOutcome outcome;
   std::vector<std::string> uncommitted;  // "examples/intent/changes/x.yaml (modified)"
   std::vector<std::string> files;        // intent files at the commit, as diagnostics name them
+  std::string commit_signature;          // the commit's signature header ("" when unsigned)
+  std::string commit_signed_data;        // what that signature signs
 };
 
 // Opens the repository and reads the intent from the commit (never the work tree). Only an

@@ -8,6 +8,7 @@
 #include "adapters/core/text.h"
 #include "gates/app/intent_loading.h"
 #include "gates/app/policy_check.h"
+#include "gates/app/trusted_policy.h"
 #include "gates/pipeline/reporting/reports.h"
 
 namespace fabgate::app {
@@ -168,6 +169,19 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
   std::vector<std::string> policy_lines;
   if (outcome.repository) policy_lines = policy_problems(*outcome.repository);
   const bool valid = problems.empty() && policy_lines.empty();
+  // Where plan and apply would read the approval policy from (docs/approvals.md); that there is
+  // no trusted ref is not an intent problem, but apply would refuse, so it is said.
+  std::string policy_from, policy_from_problem;
+  if (outcome.repository) {
+    auto trusted = read_trusted_policy(common, loaded.value(), nullptr);
+    if (trusted.ok()) {
+      policy_from = trusted->source;
+      if (!trusted->edits.empty())
+        policy_from += "; this commit edits it (" + join(trusted->edits, "; ") + ")";
+    } else {
+      policy_from_problem = trusted.error().message;
+    }
+  }
 
   if (console.json_mode()) {
     nlohmann::json document = {{"valid", valid},
@@ -176,6 +190,8 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
                                {"problems", problems_json(problems)},
                                {"policy_problems", policy_lines},
                                {"uncommitted", loaded->uncommitted}};
+    if (!policy_from.empty()) document["approval_policy_from"] = policy_from;
+    if (!policy_from_problem.empty()) document["approval_policy_problem"] = policy_from_problem;
     if (outcome.repository) {
       const auto& repository = *outcome.repository;
       document["devices"] = repository.inventory.devices.size();
@@ -193,6 +209,8 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file +
                  " (validated the commit; plan and apply will refuse until it is committed)");
+  if (!policy_from_problem.empty())
+    console.warn(policy_from_problem + " (plan and apply will refuse until there is one)");
 
   if (!valid) {
     auto lines = problems.lines();
@@ -217,6 +235,7 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
     console.line("  changes   " + std::to_string(ids.size()) +
                  (ids.empty() ? "" : ": " + join(ids, ", ")));
     console.line("  policies  " + std::to_string(repository.policy_files.size()) + " files");
+    if (!policy_from.empty()) console.line("  approval  policy from " + policy_from);
     if (selected) console.line("  change    " + change_summary(*selected));
   }
   return ExitCode::accepted;

@@ -47,25 +47,48 @@ std::optional<std::string> age_problem(const std::string& approved_at,
          "; approve the plan again";
 }
 
-// Whether the approval comes from the commit's author or committer: by the principal it was
-// signed as, or, because one key may be listed under several principals, by its key also
-// verifying for a principal that is the author's or committer's email. A failure means
+// Who made the change, as the self-approval check knows them: the commit's author and
+// committer e-mails, or, when approval.require_signed_commits is on, the principal whose key
+// verifiably signed the commit (e-mails are whatever `git commit --author` was told).
+struct ChangeMaker {
+  std::string identity;
+  const char* did;  // "authored", "committed", "signed"
+};
+
+std::vector<ChangeMaker> change_makers(const intent::IntentRepository& repository) {
+  const auto& trusted = repository.trusted_policy;
+  if (trusted && trusted->approval.require_signed_commits) {
+    if (trusted->commit_signer.empty()) return {};
+    return {{trusted->commit_signer, "signed"}};
+  }
+  return {{repository.commit.author_email, "authored"},
+          {repository.commit.committer_email, "committed"}};
+}
+
+// Whether the approval comes from whoever made the change: by the principal it was signed as,
+// by the very key that signed the commit, or, because one key may be listed under several
+// principals, by its key also verifying for that person's principal. A failure means
 // ssh-keygen could not answer, which proves neither.
-Expected<std::optional<std::string>, SignatureFailure> own_change(const intent::CommitInfo& commit,
-                                                                  const AllowedSigners& signers,
-                                                                  const SignedApproval& approval,
-                                                                  SignatureTool& tool) {
-  const std::string short_commit = commit.id.substr(0, 12);
-  const std::pair<const std::string*, const char*> people[] = {
-      {&commit.author_email, "authored"}, {&commit.committer_email, "committed"}};
-  for (const auto& [email, did] : people)
-    if (!email->empty() && lower(approval.approver) == lower(*email))
+Expected<std::optional<std::string>, SignatureFailure> own_change(
+    const intent::IntentRepository& repository, const AllowedSigners& signers,
+    const SignedApproval& approval, const std::string& approval_key, SignatureTool& tool) {
+  const std::string short_commit = repository.commit.id.substr(0, 12);
+  const auto people = change_makers(repository);
+  for (const auto& [identity, did] : people)
+    if (!identity.empty() && lower(approval.approver) == lower(identity))
       return std::optional<std::string>(approval.approver + " " + did + " commit " + short_commit +
                                         " and cannot approve it");
+  const auto& trusted = repository.trusted_policy;
+  if (trusted && trusted->approval.require_signed_commits && !trusted->commit_signing_key.empty() &&
+      approval_key == trusted->commit_signing_key)
+    return std::optional<std::string>("the key " + approval_key + " that signed as " +
+                                      approval.approver + " also signed commit " + short_commit +
+                                      " (as " + trusted->commit_signer +
+                                      "); a change's signer cannot approve it");
   for (const auto& principal : signers.principals()) {
     if (principal == approval.approver) continue;
-    for (const auto& [email, did] : people) {
-      if (email->empty() || lower(principal) != lower(*email)) continue;
+    for (const auto& [identity, did] : people) {
+      if (identity.empty() || lower(principal) != lower(identity)) continue;
       auto also =
           tool.verify(signers.usable_text(), principal, statement(approval), approval.signature);
       if (also.ok())
@@ -106,11 +129,21 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
                                                        const intent::Change& change,
                                                        const std::string& plan_digest,
                                                        pipeline::RehearsalCheck rehearsal) {
-  const auto& policy = repository.settings.approval;
+  // The policy and allowed_signers come from the trusted ref when the command read one
+  // (always, for apply and rehearse), never from the change's own commit.
+  const auto& policy = repository.approval_policy();
+  const auto& trusted = repository.trusted_policy;
   const std::string commit = repository.commit.id.substr(0, 12);
-  auto signers_text = repository.policy_texts.find(policy.allowed_signers);
-  const bool has_signers = signers_text != repository.policy_texts.end();
-  const AllowedSigners signers(has_signers ? signers_text->second : std::string());
+  const std::string policy_commit = trusted ? trusted->commit.substr(0, 12) : commit;
+  std::optional<std::string> signers_file;
+  if (trusted) {
+    signers_file = trusted->allowed_signers;
+  } else if (auto it = repository.policy_texts.find(policy.allowed_signers);
+             it != repository.policy_texts.end()) {
+    signers_file = it->second;
+  }
+  const bool has_signers = signers_file.has_value();
+  const AllowedSigners signers(has_signers ? *signers_file : std::string());
   const TimePoint now = now_utc();
 
   pipeline::ApprovalJudgement judgement;
@@ -140,18 +173,18 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
       conclude("bad-signature", "signed in namespace '" + approval->signature_namespace +
                                     "', not '" + kSignatureNamespace + "'");
     } else if (!has_signers) {
-      conclude("unknown-signer", policy.allowed_signers + " is not in commit " + commit +
+      conclude("unknown-signer", policy.allowed_signers + " is not in commit " + policy_commit +
                                      ", so no signer can be verified");
     } else if (!signers.lists(approval->approver) &&
                (wildcard = signers.wildcard_line_for(approval->approver))) {
       conclude("wildcard-signer",
                policy.allowed_signers + ":" + std::to_string(wildcard->line) +
-                   ": principal pattern '" + wildcard->principals + "' at commit " + commit +
+                   ": principal pattern '" + wildcard->principals + "' at commit " + policy_commit +
                    " holds a wildcard (*, ? or !), which approvals do not accept; list " +
                    approval->approver + " by its exact principal");
     } else if (!signers.lists(approval->approver)) {
       conclude("unknown-signer", approval->approver + " is not listed in " +
-                                     policy.allowed_signers + " at commit " + commit);
+                                     policy.allowed_signers + " at commit " + policy_commit);
     } else if (auto verified = tool_.verify(signers.usable_text(), approval->approver,
                                             statement(*approval), approval->signature);
                !verified.ok()) {
@@ -169,7 +202,8 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
                             short_digest(plan_digest) + " at commit " + commit);
     } else if (auto too_old = age_problem(approval->approved_at, policy.max_age, now)) {
       conclude("expired", *too_old);
-    } else if (auto own = own_change(repository.commit, signers, *approval, tool_); !own.ok()) {
+    } else if (auto own = own_change(repository, signers, *approval, record.key, tool_);
+               !own.ok()) {
       tool_failed = true;
       conclude("not-verified",
                "could not tell whether the signing key is the author's or "
@@ -184,18 +218,34 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
       counted.emplace(record.key, approval->approver);
       record.counted = true;
       conclude("valid", "signature by key " + record.key + " verified against " +
-                            policy.allowed_signers + " at commit " + commit + ", approved " +
+                            policy.allowed_signers + " at commit " + policy_commit + ", approved " +
                             approval->approved_at);
     }
     judgement.approvals.push_back(std::move(record));
   }
 
-  const int required = policy.min_approvals;
+  // A change that edits the policy it is judged by needs at least one approval under the
+  // trusted policy, unless that policy lists nobody who could give one (then nothing was
+  // protected by approvals to begin with).
+  const bool edits_policy = trusted && !trusted->edits.empty();
+  int required = policy.min_approvals;
+  if (edits_policy && has_signers && !signers.principals().empty())
+    required = std::max(required, 1);
   const int valid = static_cast<int>(counted.size());
   bool approvals_ok = valid >= required;
+  // With approval.require_signed_commits, an unsigned or unverified commit is refused whatever
+  // its approvals: without a verified signer, self-approval cannot be told.
+  const bool signature_ok = !trusted || trusted->signature_problem.empty();
+  if (!signature_ok) judgement.details.push_back(trusted->signature_problem);
+  if (edits_policy)
+    judgement.details.push_back(
+        "this change edits the approval policy it is judged by (" + join(trusted->edits, "; ") +
+        "): it needs " + std::to_string(required) + " approval" + (required == 1 ? "" : "s") +
+        " under the policy at " + trusted->source);
   for (const auto& record : judgement.approvals)
     judgement.details.push_back((record.approver.empty() ? record.file : record.approver) + ": " +
                                 record.outcome + ": " + record.reason);
+  if (trusted) judgement.details.push_back("approval policy from " + trusted->source);
   if (!approvals_ok && judgement.approvals.empty())
     judgement.details.push_back(
         "no approval was given: a reviewer runs `fabgate approve <plan.json> --key <key>` and "
@@ -212,12 +262,13 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
     judgement.details.push_back(proof.line);
     summary += rehearsal_ok ? "; rehearsal passed" : "; no passing rehearsal of this digest";
   }
-  if (approvals_ok && rehearsal_ok) {
+  if (!signature_ok) summary = "the change's commit is not signed by a key in allowed_signers";
+  if (approvals_ok && rehearsal_ok && signature_ok) {
     judgement.verdict = pipeline::Verdict::pass;
   } else {
     // When ssh-keygen itself could not run, approvals were not disproven but not proven either.
-    judgement.verdict =
-        tool_failed && rehearsal_ok ? pipeline::Verdict::no_evidence : pipeline::Verdict::fail;
+    judgement.verdict = tool_failed && rehearsal_ok && signature_ok ? pipeline::Verdict::no_evidence
+                                                                    : pipeline::Verdict::fail;
     if (!approvals_ok) summary += " (plan digest " + short_digest(plan_digest) + ")";
   }
   // The blocking reason first, so it becomes the run's first disproven hypothesis.

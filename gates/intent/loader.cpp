@@ -85,7 +85,8 @@ Settings Loader::load_settings() {
   if (auto approval = reader.child(*root, "approval", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*approval, "approval")) {
       reader.check_keys(*approval,
-                        {"min_approvals", "require_rehearsal", "allowed_signers", "max_age"},
+                        {"min_approvals", "require_rehearsal", "allowed_signers", "max_age",
+                         "policy_ref", "require_signed_commits"},
                         "approval");
       if (auto v = reader.integer(*approval, "min_approvals", Need::optional, "approval", 0, 16))
         settings.approval.min_approvals = static_cast<int>(*v);
@@ -100,6 +101,15 @@ Settings Loader::load_settings() {
         else
           settings.approval.max_age = *v;
       }
+      if (auto v = reader.string(*approval, "policy_ref", Need::optional, "approval")) {
+        if (v->empty())
+          reader.error((*approval)["policy_ref"], "policy_ref in approval must not be empty",
+                       "leave it out to read the policy from main (or master)");
+        else
+          settings.approval.policy_ref = *v;
+      }
+      if (auto v = reader.boolean(*approval, "require_signed_commits", Need::optional, "approval"))
+        settings.approval.require_signed_commits = *v;
     }
   }
   if (auto probes = reader.child(*root, "probes", Need::optional, "fabgate.yaml")) {

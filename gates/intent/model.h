@@ -33,6 +33,15 @@ struct ApprovalPolicy {
   std::string allowed_signers = "policies/allowed_signers";
   // An approval signed longer ago than this does not count; none: approvals do not expire.
   std::optional<Duration> max_age;
+  // The ref the approval policy, allowed_signers and exceptions register are read from
+  // (docs/approvals.md "Where the policy comes from"). Honoured only as written at the
+  // repository's main (or master) branch, never as written in the change's own commit;
+  // empty: that branch itself.
+  std::string policy_ref;
+  // The change's commit must carry an SSH signature that verifies (namespace "git") against
+  // allowed_signers at the trusted ref; self-approval is then judged by that signer, not by
+  // the commit's author and committer e-mails, which anyone can set.
+  bool require_signed_commits = false;
 };
 
 // Where the built-in probes (fabgate-probe) live on hosts, and the port their responders use.
@@ -320,6 +329,26 @@ struct CommitInfo {
   bool signed_commit = false;
 };
 
+// The approval policy as the trusted ref has it, never as the change's commit has it: what
+// the approval gate counts approvals under and where the exceptions register comes from. The
+// commands that act on devices fill it in (gates/app/trusted_policy.h).
+struct TrustedPolicy {
+  std::string source;  // "main at 1a2b3c4d5e6f (parent of the change's commit 9f8e...)"
+  std::string commit;  // the commit the policy was read from
+  ApprovalPolicy approval;
+  std::optional<std::string> allowed_signers;  // its text there; nullopt: not in that commit
+  std::string exceptions_path;                 // relative to the intent root
+  std::optional<std::string> exceptions;       // the register's text there; nullopt: none
+  // Policy files the change's commit edits relative to that commit ("fabgate.yaml approval
+  // block: min_approvals 1 -> 0"); such a change needs at least one approval.
+  std::vector<std::string> edits;
+  // With approval.require_signed_commits: the principal whose key signed the change's commit
+  // and that key's fingerprint, or why the signature was not verified.
+  std::string commit_signer;
+  std::string commit_signing_key;
+  std::string signature_problem;
+};
+
 struct IntentRepository {
   CommitInfo commit;
   std::string root;  // intent root inside the git repository ("" or "examples/intent")
@@ -330,6 +359,12 @@ struct IntentRepository {
   // Content of every policy file at the commit, by path, so later gates (compare rule sets,
   // exceptions, compat matrix, allowed signers) read what was committed, not the work tree.
   std::map<std::string, std::string> policy_texts;
+  // Set by the commands that act on devices; the approval gate and the exceptions register use
+  // it in place of this commit's settings.approval and policy files.
+  std::optional<TrustedPolicy> trusted_policy;
+  const ApprovalPolicy& approval_policy() const {
+    return trusted_policy ? trusted_policy->approval : settings.approval;
+  }
   const Change* find_change(const std::string& id_or_file) const;
 };
 

@@ -52,7 +52,9 @@ void Pipeline::check_rollback_plan(GateRecord& record) {
 }
 
 void Pipeline::check_approval(GateRecord& record) {
-  const auto& policy = repository_.settings.approval;
+  // The policy from the trusted ref (docs/approvals.md), not from the change's own commit.
+  const auto& policy = repository_.approval_policy();
+  const auto& trusted = repository_.trusted_policy;
   // plan only says what apply will need; approvals are proven when something is about to run.
   if (options_.mode == Mode::plan) {
     record.verdict = Verdict::pass;
@@ -62,8 +64,20 @@ void Pipeline::check_approval(GateRecord& record) {
             : "policy requires " +
                   count_of(static_cast<std::size_t>(policy.min_approvals), "approval") +
                   " of this plan's digest (needed before apply)";
+    if (policy.min_approvals == 0 && trusted && !trusted->edits.empty())
+      record.summary =
+          "this change edits the approval policy: apply needs an approval of this plan's digest";
     if (policy.require_rehearsal) record.summary += "; a passing rehearsal is required";
     record.details.push_back("plan digest: " + plan_digest(repository_, change_));
+    if (trusted) {
+      record.details.push_back("approval policy from " + trusted->source);
+      if (!trusted->edits.empty())
+        record.details.push_back(
+            "this change edits the approval policy it is judged by (" + join(trusted->edits, "; ") +
+            "): apply needs at least one approval under the policy at " + trusted->source);
+      if (!trusted->signature_problem.empty())
+        record.details.push_back(trusted->signature_problem + " (apply will refuse it)");
+    }
     return;
   }
   if (options_.approval_judge) {

@@ -37,6 +37,13 @@ Result<std::vector<compare::RuleSet>> rule_sets_for(const intent::IntentReposito
 }
 
 Result<compare::ExceptionRegister> exceptions_for(const intent::IntentRepository& repository) {
+  // Waivers come from the trusted ref when the command read one: a change cannot waive its own
+  // failing checks (docs/approvals.md).
+  if (const auto& trusted = repository.trusted_policy) {
+    if (!trusted->exceptions) return compare::ExceptionRegister{};
+    return compare::load_exception_register(*trusted->exceptions,
+                                            trusted->exceptions_path + " at " + trusted->source);
+  }
   auto it = repository.policy_texts.find(repository.settings.policies_dir + "/exceptions.yaml");
   if (it == repository.policy_texts.end()) return compare::ExceptionRegister{};
   return compare::load_exception_register(it->second, it->first);

@@ -422,15 +422,18 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << " <" << repository.commit.author_email << "> (" << change.file << ")\n";
   md << "- Plan status: exit " << to_int(outcome.exit_code) << " — "
      << exit_meaning(context.mode, outcome.exit_code) << "\n";
-  md << "- Approval policy: " << repository.settings.approval.min_approvals << " approval(s) from `"
-     << repository.settings.approval.allowed_signers
+  md << "- Approval policy: " << repository.approval_policy().min_approvals << " approval(s) from `"
+     << repository.approval_policy().allowed_signers
      << "`, counted by distinct key; neither the commit's author nor its committer can approve; "
-     << (repository.settings.approval.max_age
-             ? "approvals older than " + format_duration(*repository.settings.approval.max_age) +
+     << (repository.approval_policy().max_age
+             ? "approvals older than " + format_duration(*repository.approval_policy().max_age) +
                    " do not count; "
              : std::string())
      << "rehearsal "
-     << (repository.settings.approval.require_rehearsal ? "required" : "not required") << "\n\n";
+     << (repository.approval_policy().require_rehearsal ? "required" : "not required") << "\n"
+     << (repository.trusted_policy
+             ? "- Approval policy read from: " + repository.trusted_policy->source + "\n\n"
+             : std::string("\n"));
 
   md << "## What changes where\n\n";
   for (const auto& step : change.steps) md << step_line(step);

@@ -545,5 +545,172 @@ TEST_F(ApprovalEndToEnd, SignedEvidenceVerifiesOnlyForAListedKeyAndTheManifestIt
       << refused.output;
 }
 
+// ---- the policy comes from the trusted ref, never from the change's commit (issue 31) ----
+
+TEST_F(ApprovalEndToEnd, ACommitThatLowersMinApprovalsIsStillJudgedByThePolicyBeforeIt) {
+  // Given min_approvals 1 committed on main, when one more commit carries a new step and
+  // quietly sets min_approvals 0, then apply without an approval is still refused (exit 3,
+  // nothing sent), the gate names the edit and the ref the policy came from; the plan is then
+  // approvable by a listed reviewer and runs.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  EXPECT_EQ(fabgate("apply c").exit_code, 3);
+  const std::string policy_commit = repo_.head();
+  repo_.run(
+      "sed -i 's/min_approvals: 1/min_approvals: 0/; s/mtu 9100/mtu 9200/' "
+      "fabgate.yaml changes/c.yaml");
+  repo_.commit_all("tidy up");
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_EQ(out.output.find("policy requires no approvals"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("0 valid approvals of 1 required"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("fabgate.yaml approval.min_approvals: 1 -> 0"), std::string::npos)
+      << out.output;
+  EXPECT_NE(
+      out.output.find("approval policy from main at " + policy_commit.substr(0, 12) +
+                      " (the parent of " + repo_.head().substr(0, 12) + ", which is on main)"),
+      std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+
+  // The review artifact says where the policy came from.
+  auto plan_dir = plan();
+  auto review = read_file((plan_dir / "review.md").string());
+  EXPECT_NE(review.find("- Approval policy: 1 approval(s)"), std::string::npos) << review;
+  EXPECT_NE(review.find("- Approval policy read from: main at " + policy_commit.substr(0, 12)),
+            std::string::npos)
+      << review;
+  std::string file = repo_.file("reviewer.json");
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", file).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto approved = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9200\n");
+}
+
+TEST_F(ApprovalEndToEnd, AKeyTheChangeAddsToAllowedSignersCannotApproveIt) {
+  // Given min_approvals 1 on main, when a branch lists a second key of the author's as
+  // accomplice@example.net and approves with it, then that approval is an unknown signer at
+  // the merge base with main: exit 3, nothing sent.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  const std::string base = repo_.head();
+  repo_.run("git checkout -q -b feature");
+  std::string second_key = make_key("accomplice");
+  repo_.write("policies/allowed_signers", read_file(repo_.file("policies/allowed_signers")) +
+                                              signer_line("accomplice@example.net", second_key));
+  repo_.commit_all("add a reviewer");
+  auto plan_dir = plan();
+  std::string file = repo_.file("accomplice.json");
+  ASSERT_EQ(approve(plan_dir, second_key, "accomplice@example.net", file).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(file));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("unknown-signer: accomplice@example.net is not listed in "
+                            "policies/allowed_signers at commit " +
+                            base.substr(0, 12)),
+            std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("policies/allowed_signers: edited"), std::string::npos) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+}
+
+TEST_F(ApprovalEndToEnd, AChangeCannotWaiveItsOwnFailingProbe) {
+  // Given no approvals required and a probe that cannot run, when the change's own commit adds
+  // an exception waiving it, then the waiver is not in force (it is not at the trusted ref) and
+  // the edit to the register needs a reviewer: exit 3 and nothing sent; plan shows the probe
+  // unwaived.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
+                            "/nonexistent/rdma-check"),
+                     0);
+  repo_.write(
+      "policies/exceptions.yaml",
+      "exceptions:\n  - id: EXC-7\n    scope: {device: d2, rule: \"probe:config-healthy\"}\n"
+      "    reason: trust me\n    owner: author@example.net\n    expiry: "
+      "2099-01-01T00:00:00Z\n");
+  repo_.commit_all("waive the probe");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("edits the approval policy it is judged by "
+                            "(policies/exceptions.yaml: added)"),
+            std::string::npos)
+      << out.output;
+  EXPECT_EQ(out.output.find("waived"), std::string::npos) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+
+  // The plan says so too, and its baseline probe stays failed: nothing to approve.
+  auto planned = fabgate("plan c");
+  EXPECT_EQ(planned.exit_code, 3) << planned.output;
+  EXPECT_NE(planned.output.find("this change edits the approval policy: apply needs an approval"),
+            std::string::npos)
+      << planned.output;
+  EXPECT_NE(planned.output.find("first disproven: baseline-probes"), std::string::npos)
+      << planned.output;
+  EXPECT_EQ(planned.output.find("waived"), std::string::npos) << planned.output;
+}
+
+TEST_F(ApprovalEndToEnd, WithSignedCommitsAForgedAuthorCannotApproveTheirOwnChange) {
+  // Given approval.require_signed_commits on main, when the author signs a commit with their
+  // key but names someone else with `git commit --author`, then their own approval is a
+  // self-approval by the verified signer (exit 3) and a reviewer's counts (exit 0); an
+  // unsigned commit is refused with a clear reason whatever its approvals.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1, false,
+                     "  require_signed_commits: true\n");
+  repo_.run("sed -i 's/mtu 9100/mtu 9200/' changes/c.yaml");
+  auto committed = repo_.run(
+      "git add -A && git -c gpg.format=ssh -c user.signingkey=" + shell_quoted(author_key_) +
+      " commit -q -S --author 'Somebody <somebody@example.net>' -m forged");
+  ASSERT_EQ(committed.exit_code, 0) << committed.output;
+  auto plan_dir = plan();
+  std::string own = repo_.file("own.json");
+  ASSERT_EQ(approve(plan_dir, author_key_, "author@example.net", own).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(own));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("self-approval: author@example.net signed commit " +
+                            repo_.head().substr(0, 12)),
+            std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+
+  plan_dir = plan();  // the first plan's bundle went with the evidence folder
+  std::string reviewer = repo_.file("reviewer.json");
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", reviewer).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto approved = fabgate("apply c --approval " + shell_quoted(reviewer));
+  EXPECT_EQ(approved.exit_code, 0) << approved.output;
+
+  repo_.run("sed -i 's/mtu 9200/mtu 9300/' changes/c.yaml");
+  repo_.commit_all("unsigned");
+  auto unsigned_plan = plan();
+  std::string again = repo_.file("reviewer-again.json");
+  ASSERT_EQ(approve(unsigned_plan, reviewer_key_, "reviewer@example.net", again).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto refused = fabgate("apply c --approval " + shell_quoted(again));
+  EXPECT_EQ(refused.exit_code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("commit " + repo_.head().substr(0, 12) + " is not signed"),
+            std::string::npos)
+      << refused.output;
+}
+
+TEST_F(ApprovalEndToEnd, WithoutATrustedRefApplyIsRefusedAndValidateSaysWhy) {
+  // Given a repository whose only branch is 'trunk', then apply exits 2 naming
+  // approval.policy_ref and nothing is sent; validate says where the policy would come from
+  // once main exists.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 0);
+  repo_.run("git branch -m main trunk");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("approval.policy_ref: no trusted ref"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  repo_.run("git branch main");
+  auto validated = fabgate("validate");
+  EXPECT_EQ(validated.exit_code, 0) << validated.output;
+  EXPECT_NE(validated.output.find("approval  policy from main at " + repo_.head().substr(0, 12)),
+            std::string::npos)
+      << validated.output;
+}
+
 }  // namespace
 }  // namespace fabgate

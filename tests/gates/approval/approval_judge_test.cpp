@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adapters/core/text.h"
 #include "gates/approval/approval_file.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/shell.h"
@@ -324,6 +325,112 @@ TEST_F(ApprovalJudgeTest, AKeyWithAPassphraseFailsAtOnceWithoutATerminal) {
 }
 
 // ---- rehearsal records ----------------------------------------------------------------------
+
+// ---- the policy from the trusted ref (docs/approvals.md "Where the policy comes from") ----
+
+class TrustedPolicyJudgeTest : public ApprovalJudgeTest {
+ protected:
+  // The trusted ref's policy: one approval, alice and bob listed; the change's own commit says
+  // whatever a test sets in repository_.settings and policy_texts.
+  intent::TrustedPolicy& trust(int min_approvals = 1) {
+    intent::TrustedPolicy trusted;
+    trusted.source = "main at 89abcdef0123 (the merge base of 0123456789ab with main)";
+    trusted.commit = "89abcdef0123456789abcdef0123456789abcdef";
+    trusted.approval.min_approvals = min_approvals;
+    trusted.allowed_signers = line("alice@example.net", alice_) + line("bob@example.net", bob_);
+    repository_.trusted_policy = trusted;
+    return *repository_.trusted_policy;
+  }
+};
+
+TEST_F(TrustedPolicyJudgeTest, TheChangesOwnZeroDoesNotLowerTheTrustedPolicy) {
+  // Given the change's commit sets min_approvals 0 and the trusted ref says 1, when nothing is
+  // given, then the gate fails "0 valid approvals of 1 required" and names where the policy
+  // came from.
+  repository_.settings.approval.min_approvals = 0;
+  trust(1);
+  auto judgement = judge({});
+  EXPECT_EQ(judgement.verdict, Verdict::fail);
+  EXPECT_EQ(judgement.summary.rfind("0 valid approvals of 1 required", 0), 0u) << judgement.summary;
+  std::string details = join(judgement.details, "\n");
+  EXPECT_NE(details.find("approval policy from main at 89abcdef0123"), std::string::npos)
+      << details;
+}
+
+TEST_F(TrustedPolicyJudgeTest, AKeyTheChangeAddsToAllowedSignersDoesNotVerify) {
+  // Given the change's commit lists a second key of the author's as mallory@example.net, when
+  // that key approves, then it is an unknown signer at the trusted commit and does not count.
+  auto mallory = key("mallory");
+  add_signer("mallory@example.net", mallory);
+  trust(1);
+  auto judgement = judge({approval("mallory@example.net", mallory)});
+  EXPECT_EQ(judgement.verdict, Verdict::fail);
+  ASSERT_EQ(judgement.approvals.size(), 1u);
+  EXPECT_EQ(judgement.approvals[0].outcome, "unknown-signer");
+  EXPECT_NE(judgement.approvals[0].reason.find("at commit 89abcdef0123"), std::string::npos)
+      << judgement.approvals[0].reason;
+  // A reviewer the trusted ref lists counts.
+  EXPECT_EQ(judge({approval("bob@example.net", bob_)}).verdict, Verdict::pass);
+}
+
+TEST_F(TrustedPolicyJudgeTest, AChangeThatEditsThePolicyNeedsOneApprovalEvenUnderZero) {
+  // Given a trusted policy of 0 approvals that lists reviewers, when the change edits the
+  // exceptions register, then it needs one approval (named in the details); with bob's it
+  // passes. Under a trusted policy that lists nobody, the edit needs what that policy says.
+  auto& trusted = trust(0);
+  trusted.edits = {"policies/exceptions.yaml: edited"};
+  auto refused = judge({});
+  EXPECT_EQ(refused.verdict, Verdict::fail);
+  EXPECT_EQ(refused.summary.rfind("0 valid approvals of 1 required", 0), 0u) << refused.summary;
+  EXPECT_NE(join(refused.details, "\n")
+                .find("this change edits the approval policy it is judged by "
+                      "(policies/exceptions.yaml: edited): it needs 1 approval under the policy "
+                      "at main at 89abcdef0123"),
+            std::string::npos)
+      << join(refused.details, "\n");
+  EXPECT_EQ(judge({approval("bob@example.net", bob_)}).verdict, Verdict::pass);
+
+  repository_.trusted_policy->allowed_signers.reset();
+  EXPECT_EQ(judge({}).verdict, Verdict::pass);
+}
+
+TEST_F(TrustedPolicyJudgeTest, WithSignedCommitsTheSignerNotTheAuthorEmailIsSelf) {
+  // Given approval.require_signed_commits and a commit signed by bob's key whose author e-mail
+  // claims alice: alice may approve (the e-mail proves nothing), bob may not, by principal or
+  // by the same key under another name.
+  auto& trusted = trust(1);
+  trusted.approval.require_signed_commits = true;
+  trusted.commit_signer = "bob@example.net";
+  trusted.commit_signing_key = fingerprint(bob_);
+  repository_.commit.author_email = "alice@example.net";
+  repository_.commit.committer_email = "alice@example.net";
+  EXPECT_EQ(judge({approval("alice@example.net", alice_)}).verdict, Verdict::pass);
+
+  auto by_signer = judge({approval("bob@example.net", bob_)});
+  EXPECT_EQ(by_signer.verdict, Verdict::fail);
+  EXPECT_EQ(by_signer.approvals[0].outcome, "self-approval");
+  EXPECT_NE(by_signer.approvals[0].reason.find("bob@example.net signed commit 0123456789ab"),
+            std::string::npos)
+      << by_signer.approvals[0].reason;
+
+  trusted.allowed_signers = *trusted.allowed_signers + line("bob.alt@example.net", bob_);
+  auto by_key = judge({approval("bob.alt@example.net", bob_)});
+  EXPECT_EQ(by_key.approvals[0].outcome, "self-approval") << by_key.approvals[0].reason;
+}
+
+TEST_F(TrustedPolicyJudgeTest, AnUnverifiedCommitIsRefusedWhateverItsApprovals) {
+  // Given approval.require_signed_commits and a commit whose signature was not verified, then
+  // the gate fails with that reason first, even with a valid approval.
+  auto& trusted = trust(1);
+  trusted.approval.require_signed_commits = true;
+  trusted.signature_problem = "commit 0123456789ab is not signed";
+  auto judgement = judge({approval("bob@example.net", bob_)});
+  EXPECT_EQ(judgement.verdict, Verdict::fail);
+  EXPECT_EQ(judgement.summary.rfind("the change's commit is not signed", 0), 0u)
+      << judgement.summary;
+  ASSERT_FALSE(judgement.details.empty());
+  EXPECT_EQ(judgement.details.front(), "commit 0123456789ab is not signed");
+}
 
 class RehearsalRecordTest : public ApprovalJudgeTest {
  protected:
