@@ -8,6 +8,7 @@
 
 #include "adapters/core/build_info.h"
 #include "adapters/gnmi/target/server.h"
+#include "adapters/gnmi/target/synthetic_routes.h"
 
 namespace {
 
@@ -37,6 +38,10 @@ int run(int argc, char** argv) {
   app.add_option("--lldpcli", options.node.lldpcli, "lldpcli program (default: lldpcli)");
   // Hidden (empty group): lets tests make every RPC slow to exercise client deadlines.
   app.add_option("--debug-delay-ms", debug_delay_ms)->group("");
+  // Hidden: serves N synthetic IPv4 routes as the main table (a real switch's AFT size).
+  app.add_option("--debug-synthetic-ipv4-routes", options.debug_synthetic_ipv4_routes)
+      ->check(CLI::Range(std::size_t{0}, fabgate::gnmi::target::kMaxSyntheticRoutes))
+      ->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
