@@ -157,6 +157,18 @@ struct GnmiLogin {
 // prefix whose variables are unset is an auth failure, not an anonymous login.
 GnmiResult<std::optional<GnmiLogin>> login_from_environment(std::string_view prefix);
 
+// The largest reply message the client accepts, in bytes. gRPC's own default (4 MiB) is far
+// below one Get of a real switch's route table: an AFT ipv4-entry in JSON_IETF is about 125
+// bytes as fabgate-gnmid sends it and 250-400 bytes with the counters and metadata vendors
+// add, so 500,000 routes are 60-200 MB in one GetResponse (gNMI Get has no paging). 256 MiB
+// holds 500,000 entries of up to ~530 bytes each, with margin over the verbose vendor shape;
+// the inventory's gnmi.max_receive_message_size raises it per device (a full Internet table,
+// or a larger fabric). gRPC allocates only what arrives, so a high limit costs nothing until a
+// reply is that large; it bounds what one runaway reply can make fabgate hold.
+inline constexpr std::int64_t kDefaultMaxReceiveMessageSize = std::int64_t{256} << 20;
+// gRPC takes the limit as an int.
+inline constexpr std::int64_t kMaxReceiveMessageSizeCeiling = 2'147'483'647;
+
 struct GnmiClientOptions {
   std::string device;           // for messages only
   std::string address;          // "host:port" or "unix:/path"
@@ -166,6 +178,10 @@ struct GnmiClientOptions {
   std::string key_file;         // ... and its key
   std::string tls_server_name;  // name checked in the server certificate; empty: from address
   std::optional<GnmiLogin> login;
+  // A reply larger than this (one GetResponse, one SubscribeResponse) fails with `internal`
+  // and a message naming the device, the operation, both sizes and the inventory option that
+  // raises the limit. 1 .. kMaxReceiveMessageSizeCeiling.
+  std::int64_t max_receive_message_size = kDefaultMaxReceiveMessageSize;
 };
 
 // Builds the channel (lazily connected; nothing is sent yet). Fails with `tls` when a

@@ -129,6 +129,25 @@ std::string strip_module_prefix(const std::string& name) {
   return colon == std::string::npos ? name : name.substr(colon + 1);
 }
 
+void strip_module_prefixes_in_place(json& value) {
+  if (value.is_array()) {
+    for (auto& item : value) strip_module_prefixes_in_place(item);
+    return;
+  }
+  if (!value.is_object()) return;
+  auto& members = value.get_ref<json::object_t&>();
+  bool prefixed = false;
+  for (auto& [name, member] : members) {
+    strip_module_prefixes_in_place(member);
+    prefixed = prefixed || name.find(':') != std::string::npos;
+  }
+  if (!prefixed) return;
+  // In key order, like strip_module_prefixes(): of two names that strip alike, the later wins.
+  json::object_t stripped;
+  for (auto& [name, member] : members) stripped[strip_module_prefix(name)] = std::move(member);
+  members = std::move(stripped);
+}
+
 Expected<json, std::string> parse_target_value(const GnmiPath& path, std::string_view text) {
   auto parsed = parse_foreign_json(text);
   if (!parsed.ok()) return "value at " + path.to_string() + " is " + parsed.problem;

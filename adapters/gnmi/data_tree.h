@@ -40,6 +40,9 @@ Expected<nlohmann::json, std::string> parse_target_value(const GnmiPath& path,
 
 // JSON_IETF names members "module:name"; facts only need the local names.
 nlohmann::json strip_module_prefixes(const nlohmann::json& value);
+// The same in place: values are moved, never copied, so a document as large as a whole route
+// table is not held twice. `value` must be depth-limited (parse_target_value()).
+void strip_module_prefixes_in_place(nlohmann::json& value);
 std::string strip_module_prefix(const std::string& name);
 
 }  // namespace fabgate::gnmi

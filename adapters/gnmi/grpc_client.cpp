@@ -7,6 +7,7 @@
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,40 @@ GnmiFailure::Kind kind_from_status(const grpc::Status& status) {
     default:
       return K::internal;
   }
+}
+
+// "12.5 MiB", "256 MiB", "900 KiB": sizes in failure messages, as an operator would write them.
+std::string format_size(std::int64_t bytes) {
+  char text[32];
+  if (bytes >= (std::int64_t{1} << 20)) {
+    double mib = static_cast<double>(bytes) / static_cast<double>(1 << 20);
+    std::snprintf(text, sizeof text,
+                  mib == static_cast<double>(bytes >> 20) ? "%.0f MiB" : "%.1f MiB", mib);
+  } else if (bytes >= 1024) {
+    std::snprintf(text, sizeof text, "%lld KiB", static_cast<long long>(bytes / 1024));
+  } else {
+    std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
+  }
+  return text;
+}
+
+// gRPC refuses a message over the channel's receive limit with RESOURCE_EXHAUSTED and
+// "Received message larger than max (SIZE vs. LIMIT)"; the size, when the text has it.
+std::optional<std::int64_t> oversized_reply_bytes(const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return std::nullopt;
+  const std::string& message = status.error_message();
+  const std::string marker = "larger than max (";
+  auto at = message.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  std::int64_t bytes = 0;
+  bool digits = false;
+  for (std::size_t i = at + marker.size();
+       i < message.size() && std::isdigit(static_cast<unsigned char>(message[i])); ++i) {
+    digits = true;
+    if (bytes > (std::int64_t{1} << 50)) break;
+    bytes = bytes * 10 + (message[i] - '0');
+  }
+  return digits ? bytes : 0;
 }
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -202,8 +237,9 @@ class GrpcGnmiClient final : public GnmiClient {
     grpc::Status status = stub_->Get(context.get(), request, &response);
     if (!status.ok()) return failure(status, operation, deadline);
     std::vector<GnmiNotification> out;
-    for (const auto& notification : response.notification()) {
-      auto converted = convert(notification, operation);
+    out.reserve(static_cast<std::size_t>(response.notification_size()));
+    for (auto& notification : *response.mutable_notification()) {
+      auto converted = take(notification, operation);
       if (!converted) return converted.error();
       out.push_back(std::move(converted.value()));
     }
@@ -332,6 +368,18 @@ class GrpcGnmiClient final : public GnmiClient {
 
   GnmiFailure failure(const grpc::Status& status, std::string_view operation,
                       Duration deadline) const {
+    if (auto bytes = oversized_reply_bytes(status)) {
+      // The reply arrived and was dropped unread: a limit of ours, not a refusal of the target.
+      std::string size = *bytes > 0 ? " (" + format_size(*bytes) + ")" : "";
+      return GnmiFailure{GnmiFailure::Kind::internal,
+                         prefix(operation) + "the reply" + size +
+                             " is larger than the receive limit of " +
+                             format_size(options_.max_receive_message_size) +
+                             "; raise gnmi.max_receive_message_size for " +
+                             (options_.device.empty() ? "this device" : options_.device) +
+                             " in the inventory (docs/gnmi.md) (gRPC status " +
+                             std::to_string(static_cast<int>(status.error_code())) + ")"};
+    }
     GnmiFailure::Kind kind = kind_from_status(status);
     std::string cause = kind == GnmiFailure::Kind::timeout
                             ? "timed out after " + format_duration(deadline)
@@ -340,6 +388,30 @@ class GrpcGnmiClient final : public GnmiClient {
                        prefix(operation) + cause + " (gRPC status " +
                            std::to_string(static_cast<int>(status.error_code())) + ")",
                        status.error_code() == grpc::StatusCode::UNIMPLEMENTED};
+  }
+
+  // convert() for a reply that is ours to take apart (a GetResponse): each JSON value is moved
+  // out of the message, so a whole route table is held once as text, not three times.
+  GnmiResult<GnmiNotification> take(::gnmi::Notification& notification,
+                                    std::string_view operation) const {
+    GnmiNotification out;
+    out.timestamp_ns = notification.timestamp();
+    GnmiPath notification_prefix = from_proto(notification.prefix());
+    out.updates.reserve(static_cast<std::size_t>(notification.update_size()));
+    for (auto& update : *notification.mutable_update()) {
+      GnmiPath path = join_paths(notification_prefix, from_proto(update.path()));
+      auto json = take_typed_value_json(*update.mutable_val());
+      if (!json) {
+        return GnmiFailure{GnmiFailure::Kind::internal, prefix(operation) + "unreadable value at " +
+                                                            path.to_string() + ": " +
+                                                            json.error().reason};
+      }
+      out.updates.push_back({std::move(path), std::move(json.value())});
+    }
+    for (const auto& deleted : notification.delete_()) {
+      out.deletes.push_back(join_paths(notification_prefix, from_proto(deleted)));
+    }
+    return out;
   }
 
   GnmiResult<GnmiNotification> convert(const ::gnmi::Notification& notification,
@@ -528,7 +600,16 @@ GnmiResult<std::unique_ptr<GnmiClient>> connect(const GnmiClientOptions& options
   if (options.address.empty()) {
     return GnmiFailure{GnmiFailure::Kind::internal, where + "no address given"};
   }
+  if (options.max_receive_message_size < 1 ||
+      options.max_receive_message_size > kMaxReceiveMessageSizeCeiling) {
+    return GnmiFailure{GnmiFailure::Kind::internal,
+                       where + "max_receive_message_size " +
+                           std::to_string(options.max_receive_message_size) + " is outside 1 .. " +
+                           std::to_string(kMaxReceiveMessageSizeCeiling)};
+  }
   grpc::ChannelArguments arguments;
+  // Replies as large as a whole route table (see kDefaultMaxReceiveMessageSize).
+  arguments.SetMaxReceiveMessageSize(static_cast<int>(options.max_receive_message_size));
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls) {
     grpc::SslCredentialsOptions ssl;

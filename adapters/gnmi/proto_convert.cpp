@@ -64,6 +64,20 @@ Expected<nlohmann::json, ValueError> typed_value_to_dom(const ::gnmi::TypedValue
 
 }  // namespace
 
+Expected<std::string, ValueError> take_typed_value_json(::gnmi::TypedValue& value) {
+  using V = ::gnmi::TypedValue;
+  if (value.value_case() != V::kJsonVal && value.value_case() != V::kJsonIetfVal)
+    return typed_value_to_json(value);
+  std::string& text = value.value_case() == V::kJsonVal ? *value.mutable_json_val()
+                                                        : *value.mutable_json_ietf_val();
+  if (json_nesting_depth(text) > kForeignJsonMaxDepth)
+    return ValueError{"value is nested deeper than " + std::to_string(kForeignJsonMaxDepth) +
+                      " levels"};
+  if (!nlohmann::json::accept(text))
+    return ValueError{"value is not valid JSON: " + text.substr(0, 80)};
+  return std::move(text);
+}
+
 ::gnmi::Path to_proto(const GnmiPath& path) {
   ::gnmi::Path out;
   out.set_origin(path.origin);

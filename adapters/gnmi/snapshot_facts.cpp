@@ -488,7 +488,8 @@ json unwrap_named_value(const GnmiPath& path, json value) {
   if (member_name.find(':') == std::string::npos) return value;
   const PathElement& last = path.elements.back();
   if (strip_module_prefix(member_name) != strip_module_prefix(last.name)) return value;
-  return value.begin().value();
+  json inner = std::move(value.begin().value());  // moved: it may be a whole route table
+  return inner;
 }
 
 // Places one update's value in the merged tree, member names without module prefixes. A list
@@ -498,7 +499,7 @@ json unwrap_named_value(const GnmiPath& path, json value) {
 static std::optional<std::string> place_update(json& tree, GnmiPath path, json value) {
   value = unwrap_named_value(path, std::move(value));
   for (auto& element : path.elements) element.name = strip_module_prefix(element.name);
-  value = strip_module_prefixes(value);
+  strip_module_prefixes_in_place(value);
   if (!value.is_array() || path.elements.empty() || path.elements.back().keys.empty()) {
     insert_into_tree(tree, path, std::move(value));
     return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "adapters/core/build_info.h"
 #include "adapters/gnmi/target/server.h"
+#include "adapters/gnmi/target/synthetic_routes.h"
 
 namespace {
 
@@ -40,6 +41,10 @@ int run(int argc, char** argv) {
   // Hidden: a target that implements only some Subscribe modes (the others: UNIMPLEMENTED).
   app.add_option("--debug-unimplemented-mode", options.unimplemented_modes)
       ->check(CLI::IsMember({"STREAM", "POLL", "ONCE"}))
+      ->group("");
+  // Hidden: serves N synthetic IPv4 routes as the main table (a real switch's AFT size).
+  app.add_option("--debug-synthetic-ipv4-routes", options.debug_synthetic_ipv4_routes)
+      ->check(CLI::Range(std::size_t{0}, fabgate::gnmi::target::kMaxSyntheticRoutes))
       ->group("");
   try {
     app.parse(argc, argv);

@@ -17,6 +17,39 @@ namespace {
 constexpr std::string_view kPlatforms[] = {"frr", "linux",   "rdma-host", "openconfig", "sonic",
                                            "eos", "srlinux", "junos",     "nxos"};
 
+// gnmi.max_receive_message_size: bytes, as an integer or with a binary unit ("512MiB",
+// "1 GiB"). At least 1 MiB; at most 2147483647 bytes, the most gRPC takes (an int).
+constexpr std::int64_t kMinReceiveLimit = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxReceiveLimit = 2'147'483'647;
+
+std::optional<std::int64_t> receive_limit(YamlReader& reader, const YAML::Node& gnmi,
+                                          const std::string& what) {
+  auto text = reader.string(gnmi, "max_receive_message_size", Need::optional, what);
+  if (!text) return std::nullopt;
+  static const std::regex size(R"(\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*)");
+  std::smatch match;
+  const YAML::Node node = gnmi["max_receive_message_size"];
+  if (!std::regex_match(*text, match, size)) {
+    reader.error(node, what + ": max_receive_message_size '" + *text + "' is not a size",
+                 "write bytes, or a number with B, KiB, MiB or GiB: 256MiB, 1GiB");
+    return std::nullopt;
+  }
+  const std::string unit = match[2].str();
+  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : 0;
+  const std::int64_t number = std::stoll(match[1].str());
+  if (number > (kMaxReceiveLimit >> shift) || (number << shift) > kMaxReceiveLimit) {
+    reader.error(node, what + ": max_receive_message_size " + *text + " is more than gRPC accepts",
+                 "at most 2147483647 bytes (2047MiB)");
+    return std::nullopt;
+  }
+  if ((number << shift) < kMinReceiveLimit) {
+    reader.error(node, what + ": max_receive_message_size " + *text + " is below 1MiB",
+                 "omit it for the default (256MiB, sized for a whole route table), or raise it");
+    return std::nullopt;
+  }
+  return number << shift;
+}
+
 }  // namespace
 
 bool is_valid_identifier(const std::string& text) {
@@ -389,9 +422,10 @@ Inventory Loader::load_inventory(const Settings& settings) {
     }
     if (auto gnmi = reader.child(node, "gnmi", Need::optional, what)) {
       if (reader.expect_map(*gnmi, what + " gnmi")) {
-        reader.check_keys(
-            *gnmi, {"host", "port", "tls", "ca_file", "cert_file", "key_file", "credentials_env"},
-            what + " gnmi");
+        reader.check_keys(*gnmi,
+                          {"host", "port", "tls", "ca_file", "cert_file", "key_file",
+                           "credentials_env", "max_receive_message_size"},
+                          what + " gnmi");
         GnmiEndpoint endpoint;
         if (auto v = reader.string(*gnmi, "host", Need::required, what + " gnmi"))
           endpoint.host = *v;
@@ -407,6 +441,7 @@ Inventory Loader::load_inventory(const Settings& settings) {
           endpoint.key_file = *v;
         if (auto v = reader.string(*gnmi, "credentials_env", Need::optional, what + " gnmi"))
           endpoint.credentials_env = *v;
+        endpoint.max_receive_message_size = receive_limit(reader, *gnmi, what + " gnmi");
         if (endpoint.tls && endpoint.ca_file.empty())
           reader.error(*gnmi, what + " gnmi uses TLS but names no ca_file",
                        "set ca_file, or tls: false for a lab target");

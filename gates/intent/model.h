@@ -3,6 +3,7 @@
 // The intent model: plain types for what an intent repository says, after validation. Loading
 // and validation live in loader.h; nothing here talks to git, YAML or the network.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -134,6 +135,9 @@ struct GnmiEndpoint {
   std::string cert_file;        // optional client certificate
   std::string key_file;         // its key
   std::string credentials_env;  // env var prefix holding username/password, outside the repo
+  // Largest gNMI reply accepted, in bytes (docs/gnmi.md "Reply size limit"); unset: the
+  // client's default, sized for a whole route table (gnmi::kDefaultMaxReceiveMessageSize).
+  std::optional<std::int64_t> max_receive_message_size;
 };
 
 // What a device must say it is (docs/monitoring.md "Identity"): checked against the identity

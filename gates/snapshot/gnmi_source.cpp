@@ -13,8 +13,7 @@ namespace {
 using nlohmann::json;
 
 // The member of `facts` that fills `category`; the profile parser allows no other category.
-const std::optional<json>* category_of(const gnmi::SnapshotFacts& facts,
-                                       const std::string& category) {
+std::optional<json>* category_of(gnmi::SnapshotFacts& facts, const std::string& category) {
   if (category == "identity") return &facts.identity;
   if (category == "interfaces") return &facts.interfaces;
   if (category == "bgp") return &facts.bgp;
@@ -87,9 +86,11 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
     result.reason = reply.error().message;
     return result;
   }
-  record.reply = notifications_json(*reply);
+  // The facts first, then the evidence's copy of the reply: the document the facts were read
+  // from is gone by then, so a whole route table is never held as two documents at once.
   if (source.category == "config") {
     auto config = gnmi::config_facts(*reply);
+    record.reply = notifications_json(*reply);
     if (!config) {
       record.parse = "error: " + config.error();
       result.reason = reason_prefix(device, record.paths) + config.error();
@@ -100,12 +101,13 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
     return result;
   }
   auto facts = gnmi::snapshot_facts(*reply, now_utc());
+  record.reply = notifications_json(*reply);
   if (!facts) {
     record.parse = "error: " + facts.error();
     result.reason = reason_prefix(device, record.paths) + "unreadable reply: " + facts.error();
     return result;
   }
-  const std::optional<json>* value = category_of(*facts, source.category);
+  std::optional<json>* value = category_of(*facts, source.category);
   if (value == nullptr || !value->has_value()) {
     // An empty reply is not an empty healthy category: the target did not say anything.
     record.parse = "error: no " + source.category + " data in the reply";
@@ -114,7 +116,7 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
     return result;
   }
   record.parse = "ok";
-  result.facts = **value;
+  result.facts = std::move(**value);
   return result;
 }
 

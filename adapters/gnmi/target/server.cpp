@@ -21,6 +21,7 @@
 #include "adapters/gnmi/proto_convert.h"
 #include "adapters/gnmi/target/openconfig_tree.h"
 #include "adapters/gnmi/target/set_transaction.h"
+#include "adapters/gnmi/target/synthetic_routes.h"
 
 namespace fabgate::gnmi::target {
 
@@ -570,7 +571,10 @@ int run_target(const TargetOptions& options) {
     credentials = grpc::SslServerCredentials(ssl);
   }
 
-  LinuxNode node(options.node);
+  LinuxNode linux_node(options.node);
+  SyntheticRoutesNode synthetic_node(linux_node, options.debug_synthetic_ipv4_routes);
+  Node& node = options.debug_synthetic_ipv4_routes > 0 ? static_cast<Node&>(synthetic_node)
+                                                       : static_cast<Node&>(linux_node);
   GnmiService service(options, node);
   grpc::ServerBuilder builder;
   int bound_port = 0;

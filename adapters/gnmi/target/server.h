@@ -3,6 +3,7 @@
 // fabgate-gnmid: a gNMI target for a Linux/FRR node. cmd/fabgate-gnmid parses flags into
 // TargetOptions and calls run_target().
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,9 @@ struct TargetOptions {
   // Tests only: Subscribe modes ("STREAM", "POLL", "ONCE") answered UNIMPLEMENTED, as by a
   // target that implements only some of them.
   std::set<std::string> unimplemented_modes;
+  // Tests and benchmarks only: > 0 serves this many synthetic IPv4 routes (and no IPv6 ones)
+  // as the main table (adapters/gnmi/target/synthetic_routes.h).
+  std::size_t debug_synthetic_ipv4_routes = 0;
 };
 
 // Serves until SIGINT or SIGTERM. The first line on stdout is the bound TCP port, or the

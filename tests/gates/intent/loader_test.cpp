@@ -308,6 +308,59 @@ TEST(LoadIntent, GnmiSetValuesBecomeJson) {
   EXPECT_EQ(ops[1].value, "\"up\"");
 }
 
+TEST(LoadIntent, GnmiReceiveLimitIsASizeWithinWhatGrpcTakes) {
+  // Given gnmi endpoints whose max_receive_message_size is in MiB, in bytes, unset, below
+  // 1 MiB, above what gRPC takes and not a size, then the first two load as bytes, the unset
+  // one as none (the client's default), and each of the others is an error at its own line
+  // naming the device, with a hint saying what to write; corrected, they load as bytes.
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = R"(credentials:
+  read:   {user: ro, identity_file: ~/.ssh/ro}
+  change: {user: rw, identity_file: ~/.ssh/rw}
+devices:
+  spine1: {platform: frr, role: spine, ssh: {host: a}, gnmi: {host: a, tls: false, max_receive_message_size: 512MiB}}
+  leaf1:  {platform: frr, role: leaf, ssh: {host: b}, gnmi: {host: b, tls: false, max_receive_message_size: 300000000}}
+  leaf2:  {platform: frr, role: leaf, ssh: {host: c}, gnmi: {host: c, tls: false}}
+  host1:  {platform: linux, role: host, ssh: {host: d}, gnmi: {host: d, tls: false, max_receive_message_size: 64KiB}}
+  host2:  {platform: linux, role: host, ssh: {host: e}, gnmi: {host: e, tls: false, max_receive_message_size: 2GiB}}
+  host3:  {platform: linux, role: host, ssh: {host: f}, gnmi: {host: f, tls: false, max_receive_message_size: lots}}
+)";
+  auto outcome = load(tree);
+  ASSERT_EQ(outcome.diagnostics.size(), 3u) << outcome.diagnostics.lines().at(0);
+  const auto* small =
+      find(outcome, "device 'host1' gnmi: max_receive_message_size 64KiB is below 1MiB");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->to_string().rfind("inventory.yaml:8:", 0), 0u) << small->to_string();
+  const auto* large =
+      find(outcome, "device 'host2' gnmi: max_receive_message_size 2GiB is more than gRPC accepts");
+  ASSERT_TRUE(large);
+  EXPECT_EQ(large->where.line, 9);
+  EXPECT_EQ(large->hint, "at most 2147483647 bytes (2047MiB)");
+  const auto* word =
+      find(outcome, "device 'host3' gnmi: max_receive_message_size 'lots' is not a size");
+  ASSERT_TRUE(word);
+  EXPECT_EQ(word->where.line, 10);
+
+  for (auto [bad, good] : {std::pair{"64KiB", "1MiB"}, {"2GiB", "2047MiB"}, {"lots", "'1 GiB'"}}) {
+    auto& text = tree.files["inventory.yaml"];
+    text.replace(text.find(bad), std::string(bad).size(), good);
+  }
+  outcome = load(tree);
+  ASSERT_TRUE(outcome.repository) << outcome.diagnostics.lines().at(0);
+  const auto& devices = outcome.repository->inventory.devices;
+  auto limit = [&](const std::string& name) {
+    auto found = std::find_if(devices.begin(), devices.end(),
+                              [&](const Device& device) { return device.name == name; });
+    return found->gnmi->max_receive_message_size;
+  };
+  EXPECT_EQ(limit("spine1"), std::int64_t{512} << 20);
+  EXPECT_EQ(limit("leaf1"), 300000000);
+  EXPECT_EQ(limit("leaf2"), std::nullopt);
+  EXPECT_EQ(limit("host1"), std::int64_t{1} << 20);
+  EXPECT_EQ(limit("host2"), std::int64_t{2047} << 20);
+  EXPECT_EQ(limit("host3"), std::int64_t{1} << 30);
+}
+
 TEST(LoadIntent, ConfirmTimeoutShorterThanDeadlineIsRefused) {
   auto tree = valid_tree();
   tree.files["changes/drain.yaml"] = std::string(kChange) + "confirm_timeout: 1m\n";
