@@ -152,14 +152,15 @@ InsideRead hash_inside(const std::filesystem::path& dir, const std::string& rela
   return read;
 }
 
-// Fields fabgate reads from a manifest, each with the type it writes; a field that is present
-// with another type makes the manifest malformed (`fabgate evidence show` would otherwise print
+// Fields fabgate reads from a manifest, each with the type it writes (null reads as absent: a
+// run whose reports failed has no layer_recovery); a field that is present with another type
+// makes the manifest malformed (`fabgate evidence show` would otherwise print
 // a value it could not read, or stop). Unknown fields are only covered by the digest.
 void check_field_types(const nlohmann::json& manifest, std::vector<std::string>& malformed) {
   using Json = nlohmann::json;
   auto want = [&](const std::string& where, const Json& object, const char* key,
                   bool (Json::*is)() const noexcept, const char* what) {
-    if (object.contains(key) && !(object[key].*is)())
+    if (object.contains(key) && !object[key].is_null() && !(object[key].*is)())
       malformed.push_back(where + key + ": not " + what);
   };
   for (const char* key :
@@ -175,10 +176,10 @@ void check_field_types(const nlohmann::json& manifest, std::vector<std::string>&
     want("", manifest, key, &Json::is_array, "an array");
   want("", manifest, "ready", &Json::is_boolean, "true or false");
   if (manifest.contains("change") && !manifest["change"].is_object() &&
-      !manifest["change"].is_string())
+      !manifest["change"].is_string() && !manifest["change"].is_null())
     malformed.push_back("change: not an object or a string");
   for (const char* key : {"gates", "layer_recovery", "approvals"}) {
-    if (!manifest.contains(key)) continue;
+    if (!manifest.contains(key) || manifest[key].is_null()) continue;
     const auto& list = manifest[key];
     if (!list.is_array()) {
       malformed.push_back(std::string(key) + ": not an array");
