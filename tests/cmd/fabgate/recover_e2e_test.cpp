@@ -155,8 +155,9 @@ TEST_F(RecoverEndToEnd, SigkillAtEveryJournalPointIsRecoveredToTheBaseline) {
       EXPECT_EQ(manifest["exit_code"], 4);
       EXPECT_EQ(manifest["recovery"]["after_record"], k);
     }
-    if (k == n)  // sealed by recover: the bundle keeps the run's own exit code
+    if (k == n) {  // sealed by recover: the bundle keeps the run's own exit code
       EXPECT_EQ(read_json(dir / "manifest.json")["exit_code"], 4);
+    }
     if (::testing::Test::HasFailure()) break;  // one broken point explains the rest
   }
 }
