@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/sha256.h"
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/app/intent_loading.h"
@@ -30,20 +31,61 @@ struct Plan {
   bool ready = false;
 };
 
-// Reads plan.json and, unless its stored digest input was redacted, checks that its digest is
-// the digest of that input: a plan edited after it was written is refused rather than signed.
+// Verifies the plan's evidence bundle (every file, and the whole manifest with its headline
+// fields) and returns plan.json's bytes exactly as the manifest lists them, read once. A bundle
+// that does not verify is refused: nothing is signed on the word of an edited plan. `ready`
+// must be true both in plan.json and in the manifest (a plan run's headline field).
+Result<std::string> verified_plan_bytes(const std::filesystem::path& file, bool& ready) {
+  const std::filesystem::path dir = file.parent_path();
+  const std::string name = file.filename().string();
+  auto check = pipeline::verify_bundle(dir);
+  if (!check.ok())
+    return Error::invalid_input("plan " + file.string() + ": cannot be read (" +
+                                check.error().message + ")");
+  if (!check->intact()) {
+    std::vector<std::string> wrong;
+    for (const auto& f : check->modified) wrong.push_back("modified " + f);
+    for (const auto& f : check->missing) wrong.push_back("missing " + f);
+    for (const auto& f : check->extra) wrong.push_back("extra " + f);
+    for (const auto& why : check->unsafe) wrong.push_back("unsafe " + why);
+    for (const auto& why : check->malformed) wrong.push_back("malformed " + why);
+    if (!check->manifest_consistent) wrong.push_back("manifest edited");
+    return Error::refused("approve: the plan bundle " + dir.string() + " does not verify (" +
+                              join(wrong, ", ") + "); nothing was signed",
+                          {"run fabgate evidence verify " + dir.string() +
+                           "; review and approve only a plan bundle as fabgate plan wrote it"});
+  }
+  const auto& manifest = check->manifest;
+  if (manifest.value("mode", nlohmann::json()) != "plan" || !manifest["files"].contains(name))
+    return Error::invalid_input("plan " + file.string() +
+                                ": not the plan.json of a fabgate plan bundle");
+  auto read = pipeline::read_inside(dir, name);
+  if (!read.bytes) return Error::invalid_input("plan " + file.string() + ": " + read.why);
+  if (sha256_hex(*read.bytes) != manifest["files"][name].get<std::string>())
+    return Error::refused("approve: plan " + file.string() +
+                          " changed while it was checked; nothing was signed");
+  ready = manifest.value("ready", nlohmann::json()) == true &&
+          manifest.value("exit_code", nlohmann::json()) == 0;
+  return std::move(*read.bytes);
+}
+
+// Reads plan.json (from its verified bundle) and, unless its stored digest input was redacted,
+// checks that its digest is the digest of that input: a plan edited after it was written is
+// refused rather than signed.
 Result<Plan> read_plan(const std::string& given) {
   Plan plan;
-  plan.file = given;
   std::error_code error;
+  plan.file = std::filesystem::absolute(given, error);
+  if (error) plan.file = given;
   if (std::filesystem::is_directory(plan.file, error)) plan.file /= "plan.json";
   const std::string name = plan.file.string();
-  std::ifstream in(plan.file, std::ios::binary);
-  if (!in) return Error::invalid_input("plan " + name + ": cannot be read");
-  auto document = nlohmann::json::parse(in, nullptr, false);
+  bool manifest_ready = false;
+  auto bytes = verified_plan_bytes(plan.file, manifest_ready);
+  if (!bytes.ok()) return std::move(bytes).error();
+  auto document = nlohmann::json::parse(bytes.value(), nullptr, false);
   if (document.is_discarded() || !document.is_object())
     return Error::invalid_input("plan " + name + ": not a JSON object");
-  if (document.value("format", "") != "fabgate.plan/1")
+  if (!document.contains("format") || document["format"] != "fabgate.plan/1")
     return Error::invalid_input("plan " + name + ": not a fabgate plan (format fabgate.plan/1)");
   if (!document.contains("digest") || !document["digest"].is_string() ||
       !document.contains("digest_input") || !document["digest_input"].is_object())
@@ -60,13 +102,17 @@ Result<Plan> read_plan(const std::string& given) {
                                 ": its digest does not match its content (edited after it was "
                                 "written); run fabgate plan again");
   const auto& input = document["digest_input"];
-  plan.commit = input.value("intent_commit", "");
-  plan.intent_root = input.value("intent_root", "");
+  auto text = [](const nlohmann::json& object, const char* key) {
+    return object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
+                                                           : std::string();
+  };
+  plan.commit = text(input, "intent_commit");
+  plan.intent_root = text(input, "intent_root");
   if (input.contains("change") && input["change"].is_object())
-    plan.change = input["change"].value("id", "");
+    plan.change = text(input["change"], "id");
   if (plan.change.empty() || plan.commit.empty())
     return Error::invalid_input("plan " + name + ": names no change or intent commit");
-  plan.ready = document.value("ready", false);
+  plan.ready = manifest_ready && document.contains("ready") && document["ready"] == true;
   return plan;
 }
 
@@ -140,8 +186,8 @@ Result<ExitCode> run_approve(const CommonOptions& common, const ApproveOptions& 
   // approval of it would let apply run a change whose baseline nobody saw pass.
   if (!plan->ready)
     return Error::refused("approve: plan " + plan->file.string() +
-                              " is not ready: its gates refused the change (plan.json "
-                              "\"ready\": false); nothing was signed",
+                              " is not ready: its gates refused the change (\"ready\": false "
+                              "in plan.json or its manifest); nothing was signed",
                           {"fix what the plan's review.md reports, commit, run fabgate plan "
                            "again and approve that plan"});
   auto digest = recomputed_digest(common, plan.value());

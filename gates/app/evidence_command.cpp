@@ -29,7 +29,7 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                                   ": cannot be read");
     std::string signers((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     approval::SshKeygen keygen(Duration{20'000}, "ssh-keygen", approval::kEvidenceNamespace);
-    signature = approval::check_bundle_signature(dir, signers, keygen);
+    signature = approval::check_bundle_signature(dir, result.manifest_text, signers, keygen);
   }
   const bool signed_ok =
       !signature || signature->status == approval::BundleSignatureStatus::verified;
@@ -43,6 +43,8 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                             {"missing", result.missing},
                             {"extra", result.extra},
                             {"attached_approvals", result.attached},
+                            {"unsafe", result.unsafe},
+                            {"malformed", result.malformed},
                             {"manifest_consistent", result.manifest_consistent},
                             {"trusted", trusted}};
     if (signature)
@@ -57,11 +59,15 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
     for (const auto& file : result.modified) console.line("modified: " + file);
     for (const auto& file : result.missing) console.line("missing:  " + file);
     for (const auto& file : result.extra) console.line("extra:    " + file);
+    for (const auto& why : result.unsafe) console.line("unsafe:   " + why + " (not read)");
+    for (const auto& why : result.malformed) console.line("malformed: " + why);
     for (const auto& file : result.attached)
       console.line("attached: " + file +
                    " (an approval added after the plan; apply checks its signature)");
     if (!result.manifest_consistent)
-      console.line("manifest: its file list does not match its bundle_sha256 (edited manifest)");
+      console.line(
+          "manifest: its content does not match its bundle_sha256 (edited after it was sealed, "
+          "or sealed by a fabgate whose digest covered only the file list)");
     if (signature)
       console.line("signature: " + std::string(approval::to_string(signature->status)) + ": " +
                    signature->reason);
@@ -112,6 +118,19 @@ std::string clock_of(const nlohmann::json& object, const char* key) {
   return text.size() >= 23 ? text.substr(11, 12) : text.empty() ? "-" : text;
 }
 
+// Typed lookups: a field of another type reads as absent (verify_bundle names it malformed).
+long long int_of(const nlohmann::json& object, const char* key, long long absent) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number_integer())
+    return absent;
+  return object[key].get<long long>();
+}
+
+nlohmann::json array_of(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_array())
+    return nlohmann::json::array();
+  return object[key];
+}
+
 std::string padded(std::string text, std::size_t width) {
   if (text.size() < width) text.resize(width, ' ');
   return text;
@@ -123,15 +142,15 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
                                    Console& console) {
   std::filesystem::path bundle(dir);
   std::filesystem::path page = std::filesystem::absolute(bundle / "report.html");
-  std::ifstream in(bundle / "manifest.json", std::ios::binary);
-  if (!in)
+  // The manifest is read once, by the check; what is printed is what was checked.
+  auto check = pipeline::verify_bundle(bundle);
+  if (!check.ok())
     return Error::invalid_input("evidence show: " + dir +
                                 ": no manifest.json (not an evidence bundle, or one that was "
                                 "never sealed)");
-  auto manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object())
-    return Error::invalid_input("evidence show: " + (bundle / "manifest.json").string() +
-                                ": not a JSON object");
+  const bool intact = check->intact();
+  const nlohmann::json manifest =
+      check->manifest.is_object() ? check->manifest : nlohmann::json::object();
   bool has_page = std::filesystem::is_regular_file(page);
   if (what == ShowWhat::html_path) {
     if (!has_page)
@@ -143,29 +162,40 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
       console.line(page.string());
     return ExitCode::accepted;
   }
-  auto check = pipeline::verify_bundle(bundle);
-  bool intact = check.ok() && check->intact();
-
+  if (!intact) {
+    // A manifest that does not verify is not summarised: its exit code and verdicts are
+    // exactly what an edit would change.
+    if (console.json_mode()) {
+      console.json(nlohmann::json{{"bundle", dir}, {"intact", false}});
+    } else {
+      console.line("integrity: " + console.red("TAMPERED") + ": " + dir +
+                   " does not match its manifest, so its outcome is not shown");
+      console.line("run `fabgate evidence verify " + dir + "` for what differs");
+    }
+    return ExitCode::refused;
+  }
   if (console.json_mode()) {
-    console.json(
-        nlohmann::json{{"bundle", dir},
-                       {"intact", intact},
-                       {"page", has_page ? nlohmann::json(page.string()) : nullptr},
-                       {"mode", manifest.value("mode", "")},
-                       {"change", manifest.value("change", nlohmann::json())},
-                       {"exit_code", manifest.value("exit_code", -1)},
-                       {"outcome", manifest.value("outcome", "")},
-                       {"device_state", manifest.value("device_state", "")},
-                       {"first_disproven", manifest.value("first_disproven", "")},
-                       {"gates", manifest.value("gates", nlohmann::json::array())},
-                       {"layers", manifest.value("layer_recovery", nlohmann::json::array())}});
+    console.json(nlohmann::json{{"bundle", dir},
+                                {"intact", intact},
+                                {"page", has_page ? nlohmann::json(page.string()) : nullptr},
+                                {"mode", text_of(manifest, "mode")},
+                                {"change", manifest.value("change", nlohmann::json())},
+                                {"exit_code", int_of(manifest, "exit_code", -1)},
+                                {"outcome", text_of(manifest, "outcome")},
+                                {"device_state", text_of(manifest, "device_state")},
+                                {"first_disproven", text_of(manifest, "first_disproven")},
+                                {"gates", array_of(manifest, "gates")},
+                                {"layers", array_of(manifest, "layer_recovery")}});
     return intact ? ExitCode::accepted : ExitCode::refused;
   }
   const auto change = manifest.value("change", nlohmann::json::object());
-  console.line(console.bold("fabgate " + text_of(manifest, "mode") + " " + text_of(change, "id")) +
-               " run " + text_of(manifest, "run_id") + " by " + text_of(manifest, "operator") +
-               ", intent " + text_of(manifest, "intent_commit").substr(0, 12));
-  int exit_code = manifest.value("exit_code", -1);
+  // A manifest sealed by recover names the change by id alone.
+  console.line(
+      console.bold("fabgate " + text_of(manifest, "mode") + " " +
+                   (change.is_string() ? change.get<std::string>() : text_of(change, "id"))) +
+      " run " + text_of(manifest, "run_id") + " by " + text_of(manifest, "operator") + ", intent " +
+      text_of(manifest, "intent_commit").substr(0, 12));
+  const long long exit_code = int_of(manifest, "exit_code", -1);
   std::string verdict = "exit " + std::to_string(exit_code) + ": " + text_of(manifest, "outcome");
   console.line(exit_code == 0   ? console.green(verdict)
                : exit_code == 4 ? console.yellow(verdict)
@@ -176,7 +206,7 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
     console.line("first disproven: " + text_of(manifest, "first_disproven"));
   console.line("");
   console.line("gates:");
-  for (const auto& gate : manifest.value("gates", nlohmann::json::array())) {
+  for (const auto& gate : array_of(manifest, "gates")) {
     std::string gate_verdict = text_of(gate, "verdict");
     std::string word = padded(gate_verdict == "fail"          ? "FAIL"
                               : gate_verdict == "no-evidence" ? "NO-EVIDENCE"
@@ -185,7 +215,7 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
     std::ostringstream seconds;
     seconds.setf(std::ios::fixed);
     seconds.precision(2);
-    seconds << gate.value("duration_ms", 0) / 1000.0 << " s";
+    seconds << int_of(gate, "duration_ms", 0) / 1000.0 << " s";
     console.line("  " +
                  (gate_verdict == "pass"      ? console.green(word)
                   : gate_verdict == "skipped" ? word
@@ -193,8 +223,8 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
                  padded(text_of(gate, "name"), 18) + padded(seconds.str(), 10) +
                  text_of(gate, "summary"));
   }
-  auto layers = manifest.value("layer_recovery", nlohmann::json::array());
-  if (layers.is_array() && !layers.empty()) {
+  const auto layers = array_of(manifest, "layer_recovery");
+  if (!layers.empty()) {
     console.line("");
     console.line("layers (last seen good / failed / proven restored, UTC):");
     for (const auto& layer : layers) {

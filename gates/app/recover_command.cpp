@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "adapters/core/build_info.h"
 #include "adapters/core/text.h"
@@ -13,11 +14,11 @@
 #include "gates/app/intent_loading.h"
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
-#include "gates/pipeline/safety/journal.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
+#include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/safety/journal.h"
 
 namespace fabgate::app {
 namespace {
@@ -46,12 +47,14 @@ ExitCode say(Console& console, ExitCode code, const std::string& dir, const std:
 }
 
 // Seals the bundle of a run that needs no rollback: the journal says why, a short report says it
-// in words, and the manifest makes the bundle verifiable.
+// in words, and the manifest makes the bundle verifiable. `code` is the exit the bundle records
+// (the run's own when it ended); recover itself exits `exits_with`, `code` unless given.
 // `after_start` runs once recover-start is journaled (giving back a dead run's locks and
 // timers), so the journal tells in order what recover did.
 Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBundle& evidence,
                       const std::string& operator_name, ExitCode code, const std::string& why,
-                      Console& console, const std::function<void()>& after_start = {}) {
+                      Console& console, const std::function<void()>& after_start = {},
+                      std::optional<ExitCode> exits_with = std::nullopt) {
   const std::filesystem::path& dir = evidence.dir();
   nlohmann::json torn = nullptr;
   if (crashed.torn) torn = {{"line", crashed.torn->line}, {"why", crashed.torn->why}};
@@ -72,11 +75,16 @@ Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBun
   if (auto written = evidence.write("recover.md", report); !written.ok())
     return std::move(written).error();
   // The page every bundle has (docs/report.md), here saying why nothing ran.
-  const pipeline::RecoverNotice notice{crashed.start.change,     crashed.start.run_id,
-                                       crashed.start.mode,       crashed.start.operator_name,
-                                       crashed.start.commit,     operator_name,
-                                       crashed.last_sequence,    crashed.last_event,
-                                       why,                      code};
+  const pipeline::RecoverNotice notice{crashed.start.change,
+                                       crashed.start.run_id,
+                                       crashed.start.mode,
+                                       crashed.start.operator_name,
+                                       crashed.start.commit,
+                                       operator_name,
+                                       crashed.last_sequence,
+                                       crashed.last_event,
+                                       why,
+                                       code};
   if (auto written = evidence.write_redacted(
           "report.html", pipeline::render_recover_notice_page(notice, evidence.redactor()));
       !written.ok())
@@ -99,7 +107,7 @@ Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBun
         {"last_event", crashed.last_event},
         {"run_ended_with", crashed.ended_with ? nlohmann::json(*crashed.ended_with) : nullptr}}}};
   if (auto finished = evidence.finish(manifest); !finished.ok()) return std::move(finished).error();
-  return say(console, code, dir.string(), why);
+  return say(console, exits_with.value_or(code), dir.string(), why);
 }
 
 }  // namespace
@@ -147,11 +155,18 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   if (crashed->ended_with && !finishes_not_restored) {
     auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
     if (!bundle.ok()) return std::move(bundle).error();
-    return seal(crashed.value(), *bundle.value(), operator_name, ExitCode::invalid_input,
+    // The bundle keeps the run's own exit code (what happened to the devices); recover itself
+    // exits 2, as for any run that has nothing to recover.
+    const int ended = *crashed->ended_with;
+    const ExitCode run_exit = ended >= 0 && ended <= to_int(ExitCode::not_restored)
+                                  ? static_cast<ExitCode>(ended)
+                                  : ExitCode::internal_error;
+    return seal(crashed.value(), *bundle.value(), operator_name, run_exit,
                 "nothing to recover: the run finished its work (run-end, exit " +
-                    std::to_string(*crashed->ended_with) +
-                    ") and died before writing its manifest; recover sealed the bundle",
-                console);
+                    std::to_string(ended) +
+                    ") and died before writing its manifest; recover sealed the bundle with the "
+                    "run's exit code",
+                console, {}, ExitCode::invalid_input);
   }
   const intent::Change* change = repository.find_change(start.change);
   if (!change)

@@ -257,7 +257,11 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
 
   bool rehearsal_ok = true;
   if (rehearsal == pipeline::RehearsalCheck::per_policy && policy.require_rehearsal) {
-    auto proof = check_rehearsal(evidence_.rehearsal, plan_digest, change.id);
+    // A rehearsal counts only from a bundle signed by a key these allowed signers list (the
+    // signature is in the evidence namespace, not the approvals').
+    SshKeygen evidence_keygen(Duration{20'000}, "ssh-keygen", kEvidenceNamespace);
+    auto proof = check_rehearsal(evidence_.rehearsal, plan_digest, change.id,
+                                 {signers.usable_text(), policy.allowed_signers}, evidence_keygen);
     rehearsal_ok = proof.accepted;
     judgement.details.push_back(proof.line);
     summary += rehearsal_ok ? "; rehearsal passed" : "; no passing rehearsal of this digest";

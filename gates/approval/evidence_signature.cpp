@@ -11,8 +11,6 @@
 namespace fabgate::approval {
 namespace {
 
-constexpr const char* kManifestFile = "manifest.json";
-
 std::optional<std::string> read_bytes(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
@@ -34,12 +32,9 @@ Result<SignedBundle> sign_bundle(const std::filesystem::path& dir, const std::st
     return Error::refused("evidence sign: " + dir.string() +
                               ": the bundle does not match its manifest; nothing was signed",
                           {"run fabgate evidence verify " + dir.string() + " to see which files"});
-  auto manifest = read_bytes(dir / kManifestFile);
-  if (!manifest)
-    return Error::invalid_input("evidence sign: " + (dir / kManifestFile).string() +
-                                ": cannot read");
+  // The manifest bytes the check read and proved are the bytes signed.
   SignedBundle signed_bundle;
-  signed_bundle.manifest_sha256 = sha256_hex(*manifest);
+  signed_bundle.manifest_sha256 = sha256_hex(check->manifest_text);
   auto signature = tool.sign(key_file, evidence_statement(signed_bundle.manifest_sha256), prompt);
   if (!signature.ok()) {
     std::string message = "evidence sign: " + signature.error().message;
@@ -70,6 +65,7 @@ std::string_view to_string(BundleSignatureStatus status) {
 }
 
 BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
+                                            std::string_view manifest_text,
                                             std::string_view allowed_signers, SignatureTool& tool) {
   using Status = BundleSignatureStatus;
   BundleSignatureCheck check;
@@ -78,12 +74,6 @@ BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
     check.status = Status::unsigned_bundle;
     check.reason = "no " + std::string(pipeline::kManifestSignatureFile) +
                    ": the bundle was never signed (fabgate evidence sign)";
-    return check;
-  }
-  auto manifest = read_bytes(dir / kManifestFile);
-  if (!manifest) {
-    check.status = Status::bad_signature;
-    check.reason = "manifest.json cannot be read, so nothing it signs can be checked";
     return check;
   }
   auto principals = tool.find_principals(allowed_signers, *signature);
@@ -99,7 +89,7 @@ BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
         "file is not an SSH signature)";
     return check;
   }
-  const std::string statement = evidence_statement(sha256_hex(*manifest));
+  const std::string statement = evidence_statement(sha256_hex(manifest_text));
   std::string last_reason;
   for (const auto& principal : principals.value()) {
     auto verified = tool.verify(allowed_signers, principal, statement, *signature);

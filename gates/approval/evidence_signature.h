@@ -4,8 +4,9 @@
 // manifest.json with ssh-keygen -Y sign in the fabgate-evidence namespace and writes the
 // signature next to it (manifest.json.sig); `fabgate evidence verify --allowed-signers FILE`
 // checks that signature for a key the file lists. The manifest holds the sha256 of every other
-// file, so a signature over it covers the whole bundle: a rewritten manifest (new hashes for
-// edited files) no longer matches what was signed.
+// file and the run's headline fields, so a signature over it covers the whole bundle: a
+// rewritten manifest (new hashes for edited files, another exit code) no longer matches what
+// was signed.
 
 #include <filesystem>
 #include <string>
@@ -48,9 +49,11 @@ struct BundleSignatureCheck {
   std::string reason;  // in words, for people
 };
 
-// Checks `dir`'s manifest.json.sig against the manifest as it is now, for a key that
+// Checks `dir`'s manifest.json.sig against `manifest_text` (the manifest.json bytes that
+// verify_bundle read and checked: pipeline::BundleCheck::manifest_text), for a key that
 // `allowed_signers` (the file's text) lists. `tool` must verify in kEvidenceNamespace.
 BundleSignatureCheck check_bundle_signature(const std::filesystem::path& dir,
+                                            std::string_view manifest_text,
                                             std::string_view allowed_signers, SignatureTool& tool);
 
 }  // namespace fabgate::approval

@@ -4,6 +4,9 @@
 // checks it when approval.require_rehearsal is set.
 
 #include <string>
+#include <string_view>
+
+#include "gates/approval/signature_tool.h"
 
 namespace fabgate::approval {
 
@@ -12,11 +15,22 @@ struct RehearsalProof {
   std::string line;       // why, in one line, for the approval gate's details
 };
 
+// Who may vouch for a rehearsal bundle: the allowed_signers text the approval policy names
+// (the same file that lists the approvers) and its name, for messages.
+struct RehearsalSigners {
+  std::string_view text;
+  std::string name;
+};
+
 // `given` is a rehearsal.json or the bundle folder holding it ("" when none was given). It
-// counts only when it passed, was made for `digest` and change `change_id`, and its evidence
-// bundle verifies against its manifest (so the record was written by the run it describes and
-// not edited since).
+// counts only when its evidence bundle verifies against its manifest (every file, the whole
+// manifest), the bundle is a rehearse run's and carries a signature (`fabgate evidence sign`)
+// by a key `signers` lists, and the record, as listed in that manifest, passed, was made for
+// `digest` and change `change_id`. Without the signature anyone could write a passing
+// rehearsal.json and a manifest that matches it. `evidence_tool` must verify in
+// kEvidenceNamespace.
 RehearsalProof check_rehearsal(const std::string& given, const std::string& digest,
-                               const std::string& change_id);
+                               const std::string& change_id, const RehearsalSigners& signers,
+                               SignatureTool& evidence_tool);
 
 }  // namespace fabgate::approval

@@ -124,7 +124,7 @@ void Pipeline::copy_approvals_into_bundle(GateRecord& record) {
     std::string name = given.filename().string();
     if (name.empty() || name.front() == '.') name = "approval" + name;
     const std::string copy = "approvals/" + std::to_string(index) + "-" + name;
-    auto written = with_.evidence.write(copy, content);
+    auto written = with_.evidence.write_signed_copy(copy, content);  // byte for byte
     if (!written.ok()) {
       record.details.push_back("evidence: " + written.error().message);
       continue;

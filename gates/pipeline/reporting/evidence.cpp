@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <utility>
 
@@ -51,15 +50,159 @@ Status create_directories_durably(const std::filesystem::path& dir) {
   return Ok{};
 }
 
-std::string bundle_digest(const nlohmann::json& files) {
-  Sha256 hash;
-  for (auto it = files.begin(); it != files.end(); ++it) {
-    hash.update(it.key());
-    hash.update(":");
-    hash.update(it.value().get<std::string>());
-    hash.update("\n");
+// A manifest path fabgate can read inside the bundle: relative, and every part a plain name.
+bool safe_relative(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string::npos) return false;
+  std::size_t from = 0;
+  while (true) {
+    auto slash = path.find('/', from);
+    std::string part = path.substr(from, slash == std::string::npos ? slash : slash - from);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string::npos) return true;
+    from = slash + 1;
   }
-  return hash.hex_digest();
+}
+
+struct Descriptor {
+  int fd = -1;
+  Descriptor() = default;
+  explicit Descriptor(int opened) : fd(opened) {}
+  Descriptor(Descriptor&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+  void reset(int opened) {
+    if (fd >= 0) ::close(fd);
+    fd = opened;
+  }
+};
+
+// Opens `relative` under `dir` one part at a time, never following a symbolic link (O_NOFOLLOW
+// on every part), and only when it is a regular file. On failure `read` says why.
+Descriptor open_inside(const std::filesystem::path& dir, const std::string& relative,
+                       InsideRead& read) {
+  Descriptor none;
+  if (!safe_relative(relative)) {
+    read.why = "unsafe: an absolute path or one with an empty, '.' or '..' part";
+    return none;
+  }
+  Descriptor at(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (at.fd < 0) {
+    read.missing = true;
+    read.why = "missing: " + errno_text();
+    return none;
+  }
+  std::size_t from = 0;
+  while (true) {
+    auto slash = relative.find('/', from);
+    const bool last = slash == std::string::npos;
+    const std::string part = relative.substr(from, last ? slash : slash - from);
+    const std::string so_far = relative.substr(0, last ? relative.size() : slash);
+    int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY);
+    int next = ::openat(at.fd, part.c_str(), flags);
+    if (next < 0) {
+      // O_NOFOLLOW answers ELOOP for a link, or ENOTDIR when O_DIRECTORY was checked first.
+      const int failed = errno;
+      struct stat link {};
+      if ((failed == ELOOP || failed == ENOTDIR) &&
+          ::fstatat(at.fd, part.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(link.st_mode)) {
+        read.why = "unsafe: " + so_far + " is a symbolic link";
+      } else {
+        read.missing = true;
+        read.why = std::string("missing: ") + std::strerror(failed);
+      }
+      return none;
+    }
+    at.reset(next);
+    if (last) break;
+    from = slash + 1;
+  }
+  struct stat info {};
+  if (::fstat(at.fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    read.why = "unsafe: not a regular file";
+    return none;
+  }
+  Descriptor file(at.fd);
+  at.fd = -1;
+  return file;
+}
+
+// sha256 of `relative` inside `dir` (open_inside's rules), or why not.
+InsideRead hash_inside(const std::filesystem::path& dir, const std::string& relative) {
+  InsideRead read;
+  auto file = open_inside(dir, relative, read);
+  if (file.fd < 0) return read;
+  Sha256 hash;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read.missing = true;
+      read.why = "missing: " + errno_text();
+      return read;
+    }
+    if (n == 0) break;
+    hash.update(std::string_view(buffer, static_cast<std::size_t>(n)));
+  }
+  read.bytes = hash.hex_digest();
+  return read;
+}
+
+// Fields fabgate reads from a manifest, each with the type it writes (null reads as absent: a
+// run whose reports failed has no layer_recovery); a field that is present with another type
+// makes the manifest malformed (`fabgate evidence show` would otherwise print
+// a value it could not read, or stop). Unknown fields are only covered by the digest.
+void check_field_types(const nlohmann::json& manifest, std::vector<std::string>& malformed) {
+  using Json = nlohmann::json;
+  auto want = [&](const std::string& where, const Json& object, const char* key,
+                  bool (Json::*is)() const noexcept, const char* what) {
+    if (object.contains(key) && !object[key].is_null() && !(object[key].*is)())
+      malformed.push_back(where + key + ": not " + what);
+  };
+  for (const char* key :
+       {"format", "mode", "run_id", "operator", "intent_commit", "intent_root", "outcome",
+        "device_state", "first_disproven", "plan_digest", "finished_at", "bundle_sha256"})
+    want("", manifest, key, &Json::is_string, "a string");
+  for (const char* key : {"exit_code", "detection_to_restore_ms", "restore_held_after_ms"})
+    want("", manifest, key, &Json::is_number_integer, "an integer");
+  for (const char* key : {"tool", "digests", "recovery"})
+    want("", manifest, key, &Json::is_object, "an object");
+  for (const char* key : {"diagnosis", "exceptions_used", "internal_errors", "evidence_not_written",
+                          "host_keys_accepted"})
+    want("", manifest, key, &Json::is_array, "an array");
+  want("", manifest, "ready", &Json::is_boolean, "true or false");
+  if (manifest.contains("change") && !manifest["change"].is_object() &&
+      !manifest["change"].is_string() && !manifest["change"].is_null())
+    malformed.push_back("change: not an object or a string");
+  for (const char* key : {"gates", "layer_recovery", "approvals"}) {
+    if (!manifest.contains(key) || manifest[key].is_null()) continue;
+    const auto& list = manifest[key];
+    if (!list.is_array()) {
+      malformed.push_back(std::string(key) + ": not an array");
+      continue;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = std::string(key) + "[" + std::to_string(i) + "].";
+      if (!list[i].is_object()) {
+        malformed.push_back(where.substr(0, where.size() - 1) + ": not an object");
+        continue;
+      }
+      if (std::string(key) != "gates") continue;
+      for (const char* field : {"name", "verdict", "summary", "started_at"})
+        want(where, list[i], field, &Json::is_string, "a string");
+      want(where, list[i], "duration_ms", &Json::is_number_integer, "an integer");
+    }
+  }
+  if (!manifest.contains("files") || !manifest["files"].is_object()) {
+    malformed.push_back("files: not an object (every fabgate manifest has the files map)");
+    return;
+  }
+  for (const auto& [path, digest] : manifest["files"].items())
+    if (!digest.is_string()) malformed.push_back("files[\"" + path + "\"]: not a string");
 }
 
 std::vector<std::string> files_in(const std::filesystem::path& dir) {
@@ -178,7 +321,8 @@ Result<std::unique_ptr<EvidenceBundle>> EvidenceBundle::reopen_not_restored(
   if (std::filesystem::exists(manifest, ec) &&
       ::rename(manifest.c_str(), (absolute / kept).c_str()) != 0)
     return Error::internal("evidence: rename " + manifest.string() + ": " + errno_text());
-  if (auto synced = fsync_path(absolute, O_RDONLY | O_DIRECTORY); !synced.ok()) return synced.error();
+  if (auto synced = fsync_path(absolute, O_RDONLY | O_DIRECTORY); !synced.ok())
+    return synced.error();
   return reopen(absolute, run_id, std::move(redactor));
 }
 
@@ -200,6 +344,10 @@ Status EvidenceBundle::write(const std::string& relative, std::string_view conte
 }
 
 Status EvidenceBundle::write_redacted(const std::string& relative, std::string_view content) {
+  return noted(relative, write_file_atomically(dir_ / relative, content));
+}
+
+Status EvidenceBundle::write_signed_copy(const std::string& relative, std::string_view content) {
   return noted(relative, write_file_atomically(dir_ / relative, content));
 }
 
@@ -251,8 +399,7 @@ Status EvidenceBundle::write_ahead(const nlohmann::json& record) {
 }
 
 Status EvidenceBundle::finish(nlohmann::json manifest) {
-  // Values first: the files map added below is fabgate's own paths and digests, and the
-  // bundle digest must cover them exactly as written.
+  // Values first: the files map added below is fabgate's own paths and digests.
   redactor_.redact_json(manifest);
   nlohmann::json files = nlohmann::json::object();
   for (const auto& file : files_in(dir_)) {
@@ -262,48 +409,106 @@ Status EvidenceBundle::finish(nlohmann::json manifest) {
     files[file] = *digest;
   }
   manifest["files"] = files;
-  manifest["bundle_sha256"] = bundle_digest(files);
-  return write_file_atomically(
-      dir_ / kManifest,
-      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  manifest.erase("bundle_sha256");
+  // The digest is of the manifest a reader parses: text that is not UTF-8 is written as
+  // U+FFFD, so the document is serialised and read back before it is digested.
+  auto as_read = nlohmann::json::parse(
+      manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
+  if (as_read.is_discarded()) return Error::internal("evidence: the manifest does not serialise");
+  as_read["bundle_sha256"] = manifest_digest(as_read);
+  return write_file_atomically(dir_ / kManifest, as_read.dump(2) + "\n");
+}
+
+std::string manifest_digest(nlohmann::json manifest) {
+  if (manifest.is_object()) manifest.erase("bundle_sha256");
+  return sha256_hex(manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+InsideRead read_inside(const std::filesystem::path& dir, const std::string& relative) {
+  InsideRead read;
+  auto file = open_inside(dir, relative, read);
+  if (file.fd < 0) return read;
+  std::string bytes;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read.missing = true;
+      read.why = "missing: " + errno_text();
+      return read;
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  read.bytes = std::move(bytes);
+  return read;
 }
 
 Result<BundleCheck> verify_bundle(const std::filesystem::path& dir) {
-  auto manifest_path = dir / kManifest;
-  std::ifstream in(manifest_path);
-  if (!in)
-    return Error::invalid_input("evidence verify: " + manifest_path.string() + ": cannot read",
-                                {"is this an evidence bundle folder?"});
-  auto manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("files") ||
-      !manifest["files"].is_object())
-    return Error::invalid_input("evidence verify: " + manifest_path.string() +
-                                ": not a fabgate manifest (no 'files' map)");
   BundleCheck check;
-  const auto& files = manifest["files"];
-  for (auto it = files.begin(); it != files.end(); ++it) {
-    if (!it.value().is_string()) {
-      check.manifest_consistent = false;
+  auto manifest_read = read_inside(dir, kManifest);
+  if (!manifest_read.bytes) {
+    if (manifest_read.missing)
+      return Error::invalid_input(
+          "evidence verify: " + (dir / kManifest).string() + ": cannot read",
+          {"is this an evidence bundle folder? (a bundle is sealed when its run ends)"});
+    check.unsafe.push_back(std::string(kManifest) + ": " + manifest_read.why);
+    return check;
+  }
+  check.manifest_text = std::move(*manifest_read.bytes);
+  check.manifest = nlohmann::json::parse(check.manifest_text, nullptr, false);
+  if (check.manifest.is_discarded() || !check.manifest.is_object()) {
+    check.manifest = nullptr;
+    check.malformed.push_back("manifest.json: not a JSON object");
+    check.manifest_consistent = false;
+    return check;
+  }
+  const auto& manifest = check.manifest;
+  check_field_types(manifest, check.malformed);
+  check.manifest_consistent =
+      manifest.contains("bundle_sha256") && manifest["bundle_sha256"].is_string() &&
+      manifest["bundle_sha256"].get<std::string>() == manifest_digest(manifest);
+  const nlohmann::json no_files = nlohmann::json::object();
+  const auto& files =
+      manifest.contains("files") && manifest["files"].is_object() ? manifest["files"] : no_files;
+  for (const auto& [path, recorded] : files.items()) {
+    if (!recorded.is_string()) continue;  // named in malformed
+    auto read = hash_inside(dir, path);
+    if (read.bytes) {
+      if (*read.bytes != recorded.get<std::string>()) check.modified.push_back(path);
+    } else if (read.missing) {
+      check.missing.push_back(path);
+    } else {
+      check.unsafe.push_back(path + ": " + read.why);
+    }
+  }
+  const bool plan_bundle = manifest.contains("mode") && manifest["mode"] == "plan";
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    // Links are never followed (a linked folder is not walked, a linked file not read): each
+    // one is named, wherever it points.
+    const auto status = it->symlink_status(ec);
+    const std::string file = it->path().lexically_relative(dir).generic_string();
+    if (std::filesystem::is_symlink(status)) {
+      check.unsafe.push_back(file + ": a symbolic link in the bundle");
       continue;
     }
-    auto digest = sha256_file_hex(dir / it.key());
-    if (!digest)
-      check.missing.push_back(it.key());
-    else if (*digest != it.value().get<std::string>())
-      check.modified.push_back(it.key());
-  }
-  const bool plan_bundle = manifest.value("mode", "") == "plan";
-  for (const auto& file : files_in(dir)) {
+    if (std::filesystem::is_directory(status)) continue;
     if (file == kManifest || file == kManifestSignatureFile || files.contains(file)) continue;
-    bool approval = file.rfind("approvals/", 0) == 0 && file.find('/', 10) == std::string::npos &&
-                    file.size() > 15 && file.compare(file.size() - 5, 5, ".json") == 0;
+    bool approval = std::filesystem::is_regular_file(status) && file.rfind("approvals/", 0) == 0 &&
+                    file.find('/', 10) == std::string::npos && file.size() > 15 &&
+                    file.compare(file.size() - 5, 5, ".json") == 0;
     if (plan_bundle && approval)
       check.attached.push_back(file);
     else
       check.extra.push_back(file);
   }
-  if (check.manifest_consistent)
-    check.manifest_consistent = manifest.value("bundle_sha256", "") == bundle_digest(files);
+  if (ec) check.unsafe.push_back(dir.string() + ": cannot be listed: " + ec.message());
+  std::sort(check.extra.begin(), check.extra.end());
+  std::sort(check.attached.begin(), check.attached.end());
+  std::sort(check.unsafe.begin(), check.unsafe.end());
   return check;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,11 @@ class EvidenceBundle {
   // (junit.xml): redacting escaped text could miss an escaped secret and would put a raw
   // '<redacted>' into the markup.
   Status write_redacted(const std::string& relative, std::string_view content);
+  // Copies a signed document byte for byte (an approval file): redacting it as text would
+  // replace any configured secret that happens to be a substring of its base64 signature and
+  // break the signature. Such a document is written by `fabgate approve` from the plan's own
+  // fields (digest, change, commit, approver, time), never from device output.
+  Status write_signed_copy(const std::string& relative, std::string_view content);
   // Writes a JSON document, its string values and keys redacted before it is serialised.
   Status write_json(const std::string& relative, const nlohmann::json& document);
   // Appends one JSON line, redacted value by value, to commands.jsonl / journal.jsonl; thread-safe,
@@ -64,8 +70,9 @@ class EvidenceBundle {
   void append_journal(const nlohmann::json& record);
   Status write_ahead(const nlohmann::json& record);
 
-  // Adds "files": {path: sha256} for every file and "bundle_sha256" over that list, then writes
-  // manifest.json. Nothing may be written after finish().
+  // Adds "files": {path: sha256} for every file and "bundle_sha256", the digest of the whole
+  // manifest (manifest_digest), then writes manifest.json. Nothing may be written after
+  // finish().
   Status finish(nlohmann::json manifest);
 
   // Every write that failed since the last call ("probes/acceptance.json: evidence: write ...:
@@ -93,7 +100,9 @@ class EvidenceBundle {
 // was sealed: it signs the manifest's sha256, so it cannot be listed in the manifest itself.
 inline constexpr const char* kManifestSignatureFile = "manifest.json.sig";
 
-// Result of checking a bundle against its manifest.
+// Result of checking a bundle against its manifest. manifest.json is read once per check and
+// the bytes and document read are kept here, so whatever is shown or signature-checked after
+// it is the manifest that was checked, not a file that may have been swapped since.
 struct BundleCheck {
   std::vector<std::string> modified;  // content differs from the recorded sha256
   std::vector<std::string> missing;   // recorded but absent
@@ -101,14 +110,45 @@ struct BundleCheck {
   // A plan bundle's approvals/<principal>.json, written by `fabgate approve` after the plan
   // was sealed: not covered by the manifest, each one is proven by its own signature at apply.
   std::vector<std::string> attached;
-  bool manifest_consistent = true;  // bundle_sha256 matches the recorded file list
+  // Paths that would reach outside the bundle or through a link: a manifest path that is
+  // absolute, empty, or has a "", "." or ".." part, a recorded file that is reached through a
+  // symbolic link or is no regular file, and every symbolic link in the bundle folder. None of
+  // them is read.
+  std::vector<std::string> unsafe;
+  // Manifest fields of the wrong type ("exit_code: not an integer"), or a manifest that is no
+  // JSON object: fabgate prints nothing from such a manifest as if it were true.
+  std::vector<std::string> malformed;
+  bool manifest_consistent = true;  // bundle_sha256 is the digest of the manifest's content
+  std::string manifest_text;        // manifest.json, byte for byte, as this check read it
+  nlohmann::json manifest;          // parsed from manifest_text; an object unless malformed
   bool intact() const {
-    return modified.empty() && missing.empty() && extra.empty() && manifest_consistent;
+    return modified.empty() && missing.empty() && extra.empty() && unsafe.empty() &&
+           malformed.empty() && manifest_consistent;
   }
 };
 
-// `fabgate evidence verify DIR`: an unreadable or malformed manifest is invalid input.
+// The bundle digest (docs/pipeline.md, "The bundle digest"): the lower-case hex sha256 of the
+// manifest serialised canonically without its "bundle_sha256" member: no whitespace, object
+// members sorted by name (bytewise), strings in UTF-8 with only '"', '\\' and control
+// characters escaped (\b \f \n \r \t, others as \u00xx), numbers as integers. It covers every
+// headline field (exit_code, device_state, gates...) and the files map with each file's sha256.
+std::string manifest_digest(nlohmann::json manifest);
+
+// `fabgate evidence verify DIR`. Invalid input only when DIR has no manifest.json to read (not
+// a bundle, or one never sealed); a manifest that is not JSON, has a field of the wrong type,
+// names unsafe paths or does not match its digest is a check that is not intact (TAMPERED).
 Result<BundleCheck> verify_bundle(const std::filesystem::path& dir);
+
+// Reads `relative` inside `dir` without following any symbolic link and only when it is a
+// regular file: the bytes, or why not ("missing", "unsafe: ..."). For files a check already
+// proved against the manifest (rehearsal.json, plan.json): compare the sha256 of what is
+// returned with the manifest's entry, so the bytes used are the bytes checked.
+struct InsideRead {
+  std::optional<std::string> bytes;
+  bool missing = false;
+  std::string why;  // when no bytes
+};
+InsideRead read_inside(const std::filesystem::path& dir, const std::string& relative);
 
 // Writes a file atomically: temporary file, fsync, rename, fsync of the folder.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);

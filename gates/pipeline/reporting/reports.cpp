@@ -639,6 +639,9 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
       {"diagnosis", outcome.diagnosis},
       {"exceptions_used", outcome.exceptions_used},
       {"finished_at", format_utc(now_utc())}};
+  // A plan's verdict as a headline field, so the bundle digest covers it (`fabgate approve`
+  // signs only a plan whose verified manifest says ready).
+  if (context.mode == Mode::plan) manifest["ready"] = outcome.exit_code == ExitCode::accepted;
   if (outcome.detection_to_restore)
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
   if (outcome.settle_restored) manifest["restore_held_after_ms"] = outcome.settle_restored->count();

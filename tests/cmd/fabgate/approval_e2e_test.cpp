@@ -65,6 +65,29 @@ class ApprovalEndToEnd : public FabgateEndToEnd {
                    " --identity " + identity + " --out " + shell_quoted(out));
   }
 
+  // A copy of `bundle` whose plan.json is `plan_text`, resealed as a forger would: the file's
+  // sha256 and the bundle digest recomputed the way docs/pipeline.md describes (sha256 of the
+  // manifest without bundle_sha256, members sorted, no whitespace). Returns the copy's plan.json.
+  std::string resealed_copy(const std::filesystem::path& bundle, const std::string& name,
+                            const std::string& plan_text) {
+    std::filesystem::path copy = repo_.file(name);
+    std::filesystem::copy(bundle, copy, std::filesystem::copy_options::recursive);
+    testing::write_file((copy / "plan.json").string(), plan_text);
+    auto manifest = read_json(copy / "manifest.json");
+    manifest["files"]["plan.json"] = fabgate::sha256_hex(plan_text);
+    manifest.erase("bundle_sha256");
+    manifest["bundle_sha256"] = fabgate::sha256_hex(manifest.dump());
+    testing::write_file((copy / "manifest.json").string(), manifest.dump(2) + "\n");
+    return (copy / "plan.json").string();
+  }
+
+  // Signs the bundle with `key` (`fabgate evidence sign`), as CI signs a rehearsal.
+  void sign_bundle(const std::filesystem::path& bundle, const std::string& key) {
+    auto out = fabgate("evidence sign " + shell_quoted(bundle.string()) + " --key " +
+                       shell_quoted(key) + " </dev/null");
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+  }
+
   std::string reviewer_key_, author_key_;
 };
 
@@ -154,8 +177,8 @@ TEST_F(ApprovalEndToEnd, ApproveSignsOnlyADigestItRecomputedFromTheCommit) {
 
   const std::string forged_digest = "sha256:" + std::string(64, 'e');
   plan_json["digest"] = forged_digest;
-  std::string forged = repo_.file("forged-plan.json");
-  testing::write_file(forged, plan_json.dump());
+  // Resealed, so the bundle verifies: the digest recomputed from the commit still catches it.
+  std::string forged = resealed_copy(plan_dir, "forged", plan_json.dump());
   std::string file = repo_.file("reviewer.json");
   auto refused = approve(forged, reviewer_key_, "reviewer@example.net", file);
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
@@ -303,8 +326,18 @@ TEST_F(ApprovalEndToEnd, ApproveRefusesABadPlanAndAPassphraseItCannotAsk) {
   // An edited plan is refused rather than signed.
   auto plan_json = read_json(plan_dir / "plan.json");
   plan_json["digest_input"]["change"]["steps"][0]["run"] = "rm -rf /";
-  std::string edited = repo_.file("edited-plan.json");
-  testing::write_file(edited, plan_json.dump());
+  // Edited in a copy of its bundle: the bundle no longer verifies (exit 3, nothing signed).
+  std::filesystem::path edited_bundle = repo_.file("edited");
+  std::filesystem::copy(plan_dir, edited_bundle, std::filesystem::copy_options::recursive);
+  testing::write_file((edited_bundle / "plan.json").string(), plan_json.dump());
+  auto unverified = fabgate("approve " + shell_quoted(edited_bundle.string()) + " --key " +
+                            shell_quoted(reviewer_key_) + " --identity reviewer@example.net");
+  EXPECT_EQ(unverified.exit_code, 3) << unverified.output;
+  EXPECT_NE(unverified.output.find("does not verify (modified plan.json)"), std::string::npos)
+      << unverified.output;
+  EXPECT_FALSE(std::filesystem::exists(edited_bundle / "approvals"));
+  // Resealed: the plan's own digest check names the edit.
+  std::string edited = resealed_copy(plan_dir, "resealed", plan_json.dump());
   auto tampered = fabgate("approve " + shell_quoted(edited) + " --key " +
                           shell_quoted(reviewer_key_) + " --identity reviewer@example.net");
   EXPECT_EQ(tampered.exit_code, 2) << tampered.output;
@@ -345,6 +378,14 @@ TEST_F(ApprovalEndToEnd, RequiredRehearsalMustBePresentPassingAndForThisDigest) 
   EXPECT_TRUE(record["detection_to_restore_ms"].is_number()) << record;
   EXPECT_EQ(commands_in(rehearsal_dir, "rollback", "d1").size(), 1u);
 
+  // Unsigned, the rehearsal does not count (anyone can write a rehearsal.json and a manifest
+  // that matches it); signed with a key allowed_signers lists, it does.
+  auto unsigned_rehearsal = fabgate("apply c --rehearsal " + shell_quoted(rehearsal_dir.string()));
+  EXPECT_EQ(unsigned_rehearsal.exit_code, 3) << unsigned_rehearsal.output;
+  EXPECT_NE(unsigned_rehearsal.output.find("fabgate evidence sign"), std::string::npos)
+      << unsigned_rehearsal.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  sign_bundle(rehearsal_dir, reviewer_key_);
   auto applied = fabgate("apply c --rehearsal " + shell_quoted(rehearsal_dir.string()));
   EXPECT_EQ(applied.exit_code, 0) << applied.output;
   EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9100\n");
@@ -361,6 +402,7 @@ TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
   EXPECT_EQ(config("d1"), "mtu 9000\n");
   auto failed_dir = evidence_of(failed);
   EXPECT_FALSE(read_json(failed_dir / "rehearsal.json")["passed"].get<bool>());
+  sign_bundle(failed_dir, reviewer_key_);
   auto refused = fabgate("apply c --rehearsal " + shell_quoted(failed_dir.string()));
   EXPECT_EQ(refused.exit_code, 3) << refused.output;
   EXPECT_NE(refused.output.find("did not pass"), std::string::npos) << refused.output;
@@ -372,6 +414,7 @@ TEST_F(ApprovalEndToEnd, AFailedOrTamperedOrOutdatedRehearsalDoesNotCount) {
   auto good = fabgate("rehearse c");
   ASSERT_EQ(good.exit_code, 0) << good.output;
   auto good_dir = evidence_of(good);
+  sign_bundle(good_dir, reviewer_key_);
 
   // Editing the record breaks its bundle's integrity.
   const std::string original = read_file((good_dir / "rehearsal.json").string());
@@ -415,6 +458,22 @@ TEST_F(ApprovalEndToEnd, APlanTheGatesRefusedCannotBeApproved) {
   EXPECT_EQ(refused.exit_code, 3) << refused.output;
   EXPECT_NE(refused.output.find("is not ready: its gates refused the change"), std::string::npos)
       << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(file));
+  // plan.json edited to "ready": true: in place the bundle does not verify (exit 3); resealed,
+  // the manifest's own "ready": false, covered by the bundle digest, still refuses.
+  auto ready_plan = read_json(plan_dir / "plan.json");
+  ready_plan["ready"] = true;
+  std::filesystem::path in_place = repo_.file("in-place");
+  std::filesystem::copy(plan_dir, in_place, std::filesystem::copy_options::recursive);
+  testing::write_file((in_place / "plan.json").string(), ready_plan.dump(2));
+  auto edited = approve(in_place, reviewer_key_, "reviewer@example.net", file);
+  EXPECT_EQ(edited.exit_code, 3) << edited.output;
+  EXPECT_NE(edited.output.find("does not verify (modified plan.json)"), std::string::npos)
+      << edited.output;
+  auto resealed = approve(resealed_copy(plan_dir, "ready-resealed", ready_plan.dump(2)),
+                          reviewer_key_, "reviewer@example.net", file);
+  EXPECT_EQ(resealed.exit_code, 3) << resealed.output;
+  EXPECT_NE(resealed.output.find("is not ready"), std::string::npos) << resealed.output;
   EXPECT_FALSE(std::filesystem::exists(file));
   auto forced = fabgate("approve " + shell_quoted(plan_dir.string()) + " --key " +
                         shell_quoted(reviewer_key_) + " --identity reviewer@example.net --force");
@@ -506,7 +565,8 @@ TEST_F(ApprovalEndToEnd, SignedEvidenceVerifiesOnlyForAListedKeyAndTheManifestIt
   auto manifest = read_json(bundle / "manifest.json");
   manifest["operator"] = "someone-else";
   testing::write_file((bundle / "manifest.json").string(), manifest.dump(2) + "\n");
-  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(bundle.string())).exit_code, 0);
+  // The bundle digest covers the whole manifest, so even without --allowed-signers.
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(bundle.string())).exit_code, 3);
   auto rewritten = verify(bundle);
   EXPECT_EQ(rewritten.exit_code, 3) << rewritten.output;
   EXPECT_NE(rewritten.output.find("signature: bad-signature"), std::string::npos)

@@ -155,6 +155,9 @@ TEST_F(RecoverEndToEnd, SigkillAtEveryJournalPointIsRecoveredToTheBaseline) {
       EXPECT_EQ(manifest["exit_code"], 4);
       EXPECT_EQ(manifest["recovery"]["after_record"], k);
     }
+    if (k == n) {  // sealed by recover: the bundle keeps the run's own exit code
+      EXPECT_EQ(read_json(dir / "manifest.json")["exit_code"], 4);
+    }
     if (::testing::Test::HasFailure()) break;  // one broken point explains the rest
   }
 }
@@ -171,6 +174,51 @@ TEST_F(RecoverEndToEnd, FinishedRunHasNothingToRecover) {
   EXPECT_NE(out.output.find("nothing to recover"), std::string::npos) << out.output;
   EXPECT_EQ(testing::read_file((dir / "commands.jsonl").string()), commands_before);
   EXPECT_EQ(fabgate("evidence verify " + shell_quoted(dir.string())).exit_code, 0);
+}
+
+TEST_F(RecoverEndToEnd, ARunThatEndedButDiedBeforeItsManifestIsSealedWithItsOwnExitCode) {
+  // Given an apply that rolled back (run-end, exit 4) and was killed before writing its
+  // manifest, then recover exits 2 (nothing to recover) and seals the bundle with the run's
+  // exit code 4, not 2; the bundle verifies and `evidence show` says exit 4.
+  auto run_end = first_record("run-end");
+  ASSERT_GT(run_end, 0u);
+  auto killed = fabgate_with("FABGATE_FAULT_KILL_AFTER_JOURNAL=" + std::to_string(run_end),
+                             "apply c --parallel 1");
+  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
+  auto dir = bundle();
+  ASSERT_FALSE(std::filesystem::exists(dir / "manifest.json"));
+  auto out = fabgate("recover " + shell_quoted(dir.string()));
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("nothing to recover"), std::string::npos) << out.output;
+  EXPECT_EQ(read_json(dir / "manifest.json")["exit_code"], 4);
+  EXPECT_EQ(fabgate("evidence verify " + shell_quoted(dir.string())).exit_code, 0);
+  auto show = fabgate("evidence show " + shell_quoted(dir.string()));
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("exit 4"), std::string::npos) << show.output;
+}
+
+TEST_F(RecoverEndToEnd, AnExitCodeEditedFrom4To0IsTampered) {
+  // Given the bundle of an apply that exited 4, with "exit_code": 4 edited to 0 in its
+  // manifest (every file still matching its hash), then `evidence verify` says TAMPERED
+  // (exit 3) without --allowed-signers, and `evidence show` refuses (exit 3) without printing
+  // "exit 0".
+  auto applied = fabgate("apply c");
+  ASSERT_EQ(applied.exit_code, 4) << applied.output;
+  auto dir = bundle();
+  auto manifest = read_json(dir / "manifest.json");
+  ASSERT_EQ(manifest["exit_code"], 4);
+  manifest["exit_code"] = 0;
+  testing::write_file((dir / "manifest.json").string(), manifest.dump(2) + "\n");
+  auto verify = fabgate("evidence verify " + shell_quoted(dir.string()));
+  EXPECT_EQ(verify.exit_code, 3) << verify.output;
+  EXPECT_NE(verify.output.find("TAMPERED"), std::string::npos) << verify.output;
+  EXPECT_NE(verify.output.find("manifest: its content does not match its bundle_sha256"),
+            std::string::npos)
+      << verify.output;
+  auto show = fabgate("evidence show " + shell_quoted(dir.string()));
+  EXPECT_EQ(show.exit_code, 3) << show.output;
+  EXPECT_EQ(show.output.find("exit 0"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("TAMPERED"), std::string::npos) << show.output;
 }
 
 TEST_F(RecoverEndToEnd, TornLastRecordIsReportedAndTheRunRecovered) {

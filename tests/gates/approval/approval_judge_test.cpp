@@ -12,6 +12,7 @@
 
 #include "adapters/core/text.h"
 #include "gates/approval/approval_file.h"
+#include "gates/approval/evidence_signature.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
@@ -440,8 +441,9 @@ class RehearsalRecordTest : public ApprovalJudgeTest {
     repository_.settings.approval.min_approvals = 0;
     repository_.settings.approval.require_rehearsal = true;
   }
-  // A finished evidence bundle holding rehearsal.json with these fields.
-  std::string bundle(bool passed, const std::string& digest) {
+  // A finished rehearse bundle holding rehearsal.json with these fields, signed (`fabgate
+  // evidence sign`) with `signer` unless that is empty.
+  std::string bundle(bool passed, const std::string& digest, const std::string& signer) {
     auto created = pipeline::EvidenceBundle::create(dir_.file("evidence"), "c", now_utc(),
                                                     pipeline::new_run_id(), Redactor{});
     EXPECT_TRUE(created.ok());
@@ -455,24 +457,33 @@ class RehearsalRecordTest : public ApprovalJudgeTest {
                                                    {"exit", passed ? 0 : 4},
                                                    {"device_state", "rolled back"}})
                     .ok());
-    EXPECT_TRUE(bundle.finish({{"format", "fabgate.evidence/1"}}).ok());
+    EXPECT_TRUE(bundle.finish({{"format", "fabgate.evidence/1"}, {"mode", "rehearse"}}).ok());
+    if (!signer.empty()) {
+      SshKeygen evidence(Duration{20'000}, "ssh-keygen", kEvidenceNamespace);
+      auto signed_bundle = sign_bundle(bundle.dir(), signer, evidence, Prompt::never);
+      EXPECT_TRUE(signed_bundle.ok()) << signed_bundle.error().message;
+    }
     return bundle.dir().string();
   }
 };
 
 TEST_F(RehearsalRecordTest, APassingRecordOfThisDigestCounts) {
-  auto judgement = judge({}, bundle(true, kDigest));
+  // Given a passing rehearsal of this digest in a bundle signed by bob, whom allowed_signers
+  // lists, then it counts and the detail names the signer.
+  auto judgement = judge({}, bundle(true, kDigest, bob_));
   EXPECT_EQ(judgement.verdict, Verdict::pass) << judgement.summary;
   EXPECT_NE(judgement.details.back().find("passed for this digest"), std::string::npos);
+  EXPECT_NE(judgement.details.back().find("signed by bob@example.net SHA256:"), std::string::npos)
+      << judgement.details.back();
 }
 
 TEST_F(RehearsalRecordTest, AbsentFailedOtherDigestOrTamperedRecordsDoNotCount) {
-  std::string tampered = bundle(true, kDigest);
+  std::string tampered = bundle(true, kDigest, bob_);
   std::ofstream(tampered + "/rehearsal.json", std::ios::app) << " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "no --rehearsal was given"},
-      {bundle(false, kDigest), "did not pass (exit 4"},
-      {bundle(true, "sha256:" + std::string(64, 'b')), "modified after the rehearsal"},
+      {bundle(false, kDigest, bob_), "did not pass (exit 4"},
+      {bundle(true, "sha256:" + std::string(64, 'b'), bob_), "modified after the rehearsal"},
       {tampered, "does not verify (modified rehearsal.json)"},
       {dir_.file("nowhere"), "cannot be read"},
   };
@@ -483,6 +494,37 @@ TEST_F(RehearsalRecordTest, AbsentFailedOtherDigestOrTamperedRecordsDoNotCount) 
     EXPECT_NE(judgement.details.front().find(why), std::string::npos)
         << given << ": " << judgement.details.front();
   }
+}
+
+TEST_F(RehearsalRecordTest, OnlyABundleSignedByAListedKeyCounts) {
+  // Given passing records of this digest whose bundles verify, then one never signed (as a
+  // hand-written rehearsal.json with a matching manifest would be), one signed by a key
+  // allowed_signers does not list, and a signed bundle of another mode do not count, and the
+  // refusal says how to sign.
+  std::string mallory = key("mallory");
+  std::string apply_mode = bundle(true, kDigest, "");
+  {
+    auto manifest = nlohmann::json::parse(read_file(apply_mode + "/manifest.json"));
+    manifest["mode"] = "apply";
+    manifest["bundle_sha256"] = pipeline::manifest_digest(manifest);
+    std::ofstream(apply_mode + "/manifest.json", std::ios::trunc) << manifest.dump(2);
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {bundle(true, kDigest, ""),
+       "is not signed by a key policies/allowed_signers lists (unsigned"},
+      {bundle(true, kDigest, mallory), "(unknown-signer"},
+      {apply_mode, "is not the evidence of a `fabgate rehearse` run"},
+  };
+  for (const auto& [given, why] : cases) {
+    auto judgement = judge({}, given);
+    EXPECT_EQ(judgement.verdict, Verdict::fail) << given;
+    ASSERT_FALSE(judgement.details.empty());
+    EXPECT_NE(judgement.details.front().find(why), std::string::npos)
+        << given << ": " << judgement.details.front();
+  }
+  auto unsigned_judgement = judge({}, bundle(true, kDigest, ""));
+  EXPECT_NE(unsigned_judgement.details.front().find("fabgate evidence sign"), std::string::npos)
+      << unsigned_judgement.details.front();
 }
 
 TEST_F(RehearsalRecordTest, ARehearsalRunItselfIsNotAskedForOne) {

@@ -40,7 +40,10 @@ class EvidenceSignatureTest : public ::testing::Test {
     EXPECT_EQ(made.exit_code, 0) << made.output;
     return path;
   }
-  BundleSignatureCheck check() { return check_bundle_signature(bundle_, signers_, keygen_); }
+  BundleSignatureCheck check() {
+    return check_bundle_signature(bundle_, read_file((bundle_ / "manifest.json").string()),
+                                  signers_, keygen_);
+  }
 
   testing::TempDir dir_{"fabgate-evidence-sign"};
   SshKeygen keygen_{Duration{20'000}, "ssh-keygen", kEvidenceNamespace};
@@ -98,6 +101,30 @@ TEST_F(EvidenceSignatureTest, ABundleThatDoesNotMatchItsManifestIsNotSigned) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().exit_code, ExitCode::refused);
   EXPECT_FALSE(std::filesystem::exists(bundle_ / pipeline::kManifestSignatureFile));
+}
+
+TEST_F(EvidenceSignatureTest, AManifestNamingAPathOutsideTheBundleIsNotSigned) {
+  // Given a manifest that lists /etc/passwd and ../<file> with their true sha256 and a
+  // recomputed bundle digest, then signing is refused (exit 3) and no signature is written:
+  // a signature never vouches for files outside the bundle.
+  const std::string outside = dir_.file("outside.txt");
+  testing::write_file(outside, "outside\n");
+  const std::string relative =
+      std::filesystem::relative(outside, bundle_).generic_string();  // ../../outside.txt
+  for (const std::string& path : {std::string("/etc/passwd"), relative}) {
+    SCOPED_TRACE(path);
+    auto manifest = nlohmann::json::parse(read_file((bundle_ / "manifest.json").string()));
+    manifest["files"][path] = sha256_hex(read_file(path[0] == '/' ? path : outside));
+    manifest["bundle_sha256"] = pipeline::manifest_digest(manifest);
+    testing::write_file((bundle_ / "manifest.json").string(), manifest.dump(2));
+    auto refused = sign_bundle(bundle_, ci_, keygen_, Prompt::never);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().exit_code, ExitCode::refused);
+    EXPECT_FALSE(std::filesystem::exists(bundle_ / pipeline::kManifestSignatureFile));
+    manifest["files"].erase(path);
+    manifest["bundle_sha256"] = pipeline::manifest_digest(manifest);
+    testing::write_file((bundle_ / "manifest.json").string(), manifest.dump(2));
+  }
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include "adapters/core/sha256.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabgate::pipeline {
@@ -107,6 +109,196 @@ TEST(EvidenceBundle, MarkupIsWrittenAsTheWriterRedactedIt) {
   EXPECT_EQ(read(evidence.dir() / "junit.xml"), xml);
   ASSERT_TRUE(evidence.write("report.md", "password CanaryE6\n").ok());
   EXPECT_EQ(read(evidence.dir() / "report.md"), "password <redacted>\n");
+}
+
+// ---- the bundle digest and what verify refuses ---------------------------------------------
+
+// A sealed bundle with one report and the headline fields of a run that rolled back.
+std::filesystem::path sealed_bundle(const testing::TempDir& root, Redactor redactor = {}) {
+  auto bundle = EvidenceBundle::create(root.path(), "c", now_utc(), "run1", std::move(redactor));
+  EXPECT_TRUE(bundle.ok()) << bundle.error().message;
+  EXPECT_TRUE(bundle.value()->write("report.md", "# rolled back\n").ok());
+  EXPECT_TRUE(bundle.value()
+                  ->finish({{"mode", "apply"},
+                            {"exit_code", 4},
+                            {"outcome", "change failed and was rolled back"},
+                            {"device_state", "rolled back, baseline verified"},
+                            {"first_disproven", "acceptance: probe failed"},
+                            {"gates", {{{"name", "acceptance"}, {"verdict", "fail"}}}}})
+                  .ok());
+  return bundle.value()->dir();
+}
+
+// Rewrites manifest.json after `edit`; with `redigest`, also recomputes bundle_sha256 the way
+// docs/pipeline.md tells an independent checker to, so only the other checks can catch it.
+void rewrite_manifest(const std::filesystem::path& dir,
+                      const std::function<void(nlohmann::json&)>& edit, bool redigest) {
+  auto manifest = nlohmann::json::parse(read(dir / "manifest.json"));
+  edit(manifest);
+  if (redigest) manifest["bundle_sha256"] = manifest_digest(manifest);
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << manifest.dump(2) << "\n";
+}
+
+TEST(BundleDigest, AnEditedHeadlineFieldIsTampered) {
+  // Given a sealed bundle of a run that exited 4, then it verifies; with "exit_code": 4
+  // edited to 0, or device_state, first_disproven or a gate's verdict edited (every file still
+  // matching its hash), the bundle no longer verifies: the digest covers the whole manifest.
+  testing::TempDir root;
+  auto dir = sealed_bundle(root);
+  auto intact = verify_bundle(dir);
+  ASSERT_TRUE(intact.ok()) << intact.error().message;
+  EXPECT_TRUE(intact->intact());
+  const std::string original = read(dir / "manifest.json");
+  const std::vector<std::function<void(nlohmann::json&)>> edits = {
+      [](nlohmann::json& m) { m["exit_code"] = 0; },
+      [](nlohmann::json& m) { m["device_state"] = "changed, verified"; },
+      [](nlohmann::json& m) { m["first_disproven"] = ""; },
+      [](nlohmann::json& m) { m["gates"][0]["verdict"] = "pass"; },
+      [](nlohmann::json& m) { m["reviewed_by"] = "someone"; },
+  };
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE("edit " + std::to_string(i));
+    rewrite_manifest(dir, edits[i], false);
+    auto check = verify_bundle(dir);
+    ASSERT_TRUE(check.ok()) << check.error().message;
+    EXPECT_FALSE(check->manifest_consistent);
+    EXPECT_TRUE(check->modified.empty() && check->missing.empty() && check->extra.empty());
+    EXPECT_FALSE(check->intact());
+    std::ofstream(dir / "manifest.json", std::ios::trunc) << original;
+  }
+  // Layout alone is not content: the same manifest re-indented still verifies.
+  rewrite_manifest(
+      dir, [](nlohmann::json&) {}, false);
+  EXPECT_TRUE(verify_bundle(dir)->intact());
+}
+
+TEST(BundleDigest, IsTheSha256OfTheDocumentedCanonicalText) {
+  // Given a manifest, then its digest is the sha256 of the text docs/pipeline.md describes:
+  // members sorted, no whitespace, bundle_sha256 left out, strings escaped only where JSON
+  // requires, UTF-8 as it is; so a checker in any language reproduces it.
+  nlohmann::json manifest = {{"exit_code", 4},
+                             {"bundle_sha256", "whatever"},
+                             {"device_state", "caf\u00e9 \"q\"\ttab\x01"},
+                             {"files", {{"b.md", "22"}, {"a.md", "11"}}}};
+  const std::string canonical =
+      "{\"device_state\":\"caf\u00e9 \\\"q\\\"\\ttab\\u0001\",\"exit_code\":4,"
+      "\"files\":{\"a.md\":\"11\",\"b.md\":\"22\"}}";
+  EXPECT_EQ(manifest_digest(manifest), sha256_hex(canonical)) << canonical;
+}
+
+TEST(BundleDigest, PathsOutsideTheBundleOrThroughALinkAreRefusedUnread) {
+  // Given manifests that name an absolute path, a path with "..", and a file under a folder
+  // that is a symbolic link, each with the right sha256 of the file it reaches and a
+  // recomputed digest, then verify names each as unsafe and the bundle is not intact; a link
+  // added to a sealed bundle (to a file or a folder) is named too, never followed.
+  testing::TempDir root;
+  auto dir = sealed_bundle(root);
+  testing::TempDir outside;
+  std::ofstream(outside.path() + "/secret.txt") << "outside\n";
+  const std::string outside_sha = sha256_hex("outside\n");
+  const std::string relative_out =
+      std::filesystem::relative(outside.path() + "/secret.txt", dir).generic_string();
+  ASSERT_NE(relative_out.find(".."), std::string::npos);
+  const std::string original = read(dir / "manifest.json");
+  for (const std::string& path :
+       {outside.path() + "/secret.txt", relative_out, std::string("./report.md")}) {
+    SCOPED_TRACE(path);
+    rewrite_manifest(
+        dir, [&](nlohmann::json& m) { m["files"][path] = outside_sha; }, true);
+    auto check = verify_bundle(dir);
+    ASSERT_TRUE(check.ok()) << check.error().message;
+    EXPECT_TRUE(check->manifest_consistent);
+    ASSERT_EQ(check->unsafe.size(), 1u) << ::testing::PrintToString(check->unsafe);
+    EXPECT_EQ(check->unsafe[0].rfind(path + ": unsafe", 0), 0u) << check->unsafe[0];
+    EXPECT_FALSE(check->intact());
+    std::ofstream(dir / "manifest.json", std::ios::trunc) << original;
+  }
+
+  std::filesystem::create_directory_symlink(outside.path(), dir / "linked");
+  rewrite_manifest(
+      dir, [&](nlohmann::json& m) { m["files"]["linked/secret.txt"] = outside_sha; }, true);
+  auto linked = verify_bundle(dir);
+  ASSERT_TRUE(linked.ok());
+  EXPECT_EQ(linked->unsafe,
+            (std::vector<std::string>{"linked/secret.txt: unsafe: linked is a symbolic link",
+                                      "linked: a symbolic link in the bundle"}));
+  EXPECT_FALSE(linked->intact());
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << original;
+  auto unlisted = verify_bundle(dir);
+  EXPECT_EQ(unlisted->unsafe, std::vector<std::string>{"linked: a symbolic link in the bundle"});
+  EXPECT_FALSE(unlisted->intact());
+  std::filesystem::remove(dir / "linked");
+  std::filesystem::create_symlink(outside.path() + "/secret.txt", dir / "notes.md");
+  EXPECT_EQ(verify_bundle(dir)->unsafe,
+            std::vector<std::string>{"notes.md: a symbolic link in the bundle"});
+}
+
+TEST(BundleDigest, AFieldOfTheWrongTypeIsTamperedNeverAnError) {
+  // Given manifests with exit_code as a string, gates as an object, a gate duration as text,
+  // a files entry as a number, no files map, and text that is not JSON (digests recomputed
+  // where there is one), then verify answers a check that is not intact naming the field,
+  // never an error or an exception.
+  testing::TempDir root;
+  auto dir = sealed_bundle(root);
+  const std::string original = read(dir / "manifest.json");
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& m) { m["exit_code"] = "0"; }, "exit_code: not an integer"},
+      {[](nlohmann::json& m) {
+         m["gates"] = {{"acceptance", "pass"}};
+       },
+       "gates: not an array"},
+      {[](nlohmann::json& m) { m["gates"][0]["duration_ms"] = "fast"; },
+       "gates[0].duration_ms: not an integer"},
+      {[](nlohmann::json& m) { m["files"]["report.md"] = 7; },
+       "files[\"report.md\"]: not a string"},
+      {[](nlohmann::json& m) { m.erase("files"); }, "files: not an object"},
+      {[](nlohmann::json& m) { m["mode"] = nlohmann::json::array(); }, "mode: not a string"},
+  };
+  for (const auto& [edit, named] : cases) {
+    SCOPED_TRACE(named);
+    rewrite_manifest(dir, edit, true);
+    auto check = verify_bundle(dir);
+    ASSERT_TRUE(check.ok()) << check.error().message;
+    ASSERT_FALSE(check->malformed.empty());
+    EXPECT_EQ(check->malformed[0].rfind(named, 0), 0u) << check->malformed[0];
+    EXPECT_FALSE(check->intact());
+    std::ofstream(dir / "manifest.json", std::ios::trunc) << original;
+  }
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << "[1, 2";
+  auto garbled = verify_bundle(dir);
+  ASSERT_TRUE(garbled.ok()) << garbled.error().message;
+  EXPECT_EQ(garbled->malformed, std::vector<std::string>{"manifest.json: not a JSON object"});
+  EXPECT_FALSE(garbled->intact());
+  std::filesystem::remove(dir / "manifest.json");
+  EXPECT_FALSE(verify_bundle(dir).ok()) << "no manifest: not a sealed bundle (invalid input)";
+}
+
+TEST(BundleDigest, TheCheckKeepsTheManifestBytesItRead) {
+  // Given a sealed bundle, then the check carries manifest.json exactly as read, and the
+  // document parsed from those bytes: callers never read the file a second time.
+  testing::TempDir root;
+  auto dir = sealed_bundle(root);
+  auto check = verify_bundle(dir);
+  ASSERT_TRUE(check.ok());
+  EXPECT_EQ(check->manifest_text, read(dir / "manifest.json"));
+  EXPECT_EQ(check->manifest["exit_code"], 4);
+}
+
+TEST(EvidenceBundle, ASignedCopyIsWrittenByteForByte) {
+  // Given a configured secret that is a substring of an approval's base64 signature, then the
+  // approval copied into the bundle is byte for byte the file signed, while text written with
+  // write() is still redacted.
+  testing::TempDir root;
+  const std::string approval =
+      "{\"approver\": \"r@example.net\", \"signature\": \"-----BEGIN SSH "
+      "SIGNATURE-----\\nU1NIU0lHAAAAAQAAADMAAAALc3No\\n-----END SSH SIGNATURE-----\\n\"}\n";
+  auto bundle =
+      EvidenceBundle::create(root.path(), "c", now_utc(), "run1", Redactor({"AAAAAQAAAD"}));
+  ASSERT_TRUE(bundle.ok());
+  ASSERT_TRUE(bundle.value()->write_signed_copy("approvals/1-r.json", approval).ok());
+  ASSERT_TRUE(bundle.value()->write("report.md", "AAAAAQAAAD\n").ok());
+  EXPECT_EQ(read(bundle.value()->dir() / "approvals/1-r.json"), approval);
+  EXPECT_EQ(read(bundle.value()->dir() / "report.md"), "<redacted>\n");
 }
 
 }  // namespace
