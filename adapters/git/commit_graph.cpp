@@ -2,34 +2,11 @@
 
 #include <git2.h>
 
+#include "adapters/git/libgit2_handles.h"
+
 namespace fabgate::git {
-namespace {
 
-template <auto Free>
-struct Deleter {
-  template <class T>
-  void operator()(T* handle) const {
-    Free(handle);
-  }
-};
-using RepositoryHandle = std::unique_ptr<git_repository, Deleter<git_repository_free>>;
-using ObjectHandle = std::unique_ptr<git_object, Deleter<git_object_free>>;
-using CommitHandle = std::unique_ptr<git_commit, Deleter<git_commit_free>>;
-
-std::string last_git_error() {
-  const git_error* error = git_error_last();
-  std::string message = error && error->message ? error->message : "unknown libgit2 error";
-  git_error_clear();
-  return message;
-}
-
-std::string oid_hex(const git_oid* oid) {
-  char buffer[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buffer, sizeof buffer, oid);
-  return buffer;
-}
-
-}  // namespace
+using namespace detail;  // libgit2_handles.h
 
 struct CommitGraph::State {
   RepositoryHandle repository;

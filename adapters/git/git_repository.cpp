@@ -10,37 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace fabgate::git {
-namespace {
+#include "adapters/git/libgit2_handles.h"
 
-// RAII over libgit2 handles: each object is freed with its own free function.
-template <auto Free>
-struct Deleter {
-  template <class T>
-  void operator()(T* handle) const {
-    Free(handle);
-  }
-};
-using RepositoryHandle = std::unique_ptr<git_repository, Deleter<git_repository_free>>;
-using ObjectHandle = std::unique_ptr<git_object, Deleter<git_object_free>>;
-using TreeHandle = std::unique_ptr<git_tree, Deleter<git_tree_free>>;
-using TreeEntryHandle = std::unique_ptr<git_tree_entry, Deleter<git_tree_entry_free>>;
-using BlobHandle = std::unique_ptr<git_blob, Deleter<git_blob_free>>;
+namespace fabgate::git {
+
+using namespace detail;  // libgit2_handles.h
+
+namespace {
 
 void ensure_libgit2_initialised() {
   static const int initialised = [] { return git_libgit2_init(); }();
   (void)initialised;
-}
-
-std::string last_git_error() {
-  const git_error* error = git_error_last();
-  return error && error->message ? error->message : "unknown libgit2 error";
-}
-
-std::string oid_hex(const git_oid* oid) {
-  char buffer[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buffer, sizeof buffer, oid);
-  return buffer;
 }
 
 std::string join_path(const std::string& a, const std::string& b) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -131,24 +132,29 @@ Descriptor open_inside(const std::filesystem::path& dir, const std::string& rela
 }
 
 // sha256 of `relative` inside `dir` (open_inside's rules), or why not.
+// Reads all of `fd` in chunks into `chunk`; false (with `read` saying why) on an I/O error.
+bool read_all(int fd, InsideRead& read, const std::function<void(std::string_view)>& chunk) {
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read.missing = true;
+      read.why = "missing: " + errno_text();
+      return false;
+    }
+    if (n == 0) return true;
+    chunk(std::string_view(buffer, static_cast<std::size_t>(n)));
+  }
+}
+
 InsideRead hash_inside(const std::filesystem::path& dir, const std::string& relative) {
   InsideRead read;
   auto file = open_inside(dir, relative, read);
   if (file.fd < 0) return read;
   Sha256 hash;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(file.fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      read.missing = true;
-      read.why = "missing: " + errno_text();
-      return read;
-    }
-    if (n == 0) break;
-    hash.update(std::string_view(buffer, static_cast<std::size_t>(n)));
-  }
-  read.bytes = hash.hex_digest();
+  if (read_all(file.fd, read, [&](std::string_view chunk) { hash.update(chunk); }))
+    read.bytes = hash.hex_digest();
   return read;
 }
 
@@ -429,19 +435,8 @@ InsideRead read_inside(const std::filesystem::path& dir, const std::string& rela
   auto file = open_inside(dir, relative, read);
   if (file.fd < 0) return read;
   std::string bytes;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(file.fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      read.missing = true;
-      read.why = "missing: " + errno_text();
-      return read;
-    }
-    if (n == 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
-  }
-  read.bytes = std::move(bytes);
+  if (read_all(file.fd, read, [&](std::string_view chunk) { bytes.append(chunk); }))
+    read.bytes = std::move(bytes);
   return read;
 }
 

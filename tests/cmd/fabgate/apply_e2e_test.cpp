@@ -216,9 +216,11 @@ TEST_F(ApplyEndToEnd, ProbeWithoutEvidenceNeverPasses) {
 }
 
 TEST_F(ApplyEndToEnd, ExceptionWaivesANoEvidenceProbeAndIsListedEverywhere) {
-  // Given a probe that cannot run on d2 (think: no RDMA device while its NIC is in RMA) and an
-  // unexpired exception for it, then apply is accepted, and the waiver shows in the manifest,
-  // the report and the terminal. An expired exception waives nothing.
+  // Given a probe that cannot run on d2 (think: no RDMA device while its NIC is in RMA), an
+  // unexpired exception for it and a second probe that passes by itself, then apply is
+  // accepted on that real check, and the waiver shows in the manifest, the report and the
+  // terminal. An expired exception waives nothing. (With the waived probe alone nothing real
+  // passed: real_checks_test.)
   auto register_with = [&](const std::string& expiry) {
     repo_.write(
         "policies/exceptions.yaml",
@@ -231,7 +233,9 @@ TEST_F(ApplyEndToEnd, ExceptionWaivesANoEvidenceProbeAndIsListedEverywhere) {
     repo_.run("git commit -q --allow-empty -m 'after the register'");
   };
   commit_intent(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
-                       "/nonexistent/rdma-check"));
+                       "/nonexistent/rdma-check") +
+                "    - {name: d1-config-readable, layer: workload, host: d2, run: \"test -r "
+                "{home}/d1.conf\", timeout: 10s}\n");
   register_with("2099-01-01T00:00:00Z");
   auto out = fabgate("apply c");
   EXPECT_EQ(out.exit_code, 0) << out.output;

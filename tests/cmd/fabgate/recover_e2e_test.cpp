@@ -41,6 +41,9 @@ rollback:
   - {device: d2, run: "sed -i '/^vlan 10$/d' {home}/d2.conf"}
   - {device: d2, run: "sed -i '/^mtu 9100$/d' {home}/d2.conf"}
 acceptance:
+  # One matching round verifies each restore here: the dwell has its own tests
+  # (restore_path_test, telemetry_gates_test), and the journal test below recovers ~40 times.
+  restore_dwell: 0s
   probes:
     - {name: no-vlan-10, layer: workload, host: d2, run: "! grep -q 'vlan 10' {home}/d1.conf", timeout: 10s}
 )";
