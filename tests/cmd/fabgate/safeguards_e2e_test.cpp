@@ -141,17 +141,20 @@ TEST_F(SafeguardsEndToEnd, ALockWhoseHolderDiedIsReportedAndTakenOverOnlyWhenAsk
 }
 
 TEST_F(SafeguardsEndToEnd, DeviceRevertsByItselfWhenTheControllerDiesAndRecoverSeesIt) {
-  // Given a change with a 4 s confirm timer and a controller killed right after its first step,
+  // Given a change with a 12 s confirm timer and a controller killed right after its first step,
   // then d1 reverts by itself within the timeout, and a later recover finds it already
   // restored, does not roll it back twice, and verifies the baseline (exit 4).
-  commit_intent(slow_change("4s", "4s"));
+  // The deadline counts from the run's start and the pre-change snapshot alone took over 4 s on
+  // a busy 2-core machine, so the timer and deadline leave the steps room to start; the device's
+  // own revert is then awaited for longer than the whole timer.
+  commit_intent(slow_change("12s", "12s"));
   auto run = start_fabgate("apply c", repo_.file("apply.log"));
   ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nmtu 9100\n"; }, 30s))
       << read_file(repo_.file("apply.log"));
   ::kill(run.pid(), SIGKILL);
   wait_for(run, 10s);
 
-  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 12s))
+  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 30s))
       << "d1 did not revert by itself: " << config("d1");
 
   auto found = bundles();
@@ -169,10 +172,10 @@ TEST_F(SafeguardsEndToEnd, DeviceRevertsByItselfWhenTheControllerDiesAndRecoverS
 }
 
 TEST_F(SafeguardsEndToEnd, DeviceRevertsByItselfWhenTheControllerLosesSsh) {
-  // Given a change with a 4 s confirm timer and the SSH server gone (with every session) right
+  // Given a change with a 12 s confirm timer and the SSH server gone (with every session) right
   // after the first step, then the controller cannot roll back and says so (exit 5), and d1
-  // reverts by itself within the timeout.
-  commit_intent(slow_change("4s", "4s"));
+  // reverts by itself within the timeout (room for a slow snapshot, as above).
+  commit_intent(slow_change("12s", "12s"));
   auto run = start_fabgate("apply c", repo_.file("apply.log"));
   ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nmtu 9100\n"; }, 30s))
       << read_file(repo_.file("apply.log"));
@@ -184,7 +187,7 @@ TEST_F(SafeguardsEndToEnd, DeviceRevertsByItselfWhenTheControllerLosesSsh) {
 
   int status = wait_for(run, 90s);
   EXPECT_EQ(status, 5) << read_file(repo_.file("apply.log"));
-  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 12s))
+  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 30s))
       << "d1 did not revert by itself: " << config("d1");
 }
 
