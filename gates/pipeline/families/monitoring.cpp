@@ -50,14 +50,6 @@ nlohmann::json query_record(const std::string& device, const std::string& purpos
           {"verdict", "no-evidence"}};
 }
 
-// Raw answers as JSON when they parse (they are the API's JSON), else as text. Depth-limited:
-// the evidence bundle copies and dumps this document recursively, and the answer is kept even
-// when the client refused it (300,000 levels of nesting then stay text).
-nlohmann::json raw_answer(const std::string& raw) {
-  auto parsed = parse_foreign_json(raw);
-  return parsed.ok() ? std::move(parsed.document) : nlohmann::json(raw);
-}
-
 void worst(Verdict& into, Verdict verdict) {
   if (verdict == Verdict::fail || (verdict == Verdict::no_evidence && into == Verdict::pass))
     into = verdict;
@@ -94,6 +86,8 @@ std::optional<Comparison> parse_comparison(const std::string& text) {
   return Comparison{match[1].str(), std::stod(match[2].str())};
 }
 
+}  // namespace
+
 std::string labels_text(const std::map<std::string, std::string>& labels) {
   std::string out = "{";
   for (const auto& [key, value] : labels) {
@@ -103,7 +97,13 @@ std::string labels_text(const std::map<std::string, std::string>& labels) {
   return out + "}";
 }
 
-}  // namespace
+// Raw answers as JSON when they parse (they are the API's JSON), else as text. Depth-limited:
+// the evidence bundle copies and dumps this document recursively, and the answer is kept even
+// when the client refused it (300,000 levels of nesting then stay text).
+nlohmann::json raw_answer(const std::string& raw) {
+  auto parsed = parse_foreign_json(raw);
+  return parsed.ok() ? std::move(parsed.document) : nlohmann::json(raw);
+}
 
 std::optional<std::string> series_matcher(const std::string& series, const intent::Device& device) {
   std::string out;
@@ -174,12 +174,18 @@ std::vector<std::string> promql_metric_names(const std::string& query) {
 MonitoringJudgement check_freshness_of(
     const prom::PrometheusClient& prometheus, const intent::PrometheusSettings& settings,
     const std::vector<const intent::Device*>& targets, TimePoint at,
-    const std::map<std::string, std::vector<std::string>>& probe_metrics) {
+    const std::map<std::string, std::vector<std::string>>& probe_metrics,
+    std::optional<TimePoint> window_start) {
   MonitoringJudgement judgement;
   judgement.verdict = Verdict::pass;
   nlohmann::json queries = nlohmann::json::array();
-  std::size_t down = 0, stale = 0, absent = 0, wrong = 0, failed = 0, fresh_series = 0;
+  std::size_t down = 0, stale = 0, absent = 0, wrong = 0, failed = 0, fresh_series = 0,
+              unscraped = 0;
   const auto max_age_s = std::chrono::duration<double>(settings.max_age).count();
+  const std::string max_age = format_duration(settings.max_age);
+  // The targets Prometheus scrapes now, read once for all devices.
+  std::optional<Expected<std::vector<prom::ScrapeTarget>, prom::PromFailure>> scraped;
+  std::string scraped_raw;
   for (const auto* device : targets) {
     auto matcher = series_matcher(settings.series, *device);
     if (!matcher) {
@@ -188,10 +194,12 @@ MonitoringJudgement check_freshness_of(
                                   "' names something the device does not have");
       continue;
     }
+    // Every query runs at Prometheus' own clock, so an age is its evaluation time minus the
+    // sample's timestamp, both Prometheus'.
     auto ask = [&](const std::string& purpose,
                    const std::string& query) -> std::optional<prom::QueryAnswer> {
       auto record = query_record(device->name, purpose, query, at);
-      auto answer = prometheus.query(query, at);
+      auto answer = prometheus.query_now(query);
       if (!answer.ok()) {
         ++failed;
         record["error"] = answer.error().message;
@@ -201,6 +209,7 @@ MonitoringJudgement check_freshness_of(
         judgement.details.push_back("[telemetry] " + device->name + ": " + answer.error().message);
         return std::nullopt;
       }
+      record["evaluated_at"] = format_utc(answer->evaluated_at);
       record["answer"] = raw_answer(answer->raw);
       queries.push_back(record);
       return std::move(answer.value());
@@ -211,6 +220,19 @@ MonitoringJudgement check_freshness_of(
       worst(judgement.verdict, verdict);
       if (verdict != Verdict::pass) judgement.details.push_back("[telemetry] " + reason);
     };
+    // The oldest newest-sample among an answer's series of timestamp(...): NaN when a sample
+    // is not a time (never younger than max_age).
+    auto age_of = [](const prom::QueryAnswer& answer) {
+      double age = std::nan("");
+      for (const auto& series : answer.series) {
+        const double one =
+            series.points.empty() ? std::nan("") : series.points[0].time - series.points[0].value;
+        if (std::isnan(one)) return one;
+        age = std::isnan(age) ? one : std::max(age, one);
+      }
+      return age;
+    };
+    auto young = [&](double age) { return age >= -1 && age <= max_age_s; };
 
     // 1. The target is scraped and its last scrape succeeded.
     const std::string up_query = "up{" + *matcher + "}";
@@ -234,7 +256,62 @@ MonitoringJudgement check_freshness_of(
     }
     verdict_last(Verdict::pass, device->name + ": scraped (up == 1)");
 
-    // 2. Every metric a check needs (the `fresh` list and what this device's promql probes
+    // 2. That `up == 1` is recent: an instant query returns the newest sample of the last 5
+    //    minutes, also when Prometheus stopped scraping the target minutes ago.
+    if (auto ages = ask("target-up-age", "timestamp(" + up_query + ")")) {
+      const double age = age_of(*ages);
+      if (ages->series.empty() || !young(age)) {
+        ++stale;
+        verdict_last(Verdict::no_evidence,
+                     device->name + ": newest " + up_query + " sample is " + number(age) +
+                         " s old on Prometheus' clock, older than max_age " + max_age +
+                         ": Prometheus has not scraped the target since (up == 1 is an old "
+                         "answer, not a fresh one)");
+      } else {
+        verdict_last(Verdict::pass, device->name + ": up " + number(age) + " s old");
+      }
+    }
+
+    // 3. Prometheus still scrapes each of the device's targets, often enough for max_age.
+    if (!scraped) scraped = prometheus.targets(&scraped_raw);
+    nlohmann::json listed = {{"device", device->name},
+                             {"purpose", "target-scraped"},
+                             {"query", "/api/v1/targets"},
+                             {"evaluated_at", format_utc(at)}};
+    if (!scraped->ok()) {
+      ++failed;
+      queries.push_back(listed);
+      verdict_last(Verdict::no_evidence, device->name + ": " + scraped->error().message);
+    } else {
+      for (const auto& series : up->series) {
+        auto labels = series.labels;
+        labels.erase("__name__");
+        queries.push_back(listed);
+        queries.back()["target"] = labels_text(labels);
+        auto target = std::find_if(scraped->value().begin(), scraped->value().end(),
+                                   [&](const prom::ScrapeTarget& t) { return t.labels == labels; });
+        if (target == scraped->value().end()) {
+          ++unscraped;
+          verdict_last(Verdict::no_evidence,
+                       device->name + ": target " + labels_text(labels) +
+                           " is not among the targets Prometheus scrapes now (removed, or "
+                           "Prometheus restarted without it); its last samples stay visible to "
+                           "instant queries for 5 minutes");
+        } else if (target->scrape_interval > settings.max_age) {
+          ++unscraped;
+          verdict_last(Verdict::no_evidence,
+                       device->name + ": target " + labels_text(labels) + " is scraped every " +
+                           format_duration(target->scrape_interval) + ", longer than max_age " +
+                           max_age + ": its samples cannot be proven fresh");
+        } else {
+          verdict_last(Verdict::pass, device->name + ": target " + labels_text(labels) +
+                                          " scraped every " +
+                                          format_duration(target->scrape_interval));
+        }
+      }
+    }
+
+    // 4. Every metric a check needs (the `fresh` list and what this device's promql probes
     //    select) has a sample younger than max_age.
     std::vector<std::string> needed = settings.fresh;
     if (auto probed = probe_metrics.find(device->name); probed != probe_metrics.end())
@@ -251,43 +328,47 @@ MonitoringJudgement check_freshness_of(
                                                "} series: absent evidence is not health");
         continue;
       }
-      double oldest = seconds_of(at);
-      for (const auto& series : answer->series)
-        if (!series.points.empty()) oldest = std::min(oldest, series.points[0].value);
-      double age = seconds_of(at) - oldest;
+      const double age = age_of(*answer);
       ++fresh_series;
-      if (age > max_age_s) {
+      if (!young(age)) {
         ++stale;
         verdict_last(Verdict::no_evidence, device->name + ": newest " + metric + " sample is " +
                                                number(age) + " s old, older than max_age " +
-                                               format_duration(settings.max_age) + " (stale)");
+                                               max_age + " (stale)");
       } else {
         verdict_last(Verdict::pass, device->name + ": " + metric + " " + number(age) + " s old");
       }
     }
 
-    // 3. The source reports the identity the inventory expects.
+    // 5. The source reports, freshly, the identity the inventory expects (timestamp() keeps
+    //    the labels but the metric name).
     if (settings.identity_metric.empty()) continue;
-    const std::string query = settings.identity_metric + "{" + *matcher + "}";
-    auto answer = ask("identity", query);
+    const std::string series = settings.identity_metric + "{" + *matcher + "}";
+    auto answer = ask("identity", "timestamp(" + series + ")");
     if (!answer) continue;
     const std::string expected = expected_hostname(*device);
     std::set<std::string> reported;
-    for (const auto& series : answer->series) {
-      auto label = series.labels.find(settings.identity_label);
-      if (label != series.labels.end()) reported.insert(label->second);
+    for (const auto& found : answer->series) {
+      auto label = found.labels.find(settings.identity_label);
+      if (label != found.labels.end()) reported.insert(label->second);
     }
+    const double age = age_of(*answer);
     if (reported.empty()) {
       ++absent;
-      verdict_last(Verdict::no_evidence, device->name + ": no " + query + " with label " +
+      verdict_last(Verdict::no_evidence, device->name + ": no " + series + " with label " +
                                              settings.identity_label +
                                              ", so the source's identity is unknown");
     } else if (reported.size() > 1 || !same_hostname(expected, *reported.begin())) {
       ++wrong;
       verdict_last(Verdict::fail,
-                   device->name + ": " + query + " reports " + settings.identity_label + "=" +
+                   device->name + ": " + series + " reports " + settings.identity_label + "=" +
                        join(std::vector<std::string>(reported.begin(), reported.end()), ",") +
                        ", inventory says " + expected + ": the series describe another device");
+    } else if (!young(age)) {
+      ++stale;
+      verdict_last(Verdict::no_evidence, device->name + ": newest " + series + " sample is " +
+                                             number(age) + " s old, older than max_age " + max_age +
+                                             ": the identity is not a current one");
     } else {
       verdict_last(Verdict::pass, device->name + ": " + settings.identity_label + "=" +
                                       *reported.begin() + " as the inventory says");
@@ -297,17 +378,26 @@ MonitoringJudgement check_freshness_of(
                         {"evaluated_at", format_utc(at)},
                         {"max_age", format_duration(settings.max_age)},
                         {"queries", queries}};
+  if (scraped) judgement.evidence["targets"] = raw_answer(scraped_raw);
   std::vector<std::string> parts;
   if (failed) parts.push_back(count_of(failed, "query") + " without an answer");
   if (down) parts.push_back(count_of(down, "target") + " down");
+  if (unscraped) parts.push_back(count_of(unscraped, "target") + " not scraped within max_age");
   if (absent) parts.push_back(count_of(absent, "series") + " absent");
   if (stale) parts.push_back(count_of(stale, "series") + " stale");
   if (wrong) parts.push_back(count_of(wrong, "wrong identity"));
+  if (window_start) {
+    auto window = check_window_scrapes(prometheus, settings, targets, *window_start, at, nullptr);
+    worst(judgement.verdict, window.verdict);
+    for (auto& line : window.details) judgement.details.push_back(std::move(line));
+    judgement.evidence["window"] = std::move(window.evidence);
+    if (window.verdict != Verdict::pass) parts.push_back(window.summary);
+  }
   if (parts.empty())
     parts.push_back(count_of(targets.size(), "target") + " scraped, " +
-                    count_of(fresh_series, "metric") + " fresh within " +
-                    format_duration(settings.max_age) +
-                    (settings.identity_metric.empty() ? "" : ", identities as the inventory says"));
+                    count_of(fresh_series, "metric") + " fresh within " + max_age +
+                    (settings.identity_metric.empty() ? "" : ", identities as the inventory says") +
+                    (window_start ? ", scraped throughout the change window" : ""));
   judgement.summary = join(parts, "; ");
   return judgement;
 }
@@ -476,8 +566,8 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
                                        const intent::AlertmanagerSettings& settings,
                                        const std::vector<const intent::Device*>& targets,
                                        const std::vector<std::string>& expected,
-                                       TimePoint window_start,
-                                       const prom::PrometheusClient* history) {
+                                       TimePoint window_start, const AlertHistory& source) {
+  const prom::PrometheusClient* history = source.prometheus;
   MonitoringJudgement judgement;
   std::string raw;
   auto alerts = alertmanager.alerts(&raw);
@@ -554,6 +644,49 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
     judgement.evidence["history"] = record;
   }
 
+  // The history speaks only for what Prometheus observed: every target scraped throughout the
+  // window without a failed scrape, and the rule groups evaluated during it.
+  std::vector<std::string> unobserved;
+  std::string tolerated_note;  // " (1 target with one isolated failed scrape, tolerated)"
+  if (history) {
+    // A failed scrape is tolerated only on a target without a pending alert (its `for:`
+    // would restart), so the pending history is read too.
+    PendingAlerts pending;
+    {
+      const Duration window = std::chrono::duration_cast<Duration>(now - window_start);
+      const Duration step = std::max<Duration>(Duration{1'000}, window / 10'000);
+      const std::string query = "ALERTS{alertstate=\"pending\"}";
+      nlohmann::json record = {{"query", query}, {"step", format_duration(step)}};
+      auto answer = history->query_range(query, window_start, now, step);
+      if (!answer.ok()) {
+        pending.unknown = answer.error().message;
+        record["error"] = answer.error().message;
+      } else {
+        record["answer"] = raw_answer(answer->raw);
+        for (const auto& series : answer->series) {
+          if (series.points.empty()) continue;
+          prom::Alert alert;
+          alert.labels = series.labels;
+          for (const auto* device : targets)
+            if (alert_concerns(alert, settings, *device)) pending.devices.insert(device->name);
+        }
+      }
+      judgement.evidence["pending_history"] = record;
+    }
+    auto scrapes =
+        check_window_scrapes(*history, source.settings, targets, window_start, now, &pending);
+    auto rules = check_rule_evaluation(*history, source.settings, window_start, now);
+    for (auto* part : {&scrapes, &rules}) {
+      // A passing part's details are what it tolerated (an isolated failed scrape): reported.
+      for (auto& line : part->details) judgement.details.push_back(std::move(line));
+      if (part->verdict != Verdict::pass) unobserved.push_back(part->summary);
+    }
+    if (scrapes.verdict == Verdict::pass && scrapes.summary.find("tolerated") != std::string::npos)
+      tolerated_note = scrapes.summary.substr(scrapes.summary.find(" ("));
+    judgement.evidence["scrapes"] = std::move(scrapes.evidence);
+    judgement.evidence["rule_evaluation"] = std::move(rules.evidence);
+  }
+
   std::size_t fresh = 0, allowed = 0;
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& alert : candidates) {
@@ -586,14 +719,20 @@ MonitoringJudgement check_alerts_after(const prom::AlertmanagerClient& alertmana
     }
   }
   judgement.evidence["findings"] = findings;
-  if (history_missing && judgement.verdict == Verdict::pass)
+  if ((history_missing || !unobserved.empty()) && judgement.verdict == Verdict::pass)
     judgement.verdict = Verdict::no_evidence;
   judgement.summary =
       fresh ? count_of(fresh, "alert") + " started firing on the targets during the change"
       : history_missing ? "no new alert in Alertmanager, but the alert history could not be read"
-                        : "no new alert on " + count_of(targets.size(), "target") +
-                              (history ? " (Alertmanager and Prometheus' alert history)" : "");
+      : !unobserved.empty()
+          ? "no new alert seen, but Prometheus did not observe the whole change (" +
+                join(unobserved, "; ") + ")"
+          : "no new alert on " + count_of(targets.size(), "target") +
+                (history ? " (Alertmanager and Prometheus' alert history, every target scraped "
+                           "and every alerting rule group evaluated during the change)"
+                         : "");
   if (allowed) judgement.summary += " (" + std::to_string(allowed) + " expected)";
+  if (judgement.verdict == Verdict::pass) judgement.summary += tolerated_note;
   return judgement;
 }
 

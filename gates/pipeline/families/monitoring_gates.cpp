@@ -23,13 +23,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -81,8 +81,11 @@ void Pipeline::check_freshness(GateRecord& record, const std::string& phase) {
     if (probe.kind == "promql" && !probe.empty_is_zero)
       for (auto& metric : promql_metric_names(probe.query))
         probe_metrics[probe.host].push_back(std::move(metric));
-  auto judgement =
-      check_freshness_of(*with_.prometheus, settings, targets(), now_utc(), probe_metrics);
+  // After the change, Prometheus must also have scraped the targets throughout the run.
+  std::optional<TimePoint> window_start;
+  if (phase != "pre") window_start = run_started_at_;
+  auto judgement = check_freshness_of(*with_.prometheus, settings, targets(), now_utc(),
+                                      probe_metrics, window_start);
   record.verdict = judgement.verdict;
   record.summary = std::move(judgement.summary);
   record.details = std::move(judgement.details);
@@ -111,9 +114,12 @@ void Pipeline::check_alerts(GateRecord& record, const std::string& phase) {
         outcome_.exceptions_used.push_back(id);
   } else {
     // With Prometheus configured, its ALERTS history also catches an alert that fired and
-    // resolved within the settle time.
-    const prom::PrometheusClient* history =
-        repository_.settings.monitoring.prometheus ? with_.prometheus : nullptr;
+    // resolved within the settle time, once Prometheus proves it observed the window.
+    AlertHistory history;
+    if (repository_.settings.monitoring.prometheus) {
+      history.prometheus = with_.prometheus;
+      history.settings = *repository_.settings.monitoring.prometheus;
+    }
     judgement = check_alerts_after(*with_.alertmanager, settings, targets(),
                                    change_.acceptance.expected_alerts, run_started_at_, history);
   }

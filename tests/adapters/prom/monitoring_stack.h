@@ -17,6 +17,7 @@
 // auth, so a real bearer check needs the proxy). ca_file() is the CA to trust.
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -78,9 +79,11 @@ class MonitoringStack {
     return {};
   }
 
-  // `extra_rules`: more alerting rules (YAML list items, indented 6) next to FabgateLinkDown.
+  // `extra_rules`: more alerting rules (YAML list items, indented 6) next to FabgateLinkDown;
+  // items indented 2 (`  - name: ...`) are further rule groups. `extra_scrapes`: more scrape
+  // jobs (YAML list items, indented 2); {{exporter}} stands for the exporter's address.
   explicit MonitoringStack(std::string device = "leaf1", const std::string& extra_rules = {},
-                           Tls tls = Tls::off)
+                           Tls tls = Tls::off, std::string extra_scrapes = {})
       : device_(std::move(device)), tls_(tls) {
     exporter_port_ = free_loopback_port();
     prometheus_port_ = free_loopback_port();
@@ -105,35 +108,17 @@ class MonitoringStack {
                "        expr: fabgate_lab_link_up == 0\n"
                "        labels: {severity: critical}\n" +
                    extra_rules);
-    write_file(dir_.file("prometheus.yml"),
-               "global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 900ms}\n"
-               "rule_files: [" +
-                   dir_.file("rules.yml") +
-                   "]\n"
-                   "alerting:\n"
-                   "  alertmanagers:\n"
-                   "    - static_configs: [{targets: ['127.0.0.1:" +
-                   std::to_string(alertmanager_port_) +
-                   "']}]\n"
-                   "scrape_configs:\n"
-                   "  - job_name: node\n"
-                   "    static_configs:\n"
-                   "      - targets: ['" +
-                   exporter_address() +
-                   "']\n"
-                   "        labels: {device: " +
-                   device_ + "}\n");
+    for (std::size_t at; (at = extra_scrapes.find("{{exporter}}")) != std::string::npos;)
+      extra_scrapes.replace(at, 12, exporter_address());
+    extra_scrapes_ = std::move(extra_scrapes);
+    write_prometheus_config(true);
     write_file(
         dir_.file("alertmanager.yml"),
         "route: {receiver: nobody, group_wait: 0s, group_interval: 1s, repeat_interval: 1h}\n"
         "receivers: [{name: nobody}]\n");
     start_exporter();
-    prometheus_ = ChildProcess(
-        {"/bin/sh", "-c",
-         std::string("exec ") + kPrometheus + " --config.file=" + dir_.file("prometheus.yml") +
-             " --storage.tsdb.path=" + dir_.file("tsdb") +
-             " --web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_) + web_config +
-             " >" + dir_.file("prometheus.log") + " 2>&1"});
+    web_config_ = web_config;
+    start_prometheus();
     alertmanager_ = ChildProcess(
         {"/bin/sh", "-c",
          std::string("exec ") + kAlertmanager + " --config.file=" + dir_.file("alertmanager.yml") +
@@ -181,7 +166,20 @@ class MonitoringStack {
     std::filesystem::rename(temporary, dir_.file("textfile/lab.prom"));
   }
 
+  // Stops Prometheus (SIGTERM: it writes no staleness marker then) and starts it again on the
+  // same storage and port, scraping the node job only when `scrape_node`: a Prometheus that
+  // stopped scraping a target whose last samples instant queries still return.
+  void restart_prometheus(bool scrape_node) {
+    prometheus_ = ChildProcess();
+    write_prometheus_config(scrape_node);
+    start_prometheus();
+  }
+
   void stop_exporter() { exporter_ = ChildProcess(); }
+  // A hung exporter (SIGSTOP): its scrapes time out (up == 0) until resume_exporter. Safe from
+  // any thread, unlike restarting it: a child dies with the thread that started it.
+  void pause_exporter() { ::kill(exporter_.pid(), SIGSTOP); }
+  void resume_exporter() { ::kill(exporter_.pid(), SIGCONT); }
   void start_exporter() {
     exporter_ =
         ChildProcess({kNodeExporter, "--web.listen-address=" + exporter_address(),
@@ -236,7 +234,40 @@ class MonitoringStack {
       if (std::system((cd + command + quiet).c_str()) != 0) certificate_error_ = command;
   }
 
+  void write_prometheus_config(bool scrape_node) {
+    write_file(dir_.file("prometheus.yml"),
+               "global: {scrape_interval: 1s, evaluation_interval: 1s, scrape_timeout: 900ms}\n"
+               "rule_files: [" +
+                   dir_.file("rules.yml") +
+                   "]\n"
+                   "alerting:\n"
+                   "  alertmanagers:\n"
+                   "    - static_configs: [{targets: ['127.0.0.1:" +
+                   std::to_string(alertmanager_port_) +
+                   "']}]\n"
+                   "scrape_configs:\n" +
+                   (scrape_node ? "  - job_name: node\n"
+                                  "    static_configs:\n"
+                                  "      - targets: ['" +
+                                      exporter_address() +
+                                      "']\n"
+                                      "        labels: {device: " +
+                                      device_ + "}\n"
+                                : std::string()) +
+                   extra_scrapes_ + (scrape_node || !extra_scrapes_.empty() ? "" : "  []\n"));
+  }
+
+  void start_prometheus() {
+    prometheus_ = ChildProcess(
+        {"/bin/sh", "-c",
+         std::string("exec ") + kPrometheus + " --config.file=" + dir_.file("prometheus.yml") +
+             " --storage.tsdb.path=" + dir_.file("tsdb") +
+             " --web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_) + web_config_ +
+             " >>" + dir_.file("prometheus.log") + " 2>&1"});
+  }
+
   std::string device_;
+  std::string extra_scrapes_, web_config_;
   Tls tls_ = Tls::off;
   TempDir dir_{"fabgate-monitoring"};
   int exporter_port_ = 0, prometheus_port_ = 0, alertmanager_port_ = 0, proxy_port_ = 0;

@@ -178,6 +178,52 @@ TEST(PrometheusClient, WronglyTypedOrDeeplyNestedAnswersAreBadAnswersNamingTheFi
       << state.error().message;
 }
 
+TEST(PrometheusClient, TargetsAndRuleGroupsOfAnotherShapeAreBadAnswersNamingTheField) {
+  // Given /api/v1/targets and /api/v1/rules answers with a field of another type (an interval
+  // that is a number, rules that are an object, a lastEvaluation that is not a time) or
+  // nested too deeply, then each is a `bad-answer` naming the field; Go's zero time reads as
+  // "never", and Prometheus' duration spellings (1m30s, 900ms, 1d) are read.
+  auto interval = parse_targets_answer(
+      R"({"status":"success","data":{"activeTargets":[{"labels":{"job":"node"},)"
+      R"("scrapeInterval":15}]}})",
+      200);
+  ASSERT_FALSE(interval.ok());
+  EXPECT_EQ(interval.error().kind, PromFailure::Kind::bad_answer);
+  EXPECT_NE(interval.error().message.find("scrapeInterval"), std::string::npos)
+      << interval.error().message;
+  auto rules = parse_rules_answer(
+      R"({"status":"success","data":{"groups":[{"name":"g","interval":1,"rules":{}}]}})", 200);
+  ASSERT_FALSE(rules.ok());
+  EXPECT_NE(rules.error().message.find("group g's rules"), std::string::npos)
+      << rules.error().message;
+  auto when =
+      parse_rules_answer(R"({"status":"success","data":{"groups":[{"name":"g","interval":1,)"
+                         R"("lastEvaluation":"yesterday","rules":[]}]}})",
+                         200);
+  ASSERT_FALSE(when.ok());
+  EXPECT_NE(when.error().message.find("lastEvaluation"), std::string::npos) << when.error().message;
+  std::string deep(300'000, '[');
+  deep += std::string(300'000, ']');
+  EXPECT_FALSE(parse_targets_answer(deep, 200).ok());
+  EXPECT_FALSE(parse_rules_answer(deep, 200).ok());
+
+  auto never = parse_rules_answer(
+      R"({"status":"success","data":{"groups":[{"name":"g","file":"r.yml","interval":60,)"
+      R"("lastEvaluation":"0001-01-01T00:00:00Z","rules":[{"name":"A","type":"alerting",)"
+      R"("health":"unknown"}]}]}})",
+      200);
+  ASSERT_TRUE(never.ok()) << never.error().message;
+  ASSERT_EQ(never->size(), 1u);
+  EXPECT_FALSE(never->at(0).last_evaluation.has_value());
+  EXPECT_EQ(never->at(0).interval, Duration{60'000});
+  EXPECT_TRUE(never->at(0).has_alerting_rules());
+  EXPECT_EQ(parse_prometheus_duration("1m30s"), Duration{90'000});
+  EXPECT_EQ(parse_prometheus_duration("900ms"), Duration{900});
+  EXPECT_EQ(parse_prometheus_duration("1d"), Duration{86'400'000});
+  EXPECT_FALSE(parse_prometheus_duration("15").has_value());
+  EXPECT_FALSE(parse_prometheus_duration("s").has_value());
+}
+
 TEST(MonitoringDaemons, QueriesAlertsAndTheSilenceLifecycleAgainstRealPrometheusAndAlertmanager) {
   // Given the real prometheus scraping a real node exporter and alerting a real alertmanager,
   // then: `up` and node_uname_info come back with their labels and a sample time near now; a
@@ -210,6 +256,32 @@ TEST(MonitoringDaemons, QueriesAlertsAndTheSilenceLifecycleAgainstRealPrometheus
   auto bad = prometheus.query("up{", now_utc());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().kind, PromFailure::Kind::rejected);
+
+  // At Prometheus' own clock: the sample carries the time it evaluated at.
+  auto clock = prometheus.query_now("time()");
+  ASSERT_TRUE(clock.ok()) << clock.error().message;
+  EXPECT_EQ(clock->result_type, "scalar");
+  EXPECT_LT(std::abs(std::chrono::duration<double>(clock->evaluated_at - now_utc()).count()), 10.0);
+  // The target it scrapes, with its interval, and the rule group it evaluates.
+  std::string raw;
+  auto targets = prometheus.targets(&raw);
+  ASSERT_TRUE(targets.ok()) << targets.error().message;
+  ASSERT_EQ(targets->size(), 1u) << raw;
+  EXPECT_EQ(targets->at(0).labels.at("instance"), stack.exporter_address());
+  EXPECT_EQ(targets->at(0).labels.at("device"), "leaf1");
+  EXPECT_EQ(targets->at(0).scrape_interval, Duration{1'000});
+  std::vector<RuleGroup> groups;
+  ASSERT_TRUE(eventually([&] {
+    auto answer = prometheus.rule_groups();
+    if (!answer.ok() || answer->empty()) return false;
+    groups = *answer;
+    return groups[0].last_evaluation.has_value();
+  })) << stack.logs();
+  EXPECT_EQ(groups[0].name, "fabgate-test");
+  EXPECT_EQ(groups[0].interval, Duration{1'000});
+  EXPECT_TRUE(groups[0].has_alerting_rules());
+  EXPECT_LT(std::abs(std::chrono::duration<double>(*groups[0].last_evaluation - now_utc()).count()),
+            10.0);
 
   stack.set_link(false);
   std::vector<Alert> firing;

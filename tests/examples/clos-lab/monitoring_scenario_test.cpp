@@ -109,7 +109,8 @@ TEST_F(LabMonitoring, HealthyLabPassesFreshnessAndAlertsBeforeTheChange) {
     EXPECT_EQ(query["verdict"], "pass") << query.dump(2);
     purposes.insert(query["purpose"]);
   }
-  EXPECT_EQ(purposes, (std::set<std::string>{"target-up", "fresh", "identity"}));
+  EXPECT_EQ(purposes, (std::set<std::string>{"target-up", "target-up-age", "target-scraped",
+                                             "fresh", "identity"}));
 }
 
 TEST_F(LabMonitoring, PortShutFiresTheAlertAndIsRolledBack) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include <unistd.h>
@@ -45,12 +46,37 @@ class LinkRemote final : public Remote {
       std::this_thread::sleep_for(std::chrono::milliseconds(3'500));
       stack_->set_link(true);
     }
+    if (command.find("exporter blip") != std::string::npos) {
+      // The exporter hung until Prometheus recorded two failed scrapes in a row (two up == 0
+      // samples since the hang began: every scrape fails while it hangs, and one isolated
+      // failure would be tolerated), then answering again until Prometheus recorded a
+      // successful scrape: bounded polls, no fixed sleep. The range counts from the hang, so a
+      // failed scrape of an earlier test does not count.
+      auto prometheus = stack_->prometheus_client();
+      auto seen = [&](const std::function<std::string()>& query) {
+        return eventually([&] {
+          auto answer = prometheus.query_now(query());
+          return answer.ok() && !answer->series.empty();
+        });
+      };
+      stack_->pause_exporter();
+      const TimePoint hung_at = now_utc();
+      blip_seen = seen([&] {
+        const auto since = std::chrono::duration_cast<Duration>(now_utc() - hung_at).count();
+        const std::string range = "[" + std::to_string(std::max<long long>(since, 1)) + "ms]";
+        return "count_over_time(up{job=\"node\"}" + range + ") - sum_over_time(up{job=\"node\"}" +
+               range + ") >= 2";
+      });
+      stack_->resume_exporter();
+      blip_seen = seen([] { return std::string("up{job=\"node\"} == 1"); }) && blip_seen;
+    }
     ssh::CommandResult result;
     result.exit_status = 0;
     result.started_at = now_utc();
     return result;
   }
   int steps = 0;
+  bool blip_seen = false;
 
  private:
   MonitoringStack* stack_;
@@ -115,6 +141,9 @@ class MonitoringGates : public ::testing::Test {
     link.query = "fabgate_lab_link_up{ {{series}} }";
     link.expect = "== 1";
     run_.change.acceptance.probes = {link};
+    // The change window must hold at least two scrapes (1 s apart) and a rule evaluation for
+    // freshness-post and alerts-acceptance to speak for it (docs/monitoring.md).
+    run_.change.acceptance.settle = Duration{3'000};
   }
 
   enum class Expiry { works, fails };
@@ -192,12 +221,24 @@ TEST_F(MonitoringGates, AHealthyChangePassesWithItsQueriesInTheEvidenceAndItsSil
   auto freshness = evidence("monitoring/freshness-pre.json");
   ASSERT_TRUE(freshness.is_object());
   bool identity_seen = false;
+  EXPECT_EQ(freshness["targets"]["status"], "success");  // /api/v1/targets, kept once
+  bool aged = false, listed = false;
   for (const auto& query : freshness["queries"]) {
     EXPECT_TRUE(query.contains("evaluated_at"));
+    listed |= query["purpose"] == "target-scraped" && query["verdict"] == "pass";
+    if (query["purpose"] == "target-scraped") continue;
     EXPECT_EQ(query["answer"]["status"], "success");
+    aged |= query["purpose"] == "target-up-age" && query["verdict"] == "pass";
     identity_seen |= query["purpose"] == "identity" && query["verdict"] == "pass";
   }
   EXPECT_TRUE(identity_seen) << freshness.dump(2);
+  EXPECT_TRUE(aged && listed) << freshness.dump(2);
+  // After the change, the window's scrapes and rule evaluations were judged too.
+  auto post = evidence("monitoring/freshness-post.json");
+  EXPECT_TRUE(post["window"]["queries"].is_array()) << post.dump(2);
+  auto acceptance = evidence("monitoring/alerts-acceptance.json");
+  ASSERT_TRUE(acceptance["rule_evaluation"]["groups"].is_array()) << acceptance.dump(2);
+  EXPECT_EQ(acceptance["rule_evaluation"]["groups"][0]["verdict"], "pass");
   auto probes = evidence("probes/baseline.json");
   ASSERT_TRUE(probes.is_array());
   ASSERT_EQ(probes.size(), 1u);
@@ -366,6 +407,34 @@ TEST_F(MonitoringGates, AWrongIdentityLabelFailsAndAnUnreachableOrStoppedSourceI
   EXPECT_NE(all_details(*stale).find("is down (up == 0)"), std::string::npos)
       << all_details(*stale);
   EXPECT_EQ(remote_.steps, 0);
+}
+
+TEST_F(MonitoringGates, ATargetWhoseScrapesFailedDuringTheChangeMakesTheAlertGateNoEvidence) {
+  // Given a step during which leaf1's exporter hangs until Prometheus records two failed
+  // scrapes in a row (up == 0), then answers again, and no alert firing, then freshness-post
+  // passes (scraped again, often enough) but alerts-acceptance is no-evidence naming the target,
+  // when its scrapes failed and that they failed in a row: an alert on its series could not
+  // have fired then. The change is not accepted.
+  run_.change.steps[0].run = "exporter blip";
+  run_.change.acceptance.probes[0].expect = ">= 0";
+  auto outcome = run();
+  ASSERT_TRUE(remote_.blip_seen) << stack_->logs();
+  EXPECT_NE(outcome.exit_code, ExitCode::accepted) << outcome.first_disproven;
+  const GateRecord* fresh = gate_named(outcome, "freshness-post");
+  ASSERT_NE(fresh, nullptr) << outcome.first_disproven;
+  EXPECT_EQ(fresh->verdict, Verdict::pass) << all_details(*fresh);
+  const GateRecord* alerts = gate_named(outcome, "alerts-acceptance");
+  ASSERT_NE(alerts, nullptr);
+  EXPECT_EQ(alerts->verdict, Verdict::no_evidence) << alerts->summary;
+  EXPECT_NE(all_details(*alerts).find("leaf1: target {device=\"leaf1\",instance=\"" +
+                                      stack_->exporter_address() +
+                                      "\",job=\"node\"} was down during the change (up == 0, "),
+            std::string::npos)
+      << all_details(*alerts);
+  auto document = evidence("monitoring/alerts-acceptance.json");
+  EXPECT_NE(all_details(*alerts).find("failed scrapes in a row"), std::string::npos)
+      << all_details(*alerts) << document["scrapes"].dump(1);
+  EXPECT_TRUE(document["scrapes"]["queries"].is_array()) << document.dump(2);
 }
 
 TEST_F(MonitoringGates, AnEmptyPromqlAnswerIsNoEvidenceUnlessTheProbeSaysEmptyMeansZero) {

@@ -35,7 +35,7 @@ struct AlertsEvidence : ::testing::Test {
   }
   MonitoringJudgement after(const std::string& raw) {
     return check_alerts_after(RefusedAnswer(raw), settings, {&leaf1}, {},
-                              now_utc() - std::chrono::seconds(30), nullptr);
+                              now_utc() - std::chrono::seconds(30), {});
   }
 };
 
