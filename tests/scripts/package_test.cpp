@@ -81,6 +81,8 @@ class DebianPackage : public testing::FabgateEndToEnd {
     for (const char* tool : {"dpkg", "dpkg-deb", "dpkg-query"})
       if (run_shell(std::string("command -v ") + tool).exit_code != 0)
         GTEST_SKIP() << tool << " is not installed: not a Debian system";
+    if (run_shell("command -v man").exit_code != 0)
+      GTEST_SKIP() << "man is not installed (Debian package man-db): man -w cannot be checked";
     if (!dpkg_status().empty() && dpkg_status() != "unknown ok not-installed") {
       std::error_code ignored;
       if (std::filesystem::exists(kMarker) &&
