@@ -2,9 +2,10 @@
 // (root): the installed fabgate runs, its man page is found, it snapshots a real sshd on
 // loopback with the collector profile it ships, and dpkg --purge leaves nothing of it behind.
 //
-// The package is FABGATE_DEB when that names a .deb (a CI that built it already), else built
-// here by scripts/package in its build folder (build-package): the first time a whole hardened
-// release build (24 min on a 2-core machine other builds loaded), then only what changed. It never
+// The package is FABGATE_DEB when that names a .deb (a CI that built it already), else made
+// here by scripts/package --from-build from this test build's own binaries (stripped), so the
+// suite compiles nothing twice; the hardened release scripts/package builds by default, and its
+// lintian check, are measured by running scripts/package (docs/install.md). It never
 // touches an operator's install: when dpkg knows a package named fabgate that this test did not
 // install, the test skips.
 
@@ -98,15 +99,13 @@ class DebianPackage : public testing::FabgateEndToEnd {
     testing::FabgateEndToEnd::SetUp();
   }
 
-  // The package to test: $FABGATE_DEB, else scripts/package's output (its last line), built in
-  // scripts/package's own build folder (build-package in the source tree, or
-  // $FABGATE_PACKAGE_BUILD_DIR), so that runs after the first rebuild only what changed.
+  // The package to test: $FABGATE_DEB, else scripts/package's output (its last line) made from
+  // the binaries of this build (FABGATE_BINARY_DIR).
   std::string package() {
     if (const char* given = std::getenv("FABGATE_DEB"); given && *given) return given;
-    const std::string lintian =
-        run_shell("command -v lintian").exit_code == 0 ? "" : " --no-lintian";
     auto out = run_shell(shell_quoted(std::string(FABGATE_SOURCE_DIR) + "/scripts/package") +
-                         " --out " + shell_quoted(debs_.path()) + lintian + " 2>&1");
+                         " --from-build " + shell_quoted(FABGATE_BINARY_DIR) +
+                         " --no-lintian --out " + shell_quoted(debs_.path()) + " 2>&1");
     EXPECT_EQ(out.exit_code, 0) << out.output;
     std::string output = trimmed(out.output);
     return output.substr(output.rfind('\n') + 1);
