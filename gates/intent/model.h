@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/core/diagnostics.h"
@@ -368,6 +369,17 @@ struct IntentRepository {
   std::optional<TrustedPolicy> trusted_policy;
   const ApprovalPolicy& approval_policy() const {
     return trusted_policy ? trusted_policy->approval : settings.approval;
+  }
+  // The exceptions register in force, as {path, text}: the trusted ref's when it was read
+  // (nothing when that ref has none), else this commit's; nullopt when there is none.
+  std::optional<std::pair<std::string, std::string>> exceptions_register() const {
+    if (trusted_policy) {
+      if (!trusted_policy->exceptions) return std::nullopt;
+      return std::pair{trusted_policy->exceptions_path, *trusted_policy->exceptions};
+    }
+    auto found = policy_texts.find(settings.policies_dir + "/exceptions.yaml");
+    if (found == policy_texts.end()) return std::nullopt;
+    return *found;
   }
   const Change* find_change(const std::string& id_or_file) const;
 };

@@ -193,9 +193,8 @@ void exceptions_section(std::ostringstream& html, const ReportHtmlInput& input, 
   }
   const auto& repository = input.context.repository;
   std::optional<compare::ExceptionRegister> entries;
-  auto register_text =
-      repository.policy_texts.find(repository.settings.policies_dir + "/exceptions.yaml");
-  if (register_text != repository.policy_texts.end()) {
+  auto register_text = repository.exceptions_register();
+  if (register_text) {
     auto loaded = compare::load_exception_register(register_text->second, register_text->first);
     if (loaded.ok()) entries = std::move(loaded.value());
   }

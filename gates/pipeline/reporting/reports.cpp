@@ -502,10 +502,12 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
        << "\n";
 
   md << "\n## Exceptions in force\n\n";
-  auto register_text =
-      repository.policy_texts.find(repository.settings.policies_dir + "/exceptions.yaml");
+  // What is in force is the register at the trusted ref, where the run read it; the change's
+  // own copy may add waivers that do not apply (docs/approvals.md).
+  auto register_text = repository.exceptions_register();
+  if (repository.trusted_policy) md << "Read from " << repository.trusted_policy->source << ".\n\n";
   std::size_t in_force = 0;
-  if (register_text != repository.policy_texts.end()) {
+  if (register_text) {
     auto entries = compare::load_exception_register(register_text->second, register_text->first);
     if (entries.ok()) {
       for (const auto& entry : entries->entries) {

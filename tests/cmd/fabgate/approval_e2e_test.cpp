@@ -707,6 +707,13 @@ TEST_F(ApprovalEndToEnd, AChangeCannotWaiveItsOwnFailingProbe) {
   EXPECT_NE(planned.output.find("first disproven: baseline-probes"), std::string::npos)
       << planned.output;
   EXPECT_EQ(planned.output.find("waived"), std::string::npos) << planned.output;
+  // The review artifact lists the register at the trusted ref, without the change's waiver.
+  auto bundle = evidence_of(planned);
+  ASSERT_FALSE(bundle.empty()) << planned.output;
+  const std::string review = read_file((bundle / "review.md").string());
+  EXPECT_NE(review.find("## Exceptions in force"), std::string::npos) << review;
+  EXPECT_EQ(review.find("EXC-7"), std::string::npos) << review;
+  EXPECT_NE(review.find("None: nothing is waived."), std::string::npos) << review;
 }
 
 TEST_F(ApprovalEndToEnd, WithSignedCommitsAForgedAuthorCannotApproveTheirOwnChange) {
