@@ -60,7 +60,20 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
   }
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file);
+  warn_lab_only_settings(*loaded->outcome.repository, console);
   return std::move(*loaded->outcome.repository);
+}
+
+void warn_lab_only_settings(const intent::IntentRepository& repository, Console& console) {
+  for (const auto& device : repository.inventory.devices) {
+    if (!device.gnmi || !device.gnmi->lab_insecure_plaintext_credentials) continue;
+    // Worded so the redactor does not take the sentence for a password's shape.
+    const auto& prefix = device.gnmi->credentials_env;
+    console.warn("device '" + device.name +
+                 "' gnmi: lab_insecure_plaintext_credentials: the login from " + prefix +
+                 "_USERNAME and " + prefix +
+                 "_PASSWORD goes to the device in clear text (lab only)");
+  }
 }
 
 Status require_committed(const LoadedIntent& loaded) {
