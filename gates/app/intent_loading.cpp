@@ -65,15 +65,7 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
 }
 
 void warn_lab_only_settings(const intent::IntentRepository& repository, Console& console) {
-  for (const auto& device : repository.inventory.devices) {
-    if (!device.gnmi || !device.gnmi->lab_insecure_plaintext_credentials) continue;
-    // Worded so the redactor does not take the sentence for a password's shape.
-    const auto& prefix = device.gnmi->credentials_env;
-    console.warn("device '" + device.name +
-                 "' gnmi: lab_insecure_plaintext_credentials: the login from " + prefix +
-                 "_USERNAME and " + prefix +
-                 "_PASSWORD goes to the device in clear text (lab only)");
-  }
+  for (const auto& line : intent::lab_only_settings(repository.inventory)) console.warn(line);
 }
 
 Status require_committed(const LoadedIntent& loaded) {

@@ -590,6 +590,20 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
   return outcome;
 }
 
+std::vector<std::string> lab_only_settings(const Inventory& inventory) {
+  std::vector<std::string> lines;
+  for (const auto& device : inventory.devices) {
+    if (!device.gnmi || !device.gnmi->lab_insecure_plaintext_credentials) continue;
+    // Worded so the redactor does not take the sentence for a password's shape.
+    const auto& prefix = device.gnmi->credentials_env;
+    lines.push_back("device '" + device.name +
+                    "' gnmi: lab_insecure_plaintext_credentials: the login from " + prefix +
+                    "_USERNAME and " + prefix +
+                    "_PASSWORD goes to the device in clear text (lab only)");
+  }
+  return lines;
+}
+
 std::vector<std::string> devices_without_rollback(const Change& change) {
   std::vector<std::string> out;
   for (const auto& step : change.steps) {
