@@ -376,6 +376,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
         return {StatusCode::INVALID_ARGUMENT, "a POLL subscription accepts only Poll messages"};
       }
       if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;
+      idle.touch();  // idle from the answer on: a slow answer does not count against the client
     }
     if (idle.stop()) {
       std::string reason = "no poll request for " + format_duration(options_.poll_idle_timeout) +
