@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::string_view kRedacted = "<redacted>";
 constexpr std::string_view kRedactedKey = "<redacted private key>";
+constexpr std::string_view kRedactedUserinfo = "[redacted]";
 constexpr std::size_t kMinimumSecret = 4;
 // How far back a rule looks for the command a "key" or an algorithm name belongs to
 // (tacacs-server, snmp-server...): device configuration lines are short, and a bound keeps a
@@ -186,6 +187,28 @@ std::optional<Span> private_key_block(std::string_view text, std::size_t at) {
   return Span{at, text.size(), kRedactedKey};
 }
 
+// "scheme://user:pass@host": the user information between "://" (at `at`) and the '@' that
+// ends it, when a scheme precedes it; "scheme://[redacted]@host" is left alone. The user
+// information holds no '/', '?', '#', '[', ']', whitespace, quote or '\\' (RFC 3986).
+std::optional<Span> url_userinfo(std::string_view text, std::size_t at) {
+  constexpr std::string_view kSeparator = "://";
+  if (text.substr(at, kSeparator.size()) != kSeparator || at == 0) return std::nullopt;
+  const char before = lower(text[at - 1]);
+  if (!((before >= 'a' && before <= 'z') || is_digit(before) || before == '+' || before == '-' ||
+        before == '.'))
+    return std::nullopt;
+  const std::size_t begin = at + kSeparator.size();
+  for (std::size_t end = begin; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c == '@')
+      return end == begin ? std::nullopt : std::optional(Span{begin, end, kRedactedUserinfo});
+    if (is_space(c) || c == '/' || c == '?' || c == '#' || c == '[' || c == ']' || c == '"' ||
+        c == '\'' || c == '`' || c == '<' || c == '>' || c == '\\')
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 enum class Rule {
   spaced_or_assigned,  // password X, password=X
   assigned,            // token=X (a bare "token X" is ordinary text)
@@ -249,6 +272,7 @@ class Openings {
   constexpr Openings() {
     for (const auto& keyword : kKeywords) add(keyword.word[0], keyword.word[1]);
     add('-', '-');  // -----BEGIN ... PRIVATE KEY-----
+    add(':', '/');  // scheme://user:pass@host
   }
   bool at(std::string_view text, std::size_t i) const {
     if (i + 1 >= text.size()) return false;
@@ -330,6 +354,7 @@ std::optional<Span> keyword_value(std::string_view text, std::size_t at, const K
 // The first secret shape that starts at `at`.
 std::optional<Span> shape_at(std::string_view text, std::size_t at) {
   if (text[at] == '-') return private_key_block(text, at);
+  if (text[at] == ':') return url_userinfo(text, at);
   const char first = lower(text[at]);
   for (const auto& keyword : kKeywords) {
     if (keyword.word[0] != first || !has_word_at(text, at, keyword.word)) continue;

@@ -11,9 +11,10 @@ namespace fabgate {
 // Removes secrets before text reaches evidence, logs or the terminal: configured secret values
 // (matched literally, whatever characters they hold) and common secret shapes: password /
 // secret / passphrase / key-string arguments and assignments, private key blocks, SNMP
-// communities, SNMPv3 auth/priv and NTP keys, TACACS+/RADIUS keys, bearer tokens and
-// Authorization headers (docs/pipeline.md lists them). Replaced text reads "<redacted>" (a private
-// key block "<redacted private key>").
+// communities, SNMPv3 auth/priv and NTP keys, TACACS+/RADIUS keys, bearer tokens,
+// Authorization headers and the user information of URLs (docs/pipeline.md lists them).
+// Replaced text reads "<redacted>" (a private key block "<redacted private key>", a URL's
+// "scheme://user:pass@host" "scheme://[redacted]@host").
 //
 // Redact values before they are escaped or serialised, never the escaped text: a pattern that
 // runs over JSON or XML can swallow the punctuation after a secret, insert a '<' into markup, or

@@ -231,6 +231,12 @@ Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
   return std::move(run_each({Request{command, deadline}}).front());
 }
 
+Expected<CommandResult, SshFailure> LibsshShell::run_via_stdin(const std::string& command,
+                                                               Duration deadline) {
+  return std::move(
+      run_each({Request{kStdinScriptCommand, deadline, stdin_script(command)}}).front());
+}
+
 // One command on its own channel of the session, from its exec request until its outcome.
 struct LibsshShell::RunningCommand {
   std::size_t index = 0;  // into the caller's requests and results
@@ -291,6 +297,21 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
     if (ssh_channel_request_exec(command.channel.get(), request.command.c_str()) != SSH_OK) {
       outcomes[next++] = lost("command start (exec request)", exec_start);
       return true;
+    }
+    if (!request.input.empty()) {
+      // Small (a command's text): it fits the channel's window, so the write does not wait on
+      // the remote side reading it.
+      std::size_t written = 0;
+      while (written < request.input.size()) {
+        int n = ssh_channel_write(command.channel.get(), request.input.data() + written,
+                                  static_cast<uint32_t>(request.input.size() - written));
+        if (n == SSH_ERROR) break;
+        written += static_cast<std::size_t>(n);
+      }
+      if (written < request.input.size() || ssh_channel_send_eof(command.channel.get()) != SSH_OK) {
+        outcomes[next++] = lost("writing the command to standard input", exec_start);
+        return true;
+      }
     }
     ++next;
     running.push_back(std::move(command));

@@ -28,6 +28,8 @@ class LibsshShell final : public RemoteShell {
                                                                     const SshOptions& options);
 
   Expected<CommandResult, SshFailure> run(const std::string& command, Duration deadline) override;
+  Expected<CommandResult, SshFailure> run_via_stdin(const std::string& command,
+                                                    Duration deadline) override;
   std::vector<Expected<CommandResult, SshFailure>> run_each(
       const std::vector<Request>& commands) override;
 

@@ -11,6 +11,17 @@
 
 namespace fabgate::ssh {
 
+// The exec request of run_via_stdin(): the login shell becomes the account's shell reading a
+// script from standard input.
+inline constexpr const char* kStdinScriptCommand = "exec \"${SHELL:-/bin/sh}\" -s";
+
+// What run_via_stdin() writes: `command` as one brace group, so the shell has read all of it
+// before anything runs (a command that reads standard input cannot swallow the rest of the
+// script), with standard input /dev/null.
+inline std::string stdin_script(const std::string& command) {
+  return "{\n" + command + "\n} </dev/null\n";
+}
+
 // One logged-in session on one device that runs commands, one at a time.
 //
 // The seam exists so that gates (snapshot, probes, execute) can be unit-tested with a fake that
@@ -26,6 +37,19 @@ class RemoteShell {
   virtual Expected<CommandResult, SshFailure> run(const std::string& command,
                                                   Duration deadline) = 0;
 
+  // Runs `command` like run(), but its text never appears in the device's process list (`ps`
+  // there shows the argv of the exec request): the exec request is the fixed kStdinScriptCommand
+  // and the text goes on the channel's standard input, which is then closed. The shell reads
+  // the whole text before running it (stdin_script()), and the command's own standard input is
+  // /dev/null. For commands that carry secrets (docs/ssh.md). Shells that cannot deliver input
+  // (fakes) refuse.
+  virtual Expected<CommandResult, SshFailure> run_via_stdin(const std::string& command,
+                                                            Duration deadline) {
+    (void)command;
+    (void)deadline;
+    return SshFailure{SshFailure::Kind::rejected, "this shell cannot send a command on stdin"};
+  }
+
   // Runs every command of `commands`, each within its own deadline (counted from when it
   // starts), and returns their outcomes in the same order. The real shell runs them at once,
   // each on its own channel of this session (LibsshShell::kMaxConcurrentChannels at a time), so
@@ -34,6 +58,9 @@ class RemoteShell {
   struct Request {
     std::string command;
     Duration deadline{0};
+    // Written to the command's standard input, which is then closed; empty: nothing is written
+    // and standard input stays open.
+    std::string input;
   };
   virtual std::vector<Expected<CommandResult, SshFailure>> run_each(
       const std::vector<Request>& commands) {

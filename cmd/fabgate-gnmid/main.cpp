@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <sstream>
 
@@ -29,7 +31,24 @@ int run(int argc, char** argv) {
   app.add_flag("--insecure-plaintext", options.insecure_plaintext,
                "Serve without TLS (must be asked for explicitly)");
   app.add_option("--credentials-env", credentials_env,
-                 "Require username/password metadata equal to $PREFIX_USERNAME/$PREFIX_PASSWORD");
+                 "Require username/password metadata equal to $PREFIX_USERNAME/$PREFIX_PASSWORD "
+                 "(needs TLS)");
+  app.add_flag("--no-auth", options.no_auth,
+               "Serve every client without authentication (lab and tests only; logged at "
+               "startup). Without it, --credentials-env or --tls-client-ca is required");
+  app.add_flag("--lab-insecure-plaintext-credentials", options.lab_insecure_plaintext_credentials,
+               "Accept --credentials-env over --insecure-plaintext, in clear text (lab only; "
+               "logged at startup)");
+  app.add_option("--max-streams", options.max_streams,
+                 "Subscribe streams served at once; more are refused with RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  int poll_idle_timeout_s = static_cast<int>(options.poll_idle_timeout.count() / 1000);
+  app.add_option("--poll-idle-timeout", poll_idle_timeout_s,
+                 "Seconds a POLL subscription may go without a poll request before it is ended "
+                 "(0: never)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
   app.add_option("--hostname", options.node.hostname, "Hostname to report (default: the system's)");
   app.add_option("--vtysh", vtysh, "vtysh command, split on spaces (e.g. 'vtysh -N leaf1')");
   app.add_option("--ip", options.node.ip, "iproute2 'ip' program used by Set");
@@ -59,6 +78,7 @@ int run(int argc, char** argv) {
   std::istringstream words(vtysh);
   for (std::string word; words >> word;) options.node.vtysh.push_back(word);
   options.debug_delay = fabgate::Duration(debug_delay_ms);
+  options.poll_idle_timeout = fabgate::Duration(std::int64_t{poll_idle_timeout_s} * 1000);
   if (!credentials_env.empty()) {
     auto login = fabgate::gnmi::login_from_environment(credentials_env);
     if (!login) {
@@ -66,6 +86,10 @@ int run(int argc, char** argv) {
       return 2;
     }
     options.expected_login = *login;
+    // Held in memory from here on: the programs fabgate-gnmid runs (vtysh, ip, lldpcli) must
+    // not inherit the credentials. Still one thread here, so unsetenv is safe.
+    ::unsetenv((credentials_env + "_USERNAME").c_str());
+    ::unsetenv((credentials_env + "_PASSWORD").c_str());
   }
   return fabgate::gnmi::target::run_target(options);
 }

@@ -42,6 +42,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   if (!trusted.ok()) return std::move(trusted).error();
   loaded->outcome.repository->trusted_policy = std::move(trusted).value();
   const auto& repository = *loaded->outcome.repository;
+  warn_lab_only_settings(repository, console);
   if (auto problems = policy_problems(repository); !problems.empty())
     return Error::invalid_input("policies at " + loaded->commit.id.substr(0, 12) + " are invalid",
                                 problems);

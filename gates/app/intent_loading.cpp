@@ -60,7 +60,12 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
   }
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file);
+  warn_lab_only_settings(*loaded->outcome.repository, console);
   return std::move(*loaded->outcome.repository);
+}
+
+void warn_lab_only_settings(const intent::IntentRepository& repository, Console& console) {
+  for (const auto& line : intent::lab_only_settings(repository.inventory)) console.warn(line);
 }
 
 Status require_committed(const LoadedIntent& loaded) {

@@ -33,6 +33,10 @@ Result<LoadedIntent> read_intent(const CommonOptions& options);
 // differences are printed as warnings. For commands that only read (snapshot, diff).
 Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console);
 
+// Warns (console.warn) about every lab-only setting that weakens security, one line per device:
+// gnmi lab_insecure_plaintext_credentials (docs/security.md "gNMI credentials").
+void warn_lab_only_settings(const intent::IntentRepository& repository, Console& console);
+
 // The reusable "what was reviewed is what runs" check: plan and apply refuse (invalid input)
 // when an intent file in the work tree differs from the commit.
 Status require_committed(const LoadedIntent& loaded);

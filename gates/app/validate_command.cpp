@@ -211,6 +211,7 @@ Result<ExitCode> run_validate(const CommonOptions& common, const ValidateOptions
                  " (validated the commit; plan and apply will refuse until it is committed)");
   if (!policy_from_problem.empty())
     console.warn(policy_from_problem + " (plan and apply will refuse until there is one)");
+  if (loaded->outcome.repository) warn_lab_only_settings(*loaded->outcome.repository, console);
 
   if (!valid) {
     auto lines = problems.lines();

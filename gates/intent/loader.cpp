@@ -57,6 +57,14 @@ bool is_valid_identifier(const std::string& text) {
   return std::regex_match(text, pattern);
 }
 
+// "scheme://user:pass@host/...": an '@' in the authority (before the first '/', '?' or '#').
+bool url_has_userinfo(std::string_view url) {
+  std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return false;
+  std::string_view rest = url.substr(scheme + 3);
+  return rest.substr(0, rest.find_first_of("/?#")).find('@') != std::string_view::npos;
+}
+
 bool is_yaml_file(const std::string& path) {
   auto ends = [&](std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -218,8 +226,14 @@ std::optional<MonitoringEndpoint> Loader::monitoring_endpoint(YamlReader& reader
   if (!url) return std::nullopt;
   endpoint.url = *url;
   bool https = url->rfind("https://", 0) == 0;
-  if (!https && url->rfind("http://", 0) != 0)
+  if (!https && url->rfind("http://", 0) != 0) {
     reader.error(node["url"], what + " url '" + *url + "' is not an http:// or https:// URL");
+  } else if (url_has_userinfo(*url)) {
+    // Not echoed: the URL holds the password.
+    reader.error(node["url"], what + " url carries a user name or password (user:pass@host)",
+                 "leave credentials out of the URL (it is written into errors and evidence); "
+                 "give a bearer token with token_env over https");
+  }
   if (auto v = reader.string(node, "ca_file", Need::optional, what)) endpoint.ca_file = *v;
   if (auto v = reader.string(node, "token_env", Need::optional, what)) endpoint.token_env = *v;
   if (auto v = reader.duration(node, "timeout", Need::optional, what)) {
@@ -422,10 +436,11 @@ Inventory Loader::load_inventory(const Settings& settings) {
     }
     if (auto gnmi = reader.child(node, "gnmi", Need::optional, what)) {
       if (reader.expect_map(*gnmi, what + " gnmi")) {
-        reader.check_keys(*gnmi,
-                          {"host", "port", "tls", "ca_file", "cert_file", "key_file",
-                           "credentials_env", "max_receive_message_size"},
-                          what + " gnmi");
+        reader.check_keys(
+            *gnmi,
+            {"host", "port", "tls", "ca_file", "cert_file", "key_file", "tls_server_name",
+             "credentials_env", "lab_insecure_plaintext_credentials", "max_receive_message_size"},
+            what + " gnmi");
         GnmiEndpoint endpoint;
         if (auto v = reader.string(*gnmi, "host", Need::required, what + " gnmi"))
           endpoint.host = *v;
@@ -439,12 +454,34 @@ Inventory Loader::load_inventory(const Settings& settings) {
           endpoint.cert_file = *v;
         if (auto v = reader.string(*gnmi, "key_file", Need::optional, what + " gnmi"))
           endpoint.key_file = *v;
+        if (auto v = reader.string(*gnmi, "tls_server_name", Need::optional, what + " gnmi"))
+          endpoint.tls_server_name = *v;
         if (auto v = reader.string(*gnmi, "credentials_env", Need::optional, what + " gnmi"))
           endpoint.credentials_env = *v;
+        if (auto v = reader.boolean(*gnmi, "lab_insecure_plaintext_credentials", Need::optional,
+                                    what + " gnmi"))
+          endpoint.lab_insecure_plaintext_credentials = *v;
         endpoint.max_receive_message_size = receive_limit(reader, *gnmi, what + " gnmi");
-        if (endpoint.tls && endpoint.ca_file.empty())
-          reader.error(*gnmi, what + " gnmi uses TLS but names no ca_file",
-                       "set ca_file, or tls: false for a lab target");
+        // An empty ca_file is the system's trust store (docs/gnmi.md).
+        if (!endpoint.tls && !endpoint.tls_server_name.empty())
+          reader.error((*gnmi)["tls_server_name"],
+                       what + " gnmi sets tls_server_name but tls is false",
+                       "leave tls_server_name out, or use TLS");
+        if (!endpoint.tls && !endpoint.credentials_env.empty() &&
+            !endpoint.lab_insecure_plaintext_credentials)
+          reader.error((*gnmi)["credentials_env"],
+                       what +
+                           " gnmi would send the username and password of credentials_env in "
+                           "clear text (tls: false)",
+                       "use TLS (ca_file, or the system trust store), or in a lab only set "
+                       "lab_insecure_plaintext_credentials: true");
+        if (endpoint.lab_insecure_plaintext_credentials &&
+            (endpoint.tls || endpoint.credentials_env.empty()))
+          reader.error((*gnmi)["lab_insecure_plaintext_credentials"],
+                       what +
+                           " gnmi sets lab_insecure_plaintext_credentials without tls: false "
+                           "and credentials_env",
+                       "leave it out: it only permits credentials over plaintext");
         if (endpoint.cert_file.empty() != endpoint.key_file.empty())
           reader.error(*gnmi, what + " gnmi needs both cert_file and key_file, or neither");
         device.gnmi = endpoint;
@@ -551,6 +588,20 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
       loader.load_changes(repository.settings, repository.inventory, rule_set_names);
   if (outcome.diagnostics.empty()) outcome.repository = std::move(repository);
   return outcome;
+}
+
+std::vector<std::string> lab_only_settings(const Inventory& inventory) {
+  std::vector<std::string> lines;
+  for (const auto& device : inventory.devices) {
+    if (!device.gnmi || !device.gnmi->lab_insecure_plaintext_credentials) continue;
+    // Worded so the redactor does not take the sentence for a password's shape.
+    const auto& prefix = device.gnmi->credentials_env;
+    lines.push_back("device '" + device.name +
+                    "' gnmi: lab_insecure_plaintext_credentials: the login from " + prefix +
+                    "_USERNAME and " + prefix +
+                    "_PASSWORD goes to the device in clear text (lab only)");
+  }
+  return lines;
 }
 
 std::vector<std::string> devices_without_rollback(const Change& change) {

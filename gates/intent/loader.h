@@ -26,6 +26,11 @@ LoadOutcome load_intent_repository(const git::FileTree& files, const CommitInfo&
 // each device it touches. validate reports them; the rollback-plan gate refuses the change.
 std::vector<std::string> devices_without_rollback(const Change& change);
 
+// One line per lab-only setting in the inventory that weakens security (gnmi
+// lab_insecure_plaintext_credentials), as the commands warn about it and the evidence manifest
+// records it (`lab_only_settings`, docs/security.md).
+std::vector<std::string> lab_only_settings(const Inventory& inventory);
+
 // The paths (relative to the intent root) whose committed content is the intent: used to check
 // that the work tree holds no uncommitted edits to them.
 std::vector<std::string> intent_paths(const Settings& settings);

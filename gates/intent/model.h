@@ -132,10 +132,14 @@ struct GnmiEndpoint {
   std::string host;
   int port = 9339;
   bool tls = true;              // plaintext only when the inventory says so explicitly
-  std::string ca_file;          // TLS trust anchor
+  std::string ca_file;          // TLS trust anchor; empty: the system's trust store
   std::string cert_file;        // optional client certificate
   std::string key_file;         // its key
+  std::string tls_server_name;  // name checked in the server certificate; empty: the host
   std::string credentials_env;  // env var prefix holding username/password, outside the repo
+  // Lab only: send credentials_env's username and password over plaintext (tls: false), which
+  // is refused otherwise; every command that loads the inventory warns about it.
+  bool lab_insecure_plaintext_credentials = false;
   // Largest gNMI reply accepted, in bytes (docs/gnmi.md "Reply size limit"); unset: the
   // client's default, sized for a whole route table (gnmi::kDefaultMaxReceiveMessageSize).
   std::optional<std::int64_t> max_receive_message_size;

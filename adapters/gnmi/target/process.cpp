@@ -64,6 +64,28 @@ struct FileActions {
   FileActions& operator=(const FileActions&) = delete;
 };
 
+// posix_spawn attributes and their destroy call, held by RAII. The child starts clean whatever
+// fabgate-gnmid's threads did to their own signal state (SIGINT and SIGTERM blocked for sigwait,
+// SIGPIPE ignored): an empty signal mask and every signal at its default action. It leads a
+// process group of its own, so a timeout kills whatever it started too.
+struct SpawnAttributes {
+  posix_spawnattr_t attributes;
+  SpawnAttributes() {
+    posix_spawnattr_init(&attributes);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(
+        &attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+};
+
 }  // namespace
 
 std::string CommandOutcome::describe_failure(Duration limit) const {
@@ -94,7 +116,9 @@ CommandOutcome run_command(const std::vector<std::string>& argv, Duration limit)
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions.actions, nullptr, args.data(), environ);
+  SpawnAttributes attributes;
+  int spawn_error =
+      posix_spawnp(&pid, args[0], &actions.actions, &attributes.attributes, args.data(), environ);
   out_pipe.write.reset();
   err_pipe.write.reset();
   if (spawn_error != 0) {
@@ -112,7 +136,7 @@ CommandOutcome run_command(const std::vector<std::string>& argv, Duration limit)
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       outcome.timed_out = true;
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);  // its process group: the program and everything it started
       break;
     }
     pollfd polls[2];

@@ -24,6 +24,9 @@ struct CommandOutcome {
   std::string describe_failure(Duration limit) const;
 };
 
+// The program starts with an empty signal mask, every signal at its default action and a
+// process group of its own; past `limit` the whole group is killed (SIGKILL). It inherits the
+// environment: fabgate-gnmid removes --credentials-env's variables from it at startup.
 CommandOutcome run_command(const std::vector<std::string>& argv, Duration limit);
 
 }  // namespace fabgate::gnmi::target

@@ -184,6 +184,73 @@ bool reads_bgp(const GnmiPath& path) {
   });
 }
 
+// Counts one Subscribe stream while it lives.
+class StreamSlot {
+ public:
+  explicit StreamSlot(std::atomic<std::size_t>& active)
+      : active_(active), count_(active.fetch_add(1) + 1) {}
+  ~StreamSlot() { active_.fetch_sub(1); }
+  StreamSlot(const StreamSlot&) = delete;
+  StreamSlot& operator=(const StreamSlot&) = delete;
+  std::size_t count() const { return count_; }  // streams open, this one included
+
+ private:
+  std::atomic<std::size_t>& active_;
+  std::size_t count_;
+};
+
+// Ends a POLL subscription that receives nothing for `timeout`. A synchronous read cannot be
+// given a deadline, so a watcher thread cancels the call (the client sees CANCELLED; the
+// target logs the reason on stderr). A zero timeout watches nothing.
+class IdleWatch {
+ public:
+  IdleWatch(ServerContext& context, Duration timeout) : context_(context), timeout_(timeout) {
+    if (timeout_.count() > 0) watcher_ = std::thread([this] { watch(); });
+  }
+  ~IdleWatch() { stop(); }
+  IdleWatch(const IdleWatch&) = delete;
+  IdleWatch& operator=(const IdleWatch&) = delete;
+
+  void touch() {
+    std::lock_guard lock(mutex_);
+    last_ = std::chrono::steady_clock::now();
+    changed_.notify_all();
+  }
+  // Stops watching; true when the watch ended the call.
+  bool stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopped_ = true;
+      changed_.notify_all();
+    }
+    if (watcher_.joinable()) watcher_.join();
+    return expired_;
+  }
+
+ private:
+  void watch() {
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      auto until = last_ + timeout_;
+      if (std::chrono::steady_clock::now() >= until) {
+        expired_ = true;
+        context_.TryCancel();
+        return;
+      }
+      changed_.wait_until(lock, until);
+    }
+  }
+
+  ServerContext& context_;
+  const Duration timeout_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  bool stopped_ = false;
+  bool expired_ = false;
+  std::thread watcher_;
+};
+
 class GnmiService final : public ::gnmi::gNMI::Service {
  public:
   GnmiService(const TargetOptions& options, Node& node)
@@ -281,6 +348,12 @@ class GnmiService final : public ::gnmi::gNMI::Service {
                    grpc::ServerReaderWriter<::gnmi::SubscribeResponse, ::gnmi::SubscribeRequest>*
                        stream) override {
     if (Status denied = admit(context); !denied.ok()) return denied;
+    StreamSlot slot(active_streams_);
+    if (slot.count() > options_.max_streams) {
+      return {StatusCode::RESOURCE_EXHAUSTED,
+              "fabgate-gnmid serves at most " + std::to_string(options_.max_streams) +
+                  " Subscribe streams at once (--max-streams); try again when one has ended"};
+    }
     ::gnmi::SubscribeRequest request;
     if (!stream->Read(&request)) return Status::OK;
     if (!request.has_subscribe()) {
@@ -296,11 +369,20 @@ class GnmiService final : public ::gnmi::gNMI::Service {
       return stream_samples(context, list, *stream);
     if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;
     if (list.mode() == ::gnmi::SubscriptionList::ONCE) return Status::OK;
+    IdleWatch idle(*context, options_.poll_idle_timeout);
     while (stream->Read(&request)) {
+      idle.touch();
       if (!request.has_poll()) {
         return {StatusCode::INVALID_ARGUMENT, "a POLL subscription accepts only Poll messages"};
       }
       if (Status sent = send_snapshot(list, *stream); !sent.ok()) return sent;
+      idle.touch();  // idle from the answer on: a slow answer does not count against the client
+    }
+    if (idle.stop()) {
+      std::string reason = "no poll request for " + format_duration(options_.poll_idle_timeout) +
+                           ": POLL subscription ended (--poll-idle-timeout)";
+      std::fprintf(stderr, "fabgate-gnmid: %s: %s\n", context->peer().c_str(), reason.c_str());
+      return {StatusCode::DEADLINE_EXCEEDED, reason};
     }
     return Status::OK;
   }
@@ -516,6 +598,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   Node& node_;
   std::shared_mutex node_mutex_;
   std::atomic<bool> stopping_{false};  // Set is exclusive, so no Get sees half a transaction
+  std::atomic<std::size_t> active_streams_{0};
   BgpReader bgp_reader_;
 };
 
@@ -549,6 +632,43 @@ int run_target(const TargetOptions& options) {
   bool has_tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   if (has_tls == options.insecure_plaintext) {
     return fail("give either --tls-cert and --tls-key, or --insecure-plaintext (exactly one)");
+  }
+  bool authenticates = options.expected_login || !options.tls_client_ca_file.empty();
+  if (!authenticates && !options.no_auth) {
+    return fail(
+        "every client that reaches " + options.listen +
+        " could read and Set this node: give --credentials-env PREFIX (with TLS) or "
+        "--tls-client-ca FILE, or --no-auth to serve without authentication (lab and tests only)");
+  }
+  if (authenticates && options.no_auth) {
+    return fail(
+        "--no-auth contradicts --credentials-env and --tls-client-ca: give one or the other");
+  }
+  if (options.expected_login && options.insecure_plaintext &&
+      !options.lab_insecure_plaintext_credentials) {
+    return fail(
+        "--credentials-env with --insecure-plaintext takes the username and password in clear "
+        "text: serve TLS (--tls-cert, --tls-key), or give --lab-insecure-plaintext-credentials "
+        "(lab only)");
+  }
+  if (options.lab_insecure_plaintext_credentials &&
+      !(options.expected_login && options.insecure_plaintext)) {
+    return fail(
+        "--lab-insecure-plaintext-credentials applies only to --credentials-env with "
+        "--insecure-plaintext");
+  }
+  if (options.max_streams == 0) return fail("--max-streams must be at least 1");
+  if (options.no_auth) {
+    std::fprintf(stderr,
+                 "fabgate-gnmid: WARNING: --no-auth: every client that reaches %s can read and "
+                 "Set this node without authentication (lab and tests only)\n",
+                 options.listen.c_str());
+  }
+  if (options.lab_insecure_plaintext_credentials) {
+    std::fprintf(stderr,
+                 "fabgate-gnmid: WARNING: --lab-insecure-plaintext-credentials: clients send "
+                 "their username and password to %s in clear text (lab only)\n",
+                 options.listen.c_str());
   }
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (options.insecure_plaintext) {

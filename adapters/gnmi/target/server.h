@@ -14,6 +14,9 @@
 
 namespace fabgate::gnmi::target {
 
+inline constexpr std::size_t kDefaultMaxStreams = 64;
+inline constexpr Duration kDefaultPollIdleTimeout{300'000};
+
 struct TargetOptions {
   std::string listen;               // "ADDR:PORT" (port 0: any free port) or "unix:PATH"
   bool insecure_plaintext = false;  // must be asked for explicitly
@@ -21,6 +24,16 @@ struct TargetOptions {
   std::string tls_key_file;
   std::string tls_client_ca_file;           // set: clients must present a certificate it signed
   std::optional<GnmiLogin> expected_login;  // set: every RPC must carry these credentials
+  // Serve clients without any authentication (no credentials, no client certificates): refused
+  // unless asked for, and announced on stderr at startup. Lab and tests only.
+  bool no_auth = false;
+  // Accept expected_login over plaintext (insecure_plaintext), where it crosses the network in
+  // clear text: refused unless asked for, and announced on stderr at startup. Lab only.
+  bool lab_insecure_plaintext_credentials = false;
+  // Subscribe streams served at once; one more is refused with RESOURCE_EXHAUSTED.
+  std::size_t max_streams = kDefaultMaxStreams;
+  // A POLL subscription that receives no poll request for this long is ended (0: never).
+  Duration poll_idle_timeout = kDefaultPollIdleTimeout;
   LinuxNodeOptions node;
   Duration debug_delay{0};  // tests only: each RPC waits this long before answering
   // Tests only: Subscribe modes ("STREAM", "POLL", "ONCE") answered UNIMPLEMENTED, as by a

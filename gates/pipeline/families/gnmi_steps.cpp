@@ -53,6 +53,7 @@ gnmi::GnmiResult<gnmi::GnmiClientOptions> client_options_for(const intent::Devic
   options.ca_file = expand_home(endpoint.ca_file);
   options.cert_file = expand_home(endpoint.cert_file);
   options.key_file = expand_home(endpoint.key_file);
+  options.tls_server_name = endpoint.tls_server_name;
   if (endpoint.max_receive_message_size)
     options.max_receive_message_size = *endpoint.max_receive_message_size;
   auto login = gnmi::login_from_environment(endpoint.credentials_env);

@@ -45,6 +45,14 @@ RemoteResult SshRemote::run(const intent::Device& device, ssh::CredentialRole ro
   return shell.value()->run(command, deadline);
 }
 
+RemoteResult SshRemote::run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                                      const std::string& command, Duration deadline,
+                                      std::string_view) {
+  auto shell = connections_.shell(to_ssh_device(device), role);
+  if (!shell.ok()) return shell.error();
+  return shell.value()->run_via_stdin(command, deadline);
+}
+
 RemoteResult RecordingRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                   const std::string& command, Duration deadline,
                                   std::string_view purpose) {

@@ -27,6 +27,16 @@ class Remote {
   virtual RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
                            const std::string& command, Duration deadline,
                            std::string_view purpose) = 0;
+  // As run(), with the command's text on the SSH channel's standard input instead of in the
+  // exec request (ssh::RemoteShell::run_via_stdin): for commands holding secrets. Remotes that
+  // cannot do it refuse.
+  virtual RemoteResult run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                                     const std::string& command, Duration deadline,
+                                     std::string_view purpose) {
+    (void)device, (void)role, (void)command, (void)deadline, (void)purpose;
+    return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
+                           "this remote cannot send a command on stdin"};
+  }
 };
 
 ssh::SshDevice to_ssh_device(const intent::Device& device);
@@ -38,6 +48,9 @@ class SshRemote final : public Remote {
   RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
                    const std::string& command, Duration deadline,
                    std::string_view purpose) override;
+  RemoteResult run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                             const std::string& command, Duration deadline,
+                             std::string_view purpose) override;
 
  private:
   ssh::ConnectionCache& connections_;

@@ -72,8 +72,10 @@ std::string substitute_secrets(std::string_view text, const SecretValues& values
 RemoteResult SecretSubstitutingRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                            const std::string& command, Duration deadline,
                                            std::string_view purpose) {
-  if (values_.empty()) return inner_.run(device, role, command, deadline, purpose);
-  return inner_.run(device, role, substitute_secrets(command, values_), deadline, purpose);
+  std::string substituted = substitute_secrets(command, values_);
+  if (substituted == command) return inner_.run(device, role, command, deadline, purpose);
+  // The values must not appear in the device's process list: the text goes on stdin.
+  return inner_.run_via_stdin(device, role, substituted, deadline, purpose);
 }
 
 }  // namespace fabgate::pipeline

@@ -29,7 +29,10 @@ std::vector<std::string> secret_references(std::string_view text,
 std::string substitute_secrets(std::string_view text, const SecretValues& values);
 
 // A Remote that substitutes secrets into each command and passes it on. It sits directly above
-// the SSH remote and below RecordingRemote, so only the SSH channel ever sees the value.
+// the SSH remote and below RecordingRemote, so only the SSH channel ever sees the value. A
+// command with a value in it is passed on with run_via_stdin(): the text travels on the
+// channel's standard input, never in the exec request, so `ps` on the device does not show
+// the value while the command runs (docs/ssh.md).
 class SecretSubstitutingRemote final : public Remote {
  public:
   SecretSubstitutingRemote(Remote& inner, SecretValues values)

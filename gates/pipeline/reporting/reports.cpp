@@ -6,6 +6,7 @@
 #include "adapters/core/sha256.h"
 #include "adapters/core/text.h"
 #include "gates/compare/exception_register.h"
+#include "gates/intent/loader.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 
 namespace fabgate::pipeline {
@@ -650,6 +651,8 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
   if (outcome.restore_dwell) manifest["restore_dwell_ms"] = outcome.restore_dwell->count();
   for (const auto& approval : outcome.approvals)
     manifest["approvals"].push_back(approval.to_json());
+  // Settings that weaken security, allowed only in a lab: the evidence says the run used them.
+  manifest["lab_only_settings"] = intent::lab_only_settings(context.repository.inventory);
   return manifest;
 }
 

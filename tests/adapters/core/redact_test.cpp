@@ -30,6 +30,25 @@ TEST(Redactor, RemovesCommonSecretShapes) {
   }
 }
 
+TEST(Redactor, RemovesTheUserInformationOfUrls) {
+  // Given URLs carrying a user name and password (in an error, in JSON, in a log line), then
+  // what lies between "://" and '@' is gone and the scheme, host and path remain; URLs without
+  // user information, an e-mail address and an already redacted URL are left as they are.
+  Redactor redactor;
+  EXPECT_EQ(redactor.redact("prometheus: GET https://scrape:CanaryPw1@prom.example:9090/api: 401"),
+            "prometheus: GET https://[redacted]@prom.example:9090/api: 401");
+  EXPECT_EQ(redactor.dump(nlohmann::json{{"url", "http://u:CanaryPw2@10.0.0.1/x?y=1"}}),
+            R"({"url":"http://[redacted]@10.0.0.1/x?y=1"})");
+  EXPECT_EQ(redactor.redact("git+ssh://deploy:CanaryPw3@git.example/repo.git and more"),
+            "git+ssh://[redacted]@git.example/repo.git and more");
+  EXPECT_EQ(redactor.redact("https://CanaryToken4@host"), "https://[redacted]@host");
+  for (std::string kept : {"https://prom.example:9090/api/v1/query?q=a@b",
+                           "mail ops@example.com about http://host/path", "https://[redacted]@host",
+                           "\"http://host\",\"x@y\""}) {
+    EXPECT_EQ(redactor.redact(kept), kept);
+  }
+}
+
 TEST(Redactor, RemovesConfiguredValuesAnywhere) {
   Redactor redactor({"s3cr3t-value"});
   EXPECT_EQ(redactor.redact("echo s3cr3t-value | tee x"), "echo <redacted> | tee x");

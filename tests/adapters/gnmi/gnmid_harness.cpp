@@ -164,7 +164,8 @@ std::string NetnsGuard::sysfs(const std::string& interface, const std::string& f
   return std::string(trim(outcome.out));
 }
 
-std::optional<TestCertificates> make_certificates(const TempDir& dir, std::string& failure) {
+std::optional<TestCertificates> make_certificates(const TempDir& dir, std::string& failure,
+                                                  const std::string& server_names) {
   auto openssl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), "openssl");
     auto outcome = run_command(args, Duration(30'000));
@@ -180,7 +181,7 @@ std::optional<TestCertificates> make_certificates(const TempDir& dir, std::strin
                              "-days", "2", "-subj", "/CN=fabgate test " + name});
     return openssl(args);
   };
-  dir.write("server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  dir.write("server.ext", "subjectAltName=" + server_names + "\n");
   std::vector<std::string> request = {"req"};
   request.insert(request.end(), ec_key.begin(), ec_key.end());
   request.insert(request.end(), {"-keyout", dir.file("server.key"), "-out", dir.file("server.csr"),

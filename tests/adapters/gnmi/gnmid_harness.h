@@ -72,7 +72,8 @@ class NetnsGuard {
   bool created_ = false;
 };
 
-// A CA and a server certificate for DNS:localhost and IP:127.0.0.1, made with the openssl CLI.
+// A CA and a server certificate for `server_names` (a subjectAltName list; by default
+// DNS:localhost and IP:127.0.0.1), made with the openssl CLI.
 struct TestCertificates {
   std::string ca;
   std::string cert;
@@ -81,7 +82,9 @@ struct TestCertificates {
   std::string client_cert;  // a client certificate the CA signed, and its key
   std::string client_key;
 };
-std::optional<TestCertificates> make_certificates(const TempDir& dir, std::string& failure);
+std::optional<TestCertificates> make_certificates(
+    const TempDir& dir, std::string& failure,
+    const std::string& server_names = "DNS:localhost,IP:127.0.0.1");
 
 bool running_as_root();
 bool program_available(const std::string& name);

@@ -4,15 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,7 +120,7 @@ std::unique_ptr<Target> start_plaintext(std::vector<std::string> extra = {}, boo
                                         std::vector<std::string> env = {},
                                         std::optional<GnmiLogin> login = {}) {
   TargetSetup setup;
-  setup.extra_args = {"--insecure-plaintext"};
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
   setup.extra_args.insert(setup.extra_args.end(), extra.begin(), extra.end());
   setup.fake_vtysh = fake_vtysh;
   setup.env = std::move(env);
@@ -398,6 +402,137 @@ TEST(Gnmid, APollRoundPastItsDeadlineIsATimeoutLongBeforeTheSessionDeadline) {
       << after.error().message;
 }
 
+TEST(Gnmid, SubscribeStreamsBeyondMaxStreamsAreRefusedUntilOneEnds) {
+  // Given a target serving at most one Subscribe stream and one STREAM subscription delivering,
+  // then a second subscription is refused with RESOURCE_EXHAUSTED naming the limit and the flag,
+  // and once the first stream has ended a subscription is served again.
+  auto target = start_plaintext({"--max-streams", "1"});
+  ASSERT_TRUE(target);
+  auto stream = target->client->subscribe_stream({"/system/state/hostname"}, Encoding::json,
+                                                 Duration(200), Duration(120'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  std::atomic<int> delivered{0};
+  std::thread runner([&] { (void)(*stream)->run([&](const GnmiNotification&) { ++delivered; }); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (delivered == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GT(delivered.load(), 0) << "the first stream delivered nothing in 30 s";
+
+  auto refused =
+      target->client->subscribe_once({"/system/state/hostname"}, Encoding::json, kDeadline);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(message_of(refused).find("serves at most 1 Subscribe streams at once (--max-streams)"),
+            std::string::npos)
+      << message_of(refused);
+  EXPECT_NE(message_of(refused).find("gRPC status 8"), std::string::npos) << message_of(refused);
+
+  (*stream)->stop();
+  runner.join();
+  // The target frees the slot when it notices the cancelled stream (at its next sample).
+  GnmiResult<std::vector<GnmiNotification>> served = refused;
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!served && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    served = target->client->subscribe_once({"/system/state/hostname"}, Encoding::json, kDeadline);
+  }
+  EXPECT_TRUE(served) << message_of(served);
+}
+
+TEST(Gnmid, AnIdlePollSubscriptionIsEndedAndTheTargetSaysWhy) {
+  // Given a target that ends POLL subscriptions idle for 1 s, then a session that polls at
+  // once is answered, and after 4 s without a poll its next round fails (the subscription was
+  // ended) and the target's log names the reason; a fresh session is served again.
+  auto target = start_plaintext({"--poll-idle-timeout", "1"});
+  ASSERT_TRUE(target);
+  auto session =
+      target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, Duration(60'000));
+  ASSERT_TRUE(session) << session.error().message;
+  auto first = (*session)->next(kDeadline);
+  ASSERT_TRUE(first) << message_of(first);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  auto late = (*session)->next(kDeadline);
+  EXPECT_FALSE(late);
+  std::ifstream log(target->dir.file("gnmid.stderr"));
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("no poll request for 1s: POLL subscription ended (--poll-idle-timeout)"),
+            std::string::npos)
+      << text;
+
+  auto fresh =
+      target->client->subscribe_poll({"/system/state/hostname"}, Encoding::json, Duration(60'000));
+  ASSERT_TRUE(fresh) << fresh.error().message;
+  auto answered = (*fresh)->next(kDeadline);
+  EXPECT_TRUE(answered) << message_of(answered);
+}
+
+TEST(Gnmid, ProgramsItRunsGetACleanSignalStateAndNoCredentials) {
+  // Given a TLS target with credentials from FGT_CHILD_* whose vtysh records what it
+  // inherited, then vtysh neither blocks nor ignores SIGINT, SIGTERM, SIGPIPE or SIGHUP
+  // (fabgate-gnmid blocks the first two and ignores SIGPIPE for itself) and its environment
+  // holds neither credential variable nor the password.
+  if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
+  TempDir certs_dir;
+  std::string failure;
+  auto certs = testing::make_certificates(certs_dir, failure);
+  ASSERT_TRUE(certs) << failure;
+  TargetSetup setup;
+  setup.vtysh_script = R"(#!/bin/sh
+here=$(dirname "$0")
+grep -E '^Sig(Blk|Ign):' /proc/self/status > "$here/inherited"
+env >> "$here/inherited"
+echo "FRRouting 9.1.0 (fake) on Linux(6.1.0)."
+)";
+  setup.extra_args = {"--tls-cert", certs->cert,         "--tls-key",
+                      certs->key,   "--credentials-env", "FGT_CHILD"};
+  setup.env = {"FGT_CHILD_USERNAME=fabgate", "FGT_CHILD_PASSWORD=Canary-s3cret-77"};
+  setup.client.ca_file = certs->ca;
+  setup.client.login = GnmiLogin{"fabgate", "Canary-s3cret-77"};
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  auto served = target->client->get({"/system/state"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(served) << message_of(served);
+  std::ifstream in(target->dir.file("inherited"));
+  std::string inherited((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(inherited.find("SigBlk:"), std::string::npos) << "vtysh was not run: " << inherited;
+  // /proc/PID/status masks: bit N-1 is signal N. (glibc keeps its own real-time signals 32
+  // and 33 out of a spawn's reach; the signals that matter are these.)
+  auto mask = [&](const std::string& field) {
+    auto at = inherited.find(field + ":\t");
+    return at == std::string::npos
+               ? ~0ull
+               : std::stoull(inherited.substr(at + field.size() + 2), nullptr, 16);
+  };
+  const unsigned long long stop_and_pipe = (1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1)) |
+                                           (1ull << (SIGPIPE - 1)) | (1ull << (SIGHUP - 1));
+  EXPECT_EQ(mask("SigBlk") & stop_and_pipe, 0u) << inherited;
+  EXPECT_EQ(mask("SigIgn") & stop_and_pipe, 0u) << inherited;
+  EXPECT_EQ(inherited.find("FGT_CHILD_"), std::string::npos) << inherited;
+  EXPECT_EQ(inherited.find("Canary-s3cret-77"), std::string::npos) << inherited;
+}
+
+TEST(Gnmid, ATimedOutCommandIsKilledWithEverythingItStarted) {
+  // Given a command that starts a background sleep and then waits, run with a 300 ms limit,
+  // then it times out and the sleep it started is gone too (its process group was killed),
+  // rather than left running for its 60 s.
+  TempDir dir;
+  auto outcome = target::run_command(
+      {"sh", "-c", "sleep 60 & echo $! > " + dir.file("pid") + "; wait"}, Duration(300));
+  EXPECT_TRUE(outcome.timed_out);
+  std::ifstream in(dir.file("pid"));
+  pid_t sleeper = 0;
+  ASSERT_TRUE(in >> sleeper) << "the command did not record its child";
+  auto gone = [&] {
+    std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+    std::string pid, name, state;
+    return !(stat >> pid >> name >> state) || state == "Z";  // gone, or dead awaiting its reaper
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!gone() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(gone()) << "sleep " << sleeper << " outlived its timed-out command";
+  if (!gone()) ::kill(sleeper, SIGKILL);
+}
+
 TEST(Gnmid, ASubscribeModeTheTargetDoesNotImplementIsUnimplementedNotBroken) {
   // Given a target told to leave STREAM unimplemented, then a STREAM subscription fails with
   // `unimplemented` set (a mode the client may replace), while ONCE still answers and a path
@@ -445,25 +580,159 @@ TEST(Gnmid, NothingListeningIsUnreachable) {
 }
 
 TEST(Gnmid, WrongCredentialsAreAuthFailures) {
-  // Given a target that requires a username and password, then a wrong password is `auth`
+  // Given a TLS target that requires a username and password, then a wrong password is `auth`
   // and the right one is served.
-  std::vector<std::string> env = {"FGT_GNMI_TEST_USERNAME=fabgate",
-                                  "FGT_GNMI_TEST_PASSWORD=s3cret"};
-  auto wrong = start_plaintext({"--credentials-env", "FGT_GNMI_TEST"}, true, env,
-                               GnmiLogin{"fabgate", "guess"});
-  ASSERT_TRUE(wrong);
+  if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
+  TempDir certs_dir;
+  std::string failure;
+  auto certs = testing::make_certificates(certs_dir, failure);
+  ASSERT_TRUE(certs) << failure;
+  TargetSetup setup;
+  setup.extra_args = {"--tls-cert", certs->cert,         "--tls-key",
+                      certs->key,   "--credentials-env", "FGT_GNMI_TEST"};
+  setup.env = {"FGT_GNMI_TEST_USERNAME=fabgate", "FGT_GNMI_TEST_PASSWORD=s3cret"};
+  setup.client.ca_file = certs->ca;
+  setup.client.login = GnmiLogin{"fabgate", "guess"};
+  auto wrong = start_target(setup, failure);
+  ASSERT_TRUE(wrong) << failure;
   auto denied = wrong->client->get({"/system/state"}, Encoding::json, kDeadline);
   ASSERT_FALSE(denied);
   EXPECT_EQ(denied.error().kind, GnmiFailure::Kind::auth) << denied.error().message;
 
-  GnmiClientOptions right;
-  right.tls = false;
+  GnmiClientOptions right = setup.client;
   right.address = wrong->address;
   right.login = GnmiLogin{"fabgate", "s3cret"};
   auto client = connect(right);
   ASSERT_TRUE(client);
   auto served = (*client)->get({"/system/state"}, Encoding::json, kDeadline);
   EXPECT_TRUE(served) << message_of(served);
+}
+
+// Starts fabgate-gnmid with `args` on 127.0.0.1; returns its first stdout line or nullopt, and
+// what it wrote on stderr.
+std::optional<std::string> start_with(TargetProcess& process, const TempDir& dir,
+                                      std::vector<std::string> args, std::string& stderr_text,
+                                      const std::vector<std::string>& env = {}) {
+  args.insert(args.begin(),
+              {testing::gnmid_path(), "--listen", "127.0.0.1:0", "--vtysh", "/nonexistent/vtysh"});
+  auto line = process.start(args, dir.file("err"), env);
+  std::ifstream in(dir.file("err"));
+  stderr_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!line) stderr_text += process.failure;
+  return line;
+}
+
+TEST(Gnmid, RefusesToServeWithoutAuthenticationUnlessNoAuthIsGivenAndLogged) {
+  // Given neither credentials nor client certificates, then fabgate-gnmid refuses to start and
+  // names the ways out; given --no-auth, then it serves and its startup log says so loudly;
+  // given --no-auth beside --credentials-env, then it refuses the contradiction.
+  TempDir dir;
+  std::string err;
+  {
+    TargetProcess process;
+    EXPECT_FALSE(start_with(process, dir, {"--insecure-plaintext"}, err));
+    EXPECT_NE(err.find("every client that reaches 127.0.0.1:0 could read and Set this node: give "
+                       "--credentials-env PREFIX (with TLS) or --tls-client-ca FILE, or --no-auth"),
+              std::string::npos)
+        << err;
+  }
+  {
+    TargetProcess process;
+    auto port = start_with(process, dir, {"--insecure-plaintext", "--no-auth"}, err);
+    ASSERT_TRUE(port) << err;
+    EXPECT_NE(err.find("fabgate-gnmid: WARNING: --no-auth: every client that reaches "
+                       "127.0.0.1:0 can read and Set this node without authentication"),
+              std::string::npos)
+        << err;
+  }
+  {
+    TargetProcess process;
+    EXPECT_FALSE(start_with(process, dir,
+                            {"--insecure-plaintext", "--no-auth", "--credentials-env", "FGT_NA",
+                             "--lab-insecure-plaintext-credentials"},
+                            err, {"FGT_NA_USERNAME=u", "FGT_NA_PASSWORD=p"}));
+    EXPECT_NE(err.find("--no-auth contradicts --credentials-env"), std::string::npos) << err;
+  }
+}
+
+TEST(Gnmid, RefusesCredentialsOverPlaintextUnlessTheLabFlagIsGiven) {
+  // Given --credentials-env with --insecure-plaintext, then fabgate-gnmid refuses to start (the
+  // password would cross the network in clear text); given also the lab flag, then it serves,
+  // warns at startup, and still checks the credentials.
+  TempDir dir;
+  std::string err;
+  std::vector<std::string> env = {"FGT_PT_USERNAME=fabgate", "FGT_PT_PASSWORD=s3cret"};
+  {
+    TargetProcess process;
+    EXPECT_FALSE(start_with(process, dir, {"--insecure-plaintext", "--credentials-env", "FGT_PT"},
+                            err, env));
+    EXPECT_NE(err.find("--credentials-env with --insecure-plaintext takes the username and "
+                       "password in clear text"),
+              std::string::npos)
+        << err;
+  }
+  TargetProcess process;
+  auto port = start_with(process, dir,
+                         {"--insecure-plaintext", "--credentials-env", "FGT_PT",
+                          "--lab-insecure-plaintext-credentials"},
+                         err, env);
+  ASSERT_TRUE(port) << err;
+  EXPECT_NE(err.find("WARNING: --lab-insecure-plaintext-credentials: clients send their username "
+                     "and password to 127.0.0.1:0 in clear text"),
+            std::string::npos)
+      << err;
+  GnmiClientOptions options;
+  options.tls = false;
+  options.address = "127.0.0.1:" + *port;
+  options.login = GnmiLogin{"fabgate", "wrong"};
+  auto wrong = connect(options);
+  ASSERT_TRUE(wrong);
+  auto denied = (*wrong)->capabilities(kDeadline);
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(denied.error().kind, GnmiFailure::Kind::auth) << denied.error().message;
+  options.login = GnmiLogin{"fabgate", "s3cret"};
+  auto right = connect(options);
+  ASSERT_TRUE(right);
+  auto served = (*right)->capabilities(kDeadline);
+  EXPECT_TRUE(served) << served.error().message;
+}
+
+TEST(Gnmid, TlsServerNameChecksACertificateIssuedForAnotherNameThanTheAddress) {
+  // Given a target whose certificate names only leaf1.fabric.example, reached at 127.0.0.1,
+  // then a client with tls_server_name leaf1.fabric.example is served; without it (the
+  // address is checked), with another name, or trusting the system store instead of the test
+  // CA (an empty ca_file), the handshake fails with `tls`.
+  if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
+  TempDir certs_dir;
+  std::string failure;
+  auto certs = testing::make_certificates(certs_dir, failure, "DNS:leaf1.fabric.example");
+  ASSERT_TRUE(certs) << failure;
+  TargetSetup setup;
+  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key, "--no-auth"};
+  setup.client.ca_file = certs->ca;
+  setup.client.tls_server_name = "leaf1.fabric.example";
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  auto served = target->client->get({"/system/state/hostname"}, Encoding::json, kDeadline);
+  ASSERT_TRUE(served) << served.error().message;
+  EXPECT_EQ((*served)[0].updates[0].json, "\"gnmi-test-node\"");
+
+  GnmiClientOptions by_address = setup.client;
+  by_address.address = target->address;
+  by_address.tls_server_name.clear();
+  GnmiClientOptions other_name = by_address;
+  other_name.tls_server_name = "leaf2.fabric.example";
+  GnmiClientOptions system_store = setup.client;
+  system_store.address = target->address;
+  system_store.ca_file.clear();
+  for (const auto& options : {by_address, other_name, system_store}) {
+    auto client = connect(options);
+    ASSERT_TRUE(client);
+    auto refused = (*client)->capabilities(kDeadline);
+    ASSERT_FALSE(refused) << "served with name '" << options.tls_server_name << "', ca_file '"
+                          << options.ca_file << "'";
+    EXPECT_EQ(refused.error().kind, GnmiFailure::Kind::tls) << refused.error().message;
+  }
 }
 
 TEST(Gnmid, TlsWithGeneratedCertificates) {
@@ -475,7 +744,7 @@ TEST(Gnmid, TlsWithGeneratedCertificates) {
   auto certs = testing::make_certificates(certs_dir, failure);
   ASSERT_TRUE(certs) << failure;
   TargetSetup setup;
-  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key};
+  setup.extra_args = {"--tls-cert", certs->cert, "--tls-key", certs->key, "--no-auth"};
   setup.client.ca_file = certs->ca;
   setup.client.tls_server_name = "localhost";
   auto target = start_target(setup, failure);
@@ -579,7 +848,7 @@ class GnmidInNamespace : public ::testing::Test {
     ASSERT_TRUE(netns_->ip({"link", "set", "fgt0", "up"}));
     ASSERT_TRUE(netns_->ip({"link", "set", "fgt1", "up"}));
     TargetSetup setup;
-    setup.extra_args = {"--insecure-plaintext"};
+    setup.extra_args = {"--insecure-plaintext", "--no-auth"};
     setup.netns = netns_->name();
     setup.client.tls = false;
     std::string failure;
@@ -794,7 +1063,8 @@ TEST_F(GnmidInNamespace, LldpServesWhatARealLldpdHearsAndSilenceAsAnEmptyList) {
   Lldpd agent;
   ASSERT_EQ(agent.start(netns_->name(), "fgt0", "lldp-node"), "");
   TargetSetup setup;
-  setup.extra_args = {"--insecure-plaintext", "--lldp-socket", agent.socket, "--lldpcli", kLldpcli};
+  setup.extra_args = {"--insecure-plaintext", "--no-auth", "--lldp-socket",
+                      agent.socket,           "--lldpcli", kLldpcli};
   setup.netns = netns_->name();
   setup.client.tls = false;
   std::string failure;
@@ -1026,7 +1296,7 @@ TEST(Gnmid, StreamSamplesBgpSessionsAndSaysWhenFrrStopsAnswering) {
   // order at device timestamps inside the window; FRR's 1.5 s of silence is the window's one
   // gap (a delete carries no value, so it covers nothing).
   TargetSetup setup;
-  setup.extra_args = {"--insecure-plaintext"};
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
   setup.vtysh_script = kChangingVtysh;
   setup.client.tls = false;
   auto neighbors = [](const char* state, int accepted) {
@@ -1159,7 +1429,7 @@ TEST(Gnmid, ServesEstablishedTransitionsFromFrr) {
   // Given FRR saying 10.0.1.0 reached Established 3 times, then a Get of the neighbour's
   // established-transitions answers 3 (a uint64, so a string in JSON_IETF).
   TargetSetup setup;
-  setup.extra_args = {"--insecure-plaintext"};
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
   setup.vtysh_script = kSlowVtysh;
   setup.client.tls = false;
   std::string failure;
@@ -1179,7 +1449,7 @@ TEST(Gnmid, AStalledVtyshSilencesBgpButNotTheInterfaceSamples) {
   // 600 ms), BGP falls silent for about 3 s (the silence really happened), no BGP reading is
   // sent twice, and the timeline covers the BGP silence by established-transitions.
   TargetSetup setup;
-  setup.extra_args = {"--insecure-plaintext"};
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
   setup.vtysh_script = kSlowVtysh;
   setup.client.tls = false;
   std::string failure;

@@ -27,7 +27,7 @@ class ReplySize : public ::testing::Test {
       GTEST_SKIP() << "fabgate-gnmid is not built at " << testing::gnmid_path();
     auto line =
         target_.start({testing::gnmid_path(), "--listen", "127.0.0.1:0", "--insecure-plaintext",
-                       "--hostname", "aft-node", "--vtysh", "/nonexistent/vtysh",
+                       "--no-auth", "--hostname", "aft-node", "--vtysh", "/nonexistent/vtysh",
                        "--debug-synthetic-ipv4-routes", std::to_string(kRoutes)},
                       dir_.file("gnmid.stderr"));
     ASSERT_TRUE(line) << target_.failure;

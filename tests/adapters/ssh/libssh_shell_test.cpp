@@ -6,7 +6,11 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "adapters/ssh/connection_cache.h"
@@ -60,6 +64,47 @@ TEST_F(LibsshShellTest, RunsACommandAndReturnsItsOutputAndExitStatus) {
   EXPECT_EQ(result->stderr_text, "oops\n");
   EXPECT_EQ(result->exit_status, 0);
   EXPECT_FALSE(result->stdout_truncated);
+}
+
+// Whether `text` appears in any process's argv on this host (the test sshd runs here), checked
+// every 50 ms while `running` is true.
+bool seen_in_process_list(const std::string& text, const std::atomic<bool>& running) {
+  bool seen = false;
+  while (running && !seen) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+      std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (args.find(text) != std::string::npos &&
+          entry.path().filename() != std::to_string(::getpid()))
+        seen = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return seen;
+}
+
+TEST_F(LibsshShellTest, ACommandSentOnStdinIsNotInTheDevicesProcessList) {
+  // Given a command holding a secret that runs for 2 s, then sent by run() its text is in the
+  // process list of the host while it runs (the exposure run_via_stdin() avoids), and sent by
+  // run_via_stdin() it is not, while its output, exit status and a /dev/null stdin are the
+  // same as a command's.
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  for (bool via_stdin : {false, true}) {
+    std::string secret = via_stdin ? "Canary-stdin-7Q" : "Canary-argv-7Q";
+    std::atomic<bool> running{true};
+    bool seen = false;
+    std::thread watcher([&] { seen = seen_in_process_list(secret, running); });
+    std::string command = ": " + secret + "; sleep 2; cat; echo done; exit 3";
+    auto result = via_stdin ? shell->run_via_stdin(command, Duration{20'000})
+                            : shell->run("{ " + command + "\n} </dev/null", Duration{20'000});
+    running = false;
+    watcher.join();
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->stdout_text, "done\n");
+    EXPECT_EQ(result->exit_status, 3);
+    EXPECT_EQ(seen, !via_stdin) << (via_stdin ? "run_via_stdin" : "run") << " and " << secret;
+  }
 }
 
 TEST_F(LibsshShellTest, ReportsANonZeroExitAsAResultNotAFailure) {

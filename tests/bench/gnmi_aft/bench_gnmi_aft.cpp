@@ -144,10 +144,11 @@ int main(int argc, char** argv) {
   int status = 1;
   {
     gnmi::testing::TargetProcess target;
-    auto line = target.start({gnmi::testing::gnmid_path(), "--listen", "127.0.0.1:0",
-                              "--insecure-plaintext", "--hostname", "aft-node", "--vtysh",
-                              "/nonexistent/vtysh", "--debug-synthetic-ipv4-routes", routes},
-                             dir.file("gnmid.stderr"));
+    auto line =
+        target.start({gnmi::testing::gnmid_path(), "--listen", "127.0.0.1:0",
+                      "--insecure-plaintext", "--no-auth", "--hostname", "aft-node", "--vtysh",
+                      "/nonexistent/vtysh", "--debug-synthetic-ipv4-routes", routes},
+                     dir.file("gnmid.stderr"));
     if (!line) {
       std::fprintf(stderr, "fabgate-gnmid did not start: %s\n", target.failure.c_str());
       return 1;

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "gates/app/intent_loading.h"
+
 namespace fabgate::app {
 namespace {
 
@@ -47,6 +49,32 @@ TEST(Console, JsonDocumentIsRedactedValueByValueAndParses) {
   EXPECT_EQ(parsed["details"], nlohmann::json({"secret <redacted>,", "{password: <redacted>}"}));
   EXPECT_EQ(parsed["device_state"].get<std::string>().substr(0, 15), "key <redacted>\n");
   EXPECT_EQ(contents(err.get()), "");
+}
+
+TEST(Console, ALabOnlyPlaintextCredentialsSettingIsWarnedAboutPerDevice) {
+  // Given an inventory where leaf1's gNMI endpoint allows credentials over plaintext (the lab
+  // setting) and spine1's uses TLS, then one warning names leaf1, the setting and the
+  // variables whose values go in clear text, and nothing names spine1.
+  File out(std::tmpfile()), err(std::tmpfile());
+  Redactor redactor;
+  Console console(out.get(), err.get(), false, redactor);
+  intent::IntentRepository repository;
+  intent::Device leaf1, spine1;
+  leaf1.name = "leaf1";
+  leaf1.gnmi = intent::GnmiEndpoint{};
+  leaf1.gnmi->tls = false;
+  leaf1.gnmi->credentials_env = "LAB_GNMI";
+  leaf1.gnmi->lab_insecure_plaintext_credentials = true;
+  spine1.name = "spine1";
+  spine1.gnmi = intent::GnmiEndpoint{};
+  spine1.gnmi->credentials_env = "LAB_GNMI";
+  repository.inventory.devices = {spine1, leaf1};
+  warn_lab_only_settings(repository, console);
+  EXPECT_EQ(contents(err.get()),
+            "fabgate: warning: device 'leaf1' gnmi: lab_insecure_plaintext_credentials: the "
+            "login from LAB_GNMI_USERNAME and LAB_GNMI_PASSWORD goes to the device in clear "
+            "text (lab only)\n");
+  EXPECT_EQ(contents(out.get()), "");
 }
 
 TEST(Console, SharesItsRedactorWithWhoeverMadeIt) {

@@ -308,6 +308,71 @@ TEST(LoadIntent, GnmiSetValuesBecomeJson) {
   EXPECT_EQ(ops[1].value, "\"up\"");
 }
 
+TEST(LoadIntent, GnmiCredentialsOverPlaintextAreRefusedUnlessTheLabSettingSaysSo) {
+  // Given gNMI endpoints with credentials_env and tls: false (one without, one with the lab
+  // setting), the lab setting on a TLS endpoint and tls_server_name on a plaintext one, then
+  // the first, third and fourth are errors at their own line and column naming the device and
+  // the setting to use, and the lab endpoint loads with the setting kept for the warning.
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] = R"(credentials:
+  read:   {user: ro, identity_file: ~/.ssh/ro}
+  change: {user: rw, identity_file: ~/.ssh/rw}
+devices:
+  spine1: {platform: frr, role: spine, ssh: {host: a}, gnmi: {host: a, tls: false, credentials_env: SPINE}}
+  leaf1:  {platform: frr, role: leaf, ssh: {host: b}, gnmi: {host: b, tls: false, credentials_env: LEAF, lab_insecure_plaintext_credentials: true}}
+  leaf2:  {platform: frr, role: leaf, ssh: {host: c}, gnmi: {host: c, credentials_env: LEAF, lab_insecure_plaintext_credentials: true}}
+  host1:  {platform: linux, role: host, ssh: {host: d}, gnmi: {host: d, tls: false, tls_server_name: d.example}}
+)";
+  auto outcome = load(tree);
+  ASSERT_EQ(outcome.diagnostics.size(), 3u) << outcome.diagnostics.lines().at(0);
+  const auto* clear = find(outcome,
+                           "device 'spine1' gnmi would send the username and password "
+                           "of credentials_env in clear text (tls: false)");
+  ASSERT_TRUE(clear);
+  EXPECT_EQ(clear->to_string().rfind("inventory.yaml:5:101:", 0), 0u) << clear->to_string();
+  EXPECT_NE(clear->hint.find("lab_insecure_plaintext_credentials: true"), std::string::npos);
+  const auto* pointless =
+      find(outcome, "device 'leaf2' gnmi sets lab_insecure_plaintext_credentials");
+  ASSERT_TRUE(pointless);
+  EXPECT_EQ(pointless->where.line, 7);
+  const auto* name = find(outcome, "device 'host1' gnmi sets tls_server_name but tls is false");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->where.line, 8);
+
+  auto& text = tree.files["inventory.yaml"];
+  auto edit = [&](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  edit("tls: false, credentials_env: SPINE", "credentials_env: SPINE");
+  edit("credentials_env: LEAF, lab_insecure_plaintext_credentials: true}}\n  host1",
+       "credentials_env: LEAF}}\n  host1");
+  edit(", tls_server_name: d.example", "");
+  outcome = load(tree);
+  ASSERT_TRUE(outcome.repository) << outcome.diagnostics.lines().at(0);
+  const auto& leaf1 = outcome.repository->inventory.devices[1];
+  ASSERT_EQ(leaf1.name, "leaf1");
+  EXPECT_TRUE(leaf1.gnmi->lab_insecure_plaintext_credentials);
+  EXPECT_FALSE(leaf1.gnmi->tls);
+}
+
+TEST(LoadIntent, GnmiTlsWithoutCaFileUsesTheSystemStoreAndTakesAServerName) {
+  // Given a TLS gNMI endpoint with no ca_file and a tls_server_name, then it loads (the system
+  // trust store) with the name kept for the certificate check.
+  auto tree = valid_tree();
+  tree.files["inventory.yaml"] =
+      std::string(kInventory)
+          .replace(std::string(kInventory).find("ssh: {host: 192.0.2.1}}"), 23,
+                   "ssh: {host: 192.0.2.1}, gnmi: {host: 192.0.2.1, credentials_env: SPINE, "
+                   "tls_server_name: spine1.fabric.example}}");
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.repository) << outcome.diagnostics.lines().at(0);
+  const auto& gnmi = outcome.repository->inventory.devices[0].gnmi;
+  ASSERT_TRUE(gnmi);
+  EXPECT_TRUE(gnmi->tls);
+  EXPECT_EQ(gnmi->ca_file, "");
+  EXPECT_EQ(gnmi->tls_server_name, "spine1.fabric.example");
+}
+
 TEST(LoadIntent, GnmiReceiveLimitIsASizeWithinWhatGrpcTakes) {
   // Given gnmi endpoints whose max_receive_message_size is in MiB, in bytes, unset, below
   // 1 MiB, above what gRPC takes and not a size, then the first two load as bytes, the unset

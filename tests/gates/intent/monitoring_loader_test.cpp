@@ -150,5 +150,34 @@ TEST(MonitoringSettings, ATokenOverHttpABadComparisonAndAPromqlProbeWithoutProme
       << all_lines(without);
 }
 
+TEST(MonitoringSettings, AUrlWithAUserNameOrPasswordIsRefusedAtItsLineWithoutEchoingIt) {
+  // Given monitoring URLs carrying user:password@ (Prometheus) and a user alone (Alertmanager),
+  // then each is refused at its own line and column and the password appears in no message;
+  // the same URLs without user information load.
+  const std::string with_userinfo =
+      "monitoring:\n"
+      "  prometheus:\n"
+      "    url: https://scrape:CanaryPw9@prom.example:9090\n"
+      "  alertmanager:\n"
+      "    url: http://ops@am.example:9093/path@x\n";
+  auto refused = load_monitoring(with_userinfo, "");
+  std::string lines = all_lines(refused);
+  EXPECT_NE(lines.find("fabgate.yaml:4:10: error: monitoring.prometheus url carries a user name or "
+                       "password (user:pass@host)"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("fabgate.yaml:6:10: error: monitoring.alertmanager url carries a user name"),
+            std::string::npos)
+      << lines;
+  EXPECT_EQ(lines.find("CanaryPw9"), std::string::npos) << lines;
+  EXPECT_FALSE(refused.repository);
+
+  auto accepted = load_monitoring(
+      "monitoring:\n  prometheus:\n    url: https://prom.example:9090/api@v1\n"
+      "  alertmanager:\n    url: http://am.example:9093\n",
+      "    - {name: p, kind: promql, host: leaf1, query: up, expect: '== 1'}\n");
+  EXPECT_TRUE(accepted.repository) << all_lines(accepted);
+}
+
 }  // namespace
 }  // namespace fabgate::intent

@@ -82,7 +82,7 @@ class GnmiCollection : public ::testing::Test {
     dir_.write("vtysh", kFakeVtysh, true);
     auto line = target_.start(
         {gnmi::testing::gnmid_path(), "--listen", "127.0.0.1:0", "--insecure-plaintext",
-         "--hostname", "gnmi-collect-node", "--vtysh", dir_.file("vtysh")},
+         "--no-auth", "--hostname", "gnmi-collect-node", "--vtysh", dir_.file("vtysh")},
         dir_.file("gnmid.stderr"));
     ASSERT_TRUE(line) << target_.failure;
     port_ = std::stoi(*line);

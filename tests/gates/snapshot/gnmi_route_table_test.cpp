@@ -51,8 +51,8 @@ class GnmiRouteTable : public ::testing::Test {
       GTEST_SKIP() << "fabgate-gnmid is not built at " << gnmi::testing::gnmid_path();
     auto line = target_.start(
         {gnmi::testing::gnmid_path(), "--listen", "127.0.0.1:0", "--insecure-plaintext",
-         "--hostname", "aft-node", "--vtysh", "/nonexistent/vtysh", "--debug-synthetic-ipv4-routes",
-         std::to_string(kRoutes)},
+         "--no-auth", "--hostname", "aft-node", "--vtysh", "/nonexistent/vtysh",
+         "--debug-synthetic-ipv4-routes", std::to_string(kRoutes)},
         dir_.file("gnmid.stderr"));
     ASSERT_TRUE(line) << target_.failure;
     port_ = std::stoi(*line);

@@ -128,6 +128,32 @@ TEST(ApprovalGate, AFailingJudgementRefusesBeforeAnyStepAndIsRecorded) {
   EXPECT_FALSE(manifest["approvals"][0]["counted"].get<bool>());
 }
 
+TEST(ApprovalGate, TheManifestRecordsLabOnlySecuritySettingsOfTheInventory) {
+  // Given an inventory where spine1's gNMI endpoint allows credentials over plaintext (the lab
+  // setting), then the run's manifest, which the bundle digest covers, names that setting and
+  // device; without it the list is empty.
+  Fixture fixture;
+  fixture.judge.answer = refused_with_stale_approval();
+  (void)fixture.run(Mode::apply, &fixture.judge);
+  EXPECT_EQ(fixture.read("manifest.json")["lab_only_settings"], json::array());
+
+  Fixture lab;
+  intent::Device spine1;
+  spine1.name = "spine1";
+  spine1.platform = "linux";
+  spine1.gnmi = intent::GnmiEndpoint{};
+  spine1.gnmi->tls = false;
+  spine1.gnmi->credentials_env = "LAB_GNMI";
+  spine1.gnmi->lab_insecure_plaintext_credentials = true;
+  lab.repository.inventory.devices.push_back(spine1);
+  lab.judge.answer = refused_with_stale_approval();
+  (void)lab.run(Mode::apply, &lab.judge);
+  EXPECT_EQ(lab.read("manifest.json")["lab_only_settings"],
+            json::array({"device 'spine1' gnmi: lab_insecure_plaintext_credentials: the login "
+                         "from LAB_GNMI_USERNAME and LAB_GNMI_PASSWORD goes to the device in "
+                         "clear text (lab only)"}));
+}
+
 TEST(ApprovalGate, APassingJudgementLetsTheChangeRun) {
   Fixture fixture;
   fixture.judge.answer.verdict = Verdict::pass;

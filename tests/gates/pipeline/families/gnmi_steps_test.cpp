@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/families/execute.h"
 #include "gates/pipeline/families/gnmi_steps.h"
+#include "gates/pipeline/reporting/evidence.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabgate::pipeline {
@@ -258,6 +258,20 @@ TEST(GnmiClientOptions, TheInventoryEndpointAndEnvironmentLoginBuildTheClient) {
 
   leaf1.gnmi.reset();
   EXPECT_FALSE(client_options_for(leaf1).ok());
+}
+
+TEST(GnmiClientOptions, TlsWithoutCaFileAndAServerNameReachTheClient) {
+  // Given a TLS endpoint with no ca_file and a tls_server_name, then the client trusts the
+  // system store (an empty CA file) and checks the certificate for that name.
+  auto leaf1 = lab_inventory().devices[0];
+  leaf1.gnmi->tls = true;
+  leaf1.gnmi->ca_file.clear();
+  leaf1.gnmi->tls_server_name = "leaf1.fabric.example";
+  auto options = client_options_for(leaf1);
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_TRUE(options->tls);
+  EXPECT_EQ(options->ca_file, "");
+  EXPECT_EQ(options->tls_server_name, "leaf1.fabric.example");
 }
 
 }  // namespace

@@ -42,5 +42,39 @@ TEST(SubstituteSecrets, NamesWithoutAValueAreLeftAsWritten) {
   EXPECT_EQ(substitute_secrets("x $BGP_MD5_KEY y", {}), "x $BGP_MD5_KEY y");
 }
 
+// Records how each command was passed on.
+class CapturingRemote final : public Remote {
+ public:
+  RemoteResult run(const intent::Device&, ssh::CredentialRole, const std::string& command, Duration,
+                   std::string_view) override {
+    sent.push_back("run: " + command);
+    return ssh::CommandResult{};
+  }
+  RemoteResult run_via_stdin(const intent::Device&, ssh::CredentialRole, const std::string& command,
+                             Duration, std::string_view) override {
+    sent.push_back("stdin: " + command);
+    return ssh::CommandResult{};
+  }
+  std::vector<std::string> sent;
+};
+
+TEST(SecretSubstitutingRemote, ACommandHoldingASecretTravelsOnStdinAndOthersAsBefore) {
+  // Given a step that uses a secret and one that does not, then the first is passed on with
+  // its value for delivery on standard input (never in the exec request, which `ps` on the
+  // device shows), and the second unchanged by the ordinary path.
+  CapturingRemote inner;
+  SecretSubstitutingRemote remote(inner, {{"BGP_MD5_KEY", "Canary-md5"}});
+  intent::Device device;
+  device.name = "leaf1";
+  ASSERT_TRUE(remote.run(device, ssh::CredentialRole::change,
+                         "vtysh -c 'neighbor 10.0.0.1 password $BGP_MD5_KEY'", Duration{1'000},
+                         "step"));
+  ASSERT_TRUE(
+      remote.run(device, ssh::CredentialRole::change, "echo $HOME", Duration{1'000}, "step"));
+  EXPECT_EQ(inner.sent,
+            (std::vector<std::string>{"stdin: vtysh -c 'neighbor 10.0.0.1 password Canary-md5'",
+                                      "run: echo $HOME"}));
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline

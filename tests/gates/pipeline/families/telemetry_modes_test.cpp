@@ -46,9 +46,15 @@ struct PartialTarget {
 
   bool start(const std::vector<std::string>& unimplemented, std::string& failure) {
     dir.write("vtysh", kFakeVtysh, true);
-    std::vector<std::string> argv = {
-        gnmi::testing::gnmid_path(), "--hostname", "leaf1",       "--vtysh",
-        dir.file("vtysh"),           "--listen",   "127.0.0.1:0", "--insecure-plaintext"};
+    std::vector<std::string> argv = {gnmi::testing::gnmid_path(),
+                                     "--hostname",
+                                     "leaf1",
+                                     "--vtysh",
+                                     dir.file("vtysh"),
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--insecure-plaintext",
+                                     "--no-auth"};
     for (const auto& mode : unimplemented)
       argv.insert(argv.end(), {"--debug-unimplemented-mode", mode});
     auto port = process.start(argv, dir.file("gnmid.stderr"));
