@@ -139,7 +139,10 @@ Expected<HttpResponse, HttpFailure> http_request(const HttpEndpoint& endpoint, H
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, write_into);
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxAnswerBytes));
-  if (!endpoint.bearer_token.empty()) add_header("Authorization: Bearer " + endpoint.bearer_token);
+  if (!endpoint.bearer_token.empty())
+    add_header("Authorization: Bearer " + endpoint.bearer_token);
+  else if (!endpoint.authorization.empty())
+    add_header("Authorization: " + endpoint.authorization);
   switch (method) {
     case HttpMethod::get:
       curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
