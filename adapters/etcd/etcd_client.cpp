@@ -292,8 +292,9 @@ Expected<EtcdClient, EtcdFailure> EtcdClient::open(EtcdSettings settings) {
   using Kind = EtcdFailure::Kind;
   if (settings.endpoints.empty())
     return EtcdFailure{Kind::settings, "etcd: no endpoint configured"};
-  if (!settings.cert_file.empty() || !settings.key_file.empty())
-    return EtcdFailure{Kind::settings, "etcd: TLS client certificates are not supported yet"};
+  if (settings.cert_file.empty() != settings.key_file.empty())
+    return EtcdFailure{Kind::settings,
+                       "etcd: a TLS client certificate needs both cert_file and key_file"};
   EtcdClient client(std::move(settings));
   const EtcdSettings& s = client.settings_;
   if (s.username.empty()) return client;
@@ -343,6 +344,8 @@ Expected<EtcdClient::Answer, EtcdFailure> EtcdClient::call(const std::string& pa
     endpoint.ca_file = settings_.ca_file;
     endpoint.timeout = settings_.timeout;
     endpoint.authorization = token_;
+    endpoint.cert_file = settings_.cert_file;
+    endpoint.key_file = settings_.key_file;
     std::string what = "POST " + settings_.endpoints[index] + path;
     auto response = prom::http_request(endpoint, prom::HttpMethod::post, path, {}, body);
     if (!response) {
@@ -479,6 +482,14 @@ Expected<Lease, EtcdFailure> EtcdClient::keepalive(std::int64_t lease) {
   // A stream in gRPC; over the gateway one request gives one {"result": {...}} and the end.
   auto answer = call("/v3/lease/keepalive", json{{"ID", std::to_string(lease)}}.dump());
   if (!answer) return std::move(answer).error();
+  // A stream's error comes inside a 200 answer: {"error": {"grpc_code": 5, "message": ...}}.
+  if (const json* error = object_member(answer->document, "error")) {
+    auto code = int64_field(*error, "grpc_code", 0);
+    return EtcdFailure{EtcdFailure::Kind::rejected,
+                       answer->what + ": etcd: " + member_text(*error, "message"),
+                       code ? static_cast<int>(*code) : 0,
+                       {}};
+  }
   const json* result = object_member(answer->document, "result");
   if (!result)
     return bad_answer(answer->what, "result",

@@ -19,8 +19,8 @@ namespace fabgate::etcd {
 struct EtcdSettings {
   std::vector<std::string> endpoints;  // client URLs, tried in order: http://10.0.0.1:2379
   std::string ca_file;                 // TLS trust anchor; empty: the system's
-  std::string cert_file;               // TLS client certificate (not supported yet: refused)
-  std::string key_file;                // its key (not supported yet: refused)
+  std::string cert_file;               // TLS client certificate (PEM); empty: none
+  std::string key_file;                // its key (PEM); set both or neither
   std::string username;                // etcd user; empty: no authentication
   std::string password_env;            // the environment variable holding its password
   bool lab_plain_http_auth = false;    // allow username/password over http:// (lab only)
@@ -34,7 +34,7 @@ struct EtcdFailure {
     rejected,     // etcd answered with an error: `code` (a gRPC code) and its message
     bad_answer,   // the answer is not what etcd's API says: `field` names what is wrong
     auth,         // credentials missing, refused, or not allowed over plain http
-    settings,     // the settings cannot work (no endpoint, an unsupported option)
+    settings,     // the settings cannot work (no endpoint, a certificate without its key)
   };
   Kind kind = Kind::unreachable;
   std::string message;  // "POST http://127.0.0.1:2379/v3/kv/range: connection refused"

@@ -20,6 +20,8 @@ struct HttpEndpoint {
   Duration timeout{10'000};   // the whole request, connect included
   std::string authorization;  // a raw Authorization value (etcd's token), never logged; used
                               // only without bearer_token
+  std::string cert_file;      // TLS client certificate (PEM); empty: none
+  std::string key_file;       // its private key (PEM); empty: in cert_file or none
 };
 
 struct HttpFailure {

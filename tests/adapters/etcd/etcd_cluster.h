@@ -70,24 +70,34 @@ struct Member {
   std::string name;
   int client_port = free_port();
   int peer_port = free_port();
+  std::string client_tls;  // etcd's client TLS options; empty: plain http
   fabgate::testing::ChildProcess process;
-  std::string client_url() const { return "http://127.0.0.1:" + std::to_string(client_port); }
+  std::string client_url() const {
+    return (client_tls.empty() ? "http" : "https") + std::string("://127.0.0.1:") +
+           std::to_string(client_port);
+  }
   std::string peer_url() const { return "http://127.0.0.1:" + std::to_string(peer_port); }
   void start(const std::string& dir, const std::string& initial_cluster) {
-    std::string command = std::string("exec ") + kEtcd + " --name " + name + " --data-dir " + dir +
-                          "/" + name + " --listen-client-urls " + client_url() +
-                          " --advertise-client-urls " + client_url() + " --listen-peer-urls " +
-                          peer_url() + " --initial-advertise-peer-urls " + peer_url() +
-                          " --initial-cluster " + initial_cluster +
-                          " --initial-cluster-state new >" + dir + "/" + name + ".log 2>&1";
+    std::string command =
+        std::string("exec ") + kEtcd + " --name " + name + " --data-dir " + dir + "/" + name +
+        " --listen-client-urls " + client_url() + " --advertise-client-urls " + client_url() +
+        " --listen-peer-urls " + peer_url() + " --initial-advertise-peer-urls " + peer_url() +
+        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + client_tls +
+        " >" + dir + "/" + name + ".log 2>&1";
     process = fabgate::testing::ChildProcess({"/bin/sh", "-c", command});
   }
 };
 
 class Cluster {
  public:
-  explicit Cluster(int size) {
-    for (int i = 1; i <= size; ++i) members_.push_back(Member{"n" + std::to_string(i)});
+  // `client_tls`: etcd's options for TLS on the client URLs (--cert-file ...), made by `prepare`
+  // in the cluster's folder before any member starts; empty: plain http.
+  explicit Cluster(int size, const std::function<std::string(const std::string&)>& prepare = {}) {
+    std::string client_tls = prepare ? prepare(dir_.path()) : "";
+    for (int i = 1; i <= size; ++i) {
+      members_.push_back(Member{"n" + std::to_string(i)});
+      members_.back().client_tls = client_tls;
+    }
     std::string initial;
     for (const auto& m : members_)
       initial += (initial.empty() ? "" : ",") + m.name + "=" + m.peer_url();
@@ -99,10 +109,12 @@ class Cluster {
     return out;
   }
   Member& member(int i) { return members_[i]; }
-  // True once a put through every member's own endpoint succeeds.
-  bool ready() {
+  // True once a put through every member's own endpoint succeeds (with `settings`' TLS files).
+  bool ready(EtcdSettings settings = {}) {
+    settings.timeout = 2s;
     for (const auto& m : members_) {
-      auto client = EtcdClient::open(EtcdSettings{{m.client_url()}, {}, {}, {}, {}, {}, false, 2s});
+      settings.endpoints = {m.client_url()};
+      auto client = EtcdClient::open(settings);
       if (!client) return false;
       if (!eventually([&] { return client->put("fabgate-ready", "1").ok(); })) return false;
     }
