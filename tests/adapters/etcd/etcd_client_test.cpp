@@ -251,6 +251,39 @@ TEST_F(EtcdSingle, AuthenticatedClientWritesAndOthersFailAsAuth) {
   EXPECT_EQ(wrong.error().message.find("wrong"), std::string::npos) << "the password leaked";
 }
 
+// Given auth enabled with tokens that expire after 1 s idle (--auth-token-ttl 1): a client
+// left idle past that still writes, by authenticating again once on "invalid auth token".
+TEST(EtcdAuth, ExpiredTokenIsRenewedOnce) {
+  REQUIRE_ETCD();
+  if (!std::filesystem::exists("/usr/bin/etcdctl"))
+    GTEST_SKIP() << "/usr/bin/etcdctl is missing: scripts/bootstrap --tests installs etcd-client";
+  Cluster cluster(1, [](const std::string&) { return std::string("--auth-token-ttl 1"); });
+  ASSERT_TRUE(cluster.ready()) << "etcd did not start: " << cluster.log(0);
+  std::string endpoint = cluster.endpoints()[0];
+  std::string output;
+  for (std::vector<std::string> command :
+       {std::vector<std::string>{"user", "add", "root:fabgate-root-pw"},
+        std::vector<std::string>{"user", "grant-role", "root", "root"},
+        std::vector<std::string>{"auth", "enable"}}) {
+    command.insert(command.begin(), {"/usr/bin/etcdctl", "--endpoints", endpoint});
+    ASSERT_EQ(fabgate::testing::run_process(command, &output), 0) << output;
+  }
+  EtcdSettings settings;
+  settings.endpoints = {endpoint};
+  settings.username = "root";
+  settings.password_env = "FABGATE_ETCD_TEST_ROOT_PW";
+  settings.lab_plain_http_auth = true;
+  ::setenv("FABGATE_ETCD_TEST_ROOT_PW", "fabgate-root-pw", 1);
+  auto client = EtcdClient::open(settings);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  ASSERT_TRUE(client->put("before/idle", "v").ok());
+  // etcd sweeps expired simple tokens about once a second: idle for several.
+  std::this_thread::sleep_for(4s);
+  auto after = client->put("after/idle", "v");
+  ::unsetenv("FABGATE_ETCD_TEST_ROOT_PW");
+  ASSERT_TRUE(after.ok()) << after.error().message;
+}
+
 // A test CA, a certificate for 127.0.0.1 and one for a client (openssl), in `dir`; returns
 // etcd's options for TLS on its client URLs with client certificates required. The server's
 // certificate is also for client auth: etcd 3.4's HTTP gateway presents it when it connects to

@@ -70,11 +70,11 @@ struct Member {
   std::string name;
   int client_port = free_port();
   int peer_port = free_port();
-  std::string client_tls;  // etcd's client TLS options; empty: plain http
+  std::string options;  // more etcd options; with --cert-file the client URLs are https
   fabgate::testing::ChildProcess process;
   std::string client_url() const {
-    return (client_tls.empty() ? "http" : "https") + std::string("://127.0.0.1:") +
-           std::to_string(client_port);
+    bool tls = options.find("--cert-file") != std::string::npos;
+    return (tls ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(client_port);
   }
   std::string peer_url() const { return "http://127.0.0.1:" + std::to_string(peer_port); }
   void start(const std::string& dir, const std::string& initial_cluster) {
@@ -82,21 +82,21 @@ struct Member {
         std::string("exec ") + kEtcd + " --name " + name + " --data-dir " + dir + "/" + name +
         " --listen-client-urls " + client_url() + " --advertise-client-urls " + client_url() +
         " --listen-peer-urls " + peer_url() + " --initial-advertise-peer-urls " + peer_url() +
-        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + client_tls +
-        " >" + dir + "/" + name + ".log 2>&1";
+        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + options + " >" +
+        dir + "/" + name + ".log 2>&1";
     process = fabgate::testing::ChildProcess({"/bin/sh", "-c", command});
   }
 };
 
 class Cluster {
  public:
-  // `client_tls`: etcd's options for TLS on the client URLs (--cert-file ...), made by `prepare`
-  // in the cluster's folder before any member starts; empty: plain http.
+  // `prepare` returns more options for every member (TLS on the client URLs: --cert-file ...),
+  // given the cluster's folder, where it may write files, before any member starts.
   explicit Cluster(int size, const std::function<std::string(const std::string&)>& prepare = {}) {
-    std::string client_tls = prepare ? prepare(dir_.path()) : "";
+    std::string options = prepare ? prepare(dir_.path()) : "";
     for (int i = 1; i <= size; ++i) {
       members_.push_back(Member{"n" + std::to_string(i)});
-      members_.back().client_tls = client_tls;
+      members_.back().options = options;
     }
     std::string initial;
     for (const auto& m : members_)
