@@ -136,10 +136,17 @@ Expected<HttpResponse, HttpFailure> http_request(const HttpEndpoint& endpoint, H
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
   if (!endpoint.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, endpoint.ca_file.c_str());
+  if (!endpoint.cert_file.empty())
+    curl_easy_setopt(handle, CURLOPT_SSLCERT, endpoint.cert_file.c_str());
+  if (!endpoint.key_file.empty())
+    curl_easy_setopt(handle, CURLOPT_SSLKEY, endpoint.key_file.c_str());
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, write_into);
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxAnswerBytes));
-  if (!endpoint.bearer_token.empty()) add_header("Authorization: Bearer " + endpoint.bearer_token);
+  if (!endpoint.bearer_token.empty())
+    add_header("Authorization: Bearer " + endpoint.bearer_token);
+  else if (!endpoint.authorization.empty())
+    add_header("Authorization: " + endpoint.authorization);
   switch (method) {
     case HttpMethod::get:
       curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);

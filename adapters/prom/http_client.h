@@ -14,10 +14,14 @@
 namespace fabgate::prom {
 
 struct HttpEndpoint {
-  std::string base_url;      // http://127.0.0.1:9090 or https://prometheus.example:9090
-  std::string ca_file;       // TLS trust anchor; empty: the system's
-  std::string bearer_token;  // empty: no Authorization header; never logged
-  Duration timeout{10'000};  // the whole request, connect included
+  std::string base_url;       // http://127.0.0.1:9090 or https://prometheus.example:9090
+  std::string ca_file;        // TLS trust anchor; empty: the system's
+  std::string bearer_token;   // empty: no "Bearer" Authorization header; never logged
+  Duration timeout{10'000};   // the whole request, connect included
+  std::string authorization;  // a raw Authorization value (etcd's token), never logged; used
+                              // only without bearer_token
+  std::string cert_file;      // TLS client certificate (PEM); empty: none
+  std::string key_file;       // its private key (PEM); empty: in cert_file or none
 };
 
 struct HttpFailure {

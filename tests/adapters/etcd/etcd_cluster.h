@@ -1,0 +1,141 @@
+#pragma once
+
+// Real etcd members for the etcd adapter's tests and bench: single members and clusters on
+// 127.0.0.1 free ports, data and logs in a temp folder; every member gets SIGTERM then SIGKILL
+// when the Cluster dies (and SIGKILL when the test process dies: tests/support/process.h).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/etcd/etcd_client.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabgate::etcd::testing {
+
+using namespace std::chrono_literals;
+
+inline constexpr const char* kEtcd = "/usr/bin/etcd";
+
+inline bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 30s) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return done();
+}
+
+// A loopback listening socket on a free port (kept open, so the port stays ours), or a port
+// number only (the socket closed) for a child to bind.
+struct Listener {
+  int fd = -1;
+  int port = -1;
+  explicit Listener(bool keep) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0)
+      port = ntohs(address.sin_port);
+    if (keep) {
+      ::listen(fd, 16);
+    } else {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ~Listener() {
+    if (fd >= 0) ::close(fd);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+inline int free_port() {
+  return Listener(false).port;
+}
+
+// One etcd member, its data and log in `dir`; SIGTERM then SIGKILL when it dies.
+struct Member {
+  std::string name;
+  int client_port = free_port();
+  int peer_port = free_port();
+  std::string options;  // more etcd options; with --cert-file the client URLs are https
+  fabgate::testing::ChildProcess process;
+  std::string client_url() const {
+    bool tls = options.find("--cert-file") != std::string::npos;
+    return (tls ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(client_port);
+  }
+  std::string peer_url() const { return "http://127.0.0.1:" + std::to_string(peer_port); }
+  void start(const std::string& dir, const std::string& initial_cluster) {
+    std::string command =
+        std::string("exec ") + kEtcd + " --name " + name + " --data-dir " + dir + "/" + name +
+        " --listen-client-urls " + client_url() + " --advertise-client-urls " + client_url() +
+        " --listen-peer-urls " + peer_url() + " --initial-advertise-peer-urls " + peer_url() +
+        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + options + " >" +
+        dir + "/" + name + ".log 2>&1";
+    process = fabgate::testing::ChildProcess({"/bin/sh", "-c", command});
+  }
+};
+
+class Cluster {
+ public:
+  // `prepare` returns more options for every member (TLS on the client URLs: --cert-file ...),
+  // given the cluster's folder, where it may write files, before any member starts.
+  explicit Cluster(int size, const std::function<std::string(const std::string&)>& prepare = {}) {
+    std::string options = prepare ? prepare(dir_.path()) : "";
+    for (int i = 1; i <= size; ++i) {
+      members_.push_back(Member{"n" + std::to_string(i)});
+      members_.back().options = options;
+    }
+    std::string initial;
+    for (const auto& m : members_)
+      initial += (initial.empty() ? "" : ",") + m.name + "=" + m.peer_url();
+    for (auto& m : members_) m.start(dir_.path(), initial);
+  }
+  std::vector<std::string> endpoints() const {
+    std::vector<std::string> out;
+    for (const auto& m : members_) out.push_back(m.client_url());
+    return out;
+  }
+  Member& member(int i) { return members_[i]; }
+  // True once a put through every member's own endpoint succeeds (with `settings`' TLS files).
+  bool ready(EtcdSettings settings = {}) {
+    settings.timeout = 2s;
+    for (const auto& m : members_) {
+      settings.endpoints = {m.client_url()};
+      auto client = EtcdClient::open(settings);
+      if (!client) return false;
+      if (!eventually([&] { return client->put("fabgate-ready", "1").ok(); })) return false;
+    }
+    return true;
+  }
+  std::string log(int i) {
+    return fabgate::testing::read_file(dir_.path() + "/" + members_[i].name + ".log");
+  }
+
+ private:
+  fabgate::testing::TempDir dir_{"fabgate-etcd"};
+  std::vector<Member> members_;
+};
+
+inline EtcdClient open_client(std::vector<std::string> endpoints, Duration timeout = 5s) {
+  EtcdSettings settings;
+  settings.endpoints = std::move(endpoints);
+  settings.timeout = timeout;
+  auto client = EtcdClient::open(settings);
+  if (!client) throw std::runtime_error(client.error().message);
+  return std::move(client).value();
+}
+
+}  // namespace fabgate::etcd::testing
