@@ -1,5 +1,7 @@
 #include "tests/support/sshd_fixture.h"
 
+#include "tests/support/test_port.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -21,24 +23,6 @@ constexpr const char* kKeygen = "/usr/bin/ssh-keygen";
 std::string& error_text() {
   static thread_local std::string text;
   return text;
-}
-
-// A port the kernel considers free right now. sshd cannot bind port 0 and report it, so the
-// port is picked here; a collision with another process is handled by retrying.
-int pick_free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
 }
 
 bool accepts_connections(int port) {
@@ -195,7 +179,7 @@ bool SshdFixture::launch(const Options& options, std::string& error) {
   ::mkdir("/run/sshd", 0755);
 
   for (int attempt = 0; attempt < 5; ++attempt) {
-    port_ = pick_free_port();
+    port_ = reserve_test_port();
     if (port_ == 0) {
       error = "no free port on 127.0.0.1";
       return false;

@@ -18,6 +18,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::etcd::testing {
 
@@ -61,9 +62,8 @@ struct Listener {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 
-inline int free_port() {
-  return Listener(false).port;
-}
+// A port for an etcd member to bind (tests/support/test_port.h).
+inline int free_port() { return fabgate::testing::reserve_test_port(); }
 
 // One etcd member, its data and log in `dir`; SIGTERM then SIGKILL when it dies.
 struct Member {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "adapters/flows/report_json.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::flows {
 namespace {
@@ -21,8 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 
 std::uint16_t free_port(const std::string& address) {
-  auto bound = bound_socket(SOCK_STREAM, *parse_ipv4(address, 0));
-  return bound ? local_port(bound->get()) : 0;
+  return static_cast<std::uint16_t>(testing::reserve_test_port(address));
 }
 
 std::vector<RankEndpoint> rank_table(int ranks) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "adapters/flows/flow_probe.h"
+#include "tests/support/test_port.h"
 #include "adapters/flows/report_json.h"
 #include "adapters/flows/responder.h"
 #include "adapters/flows/watch.h"
@@ -158,14 +159,10 @@ TEST(FlowProbeLoopback, TcpFlowsAllCompleteAndJsonCarriesEachFlow) {
 }
 
 TEST(FlowProbeLoopback, NoResponderIsNoEvidence) {
-  // Given nothing listening on the port (a closed port found by binding and closing), then
+  // Given nothing listening on the port (one reserved for this test and never bound), then
   // every flow is refused and the probe reports no evidence for both protocols.
-  std::uint16_t closed_port = 0;
-  {
-    auto probe_socket = bound_socket(SOCK_DGRAM, *parse_ipv4("127.0.0.1", 0));
-    ASSERT_TRUE(probe_socket);
-    closed_port = local_port(probe_socket->get());
-  }
+  auto closed_port = static_cast<std::uint16_t>(testing::reserve_test_port());
+  ASSERT_NE(closed_port, 0);
   for (auto protocol : {Protocol::udp, Protocol::tcp}) {
     auto report = run_flow_probe(options_for(closed_port, protocol, 4));
     ASSERT_TRUE(report);

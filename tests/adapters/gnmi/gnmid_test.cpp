@@ -30,6 +30,7 @@
 #include "adapters/gnmi/telemetry.h"
 #include "gates/snapshot/normalizers.h"
 #include "tests/adapters/gnmi/gnmid_harness.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::gnmi {
 namespace {
@@ -556,19 +557,14 @@ TEST(Gnmid, ASubscribeModeTheTargetDoesNotImplementIsUnimplementedNotBroken) {
 }
 
 TEST(Gnmid, NothingListeningIsUnreachable) {
-  // Given a loopback port nobody listens on, then the client reports `unreachable` promptly.
-  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(probe);
+  // Given a loopback port nobody listens on (reserved for this test, never bound), then the
+  // client reports `unreachable` promptly.
+  const int port = fabgate::testing::reserve_test_port();
+  ASSERT_NE(port, 0);
   GnmiClientOptions options;
   options.tls = false;
   options.device = "ghost";
-  options.address = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  options.address = "127.0.0.1:" + std::to_string(port);
   auto client = connect(options);
   ASSERT_TRUE(client);
   auto result = (*client)->capabilities(kDeadline);

@@ -35,23 +35,12 @@
 #include "adapters/prom/prometheus_client.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::testing {
 
-inline int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t size = sizeof address;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0)
-    port = ntohs(address.sin_port);
-  ::close(fd);
-  return port;
-}
+// A loopback port for a child to bind (tests/support/test_port.h).
+inline int free_loopback_port() { return reserve_test_port(); }
 
 // Polls `done` every 100 ms until it is true or `limit` passed.
 inline bool eventually(const std::function<bool()>& done,

@@ -25,31 +25,17 @@
 #include "tests/support/git_repo.h"
 #include "tests/support/process.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::testing {
 
 inline const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 inline const std::string kFabgateProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
 
-// A port free on 127.0.0.1 for both TCP and UDP right now (the flows responder binds both),
-// found by binding port 0 and closing again; 0 when none was found.
-inline int free_probe_port() {
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    int tcp = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    bool bound = ::bind(tcp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                 ::getsockname(tcp, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
-    bool both = bound && ::bind(udp, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    ::close(udp);
-    ::close(tcp);
-    if (both) return ntohs(address.sin_port);
-  }
-  return 0;
-}
+// A port free on 127.0.0.1 for both TCP and UDP (the flows responder binds both), outside the
+// kernel's ephemeral range and claimed for this test process (tests/support/test_port.h); 0 when
+// none was found.
+inline int free_probe_port() { return reserve_test_port(); }
 
 class FabgateEndToEnd : public ::testing::Test {
  protected:
