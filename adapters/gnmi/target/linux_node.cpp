@@ -94,7 +94,7 @@ std::string LinuxNode::hostname() {
   return name;
 }
 
-std::string LinuxNode::software_version() {
+NodeResult<std::string> LinuxNode::software_version() {
   std::vector<std::string> parts;
   if (auto os_release = read_text("/etc/os-release")) {
     for (const auto& line : split_lines(*os_release)) {
@@ -111,14 +111,27 @@ std::string LinuxNode::software_version() {
   std::vector<std::string> argv = options_.vtysh;
   argv.insert(argv.end(), {"-c", "show version"});
   CommandOutcome outcome = run_command(argv, options_.command_timeout);
-  if (outcome.succeeded()) {
-    // "FRRouting 8.4.4 (leaf1) on Linux(6.1.0)." -> "FRRouting 8.4.4"
-    std::istringstream words(outcome.out);
-    std::string product;
-    std::string version;
-    if (words >> product >> version && product == "FRRouting")
-      parts.push_back(product + " " + version);
+  // A node without vtysh has no FRR, and its version is the OS's alone. A vtysh that is there
+  // but fails or times out is no answer: leaving FRR out would tell a compat or compare gate
+  // that FRR vanished (or, on a baseline, that it was never there).
+  bool no_frr = !outcome.started || (!outcome.timed_out && outcome.exit_status == 127);
+  if (no_frr) return join(parts, "; ");
+  const std::string command = join(argv, " ");
+  if (!outcome.succeeded()) {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "FRR's version is not available: " + command + ": " +
+                           outcome.describe_failure(options_.command_timeout)};
   }
+  // "FRRouting 8.4.4 (leaf1) on Linux(6.1.0)." -> "FRRouting 8.4.4"
+  std::istringstream words(outcome.out);
+  std::string product;
+  std::string version;
+  if (!(words >> product >> version) || product != "FRRouting") {
+    return NodeFailure{NodeFailure::Kind::unavailable,
+                       "FRR's version is not available: " + command + ": unexpected output: " +
+                           std::string(trim(outcome.out.substr(0, 120)))};
+  }
+  parts.push_back(product + " " + version);
   return join(parts, "; ");
 }
 

@@ -28,7 +28,7 @@ class LinuxNode final : public Node {
   explicit LinuxNode(LinuxNodeOptions options) : options_(std::move(options)) {}
 
   std::string hostname() override;
-  std::string software_version() override;
+  NodeResult<std::string> software_version() override;
   NodeResult<std::vector<InterfaceState>> interfaces() override;
   NodeResult<InterfaceState> interface(const std::string& name) override;
   NodeResult<std::vector<NicInfo>> nics() override;

@@ -108,7 +108,9 @@ class Node {
   virtual ~Node() = default;
   virtual std::string hostname() = 0;
   // "<OS pretty name>; Linux <release>[; FRRouting <version>]"
-  virtual std::string software_version() = 0;
+  // The OS release and kernel, and FRR's version where FRR is installed; unavailable when FRR
+  // is installed but does not answer (never a version with FRR silently left out).
+  virtual NodeResult<std::string> software_version() = 0;
   virtual NodeResult<std::vector<InterfaceState>> interfaces() = 0;
   virtual NodeResult<InterfaceState> interface(const std::string& name) = 0;
   // Interfaces with driver information (the loopback has none).

@@ -71,8 +71,9 @@ json neighbor_node(const BgpNeighborState& neighbor) {
 }
 
 NodeResult<Ok> add_system(Node& node, json& tree) {
-  tree["system"] = {
-      {"state", {{"hostname", node.hostname()}, {"software-version", node.software_version()}}}};
+  auto version = node.software_version();
+  if (!version) return version.error();
+  tree["system"] = {{"state", {{"hostname", node.hostname()}, {"software-version", *version}}}};
   return Ok{};
 }
 

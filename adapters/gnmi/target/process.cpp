@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -88,16 +89,37 @@ struct SpawnAttributes {
 
 }  // namespace
 
-std::string CommandOutcome::describe_failure(Duration limit) const {
+namespace {
+thread_local std::optional<std::chrono::steady_clock::time_point> caller_deadline;
+}  // namespace
+
+CallerDeadline::CallerDeadline(std::chrono::steady_clock::time_point deadline)
+    : previous_(caller_deadline) {
+  caller_deadline = deadline;
+}
+
+CallerDeadline::~CallerDeadline() { caller_deadline = previous_; }
+
+Duration CallerDeadline::limit_for(Duration own) {
+  if (!caller_deadline) return own;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  *caller_deadline - std::chrono::steady_clock::now()) -
+              kReplyMargin;
+  return std::clamp(left, Duration{1}, kLongestCallerLimit);
+}
+
+std::string CommandOutcome::describe_failure(Duration fallback) const {
   if (!started) return error;
-  if (timed_out) return "timed out after " + format_duration(limit);
+  if (timed_out) return "timed out after " + format_duration(limit.count() > 0 ? limit : fallback);
   std::string detail(trim(err.empty() ? out : err));
   if (exit_status == 127 && detail.empty()) detail = "command not found";
   return "exit " + std::to_string(exit_status) + (detail.empty() ? "" : ": " + detail);
 }
 
-CommandOutcome run_command(const std::vector<std::string>& argv, Duration limit) {
+CommandOutcome run_command(const std::vector<std::string>& argv, Duration own_limit) {
   CommandOutcome outcome;
+  const Duration limit = CallerDeadline::limit_for(own_limit);
+  outcome.limit = limit;
   if (argv.empty()) {
     outcome.error = "empty command";
     return outcome;

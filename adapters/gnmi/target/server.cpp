@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "adapters/gnmi/proto/gnmi.grpc.pb.h"
 #include "adapters/gnmi/proto_convert.h"
 #include "adapters/gnmi/target/openconfig_tree.h"
+#include "adapters/gnmi/target/process.h"
 #include "adapters/gnmi/target/set_transaction.h"
 #include "adapters/gnmi/target/synthetic_routes.h"
 
@@ -150,7 +152,7 @@ class ReadingNode final : public Node {
  public:
   ReadingNode(Node& node, const BgpReader::Reading& reading) : node_(node), reading_(reading) {}
   std::string hostname() override { return node_.hostname(); }
-  std::string software_version() override { return node_.software_version(); }
+  NodeResult<std::string> software_version() override { return node_.software_version(); }
   NodeResult<std::vector<InterfaceState>> interfaces() override { return node_.interfaces(); }
   NodeResult<InterfaceState> interface(const std::string& name) override {
     return node_.interface(name);
@@ -287,6 +289,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
              ::gnmi::GetResponse* response) override {
     if (Status denied = admit(context); !denied.ok()) return denied;
     if (Status bad = check_encoding(request->encoding()); !bad.ok()) return bad;
+    auto deadline = caller_deadline(*context);
     std::shared_lock lock(node_mutex_);
     GnmiPath prefix = from_proto(request->prefix());
     DataType type = request->type() == ::gnmi::GetRequest::CONFIG        ? DataType::config
@@ -389,6 +392,17 @@ class GnmiService final : public ::gnmi::gNMI::Service {
 
  private:
   // Authentication, then the test-only delay.
+  // The commands a Get runs are bounded by the client's deadline rather than the node's own
+  // command limit (CallerDeadline); none for a call without a deadline.
+  static std::optional<CallerDeadline> caller_deadline(const ServerContext& context) {
+    auto deadline = context.deadline();
+    if (deadline == std::chrono::system_clock::time_point::max()) return std::nullopt;
+    auto left = deadline - std::chrono::system_clock::now();
+    return std::optional<CallerDeadline>(
+        std::in_place, std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(left));
+  }
+
   Status admit(ServerContext* context) const {
     if (options_.expected_login) {
       const auto& metadata = context->client_metadata();

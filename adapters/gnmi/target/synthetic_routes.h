@@ -26,7 +26,7 @@ class SyntheticRoutesNode final : public Node {
  public:
   SyntheticRoutesNode(Node& node, std::size_t ipv4_routes) : node_(node), count_(ipv4_routes) {}
   std::string hostname() override { return node_.hostname(); }
-  std::string software_version() override { return node_.software_version(); }
+  NodeResult<std::string> software_version() override { return node_.software_version(); }
   NodeResult<std::vector<InterfaceState>> interfaces() override { return node_.interfaces(); }
   NodeResult<InterfaceState> interface(const std::string& name) override {
     return node_.interface(name);

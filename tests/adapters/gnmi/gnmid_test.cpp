@@ -335,6 +335,70 @@ TEST(Gnmid, BgpSubtreeIsNotServedWithoutFrr) {
       << bgp.error().message;
 }
 
+TEST(Gnmid, AnFrrThatDoesNotAnswerItsVersionIsNoVersion) {
+  // Given a vtysh that is installed but fails `show version` (daemons down, or too slow), then a
+  // Get of the system state is refused naming the command, never served as a version from which
+  // FRR silently vanished (which compare would read as "FRR removed by the change").
+  TargetSetup setup;
+  setup.vtysh_script = R"(#!/bin/sh
+case "$2" in
+  "show version") echo "Exiting: failed to connect to any daemons." >&2; exit 1 ;;
+  *) exit 1 ;;
+esac
+)";
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  auto system = target->client->get({"/system/state"}, Encoding::json, kDeadline);
+  ASSERT_FALSE(system) << "served a version without FRR";
+  EXPECT_NE(system.error().message.find("FRR's version is not available: "), std::string::npos)
+      << system.error().message;
+  EXPECT_NE(system.error().message.find("-c show version: exit 1"), std::string::npos)
+      << system.error().message;
+}
+
+TEST(Gnmid, AGetWaitsForASlowFrrAsLongAsItsClientGivesIt) {
+  // Given a vtysh that takes 6 s to answer (past the node's own 5 s command limit, as a busy
+  // switch's vtysh can while it connects to every daemon), then a Get whose client gives it 20 s
+  // is answered with FRR's version, and for one whose client gives it 1 s the vtysh is killed
+  // once that second is up, not left running for the client that gave up.
+  TargetSetup setup;
+  setup.vtysh_script = R"(#!/bin/sh
+case "$2" in
+  "show version") echo $$ > "$(dirname "$0")/vtysh.pid"; sleep 6
+                  echo "FRRouting 9.1.0 (slow) on Linux(6.1.0)." ;;
+  *) exit 1 ;;
+esac
+)";
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+
+  auto patient = target->client->get({"/system/state"}, Encoding::json, Duration{20'000});
+  ASSERT_TRUE(patient) << patient.error().message;
+  json system = only_value(std::move(patient));
+  EXPECT_NE(system["software-version"].get<std::string>().find("; FRRouting 9.1.0"),
+            std::string::npos)
+      << system.dump();
+
+  auto hurried = target->client->get({"/system/state"}, Encoding::json, Duration{1'000});
+  EXPECT_FALSE(hurried);
+  std::ifstream pid_file(target->dir.file("vtysh.pid"));
+  pid_t vtysh = 0;
+  ASSERT_TRUE(pid_file >> vtysh);
+  bool gone = false;
+  // Up to 3 s more: before both its 6 s sleep and the node's own 5 s limit would end it.
+  for (int poll = 0; poll < 30 && !gone; ++poll) {
+    gone = ::kill(vtysh, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone) << "vtysh " << vtysh << " still runs after its client's deadline";
+}
+
 TEST(Gnmid, SubscribeOnceAndPollDeliverSnapshots) {
   // Given a ONCE subscription, then it returns the values and ends; given a POLL subscription,
   // then the first next() is the initial snapshot and each later one a fresh poll.
