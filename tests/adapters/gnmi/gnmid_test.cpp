@@ -119,8 +119,10 @@ std::unique_ptr<Target> start_target(TargetSetup setup, std::string& failure) {
 
 std::unique_ptr<Target> start_plaintext(std::vector<std::string> extra = {}, bool fake_vtysh = true,
                                         std::vector<std::string> env = {},
-                                        std::optional<GnmiLogin> login = {}) {
+                                        std::optional<GnmiLogin> login = {},
+                                        const char* vtysh_script = kFakeVtysh) {
   TargetSetup setup;
+  setup.vtysh_script = vtysh_script;
   setup.extra_args = {"--insecure-plaintext", "--no-auth"};
   setup.extra_args.insert(setup.extra_args.end(), extra.begin(), extra.end());
   setup.fake_vtysh = fake_vtysh;
@@ -339,18 +341,14 @@ TEST(Gnmid, AnFrrThatDoesNotAnswerItsVersionIsNoVersion) {
   // Given a vtysh that is installed but fails `show version` (daemons down, or too slow), then a
   // Get of the system state is refused naming the command, never served as a version from which
   // FRR silently vanished (which compare would read as "FRR removed by the change").
-  TargetSetup setup;
-  setup.vtysh_script = R"(#!/bin/sh
+  const char* vtysh_script = R"(#!/bin/sh
 case "$2" in
   "show version") echo "Exiting: failed to connect to any daemons." >&2; exit 1 ;;
   *) exit 1 ;;
 esac
 )";
-  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
-  setup.client.tls = false;
-  std::string failure;
-  auto target = start_target(setup, failure);
-  ASSERT_TRUE(target) << failure;
+  auto target = start_plaintext({}, true, {}, {}, vtysh_script);
+  ASSERT_TRUE(target);
   auto system = target->client->get({"/system/state"}, Encoding::json, kDeadline);
   ASSERT_FALSE(system) << "served a version without FRR";
   EXPECT_NE(system.error().message.find("FRR's version is not available: "), std::string::npos)
@@ -364,19 +362,15 @@ TEST(Gnmid, AGetWaitsForASlowFrrAsLongAsItsClientGivesIt) {
   // switch's vtysh can while it connects to every daemon), then a Get whose client gives it 20 s
   // is answered with FRR's version, and for one whose client gives it 1 s the vtysh is killed
   // once that second is up, not left running for the client that gave up.
-  TargetSetup setup;
-  setup.vtysh_script = R"(#!/bin/sh
+  const char* vtysh_script = R"(#!/bin/sh
 case "$2" in
   "show version") echo $$ > "$(dirname "$0")/vtysh.pid"; sleep 6
                   echo "FRRouting 9.1.0 (slow) on Linux(6.1.0)." ;;
   *) exit 1 ;;
 esac
 )";
-  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
-  setup.client.tls = false;
-  std::string failure;
-  auto target = start_target(setup, failure);
-  ASSERT_TRUE(target) << failure;
+  auto target = start_plaintext({}, true, {}, {}, vtysh_script);
+  ASSERT_TRUE(target);
 
   auto patient = target->client->get({"/system/state"}, Encoding::json, Duration{20'000});
   ASSERT_TRUE(patient) << patient.error().message;
