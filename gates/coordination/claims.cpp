@@ -1,0 +1,216 @@
+#include "gates/coordination/claims.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/foreign_json.h"
+#include "adapters/core/time.h"
+
+namespace fabgate::coordination {
+
+namespace {
+
+using etcd::Compare;
+using etcd::TxnOp;
+
+ClaimFailure store_failure(const std::string& what, const etcd::EtcdFailure& failure) {
+  return ClaimFailure{ClaimFailure::Kind::store,
+                      "coordination: " + what + ": etcd " +
+                          std::string(etcd::to_string(failure.kind)) + ": " + failure.message,
+                      std::nullopt,
+                      {},
+                      {}};
+}
+
+std::string record_of(const RunIdentity& run, const std::vector<std::string>& devices) {
+  nlohmann::json record = {{"run", run.run_id},
+                           {"operator", run.operator_name},
+                           {"change", run.change},
+                           {"controller", run.controller},
+                           {"devices", devices},
+                           {"claimed_at", format_utc(now_utc())}};
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A holder from its claim record, which another controller (perhaps another fabgate version)
+// wrote: read with typed lookups; a record that cannot be read is kept, marked unreadable.
+Holder holder_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
+  Holder holder;
+  holder.key = kv.key;
+  holder.run.run_id = run_from_key;
+  auto parsed = parse_foreign_json(kv.value);
+  const auto* devices = parsed.ok() ? array_member(parsed.document, "devices") : nullptr;
+  if (!parsed.ok() || !devices) {
+    holder.readable = false;
+    return holder;
+  }
+  holder.run.operator_name = string_member(parsed.document, "operator").value_or("");
+  holder.run.change = string_member(parsed.document, "change").value_or("");
+  holder.run.controller = string_member(parsed.document, "controller").value_or("");
+  holder.claimed_at = string_member(parsed.document, "claimed_at").value_or("");
+  for (const auto& device : *devices) {
+    if (!device.is_string()) {
+      holder.readable = false;
+      holder.devices.clear();
+      return holder;
+    }
+    holder.devices.push_back(device.get<std::string>());
+  }
+  return holder;
+}
+
+}  // namespace
+
+std::string Holder::describe() const {
+  std::string text = "run " + run.run_id + " (";
+  if (!readable) return text + "claim record unreadable: counted as holding the whole group)";
+  text += run.operator_name.empty() ? "operator unknown" : run.operator_name;
+  if (!run.change.empty()) text += ", change " + run.change;
+  if (!run.controller.empty()) text += ", on " + run.controller;
+  text += alive ? ", alive" : ", holder dead or without a lease: devices in unknown state until "
+                              "`fabgate recover " + run.run_id + "`";
+  if (!devices.empty()) {
+    text += ", holds ";
+    for (std::size_t i = 0; i < devices.size(); ++i) text += (i ? ", " : "") + devices[i];
+  }
+  return text + ")";
+}
+
+BudgetLedger::BudgetLedger(etcd::EtcdClient& client, std::string prefix)
+    : client_(client), prefix_(std::move(prefix)) {}
+
+std::string BudgetLedger::group_prefix(const std::string& budget, const std::string& group) const {
+  return prefix_ + "/budgets/" + budget + "/" + (group.empty() ? "all" : group);
+}
+
+Expected<Ok, ClaimFailure> BudgetLedger::read_liveness(std::vector<Holder>& holders) {
+  for (auto& holder : holders) {
+    auto alive = client_.get(prefix_ + "/runs/" + holder.run.run_id + "/alive");
+    if (!alive)
+      return store_failure("read whether run " + holder.run.run_id + " is alive", alive.error());
+    holder.alive = !alive->kvs.empty();
+  }
+  return Ok{};
+}
+
+Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
+                                                         const std::vector<Demand>& demands) {
+  if (!plain_key_segment(run.run_id))
+    return ClaimFailure{ClaimFailure::Kind::invalid,
+                        "coordination: run id '" + run.run_id + "' cannot be a key segment",
+                        std::nullopt,
+                        {},
+                        {}};
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    std::vector<Compare> guards;
+    std::vector<TxnOp> writes;
+    for (const auto& demand : demands) {
+      const std::string group = group_prefix(demand.group.budget, demand.group.group);
+      auto range = client_.get_prefix(group + "/");
+      if (!range) return store_failure("read budget " + demand.group.describe(), range.error());
+      std::int64_t guard_revision = 0;
+      for (const auto& kv : range->kvs)
+        if (kv.key == group + "/guard") guard_revision = kv.mod_revision;
+
+      // What others hold here; this run's own earlier claim is replaced, not counted.
+      std::vector<Holder> others;
+      bool unreadable = false;
+      std::set<std::string> in_change(demand.devices.begin(), demand.devices.end());
+      for (const auto& kv : range->kvs) {
+        const std::string claims = group + "/claims/";
+        if (!kv.key.starts_with(claims) || kv.key == claims + run.run_id) continue;
+        others.push_back(holder_from(kv, kv.key.substr(claims.size())));
+        unreadable = unreadable || !others.back().readable;
+        in_change.insert(others.back().devices.begin(), others.back().devices.end());
+      }
+      if (unreadable || static_cast<int>(in_change.size()) > demand.group.capacity) {
+        if (auto read = read_liveness(others); !read) return read.error();
+        std::string message = "budget " + demand.group.describe() + " allows " +
+                              std::to_string(demand.group.capacity) + " of " +
+                              std::to_string(demand.group.size) +
+                              " devices in change at once; this change needs ";
+        for (std::size_t i = 0; i < demand.devices.size(); ++i)
+          message += (i ? ", " : "") + demand.devices[i];
+        message += "; held by ";
+        for (std::size_t i = 0; i < others.size(); ++i)
+          message += (i ? "; " : "") + others[i].describe();
+        return ClaimFailure{ClaimFailure::Kind::over_budget, message, demand.group,
+                            std::move(others), demand.devices};
+      }
+      guards.push_back(guard_revision == 0
+                           ? Compare::absent(group + "/guard")
+                           : Compare::mod_revision_is(group + "/guard", guard_revision));
+      writes.push_back(TxnOp::put(group + "/claims/" + run.run_id, record_of(run, demand.devices)));
+      writes.push_back(TxnOp::put(group + "/guard", run.run_id));
+    }
+    if (run.lease != 0)
+      writes.push_back(TxnOp::put(prefix_ + "/runs/" + run.run_id + "/alive", run.controller,
+                                  run.lease));
+    auto result = client_.txn(guards, writes);
+    if (!result) return store_failure("claim budgets for run " + run.run_id, result.error());
+    if (result->succeeded) return result->revision;
+    // Another claim or release changed a group between the read and the write: read again.
+  }
+  return ClaimFailure{ClaimFailure::Kind::contention,
+                      "coordination: run " + run.run_id + " lost the race for its budgets " +
+                          std::to_string(kMaxAttempts) + " times in a row; try again",
+                      std::nullopt,
+                      {},
+                      {}};
+}
+
+Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id) {
+  if (!plain_key_segment(run_id))
+    return ClaimFailure{ClaimFailure::Kind::invalid,
+                        "coordination: run id '" + run_id + "' cannot be a key segment",
+                        std::nullopt,
+                        {},
+                        {}};
+  auto range = client_.get_prefix(prefix_ + "/budgets/");
+  if (!range) return store_failure("read the budgets to release run " + run_id, range.error());
+  const std::string suffix = "/claims/" + run_id;
+  std::vector<TxnOp> writes;
+  int released = 0;
+  for (const auto& kv : range->kvs) {
+    if (!kv.key.ends_with(suffix)) continue;
+    const std::string group = kv.key.substr(0, kv.key.size() - suffix.size());
+    writes.push_back(TxnOp::del(kv.key));
+    writes.push_back(TxnOp::put(group + "/guard", run_id));
+    ++released;
+  }
+  writes.push_back(TxnOp::del(prefix_ + "/runs/" + run_id + "/alive"));
+  auto result = client_.txn({}, writes);
+  if (!result) return store_failure("release the budgets of run " + run_id, result.error());
+  return released;
+}
+
+Expected<std::vector<GroupClaims>, ClaimFailure> BudgetLedger::groups() {
+  const std::string root = prefix_ + "/budgets/";
+  auto range = client_.get_prefix(root);
+  if (!range) return store_failure("read the budgets", range.error());
+  std::map<std::pair<std::string, std::string>, GroupClaims> by_group;
+  for (const auto& kv : range->kvs) {
+    // <budget>/<group>/claims/<run>
+    std::string rest = kv.key.substr(root.size());
+    auto first = rest.find('/');
+    auto claims = rest.find("/claims/", first == std::string::npos ? 0 : first);
+    if (first == std::string::npos || claims == std::string::npos || claims <= first) continue;
+    std::string budget = rest.substr(0, first);
+    std::string group = rest.substr(first + 1, claims - first - 1);
+    auto& entry = by_group[{budget, group}];
+    entry.budget = budget;
+    entry.group = group;
+    entry.holders.push_back(holder_from(kv, rest.substr(claims + 8)));
+  }
+  std::vector<GroupClaims> out;
+  for (auto& [key, entry] : by_group) {
+    if (auto read = read_liveness(entry.holders); !read) return read.error();
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace fabgate::coordination

@@ -1,0 +1,100 @@
+#pragma once
+
+// Budget claims in etcd (issue 32): a run claims the groups its targets fall into, atomically,
+// before its first step, and releases them when it ends or is recovered.
+//
+// Keys, under the fabric's prefix P:
+//   P/budgets/<budget>/<group>/guard           bumped by every claim and release in the group
+//   P/budgets/<budget>/<group>/claims/<run>    the holder's record (JSON); no lease
+//   P/runs/<run>/alive                         on the run's lease, when it has one
+// <group> is "pod=p3" for a budget with `per: pod`, "all" for one without.
+//
+// A claim reads every group it needs, counts the devices other runs hold there, and writes
+// all its claim keys in one transaction conditional on every group's guard being unchanged
+// since that read: two controllers claiming the last unit of a group at once cannot both
+// succeed. Claims carry no lease: a run that dies keeps its claims (its devices may still be
+// changed) until `release` (fabgate recover) takes them off; `holders` shows it as dead once
+// its alive key's lease has expired. docs/coordination.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/core/result.h"
+#include "adapters/etcd/etcd_client.h"
+#include "gates/coordination/budgets.h"
+
+namespace fabgate::coordination {
+
+// Who holds (or asks for) a claim.
+struct RunIdentity {
+  std::string run_id;  // a plain key segment ([A-Za-z0-9._-])
+  std::string operator_name;
+  std::string change;
+  std::string controller;  // the machine (or CI runner) the run executes on
+  std::int64_t lease = 0;  // the run's etcd lease; 0: none (the claim then shows no liveness)
+};
+
+struct Holder {
+  RunIdentity run;                   // lease left 0
+  std::vector<std::string> devices;  // the devices it holds in this group
+  std::string claimed_at;            // ISO 8601 UTC, as the holder wrote it
+  bool alive = false;                // its alive key still exists (its lease is kept)
+  bool readable = true;              // false: a record this version cannot read; counted full
+  std::string key;
+
+  std::string describe() const;  // "run 1a2b (alice, change drain-spine2, on ci-7, alive)"
+};
+
+struct GroupClaims {
+  std::string budget;
+  std::string group;  // "pod=p3", or "all"
+  std::vector<Holder> holders;
+};
+
+struct ClaimFailure {
+  enum class Kind {
+    over_budget,  // the budget does not allow it now: `group`, `holders`, `wanted` say why
+    contention,   // other claims kept changing the groups: every retry lost its race
+    store,        // etcd failed or answered something unreadable
+    invalid,      // a run id or prefix that cannot be a key segment
+  };
+  Kind kind = Kind::store;
+  std::string message;
+  std::optional<BudgetGroup> group;  // over_budget
+  std::vector<Holder> holders;       // over_budget: who holds the group now
+  std::vector<std::string> wanted;   // over_budget: what this run asked for there
+};
+
+class BudgetLedger {
+ public:
+  static constexpr int kMaxAttempts = 16;
+
+  // `prefix`: the fabric's key prefix ("/fabgate/fabric-a"), without a trailing '/'.
+  BudgetLedger(etcd::EtcdClient& client, std::string prefix);
+
+  // Claims every demand for `run` in one transaction (retried while other claims race it, at
+  // most kMaxAttempts times); the store's revision after it. A claim the run already holds is
+  // replaced, so claiming again is harmless. With run.lease, the run's alive key is written in
+  // the same transaction.
+  Expected<std::int64_t, ClaimFailure> claim(const RunIdentity& run,
+                                             const std::vector<Demand>& demands);
+
+  // Removes every claim `run_id` holds, in every group, and its alive key (fabgate recover, or
+  // the run's own end); how many claims it removed. Releasing a run that holds nothing is 0.
+  Expected<int, ClaimFailure> release(const std::string& run_id);
+
+  // Every group with claims, sorted by budget and group (the fleet view).
+  Expected<std::vector<GroupClaims>, ClaimFailure> groups();
+
+ private:
+  std::string group_prefix(const std::string& budget, const std::string& group) const;
+  // Sets each holder's `alive` from its run's alive key.
+  Expected<Ok, ClaimFailure> read_liveness(std::vector<Holder>& holders);
+
+  etcd::EtcdClient& client_;
+  std::string prefix_;
+};
+
+}  // namespace fabgate::coordination

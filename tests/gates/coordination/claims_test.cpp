@@ -1,0 +1,221 @@
+// Budget claims against the real Debian etcd 3.4 (one member on a reserved 127.0.0.1 port, data
+// in a temp folder): two runs draining both spines of one pod, a race for the last unit, a dead
+// holder keeping its claim until it is released, records another controller wrote badly, and
+// an unreachable store.
+
+#include "gates/coordination/claims.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/adapters/etcd/etcd_cluster.h"
+
+namespace fabgate::coordination {
+namespace {
+
+using namespace std::chrono_literals;
+using etcd::testing::Cluster;
+using etcd::testing::eventually;
+using etcd::testing::kEtcd;
+using etcd::testing::open_client;
+using Kind = ClaimFailure::Kind;
+
+const char* kPrefix = "/fabgate/fabric-a";
+
+Demand spine_of_pod(const std::string& device, const std::string& pod, int capacity = 1) {
+  return Demand{BudgetGroup{"spines-per-pod", "pod=" + pod, 2, capacity, {"budgets.yaml", 2, 5}},
+                {device}};
+}
+
+RunIdentity run(const std::string& id, const std::string& who, const std::string& change,
+                const std::string& controller, std::int64_t lease = 0) {
+  return RunIdentity{id, who, change, controller, lease};
+}
+
+class BudgetClaims : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kEtcd))
+      GTEST_SKIP() << kEtcd << " is missing: scripts/bootstrap --tests installs etcd-server";
+    cluster_ = std::make_unique<Cluster>(1);
+    ASSERT_TRUE(cluster_->ready()) << "etcd did not start: " << cluster_->log(0);
+  }
+  etcd::EtcdClient client() { return open_client(cluster_->endpoints()); }
+  std::unique_ptr<Cluster> cluster_;
+};
+
+TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
+  // Given at most one spine per pod in change, when team A's run claims spine1 of p3 and team
+  // B's run (another controller) then claims spine2 of p3, then B is refused naming the budget,
+  // A's run, operator, change and controller; a spine of another pod is still allowed.
+  auto a_client = client();
+  auto b_client = client();
+  BudgetLedger a(a_client, kPrefix);
+  BudgetLedger b(b_client, kPrefix);
+  auto lease = a_client.grant(30);
+  ASSERT_TRUE(lease) << lease.error().message;
+  auto claimed = a.claim(run("run-a", "alice", "drain-spine1", "ci-runner-1", lease->id),
+                         {spine_of_pod("spine1", "p3")});
+  ASSERT_TRUE(claimed) << claimed.error().message;
+
+  auto refused = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"),
+                         {spine_of_pod("spine2", "p3")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  EXPECT_EQ(refused.error().message,
+            "budget spines-per-pod (pod=p3) allows 1 of 2 devices in change at once; this change "
+            "needs spine2; held by run run-a (alice, change drain-spine1, on ci-runner-1, alive, "
+            "holds spine1)");
+  ASSERT_EQ(refused.error().holders.size(), 1u);
+  EXPECT_EQ(refused.error().holders[0].run.controller, "ci-runner-1");
+
+  auto other_pod = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"),
+                           {spine_of_pod("spine2", "p4")});
+  EXPECT_TRUE(other_pod) << other_pod.error().message;
+
+  // Once A releases, B may drain spine2 of p3.
+  auto released = a.release("run-a");
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(*released, 1);
+  auto after = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"),
+                       {spine_of_pod("spine2", "p3"), spine_of_pod("spine2", "p4")});
+  EXPECT_TRUE(after) << after.error().message;
+}
+
+TEST_F(BudgetClaims, OfEightRunsRacingForTheLastUnitExactlyOneWins) {
+  // Given a group with room for one device, when eight controllers claim it at the same moment
+  // (each its own client and device), then exactly one claim succeeds and the seven others are
+  // refused as over budget: the guarded transaction lets no two through.
+  constexpr int kRacers = 8;
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<int> outcome(kRacers, -1);  // 0 won, 1 over budget, 2 other failure
+  std::vector<std::string> messages(kRacers);
+  std::vector<std::thread> racers;
+  for (int i = 0; i < kRacers; ++i) {
+    racers.emplace_back([&, i] {
+      auto own = client();
+      BudgetLedger ledger(own, kPrefix);
+      ++ready;
+      while (!go) std::this_thread::yield();
+      auto result = ledger.claim(run("run-" + std::to_string(i), "op", "c", "ctl"),
+                                 {spine_of_pod("spine" + std::to_string(i), "p1")});
+      outcome[i] = result ? 0 : result.error().kind == Kind::over_budget ? 1 : 2;
+      if (!result) messages[i] = result.error().message;
+    });
+  }
+  while (ready < kRacers) std::this_thread::yield();
+  go = true;
+  for (auto& racer : racers) racer.join();
+  int won = 0;
+  for (int i = 0; i < kRacers; ++i) {
+    EXPECT_NE(outcome[i], 2) << messages[i];
+    won += outcome[i] == 0;
+  }
+  EXPECT_EQ(won, 1);
+  auto own = client();
+  auto groups = BudgetLedger(own, kPrefix).groups();
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ(groups->front().holders.size(), 1u) << "a refused claim left a key behind";
+}
+
+TEST_F(BudgetClaims, ADeadRunKeepsItsClaimUntilItIsReleased) {
+  // Given a run whose lease expires (it died mid-change), then its claim stays, the holder shows
+  // as dead with `fabgate recover` named, and another run is still refused; after release
+  // (what recover does once the devices are restored) the other run may proceed.
+  auto owner = client();
+  BudgetLedger dying(owner, kPrefix);
+  auto lease = owner.grant(1);
+  ASSERT_TRUE(lease) << lease.error().message;
+  ASSERT_TRUE(dying.claim(run("run-dead", "carol", "mtu-9000", "jump-1", lease->id),
+                          {spine_of_pod("spine1", "p1")}));
+  ASSERT_TRUE(eventually([&] {
+    auto ttl = owner.time_to_live(lease->id);
+    return ttl && ttl->ttl == -1;
+  })) << "the lease never expired";
+
+  auto other_client = client();
+  BudgetLedger other(other_client, kPrefix);
+  auto refused = other.claim(run("run-next", "dave", "drain", "jump-2"),
+                             {spine_of_pod("spine2", "p1")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  ASSERT_EQ(refused.error().holders.size(), 1u);
+  EXPECT_FALSE(refused.error().holders[0].alive);
+  EXPECT_NE(refused.error().message.find("holder dead or without a lease: devices in unknown "
+                                         "state until `fabgate recover run-dead`"),
+            std::string::npos)
+      << refused.error().message;
+
+  auto groups = other.groups();
+  ASSERT_TRUE(groups);
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ(groups->front().budget, "spines-per-pod");
+  EXPECT_EQ(groups->front().group, "pod=p1");
+  ASSERT_EQ(groups->front().holders.size(), 1u);
+  EXPECT_EQ(groups->front().holders[0].run.run_id, "run-dead");
+  EXPECT_FALSE(groups->front().holders[0].alive);
+
+  auto released = other.release("run-dead");  // from another controller, as recover would
+  ASSERT_TRUE(released);
+  EXPECT_EQ(*released, 1);
+  EXPECT_TRUE(other.claim(run("run-next", "dave", "drain", "jump-2"),
+                          {spine_of_pod("spine2", "p1")}));
+  auto again = other.release("run-dead");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, 0) << "releasing twice is harmless";
+}
+
+TEST_F(BudgetClaims, ClaimingAgainReplacesTheRunsOwnClaim) {
+  // Given a run that already holds spine1, when it claims again (a retried start), then it is
+  // not refused by its own claim.
+  auto own = client();
+  BudgetLedger ledger(own, kPrefix);
+  ASSERT_TRUE(ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")}));
+  auto again = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
+  EXPECT_TRUE(again) << again.error().message;
+}
+
+TEST_F(BudgetClaims, AClaimRecordThatCannotBeReadCountsAsAFullGroup) {
+  // Given a claim record another controller wrote in a shape this version cannot read, then it
+  // counts as holding the whole group (never as holding nothing), and the refusal says so.
+  auto own = client();
+  ASSERT_TRUE(own.put(std::string(kPrefix) + "/budgets/spines-per-pod/pod=p1/claims/run-x",
+                      "{\"devices\": \"spine1\"}"));
+  BudgetLedger ledger(own, kPrefix);
+  auto refused = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine2", "p1", 2)});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  EXPECT_NE(refused.error().message.find(
+                "run run-x (claim record unreadable: counted as holding the whole group)"),
+            std::string::npos)
+      << refused.error().message;
+}
+
+TEST(BudgetClaimsStore, AnUnreachableStoreIsAStoreFailureAndARunIdMustBeAKeySegment) {
+  // Given no etcd at the endpoint, then a claim fails as a store failure naming etcd, never as
+  // a claim granted; a run id with '/' is refused before anything is sent.
+  auto client = open_client(
+      {"http://127.0.0.1:" + std::to_string(fabgate::testing::reserve_test_port())}, 1s);
+  BudgetLedger ledger(client, kPrefix);
+  auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
+  ASSERT_FALSE(claimed);
+  EXPECT_EQ(claimed.error().kind, Kind::store);
+  EXPECT_NE(claimed.error().message.find("coordination: read budget spines-per-pod (pod=p1): "
+                                         "etcd unreachable"),
+            std::string::npos)
+      << claimed.error().message;
+  auto bad = ledger.claim(run("../x", "op", "c", "ctl"), {});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, Kind::invalid);
+}
+
+}  // namespace
+}  // namespace fabgate::coordination
