@@ -3,6 +3,9 @@
 #include "gates/compare/exception_register.h"
 #include "gates/compare/rule_set.h"
 #include "gates/compat/matrix.h"
+#include "gates/coordination/budgets.h"
+
+#include <set>
 
 namespace fabgate::app {
 namespace {
@@ -34,6 +37,21 @@ std::vector<std::string> policy_problems(const intent::IntentRepository& reposit
     } else if (path == policies + "/compat.yaml") {
       auto matrix = compat::load_matrix(text, shown(path));
       if (!matrix.ok()) collect(matrix.error(), shown(path), problems);
+    } else if (path == policies + "/budgets.yaml") {
+      // The budgets, and every change against them: one whose own targets exceed a budget could
+      // never run (docs/coordination.md).
+      auto budgets = coordination::load_budgets(text, shown(path));
+      if (!budgets.ok()) {
+        collect(budgets.error(), shown(path), problems);
+        continue;
+      }
+      std::set<std::string> seen;
+      for (const auto& change : repository.changes) {
+        auto demands = coordination::demands_of(*budgets, repository.inventory, change.targets);
+        if (demands.ok()) continue;
+        for (const auto& detail : demands.error().details)
+          if (seen.insert(detail).second) problems.push_back("change '" + change.id + "': " + detail);
+      }
     }
   }
   return problems;

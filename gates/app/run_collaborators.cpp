@@ -17,6 +17,29 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
   return expanded.is_absolute() ? expanded : base / expanded;
 }
 
+// Budgets and the coordination store as the trusted policy ref has them (never the change's
+// own commit, which could raise its own budget); a command without a trusted policy (none acts
+// on devices without one) reads the commit's.
+pipeline::BudgetSetup budget_setup(const RunSetup& setup) {
+  pipeline::BudgetSetup out;
+  out.intent_dir = setup.intent_dir;
+  if (const auto& trusted = setup.repository.trusted_policy) {
+    out.budgets_text = trusted->budgets;
+    out.budgets_file = trusted->budgets_path;
+    out.source = trusted->source;
+    out.coordination = trusted->coordination;
+    return out;
+  }
+  const std::string path = setup.repository.settings.policies_dir + "/budgets.yaml";
+  if (auto text = setup.repository.policy_texts.find(path);
+      text != setup.repository.policy_texts.end())
+    out.budgets_text = text->second;
+  out.budgets_file = path;
+  out.source = "commit " + setup.repository.commit.id.substr(0, 12);
+  out.coordination = setup.repository.settings.coordination;
+  return out;
+}
+
 pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   pipeline::SafeguardOptions options;
   options.locks.base_dir = setup.repository.settings.safeguards.lock_dir;
@@ -72,7 +95,8 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
       gnmi_steps_(grpc_gnmi_, setup.evidence),
       snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
       safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
-                  safeguard_options(setup)) {
+                  safeguard_options(setup)),
+      budgets_(budget_setup(setup), setup.repository.inventory, setup.change, setup.evidence) {
   const auto& monitoring = setup.repository.settings.monitoring;
   if (monitoring.prometheus)
     prometheus_ = std::make_unique<prom::PrometheusClient>(
@@ -118,6 +142,10 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
   safeguards_.adopt_locks(run_id, targets_);
   safeguards_.release_locks();
   (void)evidence_.write_json("safeguards.json", safeguards_.to_json());
+  budgets_.adopt();
+  (void)budgets_.release(run_id);
+  if (budgets_.wanted() || !budgets_.released_ok())
+    (void)evidence_.write_json("coordination.json", budgets_.to_json());
 }
 
 pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateObserver& observer) {
@@ -130,7 +158,8 @@ pipeline::Pipeline::Collaborators RunCollaborators::for_pipeline(pipeline::GateO
           [this] { return session_notes(); },
           prometheus_.get(),
           alertmanager_.get(),
-          &pipeline::connect_gnmi};
+          &pipeline::connect_gnmi,
+          &budgets_};
 }
 
 std::vector<std::string> RunCollaborators::session_notes() {

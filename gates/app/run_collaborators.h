@@ -35,7 +35,7 @@ struct RunSetup {
 
 // The real collaborators of one run, all recording into its evidence bundle: SSH sessions
 // (one per device and role), the command remote, gNMI Set steps, the collector snapshotter,
-// and the device locks and confirm timers. One place, so apply and recover cannot drift apart
+// the device locks and confirm timers, and the budget claims. One place, so apply and recover cannot drift apart
 // in how they reach devices.
 class RunCollaborators {
  public:
@@ -70,6 +70,7 @@ class RunCollaborators {
   pipeline::RecordingGnmiSteps gnmi_steps_;
   pipeline::CollectorSnapshotter snapshotter_;
   pipeline::Safeguards safeguards_;
+  pipeline::RunBudgets budgets_;
   // docs/monitoring.md: present when fabgate.yaml configures them.
   std::unique_ptr<prom::PrometheusClient> prometheus_;
   std::unique_ptr<prom::AlertmanagerClient> alertmanager_;

@@ -22,10 +22,15 @@ struct PolicyAt {
   intent::Settings settings;
   std::optional<std::string> allowed_signers;
   std::optional<std::string> exceptions;
+  std::optional<std::string> budgets;
 };
 
 std::string exceptions_path(const intent::Settings& settings) {
   return settings.policies_dir + "/exceptions.yaml";
+}
+
+std::string budgets_path(const intent::Settings& settings) {
+  return settings.policies_dir + "/budgets.yaml";
 }
 
 // The policy at `commit` in the intent folder the change uses. A commit without that folder or
@@ -49,6 +54,7 @@ Result<PolicyAt> policy_at(const LoadedIntent& loaded, const std::string& commit
   policy.settings = std::move(*settings.settings);
   policy.allowed_signers = tree->read(policy.settings.approval.allowed_signers);
   policy.exceptions = tree->read(exceptions_path(policy.settings));
+  policy.budgets = tree->read(budgets_path(policy.settings));
   return policy;
 }
 
@@ -88,6 +94,12 @@ std::vector<std::string> policy_edits(const PolicyAt& base, const PolicyAt& chan
   };
   file(now.allowed_signers, base.allowed_signers, change.allowed_signers);
   file(exceptions_path(change.settings), base.exceptions, change.exceptions);
+  file(budgets_path(change.settings), base.budgets, change.budgets);
+  if (!(base.settings.coordination == change.settings.coordination))
+    edits.push_back("fabgate.yaml coordination: " +
+                    std::string(!base.settings.coordination     ? "added"
+                                : !change.settings.coordination ? "removed"
+                                                                : "edited"));
   return edits;
 }
 
@@ -216,6 +228,9 @@ Result<intent::TrustedPolicy> read_trusted_policy(const CommonOptions& common,
   trusted.allowed_signers = policy->allowed_signers;
   trusted.exceptions_path = exceptions_path(policy->settings);
   trusted.exceptions = policy->exceptions;
+  trusted.budgets_path = budgets_path(policy->settings);
+  trusted.budgets = policy->budgets;
+  trusted.coordination = policy->settings.coordination;
   if (base != commit) {
     auto own = policy_at(loaded, commit, "commit " + short_id(commit));
     if (!own.ok()) return std::move(own).error();

@@ -12,6 +12,9 @@
 //     its own);
 //   - what the change's commit edits of that policy (fabgate.yaml's approval block,
 //     allowed_signers, the exceptions register) is listed in TrustedPolicy::edits;
+//   - the redundancy budgets (policies/budgets.yaml) and fabgate.yaml's coordination block
+//     come from the same commit, and edits of them are listed too: a change must not raise its
+//     own budget or point coordination at an empty etcd (docs/coordination.md);
 //   - with approval.require_signed_commits (at the trusted ref), the commit's SSH signature is
 //     verified against allowed_signers there.
 

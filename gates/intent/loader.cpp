@@ -85,7 +85,8 @@ Settings Loader::load_settings() {
   if (!reader.expect_map(*root, "fabgate.yaml")) return settings;
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
-                     "snapshot", "compare", "probes", "secrets", "safeguards", "monitoring"},
+                     "snapshot", "compare", "probes", "secrets", "safeguards", "monitoring",
+                     "coordination"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -203,6 +204,8 @@ Settings Loader::load_settings() {
   }
   if (auto monitoring = reader.child(*root, "monitoring", Need::optional, "fabgate.yaml"))
     settings.monitoring = monitoring_settings(reader, *monitoring);
+  if (auto coordination = reader.child(*root, "coordination", Need::optional, "fabgate.yaml"))
+    settings.coordination = coordination_settings(reader, *coordination);
   if (auto compare = reader.child(*root, "compare", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*compare, "compare")) {
       reader.check_keys(*compare, {"rule_sets"}, "compare");
@@ -246,6 +249,77 @@ std::optional<MonitoringEndpoint> Loader::monitoring_endpoint(YamlReader& reader
     reader.error(node["token_env"], what + " sends a bearer token over plain http",
                  "use an https:// url with a ca_file, or leave token_env out");
   return endpoint;
+}
+
+// `coordination:` in fabgate.yaml (docs/coordination.md "Settings").
+std::optional<CoordinationSettings> Loader::coordination_settings(YamlReader& reader,
+                                                                  const YAML::Node& node) {
+  const std::string what = "coordination";
+  if (!reader.expect_map(node, what)) return std::nullopt;
+  reader.check_keys(node,
+                    {"endpoints", "prefix", "ca_file", "cert_file", "key_file", "username",
+                     "password_env", "lab_plain_http_auth", "timeout", "lease_ttl"},
+                    what);
+  CoordinationSettings out;
+  out.where = reader.at(node);
+  std::size_t problems = reader.diagnostics().size();
+  bool any_http = false;
+  if (auto endpoints = reader.string_list(node, "endpoints", Need::required, what)) {
+    if (endpoints->empty()) reader.error(node["endpoints"], "coordination endpoints is empty");
+    for (std::size_t i = 0; i < endpoints->size(); ++i) {
+      const std::string& url = (*endpoints)[i];
+      bool https = url.rfind("https://", 0) == 0;
+      bool http = url.rfind("http://", 0) == 0;
+      if (!https && !http)
+        reader.error(node["endpoints"][i],
+                     "coordination endpoint '" + url + "' is not an http:// or https:// URL",
+                     "an etcd client URL: https://10.0.0.1:2379");
+      else if (url_has_userinfo(url))  // not echoed: it holds the password
+        reader.error(node["endpoints"][i],
+                     "a coordination endpoint carries a user name or password (user:pass@host)",
+                     "give username and password_env instead");
+      any_http = any_http || http;
+    }
+    out.endpoints = *endpoints;
+  }
+  if (auto prefix = reader.string(node, "prefix", Need::required, what)) {
+    static const std::regex segments("(/[A-Za-z0-9._-]+)+");
+    if (!std::regex_match(*prefix, segments))
+      reader.error(node["prefix"], "coordination prefix '" + *prefix + "' is not a key prefix",
+                   "'/' then names of letters, digits, '.', '_' or '-', without a trailing '/': "
+                   "/fabgate/pod-a (one per fabric)");
+    out.prefix = *prefix;
+  }
+  if (auto v = reader.string(node, "ca_file", Need::optional, what)) out.ca_file = *v;
+  if (auto v = reader.string(node, "cert_file", Need::optional, what)) out.cert_file = *v;
+  if (auto v = reader.string(node, "key_file", Need::optional, what)) out.key_file = *v;
+  if (out.cert_file.empty() != out.key_file.empty())
+    reader.error(node, "coordination needs both cert_file and key_file, or neither");
+  if (auto v = reader.string(node, "username", Need::optional, what)) out.username = *v;
+  if (auto v = reader.string(node, "password_env", Need::optional, what)) out.password_env = *v;
+  if (auto v = reader.boolean(node, "lab_plain_http_auth", Need::optional, what))
+    out.lab_plain_http_auth = *v;
+  if (!out.username.empty() && out.password_env.empty())
+    reader.error(node["username"], "coordination username needs password_env",
+                 "the environment variable that holds its password");
+  if (!out.username.empty() && any_http && !out.lab_plain_http_auth)
+    reader.error(node["username"], "coordination sends a username and password over plain http",
+                 "use https:// endpoints with a ca_file (lab only: lab_plain_http_auth: true)");
+  if (auto v = reader.duration(node, "timeout", Need::optional, what)) {
+    if (v->count() < 100 || *v > Duration{60'000})
+      reader.error(node["timeout"], "coordination timeout must be between 100ms and 1m");
+    else
+      out.timeout = *v;
+  }
+  if (auto v = reader.duration(node, "lease_ttl", Need::optional, what)) {
+    if (*v < Duration{3'000} || *v > Duration{300'000})
+      reader.error(node["lease_ttl"], "coordination lease_ttl must be between 3s and 5m",
+                   "a run keeps its lease alive every third of it");
+    else
+      out.lease_ttl = *v;
+  }
+  if (reader.diagnostics().size() != problems) return std::nullopt;
+  return out;
 }
 
 MonitoringSettings Loader::monitoring_settings(YamlReader& reader, const YAML::Node& node) {

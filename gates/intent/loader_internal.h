@@ -62,6 +62,8 @@ class Loader {
  private:
   bool has_prometheus_ = false;  // promql probes need monitoring.prometheus
   MonitoringSettings monitoring_settings(YamlReader& reader, const YAML::Node& node);
+  std::optional<CoordinationSettings> coordination_settings(YamlReader& reader,
+                                                            const YAML::Node& node);
   std::optional<MonitoringEndpoint> monitoring_endpoint(YamlReader& reader, const YAML::Node& node,
                                                         const std::string& what,
                                                         std::vector<std::string_view> keys);

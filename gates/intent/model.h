@@ -95,6 +95,31 @@ struct MonitoringSettings {
   std::optional<AlertmanagerSettings> alertmanager;
 };
 
+// `coordination:` (docs/coordination.md): the etcd cluster the controllers that change this
+// fabric share, for redundancy budgets. Read from the trusted policy ref, like the approval
+// policy: a change that pointed it at an empty etcd would escape every budget.
+struct CoordinationSettings {
+  std::vector<std::string> endpoints;  // etcd client URLs: http://10.255.0.1:2379
+  std::string prefix;                  // this fabric's keys: /fabgate/pod-a
+  std::string ca_file;                 // TLS trust anchor for https endpoints; empty: system's
+  std::string cert_file;               // TLS client certificate and key (both or neither)
+  std::string key_file;
+  std::string username;              // etcd user (https only unless lab_plain_http_auth)
+  std::string password_env;          // environment variable holding its password
+  bool lab_plain_http_auth = false;  // lab only: username and password over http
+  Duration timeout{2'000};           // each etcd call on one endpoint
+  Duration lease_ttl{15'000};        // the run's lease; kept alive every third of it
+  SourceLocation where;
+
+  bool operator==(const CoordinationSettings& other) const {
+    return endpoints == other.endpoints && prefix == other.prefix && ca_file == other.ca_file &&
+           cert_file == other.cert_file && key_file == other.key_file &&
+           username == other.username && password_env == other.password_env &&
+           lab_plain_http_auth == other.lab_plain_http_auth && timeout == other.timeout &&
+           lease_ttl == other.lease_ttl;
+  }
+};
+
 struct Settings {
   std::string inventory = "inventory.yaml";
   std::string changes_dir = "changes";
@@ -111,6 +136,7 @@ struct Settings {
   // themselves never live in the intent repository.
   std::vector<std::string> secret_env;
   MonitoringSettings monitoring;
+  std::optional<CoordinationSettings> coordination;
   SourceLocation where;
 };
 
@@ -348,6 +374,9 @@ struct TrustedPolicy {
   std::optional<std::string> allowed_signers;  // its text there; nullopt: not in that commit
   std::string exceptions_path;                 // relative to the intent root
   std::optional<std::string> exceptions;       // the register's text there; nullopt: none
+  std::string budgets_path;                    // relative to the intent root
+  std::optional<std::string> budgets;          // policies/budgets.yaml there; nullopt: none
+  std::optional<CoordinationSettings> coordination;  // fabgate.yaml's coordination there
   // Policy files the change's commit edits relative to that commit ("fabgate.yaml approval
   // block: min_approvals 1 -> 0"); such a change needs at least one approval.
   std::vector<std::string> edits;

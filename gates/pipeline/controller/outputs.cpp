@@ -60,6 +60,24 @@ void Pipeline::finish_safeguards(RunOutcome& outcome) {
   (void)with_.evidence.write_json("safeguards.json", with_.safeguards->to_json());
 }
 
+void Pipeline::finish_budgets(RunOutcome& outcome) {
+  if (!with_.budgets) return;
+  const std::string run_id = with_.evidence.run_id();
+  if (outcome.exit_code == ExitCode::not_restored) {
+    if (with_.budgets->holds())
+      outcome.diagnosis.push_back(
+          "the run's redundancy-budget claims stay in the coordination store because its "
+          "targets are NOT RESTORED: other runs in those budget groups are refused until `fabgate "
+          "recover " +
+          run_id + "` releases them");
+  } else {
+    for (const auto& line : with_.budgets->release(run_id))
+      if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
+  }
+  if (with_.budgets->wanted() || with_.budgets->holds())
+    (void)with_.evidence.write_json("coordination.json", with_.budgets->to_json());
+}
+
 // Says in words what the layers mean together, for the cases operators get burned by.
 void Pipeline::diagnose() {
   auto verdict_of = [&](const std::string& phase, const std::string& layer) -> std::string {
@@ -190,6 +208,7 @@ void Pipeline::end_run(RunOutcome& outcome) {
     outcome.device_state += "; " + left;
   }
   finish_safeguards(outcome);
+  finish_budgets(outcome);
   if (outcome.exit_code == ExitCode::not_restored) name_the_way_back(outcome);
   diagnose();
 }

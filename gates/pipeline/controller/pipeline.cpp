@@ -242,6 +242,13 @@ void Pipeline::run_gates() {
   gate("window", [&](GateRecord& r) { check_window(r); });
   // 1b. device-locks: no other run may touch these devices until this one is finished.
   if (!stopped() && options_.mode != Mode::plan) lock_devices();
+  // 1c. budgets: the fabric's redundancy budgets leave room for these targets now, counting
+  //     the runs of every controller in flight (docs/coordination.md); claimed until the run
+  //     ends, kept while its devices are not restored.
+  if (!stopped() && options_.mode != Mode::plan && with_.budgets && with_.budgets->wanted())
+    gate("budgets", [&](GateRecord& r) {
+      with_.budgets->claim(r, with_.evidence.run_id(), options_.operator_name);
+    });
   // 2. snapshot(pre): the baseline, from every device in the inventory.
   if (!stopped()) gate("snapshot-pre", [&](GateRecord& r) { take_snapshot(r, "pre", pre_); });
   // 3. compat: the targets' identity is known (versions are checked against it).
@@ -515,6 +522,7 @@ void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recov
                              std::to_string(crashed.last_sequence) + " (" + crashed.last_event +
                              "); finished by fabgate recover";
   execution_.touched = crashed.touched;
+  if (with_.budgets) with_.budgets->adopt();  // its claims are this run's too (same run id)
   if (with_.safeguards) {
     // The crashed run's locks are this run's (same run id); the timers it armed are found on
     // the devices: one that already fired means the device reverted by itself.

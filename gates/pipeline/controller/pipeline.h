@@ -29,6 +29,7 @@
 #include "gates/pipeline/reporting/config_diff.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/run_outcome.h"
+#include "gates/pipeline/safety/run_budgets.h"
 #include "gates/pipeline/safety/safeguards.h"
 #include "gates/pipeline/verdict.h"
 
@@ -107,6 +108,9 @@ class Pipeline {
     const prom::AlertmanagerClient* alertmanager = nullptr;
     // Opens gNMI clients for the during-change telemetry layer. Empty: no telemetry streams.
     GnmiConnector gnmi_connect;
+    // Redundancy budgets and their claims in the fabric's etcd (apply, rehearse, recover).
+    // Null: no budgets gate.
+    RunBudgets* budgets = nullptr;
   };
 
   Pipeline(const intent::IntentRepository& repository, const intent::Change& change,
@@ -247,6 +251,7 @@ class Pipeline {
   // Releases the locks unless the devices were left NOT RESTORED: then they stay locked, so no
   // other run piles a change onto a broken device before a human looks.
   void finish_safeguards(RunOutcome& outcome);
+  void finish_budgets(RunOutcome& outcome);
 
   const intent::IntentRepository& repository_;
   const intent::Change& change_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gates/intent/loader.h"
+#include "tests/gates/intent/load_helpers.h"
 #include "tests/support/memory_tree.h"
 
 namespace fabgate::intent {
@@ -23,17 +24,8 @@ MemoryTree tree_with_devices(const std::string& devices) {
   return tree;
 }
 
-LoadOutcome load(const MemoryTree& tree) {
-  CommitInfo commit;
-  commit.id = "0123456789abcdef0123456789abcdef01234567";
-  return load_intent_repository(tree, commit, "");
-}
-
-std::string all_lines(const LoadOutcome& outcome) {
-  std::string all;
-  for (const auto& line : outcome.diagnostics.lines()) all += line + "\n";
-  return all;
-}
+using testing_helpers::all_lines;
+using testing_helpers::load;
 
 TEST(InventoryIdentity, AScalarIsTheHostnameAndAMapNamesEachField) {
   // Given leaf1 declaring `identity: leaf1` and leaf2 a hostname, serial and upper-case MAC,

@@ -1,0 +1,238 @@
+#include "gates/pipeline/safety/run_budgets.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "adapters/core/text.h"
+#include "adapters/core/time.h"
+#include "gates/coordination/budgets.h"
+#include "gates/pipeline/reporting/evidence.h"
+
+namespace fabgate::pipeline {
+
+namespace {
+
+std::string controller_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown controller";
+  return name;
+}
+
+std::string resolved(const std::filesystem::path& base, const std::string& path) {
+  if (path.empty()) return path;
+  std::filesystem::path given(path);
+  return given.is_absolute() ? path : (base / given).string();
+}
+
+std::string etcd_problem(const etcd::EtcdFailure& failure) {
+  return "etcd " + std::string(etcd::to_string(failure.kind)) + ": " + failure.message;
+}
+
+}  // namespace
+
+RunBudgets::RunBudgets(BudgetSetup setup, const intent::Inventory& inventory,
+                       const intent::Change& change, EvidenceBundle& evidence)
+    : setup_(std::move(setup)), inventory_(inventory), change_(change), evidence_(evidence) {}
+
+RunBudgets::~RunBudgets() { stop_keepalive(); }
+
+Expected<etcd::EtcdClient, etcd::EtcdFailure> RunBudgets::open_client() const {
+  const auto& settings = *setup_.coordination;
+  etcd::EtcdSettings options;
+  options.endpoints = settings.endpoints;
+  options.ca_file = resolved(setup_.intent_dir, settings.ca_file);
+  options.cert_file = resolved(setup_.intent_dir, settings.cert_file);
+  options.key_file = resolved(setup_.intent_dir, settings.key_file);
+  options.username = settings.username;
+  options.password_env = settings.password_env;
+  options.lab_plain_http_auth = settings.lab_plain_http_auth;
+  options.timeout = settings.timeout;
+  return etcd::EtcdClient::open(options);
+}
+
+void RunBudgets::claim(GateRecord& record, const std::string& run_id,
+                       const std::string& operator_name) {
+  auto policy = coordination::load_budgets(*setup_.budgets_text, setup_.budgets_file);
+  const std::string from = setup_.source.empty() ? "" : " (read from " + setup_.source + ")";
+  if (!policy) {
+    record.verdict = Verdict::fail;
+    record.summary = policy.error().message + from;
+    record.details = policy.error().details;
+    return;
+  }
+  auto demands = coordination::demands_of(*policy, inventory_, change_.targets);
+  if (!demands) {
+    record.verdict = Verdict::fail;
+    record.summary = demands.error().message + from;
+    record.details = demands.error().details;
+    return;
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  std::vector<std::string> group_lines;
+  for (const auto& demand : *demands) {
+    group_lines.push_back(demand.group.describe() + ": " + join(demand.devices, ", ") + " (" +
+                             std::to_string(demand.devices.size()) + " of at most " +
+                             std::to_string(demand.group.capacity) + " of " +
+                             std::to_string(demand.group.size) + " in change at once)");
+    groups.push_back({{"budget", demand.group.budget},
+                      {"group", demand.group.group},
+                      {"size", demand.group.size},
+                      {"capacity", demand.group.capacity},
+                      {"devices", demand.devices}});
+  }
+  record_["budgets_file"] = setup_.budgets_file;
+  record_["budgets_from"] = setup_.source;
+  record_["groups"] = groups;
+  const std::string counted = std::to_string(demands->size()) + " budget group" +
+                              (demands->size() == 1 ? "" : "s");
+  // The groups follow the verdict's reason, which leads the details (the report's "first
+  // disproven" line is the first of them).
+  auto decide = [&](Verdict verdict, std::string summary, bool reason_in_details) {
+    record.verdict = verdict;
+    if (reason_in_details) record.details.push_back(summary);
+    record.details.insert(record.details.end(), group_lines.begin(), group_lines.end());
+    record.summary = std::move(summary);
+  };
+  if (demands->empty()) {
+    decide(Verdict::pass,
+           "no target falls in a budget of " + setup_.budgets_file + " (" +
+               std::to_string(policy->budgets.size()) + " budgets)",
+           false);
+    return;
+  }
+  if (!setup_.coordination) {
+    decide(Verdict::pass,
+           counted + " within budget for this change's own targets; runs of other controllers "
+                     "are not counted: no coordination store (coordination: in fabgate.yaml)",
+           false);
+    record_["store"] = nullptr;
+    return;
+  }
+
+  const auto& settings = *setup_.coordination;
+  record_["store"] = {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}};
+  auto client = open_client();
+  if (!client) {
+    decide(Verdict::no_evidence,
+           "the coordination store cannot be used: " + etcd_problem(client.error()), true);
+    return;
+  }
+  client_.emplace(std::move(client).value());
+  auto ttl_seconds = std::max<std::int64_t>(1, (settings.lease_ttl.count() + 999) / 1000);
+  auto lease = client_->grant(ttl_seconds);
+  if (!lease) {
+    decide(Verdict::no_evidence,
+           "could not take a lease in the coordination store: " + etcd_problem(lease.error()),
+           true);
+    return;
+  }
+  lease_ = lease->id;
+  coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(),
+                                     lease_};
+  coordination::BudgetLedger ledger(*client_, settings.prefix);
+  auto claimed = ledger.claim(identity, *demands);
+  if (!claimed) {
+    (void)client_->revoke(lease_);
+    lease_ = 0;
+    const auto& failure = claimed.error();
+    record_["refused"] = failure.message;
+    decide(failure.kind == coordination::ClaimFailure::Kind::over_budget ? Verdict::fail
+                                                                          : Verdict::no_evidence,
+           failure.message, true);
+    return;
+  }
+  claimed_ = true;
+  record_["run"] = run_id;
+  record_["controller"] = identity.controller;
+  record_["lease"] = lease_;
+  record_["lease_ttl_s"] = ttl_seconds;
+  record_["claimed_at_revision"] = *claimed;
+  record_["claimed_at"] = format_utc(now_utc());
+  evidence_.append_journal({{"event", "budget-claim"},
+                            {"prefix", settings.prefix},
+                            {"revision", *claimed},
+                            {"groups", groups},
+                            {"at", format_utc(now_utc())}});
+  decide(Verdict::pass,
+         "claimed " + counted + " in " + settings.prefix + " (etcd revision " +
+             std::to_string(*claimed) + "), held until the run ends",
+         false);
+  Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
+  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
+}
+
+void RunBudgets::keep_alive(std::int64_t lease, Duration every) {
+  auto client = open_client();
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (wake_.wait_for(lock, every, [this] { return stopping_; })) break;
+    lock.unlock();
+    std::string problem;
+    if (!client) {
+      problem = etcd_problem(client.error());
+    } else if (auto renewed = client->keepalive(lease); !renewed) {
+      problem = etcd_problem(renewed.error());
+    } else if (renewed->ttl == 0) {
+      problem = "the lease had expired: the run shows as dead to other controllers";
+    }
+    lock.lock();
+    if (!problem.empty()) {
+      ++keepalive_failures_;
+      last_keepalive_problem_ = problem;
+    }
+  }
+}
+
+void RunBudgets::stop_keepalive() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (keepalive_.joinable()) keepalive_.join();
+}
+
+std::vector<std::string> RunBudgets::release(const std::string& run_id) {
+  stop_keepalive();
+  if (!setup_.coordination || !holds()) return {};
+  if (!client_) {
+    auto client = open_client();
+    if (!client) {
+      release_ok_ = false;
+      record_["release"] = etcd_problem(client.error());
+      return {"budget claims of run " + run_id + " NOT released: " +
+              etcd_problem(client.error()) + "; `fabgate recover " + run_id +
+              "` releases them once etcd answers"};
+    }
+    client_.emplace(std::move(client).value());
+  }
+  coordination::BudgetLedger ledger(*client_, setup_.coordination->prefix);
+  auto released = ledger.release(run_id);
+  if (lease_ != 0) (void)client_->revoke(lease_);
+  if (!released) {
+    release_ok_ = false;
+    record_["release"] = released.error().message;
+    return {"budget claims of run " + run_id + " NOT released: " + released.error().message +
+            "; `fabgate recover " + run_id + "` releases them once etcd answers"};
+  }
+  claimed_ = false;
+  adopted_ = false;
+  record_["released"] = *released;
+  record_["released_at"] = format_utc(now_utc());
+  evidence_.append_journal(
+      {{"event", "budget-release"}, {"claims", *released}, {"at", format_utc(now_utc())}});
+  if (*released == 0) return {};
+  return {"released " + std::to_string(*released) + " budget claim" +
+          (*released == 1 ? "" : "s") + " of run " + run_id};
+}
+
+nlohmann::json RunBudgets::to_json() const {
+  nlohmann::json out = record_;
+  std::lock_guard lock(mutex_);
+  out["keepalive_failures"] = keepalive_failures_;
+  if (!last_keepalive_problem_.empty()) out["last_keepalive_problem"] = last_keepalive_problem_;
+  return out;
+}
+
+}  // namespace fabgate::pipeline

@@ -1,0 +1,96 @@
+#pragma once
+
+// The "budgets" gate and what it leaves behind (docs/coordination.md): before the first step a
+// run claims, in the fabric's etcd, the redundancy-budget units its targets need, so that two
+// controllers draining both spines of one pod cannot both proceed. The budgets file and the
+// coordination settings come from the trusted policy ref (gates/app/trusted_policy.h).
+//
+// The claims carry no lease; the run's alive key does, kept alive every third of its TTL on a
+// thread of its own. A run that ends with its devices restored or untouched releases its
+// claims; one that ends NOT RESTORED, or dies, keeps them (its devices may still be changed)
+// until `fabgate recover` releases them.
+
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/etcd/etcd_client.h"
+#include "gates/coordination/claims.h"
+#include "gates/intent/model.h"
+#include "gates/pipeline/verdict.h"
+
+namespace fabgate::pipeline {
+
+class EvidenceBundle;
+
+struct BudgetSetup {
+  std::optional<std::string> budgets_text;  // the budgets file at the trusted ref; none: none
+  std::string budgets_file;                 // its path in the intent folder, for messages
+  std::string source;  // where it was read: "main at 1a2b3c4d5e6f (the parent of ...)"
+  std::optional<intent::CoordinationSettings> coordination;
+  std::filesystem::path intent_dir;  // relative ca/cert/key paths are relative to it
+};
+
+class RunBudgets {
+ public:
+  RunBudgets(BudgetSetup setup, const intent::Inventory& inventory, const intent::Change& change,
+             EvidenceBundle& evidence);
+  ~RunBudgets();  // stops the keepalive thread; never releases (see release())
+  RunBudgets(const RunBudgets&) = delete;
+  RunBudgets& operator=(const RunBudgets&) = delete;
+
+  // Whether the gate has anything to judge: a budgets file at the trusted ref.
+  bool wanted() const { return setup_.budgets_text.has_value(); }
+
+  // Gate "budgets". Fails when the budgets file is invalid, the change's own targets exceed a
+  // budget, or (with coordination) the claim does not fit beside the runs in flight, naming
+  // their run, operator, change and controller; no-evidence when etcd cannot be asked. Without
+  // coordination it checks the change's own targets only, and says so.
+  void claim(GateRecord& record, const std::string& run_id, const std::string& operator_name);
+
+  // Takes every claim of `run_id` off the fabric (its own end, or `fabgate recover` of a run
+  // that died), and ends its lease. Lines for the report; empty without coordination. A
+  // failure is named in the lines and leaves the claims for recover.
+  std::vector<std::string> release(const std::string& run_id);
+  bool released_ok() const { return release_ok_; }
+  // For `fabgate recover`: the crashed run (same run id) may hold claims this process did not
+  // take; release() then takes them off too.
+  void adopt() { adopted_ = setup_.coordination.has_value(); }
+  // Claims of this run may be in the store (taken here, or adopted from a crashed run).
+  bool holds() const { return claimed_ || adopted_; }
+
+  // Everything done, for coordination.json.
+  nlohmann::json to_json() const;
+
+ private:
+  Expected<etcd::EtcdClient, etcd::EtcdFailure> open_client() const;
+  void keep_alive(std::int64_t lease, Duration every);
+  void stop_keepalive();
+
+  BudgetSetup setup_;
+  const intent::Inventory& inventory_;
+  const intent::Change& change_;
+  EvidenceBundle& evidence_;
+  std::optional<etcd::EtcdClient> client_;
+  std::int64_t lease_ = 0;
+  bool claimed_ = false;
+  bool adopted_ = false;
+  bool release_ok_ = true;
+  nlohmann::json record_ = nlohmann::json::object();
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  int keepalive_failures_ = 0;
+  std::string last_keepalive_problem_;
+  std::thread keepalive_;
+};
+
+}  // namespace fabgate::pipeline
