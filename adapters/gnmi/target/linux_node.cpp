@@ -262,7 +262,8 @@ NodeResult<std::vector<BgpNeighborState>> LinuxNode::bgp_neighbors() {
   if (!outcome.succeeded()) {
     return NodeFailure{NodeFailure::Kind::unavailable,
                        "FRR is not available: " + command + ": " +
-                           outcome.describe_failure(options_.command_timeout)};
+                           outcome.describe_failure(options_.command_timeout),
+                       outcome.timed_out};
   }
   nlohmann::json parsed = nlohmann::json::parse(outcome.out, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {

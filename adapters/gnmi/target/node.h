@@ -98,6 +98,9 @@ struct NodeFailure {
   enum class Kind { not_found, rejected, unavailable };
   Kind kind = Kind::unavailable;
   std::string message;
+  // The node did not answer in time: says nothing about its state (FRR busy converging is
+  // slow, not gone), so a stream stays silent rather than reporting what vanished.
+  bool timed_out = false;
 };
 
 template <class T>

@@ -129,10 +129,15 @@ class BgpReader {
       lock.unlock();
       // No node lock: a Set changes interfaces only, so no reading can see half of one.
       auto neighbors = node_.bgp_neighbors();
+      // A read that timed out is no reading: the streams stay silent (a gap the client can
+      // see and cover with the transitions counters), never "the neighbours were deleted".
+      const bool answered = neighbors || !neighbors.error().timed_out;
       auto reading = std::make_shared<Reading>(Reading{0, now_ns(), std::move(neighbors)});
       lock.lock();
-      reading->generation = latest_ ? latest_->generation + 1 : 1;
-      latest_ = std::move(reading);
+      if (answered) {
+        reading->generation = latest_ ? latest_->generation + 1 : 1;
+        latest_ = std::move(reading);
+      }
       wake_.wait_until(lock, started + interval, [&] { return stopping_; });
     }
   }

@@ -1497,10 +1497,64 @@ TEST(Gnmid, ServesEstablishedTransitionsFromFrr) {
   EXPECT_EQ(json::parse((*got)[0].updates[0].json), json("3"));
 }
 
+TEST(Gnmid, AVtyshPastItsTimeLimitIsSilenceNeverADeletionOfTheNeighbours) {
+  // Given a STREAM of the BGP paths every 200 ms and FRR so busy for a while that its reads run
+  // past the node's 5 s command limit, then the stream falls silent for that time (a gap the
+  // client sees and can cover with established-transitions) and sends no delete: a read that
+  // timed out says nothing about the sessions, and "neighbours deleted" would fail the
+  // telemetry gate of a change that did nothing wrong. Sampling resumes once FRR answers.
+  const char* hanging_vtysh = R"(#!/bin/sh
+here=$(dirname "$0")
+case "$2" in
+  "show version") echo "FRRouting 9.1.0 (fake) on Linux(6.1.0)." ;;
+  "show bgp neighbors json") [ -e "$here/frr-hang" ] && sleep 7; cat "$here/neighbors.json" ;;
+  *) exit 1 ;;
+esac
+)";
+  TargetSetup setup;
+  setup.extra_args = {"--insecure-plaintext", "--no-auth"};
+  setup.vtysh_script = hanging_vtysh;
+  setup.client.tls = false;
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+  target->dir.write("neighbors.json", established_neighbors(1));
+  auto stream = target->client->subscribe_stream(
+      {kBgpSessionStatePath, kBgpEstablishedTransitionsPath}, Encoding::json_ietf, Duration(200),
+      Duration(30'000));
+  ASSERT_TRUE(stream) << stream.error().message;
+  StreamRecorder recorder;
+  recorder.stream = std::move(stream.value());
+  recorder.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  target->dir.write("frr-hang", "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(6000));
+  std::filesystem::remove(target->dir.file("frr-hang"));
+  const std::int64_t answering_again = wall_ns();
+  // The read in flight still sleeps until its own limit; the next one answers.
+  std::this_thread::sleep_for(std::chrono::milliseconds(7000));
+  recorder.finish();
+  ASSERT_TRUE(recorder.result) << recorder.result.error().message;
+
+  std::vector<std::int64_t> bgp_times;
+  for (const auto& notification : recorder.notifications) {
+    EXPECT_TRUE(notification.deletes.empty())
+        << "a timed-out read was sent as a delete of " << notification.deletes[0].to_string();
+    if (!notification.updates.empty()) bgp_times.push_back(notification.timestamp_ns);
+  }
+  std::sort(bgp_times.begin(), bgp_times.end());
+  std::int64_t longest = 0;
+  for (std::size_t i = 1; i < bgp_times.size(); ++i)
+    longest = std::max(longest, bgp_times[i] - bgp_times[i - 1]);
+  EXPECT_GT(longest, 4'000'000'000) << "FRR's hang left no silence in the stream";
+  ASSERT_FALSE(bgp_times.empty());
+  EXPECT_GT(bgp_times.back(), answering_again) << "sampling did not resume after the hang";
+}
+
 TEST(Gnmid, AStalledVtyshSilencesBgpButNotTheInterfaceSamples) {
   // Given a STREAM of interface state and the BGP paths every 200 ms, and FRR answering only
-  // after 3 s for a while, then interface samples keep coming every interval (no silence over
-  // 600 ms), BGP falls silent for about 3 s (the silence really happened), no BGP reading is
+  // after 3 s for a while (under the node's 5 s limit), then interface samples keep coming
+  // every interval (no silence over 600 ms), BGP falls silent for about 3 s (the silence really happened), no BGP reading is
   // sent twice, and the timeline covers the BGP silence by established-transitions.
   TargetSetup setup;
   setup.extra_args = {"--insecure-plaintext", "--no-auth"};
@@ -1558,10 +1612,17 @@ TEST(Gnmid, AStalledVtyshSilencesBgpButNotTheInterfaceSamples) {
   std::printf("longest silence: interfaces %.2f s, bgp %.2f s\n",
               longest_silence(interface_times) / 1e9, longest_silence(bgp_times) / 1e9);
 
+  // The window opens once both sources delivered (as telemetry-start waits for them) and
+  // closes at the last sample; its largest allowed silence, 1.5 s, lies between a loaded
+  // machine's 200 ms reads (a shell script and cat each) and the 3 s stall this test makes.
+  std::sort(interface_times.begin(), interface_times.end());
+  std::sort(bgp_times.begin(), bgp_times.end());
+  const std::int64_t opened = std::max({window_start, interface_times.front(), bgp_times.front()});
+  const std::int64_t closed = std::min({window_end, interface_times.back(), bgp_times.back()});
   auto timeline = device_timeline({}, recorder.notifications,
-                                  {window_start,
-                                   window_end,
-                                   Duration(600),
+                                  {opened,
+                                   closed,
+                                   Duration(1500),
                                    {TelemetrySource::interfaces, TelemetrySource::bgp_neighbors}});
   EXPECT_TRUE(timeline.covered()) << timeline.gaps.size() << " gaps, first: "
                                   << (timeline.gaps.empty() ? "" : timeline.gaps[0]);
