@@ -16,22 +16,23 @@ namespace {
 using etcd::Compare;
 using etcd::TxnOp;
 
+ClaimFailure plain_failure(ClaimFailure::Kind kind, std::string message) {
+  ClaimFailure failure;
+  failure.kind = kind;
+  failure.message = std::move(message);
+  return failure;
+}
+
 ClaimFailure store_failure(const std::string& what, const etcd::EtcdFailure& failure) {
-  return ClaimFailure{ClaimFailure::Kind::store,
-                      "coordination: " + what + ": etcd " +
-                          std::string(etcd::to_string(failure.kind)) + ": " + failure.message,
-                      std::nullopt,
-                      {},
-                      {}};
+  return plain_failure(ClaimFailure::Kind::store, "coordination: " + what + ": etcd " +
+                                                      std::string(etcd::to_string(failure.kind)) +
+                                                      ": " + failure.message);
 }
 
 std::string record_of(const RunIdentity& run, const std::vector<std::string>& devices) {
-  nlohmann::json record = {{"run", run.run_id},
-                           {"operator", run.operator_name},
-                           {"change", run.change},
-                           {"controller", run.controller},
-                           {"devices", devices},
-                           {"claimed_at", format_utc(now_utc())}};
+  nlohmann::json record = {{"run", run.run_id},    {"operator", run.operator_name},
+                           {"change", run.change}, {"controller", run.controller},
+                           {"devices", devices},   {"claimed_at", format_utc(now_utc())}};
   return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -62,7 +63,49 @@ Holder holder_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
   return holder;
 }
 
+// A queue entry, read with typed lookups; one that cannot be read is kept, marked unreadable.
+QueuedRun queued_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
+  QueuedRun queued;
+  queued.key = kv.key;
+  queued.run.run_id = run_from_key;
+  queued.create_revision = kv.create_revision;
+  auto parsed = parse_foreign_json(kv.value);
+  const auto* groups = parsed.ok() ? array_member(parsed.document, "groups") : nullptr;
+  if (!parsed.ok() || !groups) {
+    queued.readable = false;
+    return queued;
+  }
+  queued.run.operator_name = string_member(parsed.document, "operator").value_or("");
+  queued.run.change = string_member(parsed.document, "change").value_or("");
+  queued.run.controller = string_member(parsed.document, "controller").value_or("");
+  queued.since = string_member(parsed.document, "since").value_or("");
+  queued.until = string_member(parsed.document, "until").value_or("");
+  for (const auto& group : *groups) {
+    if (!group.is_string()) {
+      queued.readable = false;
+      queued.groups.clear();
+      return queued;
+    }
+    queued.groups.push_back(group.get<std::string>());
+  }
+  return queued;
+}
+
 }  // namespace
+
+std::string queue_group_name(const BudgetGroup& group) {
+  return group.budget + "/" + (group.group.empty() ? "all" : group.group);
+}
+
+std::string QueuedRun::describe() const {
+  std::string text = "run " + run.run_id + " (";
+  if (!readable) return text + "queue record unreadable)";
+  text += run.operator_name.empty() ? "operator unknown" : run.operator_name;
+  if (!run.change.empty()) text += ", change " + run.change;
+  if (!run.controller.empty()) text += ", on " + run.controller;
+  if (!since.empty()) text += ", queued since " + since;
+  return text + ")";
+}
 
 std::string Holder::describe() const {
   std::string text = "run " + run.run_id + " (";
@@ -70,8 +113,10 @@ std::string Holder::describe() const {
   text += run.operator_name.empty() ? "operator unknown" : run.operator_name;
   if (!run.change.empty()) text += ", change " + run.change;
   if (!run.controller.empty()) text += ", on " + run.controller;
-  text += alive ? ", alive" : ", holder dead or without a lease: devices in unknown state until "
-                              "`fabgate recover " + run.run_id + "`";
+  text += alive ? ", alive"
+                : ", holder dead or without a lease: devices in unknown state until "
+                  "`fabgate recover " +
+                      run.run_id + "`";
   if (!devices.empty()) {
     text += ", holds ";
     for (std::size_t i = 0; i < devices.size(); ++i) text += (i ? ", " : "") + devices[i];
@@ -99,12 +144,33 @@ Expected<Ok, ClaimFailure> BudgetLedger::read_liveness(std::vector<Holder>& hold
 Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                                                          const std::vector<Demand>& demands) {
   if (!plain_key_segment(run.run_id))
-    return ClaimFailure{ClaimFailure::Kind::invalid,
-                        "coordination: run id '" + run.run_id + "' cannot be a key segment",
-                        std::nullopt,
-                        {},
-                        {}};
+    return plain_failure(ClaimFailure::Kind::invalid,
+                         "coordination: run id '" + run.run_id + "' cannot be a key segment");
+  std::set<std::string> wanted_groups;
+  for (const auto& demand : demands) wanted_groups.insert(queue_group_name(demand.group));
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    // Fairness first: runs queued before this one (all queued runs, when it is not queued)
+    // that wait for one of its groups go before it.
+    auto waiting = queue();
+    if (!waiting) return waiting.error();
+    std::int64_t own_place = 0;
+    for (const auto& queued : *waiting)
+      if (queued.run.run_id == run.run_id) own_place = queued.create_revision;
+    std::vector<QueuedRun> ahead;
+    for (const auto& queued : *waiting) {
+      if (queued.run.run_id == run.run_id || !queued.readable) continue;
+      if (own_place != 0 && queued.create_revision >= own_place) continue;
+      if (std::any_of(queued.groups.begin(), queued.groups.end(),
+                      [&](const std::string& group) { return wanted_groups.contains(group); }))
+        ahead.push_back(queued);
+    }
+    if (!ahead.empty()) {
+      std::string message = "runs queued before this one wait for its budget groups: ";
+      for (std::size_t i = 0; i < ahead.size(); ++i)
+        message += (i ? "; " : "") + ahead[i].describe();
+      return ClaimFailure{
+          ClaimFailure::Kind::queued, message, std::nullopt, {}, {}, std::move(ahead)};
+    }
     std::vector<Compare> guards;
     std::vector<TxnOp> writes;
     for (const auto& demand : demands) {
@@ -137,8 +203,12 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
         message += "; held by ";
         for (std::size_t i = 0; i < others.size(); ++i)
           message += (i ? "; " : "") + others[i].describe();
-        return ClaimFailure{ClaimFailure::Kind::over_budget, message, demand.group,
-                            std::move(others), demand.devices};
+        return ClaimFailure{ClaimFailure::Kind::over_budget,
+                            message,
+                            demand.group,
+                            std::move(others),
+                            demand.devices,
+                            {}};
       }
       guards.push_back(guard_revision == 0
                            ? Compare::absent(group + "/guard")
@@ -147,28 +217,22 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
       writes.push_back(TxnOp::put(group + "/guard", run.run_id));
     }
     if (run.lease != 0)
-      writes.push_back(TxnOp::put(prefix_ + "/runs/" + run.run_id + "/alive", run.controller,
-                                  run.lease));
+      writes.push_back(
+          TxnOp::put(prefix_ + "/runs/" + run.run_id + "/alive", run.controller, run.lease));
     auto result = client_.txn(guards, writes);
     if (!result) return store_failure("claim budgets for run " + run.run_id, result.error());
     if (result->succeeded) return result->revision;
     // Another claim or release changed a group between the read and the write: read again.
   }
-  return ClaimFailure{ClaimFailure::Kind::contention,
-                      "coordination: run " + run.run_id + " lost the race for its budgets " +
-                          std::to_string(kMaxAttempts) + " times in a row; try again",
-                      std::nullopt,
-                      {},
-                      {}};
+  return plain_failure(ClaimFailure::Kind::contention,
+                       "coordination: run " + run.run_id + " lost the race for its budgets " +
+                           std::to_string(kMaxAttempts) + " times in a row; try again");
 }
 
 Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id) {
   if (!plain_key_segment(run_id))
-    return ClaimFailure{ClaimFailure::Kind::invalid,
-                        "coordination: run id '" + run_id + "' cannot be a key segment",
-                        std::nullopt,
-                        {},
-                        {}};
+    return plain_failure(ClaimFailure::Kind::invalid,
+                         "coordination: run id '" + run_id + "' cannot be a key segment");
   auto range = client_.get_prefix(prefix_ + "/budgets/");
   if (!range) return store_failure("read the budgets to release run " + run_id, range.error());
   const std::string suffix = "/claims/" + run_id;
@@ -182,9 +246,50 @@ Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id) {
     ++released;
   }
   writes.push_back(TxnOp::del(prefix_ + "/runs/" + run_id + "/alive"));
+  writes.push_back(TxnOp::del(prefix_ + "/queue/" + run_id));
   auto result = client_.txn({}, writes);
   if (!result) return store_failure("release the budgets of run " + run_id, result.error());
   return released;
+}
+
+Expected<Ok, ClaimFailure> BudgetLedger::enqueue(const RunIdentity& run,
+                                                 const std::vector<Demand>& demands,
+                                                 TimePoint until) {
+  if (!plain_key_segment(run.run_id))
+    return plain_failure(ClaimFailure::Kind::invalid,
+                         "coordination: run id '" + run.run_id + "' cannot be a key segment");
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& demand : demands) groups.push_back(queue_group_name(demand.group));
+  nlohmann::json record = {{"run", run.run_id},         {"operator", run.operator_name},
+                           {"change", run.change},      {"controller", run.controller},
+                           {"groups", groups},          {"since", format_utc(now_utc())},
+                           {"until", format_utc(until)}};
+  // Create only: a run already queued keeps its place (its create_revision).
+  const std::string key = prefix_ + "/queue/" + run.run_id;
+  auto result = client_.txn(
+      {Compare::absent(key)},
+      {TxnOp::put(key, record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  run.lease)});
+  if (!result) return store_failure("queue run " + run.run_id, result.error());
+  return Ok{};
+}
+
+Expected<Ok, ClaimFailure> BudgetLedger::dequeue(const std::string& run_id) {
+  auto result = client_.del(prefix_ + "/queue/" + run_id);
+  if (!result) return store_failure("take run " + run_id + " out of the queue", result.error());
+  return Ok{};
+}
+
+Expected<std::vector<QueuedRun>, ClaimFailure> BudgetLedger::queue() {
+  const std::string root = prefix_ + "/queue/";
+  auto range = client_.get_prefix(root);
+  if (!range) return store_failure("read the queue", range.error());
+  std::vector<QueuedRun> out;
+  for (const auto& kv : range->kvs) out.push_back(queued_from(kv, kv.key.substr(root.size())));
+  std::stable_sort(out.begin(), out.end(), [](const QueuedRun& a, const QueuedRun& b) {
+    return a.create_revision < b.create_revision;
+  });
+  return out;
 }
 
 Expected<std::vector<GroupClaims>, ClaimFailure> BudgetLedger::groups() {

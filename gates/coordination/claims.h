@@ -7,6 +7,8 @@
 //   P/budgets/<budget>/<group>/guard           bumped by every claim and release in the group
 //   P/budgets/<budget>/<group>/claims/<run>    the holder's record (JSON); no lease
 //   P/runs/<run>/alive                         on the run's lease, when it has one
+//   P/queue/<run>                              a run waiting for its groups (--wait), on
+//                                              its lease; queue order is create_revision
 // <group> is "pod=p3" for a budget with `per: pod`, "all" for one without.
 //
 // A claim reads every group it needs, counts the devices other runs hold there, and writes
@@ -14,7 +16,12 @@
 // since that read: two controllers claiming the last unit of a group at once cannot both
 // succeed. Claims carry no lease: a run that dies keeps its claims (its devices may still be
 // changed) until `release` (fabgate recover) takes them off; `holders` shows it as dead once
-// its alive key's lease has expired. docs/coordination.md.
+// its alive key's lease has expired.
+//
+// The queue is about fairness, not safety (the guards are the safety): a claim yields to every
+// run queued before it (every queued run, when it is not queued itself) that waits for one of
+// its groups, so a stream of newcomers cannot starve a waiter. Entries live on the waiter's
+// lease: a waiter that dies leaves the queue by itself. docs/coordination.md.
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "adapters/core/result.h"
+#include "adapters/core/time.h"
 #include "adapters/etcd/etcd_client.h"
 #include "gates/coordination/budgets.h"
 
@@ -53,9 +61,26 @@ struct GroupClaims {
   std::vector<Holder> holders;
 };
 
+// A run in the queue, as another controller wrote it.
+struct QueuedRun {
+  RunIdentity run;                  // lease left 0
+  std::vector<std::string> groups;  // "<budget>/<group>" it waits for
+  std::string since;                // ISO 8601 UTC
+  std::string until;                // when it gives up, ISO 8601 UTC
+  std::int64_t create_revision = 0;
+  bool readable = true;  // false: a record this version cannot read (it blocks no one)
+  std::string key;
+
+  std::string describe() const;  // "run 1a2b (bob, change drain-spine2, on ci-7, queued since ...)"
+};
+
+// "<budget>/<group>": how the queue names a group.
+std::string queue_group_name(const BudgetGroup& group);
+
 struct ClaimFailure {
   enum class Kind {
     over_budget,  // the budget does not allow it now: `group`, `holders`, `wanted` say why
+    queued,       // runs queued before this one wait for one of its groups: `queued` names them
     contention,   // other claims kept changing the groups: every retry lost its race
     store,        // etcd failed or answered something unreadable
     invalid,      // a run id or prefix that cannot be a key segment
@@ -65,6 +90,7 @@ struct ClaimFailure {
   std::optional<BudgetGroup> group;  // over_budget
   std::vector<Holder> holders;       // over_budget: who holds the group now
   std::vector<std::string> wanted;   // over_budget: what this run asked for there
+  std::vector<QueuedRun> queued;     // queued: the runs ahead of this one
 };
 
 class BudgetLedger {
@@ -84,6 +110,15 @@ class BudgetLedger {
   // Removes every claim `run_id` holds, in every group, and its alive key (fabgate recover, or
   // the run's own end); how many claims it removed. Releasing a run that holds nothing is 0.
   Expected<int, ClaimFailure> release(const std::string& run_id);
+
+  // Puts `run` (which must have a lease) in the queue for the groups of `demands`, until
+  // `until`; a run already queued keeps its place.
+  Expected<Ok, ClaimFailure> enqueue(const RunIdentity& run, const std::vector<Demand>& demands,
+                                     TimePoint until);
+  // Takes `run_id` out of the queue (nothing when it is not in it).
+  Expected<Ok, ClaimFailure> dequeue(const std::string& run_id);
+  // The queue, first come first.
+  Expected<std::vector<QueuedRun>, ClaimFailure> queue();
 
   // Every group with claims, sorted by budget and group (the fleet view).
   Expected<std::vector<GroupClaims>, ClaimFailure> groups();

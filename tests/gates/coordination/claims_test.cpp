@@ -208,13 +208,102 @@ TEST(BudgetClaimsStore, AnUnreachableStoreIsAStoreFailureAndARunIdMustBeAKeySegm
   auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
   ASSERT_FALSE(claimed);
   EXPECT_EQ(claimed.error().kind, Kind::store);
-  EXPECT_NE(claimed.error().message.find("coordination: read budget spines-per-pod (pod=p1): "
-                                         "etcd unreachable"),
+  EXPECT_NE(claimed.error().message.find("coordination: read the queue: etcd unreachable"),
             std::string::npos)
       << claimed.error().message;
   auto bad = ledger.claim(run("../x", "op", "c", "ctl"), {});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().kind, Kind::invalid);
+}
+
+TEST_F(BudgetClaims, AQueuedRunGoesBeforeANewcomerAndOnlyWhereTheirGroupsMeet) {
+  // Given run-a holding spine1 of p3 and run-b queued for p3 (it waits, --wait), when run-a
+  // releases, then a newcomer asking for p3 is refused naming run-b, which claims next; a
+  // newcomer asking for p4 is not held up by a queue for p3.
+  auto own = client();
+  BudgetLedger ledger(own, kPrefix);
+  ASSERT_TRUE(ledger.claim(run("run-a", "alice", "drain-spine1", "ci-1"),
+                           {spine_of_pod("spine1", "p3")}));
+  auto lease = own.grant(30);
+  ASSERT_TRUE(lease) << lease.error().message;
+  auto b = run("run-b", "bob", "drain-spine2", "ci-2", lease->id);
+  auto refused = ledger.claim(b, {spine_of_pod("spine2", "p3")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  ASSERT_TRUE(ledger.enqueue(b, {spine_of_pod("spine2", "p3")}, now_utc() + 60s));
+  ASSERT_TRUE(ledger.enqueue(b, {spine_of_pod("spine2", "p3")}, now_utc() + 60s))
+      << "queueing again is harmless";
+  ASSERT_TRUE(ledger.release("run-a"));
+
+  auto newcomer = ledger.claim(run("run-c", "carol", "drain-spine1", "ci-3"),
+                               {spine_of_pod("spine1", "p3")});
+  ASSERT_FALSE(newcomer) << "the newcomer jumped the queue";
+  EXPECT_EQ(newcomer.error().kind, Kind::queued);
+  EXPECT_NE(newcomer.error().message.find(
+                "runs queued before this one wait for its budget groups: run run-b (bob, change "
+                "drain-spine2, on ci-2, queued since "),
+            std::string::npos)
+      << newcomer.error().message;
+  auto elsewhere = ledger.claim(run("run-d", "dave", "drain-spine1", "ci-4"),
+                                {spine_of_pod("spine1", "p4")});
+  EXPECT_TRUE(elsewhere) << elsewhere.error().message;
+
+  auto first = ledger.claim(b, {spine_of_pod("spine2", "p3")});
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_TRUE(ledger.dequeue("run-b"));
+  auto queue = ledger.queue();
+  ASSERT_TRUE(queue);
+  EXPECT_TRUE(queue->empty());
+}
+
+TEST_F(BudgetClaims, TheQueueKeepsItsOrderAndAWaiterThatDiesLeavesIt) {
+  // Given three runs queued for one group in the order b, c, d, then each sees only those
+  // before it as ahead; when c's lease expires (its controller died), c leaves the queue by
+  // itself and d is behind b only.
+  auto own = client();
+  BudgetLedger ledger(own, kPrefix);
+  auto long_lease = own.grant(30);
+  auto short_lease = own.grant(1);
+  ASSERT_TRUE(long_lease && short_lease);
+  auto b = run("run-b", "bob", "c1", "ci-2", long_lease->id);
+  auto c = run("run-c", "carol", "c2", "ci-3", short_lease->id);
+  auto d = run("run-d", "dave", "c3", "ci-4", long_lease->id);
+  for (const auto* who : {&b, &c, &d})
+    ASSERT_TRUE(ledger.enqueue(*who, {spine_of_pod("spine1", "p1")}, now_utc() + 60s));
+  auto queue = ledger.queue();
+  ASSERT_TRUE(queue);
+  ASSERT_EQ(queue->size(), 3u);
+  EXPECT_EQ(queue->at(0).run.run_id, "run-b");
+  EXPECT_EQ(queue->at(1).run.run_id, "run-c");
+  EXPECT_EQ(queue->at(2).run.run_id, "run-d");
+  EXPECT_EQ(queue->at(2).groups, std::vector<std::string>{"spines-per-pod/pod=p1"});
+
+  auto first = ledger.claim(b, {spine_of_pod("spine1", "p1")});
+  EXPECT_TRUE(first) << "the head of the queue is held up by nobody";
+  ASSERT_TRUE(ledger.release("run-b"));  // also leaves the queue
+
+  ASSERT_TRUE(eventually([&] {
+    auto ttl = own.time_to_live(short_lease->id);
+    return ttl && ttl->ttl == -1;
+  })) << "the lease never expired";
+  auto d_claim = ledger.claim(d, {spine_of_pod("spine1", "p1")});
+  EXPECT_TRUE(d_claim) << "a dead waiter still held the queue: " << d_claim.error().message;
+}
+
+TEST_F(BudgetClaims, AQueueRecordThatCannotBeReadBlocksNoOne) {
+  // Given a queue entry another controller wrote in a shape this version cannot read, then it
+  // is listed as unreadable and no claim waits behind it (the queue is fairness; the guards,
+  // not the queue, keep budgets).
+  auto own = client();
+  ASSERT_TRUE(own.put(std::string(kPrefix) + "/queue/run-x", "[not json"));
+  BudgetLedger ledger(own, kPrefix);
+  auto queue = ledger.queue();
+  ASSERT_TRUE(queue);
+  ASSERT_EQ(queue->size(), 1u);
+  EXPECT_FALSE(queue->front().readable);
+  EXPECT_EQ(queue->front().describe(), "run run-x (queue record unreadable)");
+  auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
+  EXPECT_TRUE(claimed) << claimed.error().message;
 }
 
 }  // namespace
