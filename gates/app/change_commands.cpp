@@ -12,10 +12,10 @@
 #include "gates/app/step_secrets.h"
 #include "gates/app/trusted_policy.h"
 #include "gates/approval/approval_judge.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/reports.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::app {
 namespace {
@@ -27,6 +27,15 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
 
 Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& options,
                             pipeline::Mode mode, Console& console) {
+  // --wait is checked before anything is read: a typo must not start a run.
+  Duration budget_wait{0};
+  if (!options.wait.empty()) {
+    auto parsed = parse_duration(options.wait);
+    if (!parsed || *parsed <= Duration::zero() || *parsed > Duration{24 * 3600'000})
+      return Error::invalid_input("--wait " + options.wait + ": not a duration",
+                                  {"write it as 30s, 10m or 1h (at most 24h)"});
+    budget_wait = *parsed;
+  }
   // Intent: read from the commit, refuse uncommitted edits, find the change.
   auto loaded = read_intent(common);
   if (!loaded.ok()) return std::move(loaded).error();
@@ -79,7 +88,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
        options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
                                     : ssh::UnknownHostKeys::refuse,
        parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,
-       operator_name, std::move(secrets).value()});
+       operator_name, std::move(secrets).value(), budget_wait});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);
@@ -148,9 +157,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                    " from failure detection to verified baseline");
     console.line("evidence:        " + bundle.dir().string());
     if (!outcome.sealed)
-      console.line(console.red("NOT SEALED:      ") +
-                   (outcome.evidence_not_written.empty() ? std::string("manifest.json missing")
-                                                         : outcome.evidence_not_written.back()));
+      console.line(console.red("NOT SEALED:      ") + (outcome.evidence_not_written.empty()
+                                                           ? std::string("manifest.json missing")
+                                                           : outcome.evidence_not_written.back()));
     if (!outcome.recover_command.empty())
       console.line(console.red("recover with:    ") + outcome.recover_command);
     console.line("plan digest:     " + pipeline::plan_digest(repository, *change));

@@ -22,6 +22,9 @@ struct ChangeOptions {
   // take over device locks whose holder died (apply, rehearse); a live holder is never
   // taken over
   bool take_over_locks = false;
+  // --wait (apply, rehearse): how long to wait in the fabric's queue when a redundancy budget
+  // is taken by other runs; empty: refuse at once
+  std::string wait;
 };
 
 // `fabgate plan CHANGE`: the read-only gates, review.md and plan.json. 0 ready, 3 refused.

@@ -189,7 +189,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
       {repository, *change, loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
        start.parallelism,
        options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name,
-       std::move(secrets).value()});
+       std::move(secrets).value(), Duration{0}});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

@@ -23,6 +23,7 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
 pipeline::BudgetSetup budget_setup(const RunSetup& setup) {
   pipeline::BudgetSetup out;
   out.intent_dir = setup.intent_dir;
+  out.wait = setup.budget_wait;
   if (const auto& trusted = setup.repository.trusted_policy) {
     out.budgets_text = trusted->budgets;
     out.budgets_file = trusted->budgets_path;
@@ -87,16 +88,18 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
                                    snapshot::ProfileSet profiles)
     : evidence_(setup.evidence),
       targets_(setup.change.targets),
+      budgets_(budget_setup(setup), setup.repository.inventory, setup.change, setup.evidence),
       connector_(std::move(ssh_options)),
       connections_(connector_),
       ssh_remote_(connections_),
       with_secrets_(ssh_remote_, setup.secrets),
-      remote_(with_secrets_, setup.evidence),
-      gnmi_steps_(grpc_gnmi_, setup.evidence),
+      fenced_(with_secrets_, budgets_.fence()),
+      remote_(fenced_, setup.evidence),
+      fenced_gnmi_(grpc_gnmi_, budgets_.fence()),
+      gnmi_steps_(fenced_gnmi_, setup.evidence),
       snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
       safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
-                  safeguard_options(setup)),
-      budgets_(budget_setup(setup), setup.repository.inventory, setup.change, setup.evidence) {
+                  safeguard_options(setup)) {
   const auto& monitoring = setup.repository.settings.monitoring;
   if (monitoring.prometheus)
     prometheus_ = std::make_unique<prom::PrometheusClient>(

@@ -7,13 +7,13 @@
 #include "adapters/core/result.h"
 #include "adapters/ssh/connection_cache.h"
 #include "gates/intent/model.h"
-#include "gates/pipeline/families/collector_snapshotter.h"
-#include "gates/pipeline/reporting/evidence.h"
-#include "gates/pipeline/families/gnmi_steps.h"
 #include "gates/pipeline/controller/pipeline.h"
+#include "gates/pipeline/families/collector_snapshotter.h"
+#include "gates/pipeline/families/gnmi_steps.h"
 #include "gates/pipeline/families/remote.h"
-#include "gates/pipeline/safety/safeguards.h"
 #include "gates/pipeline/families/secret_substitution.h"
+#include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/safety/safeguards.h"
 
 namespace fabgate::app {
 
@@ -31,12 +31,14 @@ struct RunSetup {
   std::string operator_name;
   // Put into commands just before they go over SSH (step_secrets.h), never into records.
   pipeline::SecretValues secrets;
+  // --wait: how long a budget claim that does not fit waits in the fabric's queue.
+  Duration budget_wait{0};
 };
 
 // The real collaborators of one run, all recording into its evidence bundle: SSH sessions
 // (one per device and role), the command remote, gNMI Set steps, the collector snapshotter,
-// the device locks and confirm timers, and the budget claims. One place, so apply and recover cannot drift apart
-// in how they reach devices.
+// the device locks and confirm timers, and the budget claims. One place, so apply and recover
+// cannot drift apart in how they reach devices.
 class RunCollaborators {
  public:
   static Result<std::unique_ptr<RunCollaborators>> create(const RunSetup& setup);
@@ -61,16 +63,19 @@ class RunCollaborators {
 
   pipeline::EvidenceBundle& evidence_;
   std::vector<std::string> targets_;
+  // First: its lease fence guards every command and Set the remotes below send.
+  pipeline::RunBudgets budgets_;
   ssh::LibsshConnector connector_;
   ssh::ConnectionCache connections_;
   pipeline::SshRemote ssh_remote_;
   pipeline::SecretSubstitutingRemote with_secrets_;  // below the recorder: it sees placeholders
+  pipeline::FencedRemote fenced_;  // below the recorder: what it refuses is recorded too
   pipeline::RecordingRemote remote_;
   pipeline::GrpcGnmiSteps grpc_gnmi_;
+  pipeline::FencedGnmiSteps fenced_gnmi_;
   pipeline::RecordingGnmiSteps gnmi_steps_;
   pipeline::CollectorSnapshotter snapshotter_;
   pipeline::Safeguards safeguards_;
-  pipeline::RunBudgets budgets_;
   // docs/monitoring.md: present when fabgate.yaml configures them.
   std::unique_ptr<prom::PrometheusClient> prometheus_;
   std::unique_ptr<prom::AlertmanagerClient> alertmanager_;

@@ -149,8 +149,46 @@ bool Pipeline::stopped() {
       note_interruption(r);
       r.summary = "the operator or the CI runner asked the run to stop";
     });
+  // A run that may have lost its lease cannot know whether another controller now acts on
+  // its devices: it stops here, and sends nothing more (FencedRemote refuses every command).
+  if (auto why = lease_lost(); why && !lease_loss_noted_)
+    gate("coordination-lease", [&](GateRecord& r) {
+      lease_loss_noted_ = true;
+      r.verdict = Verdict::fail;
+      r.summary =
+          "this run's lease in the coordination store may have expired: it sends "
+          "nothing more to any device";
+      r.details.push_back(*why);
+    });
   return std::any_of(outcome_.gates.begin(), outcome_.gates.end(),
                      [](const GateRecord& record) { return blocks(record.verdict); });
+}
+
+std::optional<std::string> Pipeline::lease_lost() const {
+  if (!with_.budgets) return std::nullopt;
+  return with_.budgets->fence().closed();
+}
+
+void Pipeline::hand_off_after_lease_loss(const std::string& why) {
+  // Nothing may be sent, so nothing is undone here: a rollback sent on a lease another
+  // controller may now hold could undo that controller's recovery, or race it. The devices'
+  // own confirm timers (confirm_timeout) revert them; `fabgate recover` finishes the job.
+  if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  for (const char* name :
+       {"rollback", "settle-restored", "snapshot-restored", "compare-restored", "restored-probes"})
+    skip(name, "not sent: the run's coordination lease may have expired");
+  std::string timers;
+  if (with_.safeguards && with_.safeguards->has_armed_timers())
+    timers = "their confirm timers (armed for " +
+             format_duration(change_.confirm_timeout.value_or(Duration::zero())) +
+             ") revert them on the devices";
+  else
+    timers = "no confirm timer was armed: they keep the change until recovered";
+  outcome_.exit_code = ExitCode::not_restored;
+  outcome_.device_state =
+      "NOT RESTORED: this run lost its coordination lease and sent nothing "
+      "after that (" +
+      why + "); " + timers;
 }
 
 void Pipeline::note_first_failure(const GateRecord& record) {
@@ -188,6 +226,10 @@ void Pipeline::escaped(const std::string& what) {
   if (execution_.touched.empty()) {
     outcome_.exit_code = ExitCode::refused;
     outcome_.device_state = "untouched: no step was sent";
+    return;
+  }
+  if (auto why = lease_lost()) {
+    hand_off_after_lease_loss(*why);
     return;
   }
   try {
@@ -348,7 +390,8 @@ void Pipeline::run_gates() {
   //     no subnet with the target).
   //     An interrupted run goes straight to the rollback: no new snapshot is started for it.
   stopped();
-  if (post_taking.valid() || !Interruption::requested()) {
+  const bool send_nothing_more = Interruption::requested() || lease_lost();
+  if (post_taking.valid() || !send_nothing_more) {
     auto& post_snapshot = gate("snapshot-post", [&](GateRecord& r) {
       if (post_taking.valid())
         record_snapshot(r, "post", post_taking.get(), post_);
@@ -360,8 +403,9 @@ void Pipeline::run_gates() {
     else
       skip("compare", "the post-change snapshot lacks evidence, so nothing can be compared");
   } else {
-    skip("snapshot-post", "interrupted: the run goes straight to the rollback");
-    skip("compare", "interrupted: nothing to compare");
+    const std::string why = Interruption::requested() ? "interrupted" : "coordination lease lost";
+    skip("snapshot-post", why + ": no new snapshot is started");
+    skip("compare", why + ": nothing to compare");
   }
 
   bool forced = options_.mode == Mode::rehearse && !stopped();
@@ -389,6 +433,11 @@ void Pipeline::run_gates() {
 }
 
 void Pipeline::roll_back_after_failure(bool forced) {
+  stopped();  // records a lease loss noticed since the last gate
+  if (auto why = lease_lost()) {
+    hand_off_after_lease_loss(*why);
+    return;
+  }
   // The watch must stop before the rollback, whatever failed. (The telemetry streams, if
   // still running, go on through the rollback: restore_and_verify() ends them.)
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });

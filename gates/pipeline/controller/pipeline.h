@@ -126,8 +126,15 @@ class Pipeline {
   // Runs one gate: times it, records it, tells the observer. `body` fills in the verdict.
   GateRecord& gate(const std::string& name, const std::function<void(GateRecord&)>& body);
   GateRecord& skip(const std::string& name, const std::string& why);
-  // A gate blocked, or a signal arrived (recorded here as the failed gate "interrupted").
+  // A gate blocked, or a signal arrived (recorded here as the failed gate "interrupted"), or
+  // the run's coordination lease may have expired (the failed gate "coordination-lease").
   bool stopped();
+  // Why the run may send nothing more to any device (its lease fence closed); nullopt while
+  // it may (docs/coordination.md "Lease loss").
+  std::optional<std::string> lease_lost() const;
+  // After the first step, with the lease lost: no rollback is sent; the devices are left to
+  // their confirm timers, and the run ends NOT RESTORED naming them.
+  void hand_off_after_lease_loss(const std::string& why);
   // The record of a gate whose body threw: failed, with the cause first in its details.
   void fail_on_internal_error(GateRecord& record, const std::string& what);
   // The record of the gate in which a signal was noticed.
@@ -283,6 +290,7 @@ class Pipeline {
   std::string silence_id_;                // the change-window silence while it is active
   std::set<std::string> fault_gates_;     // kFaultThrowInGate's gates; empty: no fault
   bool interruption_noted_ = false;       // a gate has recorded the signal
+  bool lease_loss_noted_ = false;         // a gate has recorded the lease fence closing
   bool rollback_started_ = false;         // restore_and_verify() began
   nlohmann::json layer_recovery_;         // report.html's model, for the manifest
 };

@@ -22,13 +22,13 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/gate_support.h"
 #include "gates/pipeline/families/identity_check.h"
-#include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
-#include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
@@ -68,11 +68,23 @@ void Pipeline::settle(GateRecord& record) {
                                     : std::min<Duration>(change_.acceptance.settle,
                                                          std::max(left, Duration::zero()));
   const auto waiting = Clock::now();
-  if (!Interruption::sleep_unless(wait, 0)) {
-    note_interruption(record);
-    record.summary = "interrupted after " + format_duration(since(waiting)) + " of " +
-                     format_duration(wait);
-    return;
+  // In slices, so that a lease lost while waiting stops the run within one slice.
+  for (;;) {
+    auto left = wait - since(waiting);
+    if (left <= Duration::zero()) break;
+    if (!Interruption::sleep_unless(std::min(left, Duration{100}), 0)) {
+      note_interruption(record);
+      record.summary =
+          "interrupted after " + format_duration(since(waiting)) + " of " + format_duration(wait);
+      return;
+    }
+    if (auto why = lease_lost()) {
+      record.verdict = Verdict::fail;
+      record.summary = "stopped after " + format_duration(since(waiting)) + " of " +
+                       format_duration(wait) + ": the run's coordination lease may have expired";
+      record.details.push_back(*why);
+      return;
+    }
   }
   if (wait < change_.acceptance.settle) {
     // Acceptance after a shortened settle would judge a fabric that may still be converging:

@@ -84,6 +84,18 @@ gnmi::GnmiResult<gnmi::SetResult> GrpcGnmiSteps::apply(
   return client.value()->set(set_operations.value(), deadline);
 }
 
+gnmi::GnmiResult<gnmi::SetResult> FencedGnmiSteps::apply(
+    const intent::Device& device, const std::vector<intent::GnmiSetOperation>& operations,
+    Duration deadline, std::string_view purpose) {
+  if (auto why = fence_.closed())
+    return gnmi::GnmiFailure{gnmi::GnmiFailure::Kind::rejected,
+                             "gnmi: Set not sent to " + device.name + ": " + *why +
+                                 "; a run that may have lost its lease sends nothing more to "
+                                 "any device",
+                             false};
+  return inner_.apply(device, operations, deadline, purpose);
+}
+
 gnmi::GnmiResult<gnmi::SetResult> RecordingGnmiSteps::apply(
     const intent::Device& device, const std::vector<intent::GnmiSetOperation>& operations,
     Duration deadline, std::string_view purpose) {

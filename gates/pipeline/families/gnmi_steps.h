@@ -8,6 +8,7 @@
 #include "adapters/core/duration.h"
 #include "adapters/gnmi/client.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/safety/lease_fence.h"
 
 namespace fabgate::pipeline {
 
@@ -60,6 +61,20 @@ class RecordingGnmiSteps final : public GnmiSteps {
  private:
   GnmiSteps& inner_;
   EvidenceBundle& evidence_;
+};
+
+// Sends no Set once the run's lease fence has closed (lease_fence.h): the step fails as
+// `rejected` naming why.
+class FencedGnmiSteps final : public GnmiSteps {
+ public:
+  FencedGnmiSteps(GnmiSteps& inner, const LeaseFence& fence) : inner_(inner), fence_(fence) {}
+  gnmi::GnmiResult<gnmi::SetResult> apply(const intent::Device& device,
+                                          const std::vector<intent::GnmiSetOperation>& operations,
+                                          Duration deadline, std::string_view purpose) override;
+
+ private:
+  GnmiSteps& inner_;
+  const LeaseFence& fence_;
 };
 
 }  // namespace fabgate::pipeline

@@ -53,6 +53,28 @@ RemoteResult SshRemote::run_via_stdin(const intent::Device& device, ssh::Credent
   return shell.value()->run_via_stdin(command, deadline);
 }
 
+namespace {
+ssh::SshFailure fenced(const intent::Device& device, const std::string& why) {
+  return {ssh::SshFailure::Kind::rejected,
+          "not sent to " + device.name + ": " + why +
+              "; a run that may have lost its lease sends nothing more to any device"};
+}
+}  // namespace
+
+RemoteResult FencedRemote::run(const intent::Device& device, ssh::CredentialRole role,
+                               const std::string& command, Duration deadline,
+                               std::string_view purpose) {
+  if (auto why = fence_.closed()) return fenced(device, *why);
+  return inner_.run(device, role, command, deadline, purpose);
+}
+
+RemoteResult FencedRemote::run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                                         const std::string& command, Duration deadline,
+                                         std::string_view purpose) {
+  if (auto why = fence_.closed()) return fenced(device, *why);
+  return inner_.run_via_stdin(device, role, command, deadline, purpose);
+}
+
 RemoteResult RecordingRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                   const std::string& command, Duration deadline,
                                   std::string_view purpose) {

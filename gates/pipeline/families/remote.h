@@ -10,6 +10,7 @@
 #include "adapters/ssh/ssh_failure.h"
 #include "adapters/ssh/ssh_target.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/safety/lease_fence.h"
 
 namespace fabgate::pipeline {
 
@@ -68,6 +69,23 @@ class RecordingRemote final : public Remote {
  private:
   Remote& inner_;
   EvidenceBundle& evidence_;
+};
+
+// Sends nothing once the run's lease fence has closed (lease_fence.h): every command, write or
+// read, fails as `rejected` naming why, so what was not sent is in commands.jsonl too.
+class FencedRemote final : public Remote {
+ public:
+  FencedRemote(Remote& inner, const LeaseFence& fence) : inner_(inner), fence_(fence) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override;
+  RemoteResult run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                             const std::string& command, Duration deadline,
+                             std::string_view purpose) override;
+
+ private:
+  Remote& inner_;
+  const LeaseFence& fence_;
 };
 
 // "leaf2: vtysh -c 'show bgp summary json': timed out after 10s"

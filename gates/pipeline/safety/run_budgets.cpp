@@ -2,16 +2,27 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
 #include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/safety/interruption.h"
 
 namespace fabgate::pipeline {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often a run waiting in the queue asks again whether its claim fits.
+constexpr Duration kQueuePollInterval{300};
+
+Duration since(Clock::time_point start) {
+  return std::chrono::duration_cast<Duration>(Clock::now() - start);
+}
 
 std::string controller_name() {
   char name[256] = {};
@@ -35,7 +46,9 @@ RunBudgets::RunBudgets(BudgetSetup setup, const intent::Inventory& inventory,
                        const intent::Change& change, EvidenceBundle& evidence)
     : setup_(std::move(setup)), inventory_(inventory), change_(change), evidence_(evidence) {}
 
-RunBudgets::~RunBudgets() { stop_keepalive(); }
+RunBudgets::~RunBudgets() {
+  stop_keepalive();
+}
 
 Expected<etcd::EtcdClient, etcd::EtcdFailure> RunBudgets::open_client() const {
   const auto& settings = *setup_.coordination;
@@ -72,9 +85,9 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
   std::vector<std::string> group_lines;
   for (const auto& demand : *demands) {
     group_lines.push_back(demand.group.describe() + ": " + join(demand.devices, ", ") + " (" +
-                             std::to_string(demand.devices.size()) + " of at most " +
-                             std::to_string(demand.group.capacity) + " of " +
-                             std::to_string(demand.group.size) + " in change at once)");
+                          std::to_string(demand.devices.size()) + " of at most " +
+                          std::to_string(demand.group.capacity) + " of " +
+                          std::to_string(demand.group.size) + " in change at once)");
     groups.push_back({{"budget", demand.group.budget},
                       {"group", demand.group.group},
                       {"size", demand.group.size},
@@ -84,8 +97,8 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
   record_["budgets_file"] = setup_.budgets_file;
   record_["budgets_from"] = setup_.source;
   record_["groups"] = groups;
-  const std::string counted = std::to_string(demands->size()) + " budget group" +
-                              (demands->size() == 1 ? "" : "s");
+  const std::string counted =
+      std::to_string(demands->size()) + " budget group" + (demands->size() == 1 ? "" : "s");
   // The groups follow the verdict's reason, which leads the details (the report's "first
   // disproven" line is the first of them).
   auto decide = [&](Verdict verdict, std::string summary, bool reason_in_details) {
@@ -103,8 +116,9 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
   }
   if (!setup_.coordination) {
     decide(Verdict::pass,
-           counted + " within budget for this change's own targets; runs of other controllers "
-                     "are not counted: no coordination store (coordination: in fabgate.yaml)",
+           counted +
+               " within budget for this change's own targets; runs of other controllers "
+               "are not counted: no coordination store (coordination: in fabgate.yaml)",
            false);
     record_["store"] = nullptr;
     return;
@@ -120,6 +134,7 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
   }
   client_.emplace(std::move(client).value());
   auto ttl_seconds = std::max<std::int64_t>(1, (settings.lease_ttl.count() + 999) / 1000);
+  const auto grant_sent = LeaseFence::Clock::now();
   auto lease = client_->grant(ttl_seconds);
   if (!lease) {
     decide(Verdict::no_evidence,
@@ -128,17 +143,27 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
     return;
   }
   lease_ = lease->id;
-  coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(),
-                                     lease_};
+  // From here the lease is kept alive, also while the run waits in the queue; the fence closes
+  // one etcd call timeout (at most a third of the TTL) before the lease could have expired.
+  fence_.arm(lease_, Duration{lease->ttl * 1000},
+             std::min(settings.timeout, settings.lease_ttl / 3), grant_sent);
+  Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
+  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
+
+  coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(), lease_};
   coordination::BudgetLedger ledger(*client_, settings.prefix);
-  auto claimed = ledger.claim(identity, *demands);
+  auto claimed = claim_or_wait(ledger, identity, *demands, record);
   if (!claimed) {
+    stop_keepalive();
+    fence_.disarm();
     (void)client_->revoke(lease_);
     lease_ = 0;
     const auto& failure = claimed.error();
     record_["refused"] = failure.message;
-    decide(failure.kind == coordination::ClaimFailure::Kind::over_budget ? Verdict::fail
-                                                                          : Verdict::no_evidence,
+    decide(failure.kind == coordination::ClaimFailure::Kind::over_budget ||
+                   failure.kind == coordination::ClaimFailure::Kind::queued
+               ? Verdict::fail
+               : Verdict::no_evidence,
            failure.message, true);
     return;
   }
@@ -156,26 +181,99 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
                             {"at", format_utc(now_utc())}});
   decide(Verdict::pass,
          "claimed " + counted + " in " + settings.prefix + " (etcd revision " +
-             std::to_string(*claimed) + "), held until the run ends",
+             std::to_string(*claimed) + "), held until the run ends" +
+             (record_.contains("waited")
+                  ? " (after " + record_["waited"].get<std::string>() + " in the queue)"
+                  : ""),
          false);
-  Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
-  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
+}
+
+Expected<std::int64_t, coordination::ClaimFailure> RunBudgets::claim_or_wait(
+    coordination::BudgetLedger& ledger, const coordination::RunIdentity& identity,
+    const std::vector<coordination::Demand>& demands, GateRecord& record) {
+  using Kind = coordination::ClaimFailure::Kind;
+  const auto started = Clock::now();
+  const auto give_up = started + setup_.wait;
+  bool queued = false;
+  auto leave_queue = [&] {
+    if (queued) (void)ledger.dequeue(identity.run_id);
+  };
+  std::string first_reason;
+  for (int round = 0;; ++round) {
+    auto claimed = ledger.claim(identity, demands);
+    if (claimed) {
+      leave_queue();
+      if (queued) {
+        record_["waited"] = format_duration(since(started));
+        record.details.push_back("waited " + format_duration(since(started)) +
+                                 " in the queue: " + first_reason);
+      }
+      return claimed;
+    }
+    const auto& failure = claimed.error();
+    const bool may_wait = failure.kind == Kind::over_budget || failure.kind == Kind::queued;
+    if (!may_wait || setup_.wait <= Duration::zero()) {
+      leave_queue();
+      return claimed;
+    }
+    auto refuse = [&](std::string why) {
+      leave_queue();
+      auto out = failure;
+      out.message = std::move(why);
+      return Expected<std::int64_t, coordination::ClaimFailure>(std::move(out));
+    };
+    if (first_reason.empty()) first_reason = failure.message;
+    if (Clock::now() >= give_up)
+      return refuse("waited " + format_duration(setup_.wait) +
+                    " (--wait) and still: " + failure.message);
+    if (auto why = fence_.closed()) {
+      auto out = failure;
+      out.kind = Kind::store;
+      out.message = "stopped waiting in the queue: " + *why;
+      leave_queue();
+      return out;
+    }
+    if (!queued) {
+      // Queued from the first refusal on: the place in the queue is what makes it fair.
+      auto entered = ledger.enqueue(identity, demands, now_utc() + setup_.wait);
+      if (!entered) {
+        leave_queue();
+        return entered.error();
+      }
+      queued = true;
+      record_["queued_at"] = format_utc(now_utc());
+    }
+    // Polls rather than watches (the client has no watch): a few calls per poll, each with
+    // the client's deadline; a signal ends the wait at once.
+    auto left = std::chrono::duration_cast<Duration>(give_up - Clock::now());
+    if (!Interruption::sleep_unless(std::clamp(left, Duration{0}, kQueuePollInterval), 0))
+      return refuse("stopped waiting in the queue: " + Interruption::first_name() +
+                    " received; still: " + failure.message);
+  }
 }
 
 void RunBudgets::keep_alive(std::int64_t lease, Duration every) {
   auto client = open_client();
   std::unique_lock lock(mutex_);
+  bool failed = false;
   while (!stopping_) {
-    if (wake_.wait_for(lock, every, [this] { return stopping_; })) break;
+    // After a failed renewal the next comes sooner: the fence closes if none succeeds in time.
+    if (wake_.wait_for(lock, failed ? every / 3 : every, [this] { return stopping_; })) break;
     lock.unlock();
     std::string problem;
+    const auto sent = LeaseFence::Clock::now();
     if (!client) {
       problem = etcd_problem(client.error());
     } else if (auto renewed = client->keepalive(lease); !renewed) {
       problem = etcd_problem(renewed.error());
     } else if (renewed->ttl == 0) {
       problem = "the lease had expired: the run shows as dead to other controllers";
+      fence_.expired(problem);
+    } else {
+      fence_.renewed(sent);
     }
+    if (!problem.empty()) fence_.renewal_failed(problem);
+    failed = !problem.empty();
     lock.lock();
     if (!problem.empty()) {
       ++keepalive_failures_;
@@ -195,15 +293,15 @@ void RunBudgets::stop_keepalive() {
 
 std::vector<std::string> RunBudgets::release(const std::string& run_id) {
   stop_keepalive();
+  fence_.disarm();
   if (!setup_.coordination || !holds()) return {};
   if (!client_) {
     auto client = open_client();
     if (!client) {
       release_ok_ = false;
       record_["release"] = etcd_problem(client.error());
-      return {"budget claims of run " + run_id + " NOT released: " +
-              etcd_problem(client.error()) + "; `fabgate recover " + run_id +
-              "` releases them once etcd answers"};
+      return {"budget claims of run " + run_id + " NOT released: " + etcd_problem(client.error()) +
+              "; `fabgate recover " + run_id + "` releases them once etcd answers"};
     }
     client_.emplace(std::move(client).value());
   }
@@ -223,14 +321,15 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
   evidence_.append_journal(
       {{"event", "budget-release"}, {"claims", *released}, {"at", format_utc(now_utc())}});
   if (*released == 0) return {};
-  return {"released " + std::to_string(*released) + " budget claim" +
-          (*released == 1 ? "" : "s") + " of run " + run_id};
+  return {"released " + std::to_string(*released) + " budget claim" + (*released == 1 ? "" : "s") +
+          " of run " + run_id};
 }
 
 nlohmann::json RunBudgets::to_json() const {
   nlohmann::json out = record_;
   std::lock_guard lock(mutex_);
   out["keepalive_failures"] = keepalive_failures_;
+  if (lease_ != 0 || claimed_) out["fence"] = fence_.to_json();
   if (!last_keepalive_problem_.empty()) out["last_keepalive_problem"] = last_keepalive_problem_;
   return out;
 }

@@ -8,7 +8,9 @@
 // The claims carry no lease; the run's alive key does, kept alive every third of its TTL on a
 // thread of its own. A run that ends with its devices restored or untouched releases its
 // claims; one that ends NOT RESTORED, or dies, keeps them (its devices may still be changed)
-// until `fabgate recover` releases them.
+// until `fabgate recover` releases them. When the lease may have expired (renewals failing for
+// its TTL), fence() closes and the run sends nothing more to any device (docs/coordination.md
+// "Lease loss").
 
 #include <condition_variable>
 #include <filesystem>
@@ -24,6 +26,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "gates/coordination/claims.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/safety/lease_fence.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -36,6 +39,8 @@ struct BudgetSetup {
   std::string source;  // where it was read: "main at 1a2b3c4d5e6f (the parent of ...)"
   std::optional<intent::CoordinationSettings> coordination;
   std::filesystem::path intent_dir;  // relative ca/cert/key paths are relative to it
+  // --wait: how long a claim that does not fit waits in the fabric's queue; 0: refuse at once.
+  Duration wait{0};
 };
 
 class RunBudgets {
@@ -66,12 +71,20 @@ class RunBudgets {
   // Claims of this run may be in the store (taken here, or adopted from a crashed run).
   bool holds() const { return claimed_ || adopted_; }
 
+  // Closes when this run's lease may have expired (lease_fence.h): from then on the run sends
+  // nothing more to any device. Never closes for a run without a lease.
+  const LeaseFence& fence() const { return fence_; }
+
   // Everything done, for coordination.json.
   nlohmann::json to_json() const;
 
  private:
   Expected<etcd::EtcdClient, etcd::EtcdFailure> open_client() const;
   void keep_alive(std::int64_t lease, Duration every);
+  // Claims, waiting in the queue up to setup_.wait while the claim does not fit.
+  Expected<std::int64_t, coordination::ClaimFailure> claim_or_wait(
+      coordination::BudgetLedger& ledger, const coordination::RunIdentity& identity,
+      const std::vector<coordination::Demand>& demands, GateRecord& record);
   void stop_keepalive();
 
   BudgetSetup setup_;
@@ -91,6 +104,7 @@ class RunBudgets {
   int keepalive_failures_ = 0;
   std::string last_keepalive_problem_;
   std::thread keepalive_;
+  LeaseFence fence_;
 };
 
 }  // namespace fabgate::pipeline

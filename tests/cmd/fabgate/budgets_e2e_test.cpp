@@ -7,9 +7,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <regex>
+#include <set>
+#include <sstream>
 
+#include "adapters/core/text.h"
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
@@ -48,21 +53,25 @@ class BudgetsEndToEnd : public FabgateEndToEnd {
            "]\nbounds: {max_targets: 1, step_timeout: 30s, deadline: 1m}\nsteps:\n  - device: " +
            device + "\n    run: cp {home}/" + device + ".conf {home}/" + device +
            ".bak && echo 'shutdown' >> {home}/" + device + ".conf && sleep " +
-           std::to_string(seconds) + "\nrollback:\n  - device: " + device + "\n    run: cp {home}/" +
-           device + ".bak {home}/" + device +
+           std::to_string(seconds) + "\nrollback:\n  - device: " + device +
+           "\n    run: cp {home}/" + device + ".bak {home}/" + device +
            ".conf\nacceptance:\n  probes:\n    - name: nothing-broken\n      layer: workload\n"
            "      host: " +
-           device + "\n      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
+           device +
+           "\n      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
            "      timeout: 10s\n";
   }
 
   // The intent: d1 and d2 leaves of pod p1, `budgets` as policies/budgets.yaml, change c on d1
   // (taking `seconds`) and change b on d2, the coordination store this test's etcd.
-  void commit_fabric(const std::string& budgets, int seconds, const std::string& b_change = "") {
+  // `lease_ttl` is the runs' lease: short where a test waits for it to lapse, long enough
+  // elsewhere that a loaded machine never makes a run lose it.
+  void commit_fabric(const std::string& budgets, int seconds, const std::string& b_change = "",
+                     const std::string& c_change = "", const std::string& lease_ttl = "10s") {
     repo_.write("policies/budgets.yaml", budgets);
-    commit_intent(slow_change("c", "d1", seconds),
-                  "coordination:\n  endpoints: [" + etcd_->endpoints()[0] + "]\n  prefix: " +
-                      kPrefix + "\n  lease_ttl: 3s\n");
+    commit_intent(c_change.empty() ? slow_change("c", "d1", seconds) : c_change,
+                  "coordination:\n  endpoints: [" + join(etcd_->endpoints(), ", ") +
+                      "]\n  prefix: " + kPrefix + "\n  lease_ttl: " + lease_ttl + "\n");
     std::string inventory = read_file(repo_.file("inventory.yaml"));
     inventory = std::regex_replace(inventory, std::regex("role: leaf\n"),
                                    "role: leaf\n    labels: {pod: p1}\n");
@@ -146,7 +155,7 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
   // Given alice's run killed (SIGKILL) while its step runs on d1, then its claim outlives its
   // lease: bob's run on d2 is refused naming alice's run as dead with `fabgate recover`; after
   // recover rolls d1 back and releases the claim, bob's change runs.
-  commit_fabric(kOneLeafPerPod, 20);
+  commit_fabric(kOneLeafPerPod, 20, "", "", "3s");
   auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
   ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
       << read_file(repo_.file("alice.log"));
@@ -179,6 +188,171 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
 
   auto again = fabgate("apply b --operator bob");
   EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+// A change that takes `device` out of service for 2 s within its step, writing when it went
+// out and came back into the pod's shared log (nanoseconds since the epoch).
+std::string drain_change(const std::string& id, const std::string& device) {
+  return "id: " + id + "\ntitle: drain " + device + "\ntargets: [" + device +
+         "]\nbounds: {max_targets: 1, step_timeout: 30s, deadline: 1m}\nsteps:\n  - device: " +
+         device + "\n    run: echo \"out " + device +
+         " $(date +%s%N)\" >> {home}/pod.log && sleep 2 "
+         "&& echo \"in " +
+         device + " $(date +%s%N)\" >> {home}/pod.log\nrollback:\n  - device: " + device +
+         "\n    run: echo \"rollback " + device +
+         "\" >> {home}/pod.log\n"
+         "acceptance:\n  probes:\n    - name: reachable\n      layer: workload\n      host: " +
+         device + "\n      run: \"true\"\n      timeout: 10s\n";
+}
+
+TEST_F(BudgetsEndToEnd, TwoDrainsStartedTogetherWithWaitNeverTakeThePodOutTogether) {
+  // Given one leaf per pod in change at once, when alice's drain of d1 and bob's drain of d2 are
+  // started at the same instant with --wait, over three rounds, then both succeed every round,
+  // one of them after waiting in the queue, and the pod's log (written by the devices) never
+  // shows both leaves out at once.
+  commit_fabric(
+      kOneLeafPerPod, 0,
+      std::regex_replace(drain_change("b", "d2"), std::regex("\\{home\\}"), sshd_->home()),
+      drain_change("c", "d1"));
+  int waited = 0;
+  for (int round = 0; round < 3; ++round) {
+    auto alice = start_fabgate("apply c --operator alice --wait 2m", repo_.file("alice.log"));
+    auto bob = start_fabgate("apply b --operator bob --wait 2m", repo_.file("bob.log"));
+    int alice_exit = wait_for(alice, 180s);
+    int bob_exit = wait_for(bob, 180s);
+    std::string alice_log = read_file(repo_.file("alice.log"));
+    std::string bob_log = read_file(repo_.file("bob.log"));
+    ASSERT_EQ(alice_exit, 0) << alice_log;
+    ASSERT_EQ(bob_exit, 0) << bob_log;
+    waited += alice_log.find("in the queue") != std::string::npos;
+    waited += bob_log.find("in the queue") != std::string::npos;
+  }
+  EXPECT_GE(waited, 1) << "no run ever waited: the test did not make them meet";
+  EXPECT_EQ(claims_in_pod(), 0u);
+
+  // The devices' own log: at most one leaf out of service at any moment.
+  std::istringstream log(read_file(sshd_->home() + "/pod.log"));
+  std::string word, device;
+  long long at = 0;
+  std::set<std::string> out;
+  int drains = 0;
+  while (log >> word >> device) {
+    if (word == "rollback") continue;
+    ASSERT_TRUE(log >> at);
+    if (word == "out") {
+      out.insert(device);
+      ++drains;
+      EXPECT_EQ(out.size(), 1u) << "both leaves of the pod out of service at " << at << ":\n"
+                                << read_file(sshd_->home() + "/pod.log");
+    } else {
+      out.erase(device);
+    }
+  }
+  EXPECT_EQ(drains, 6);
+}
+
+TEST_F(BudgetsEndToEnd, ARunCutOffFromEtcdStopsSendingAndLeavesTheRevertToItsTimer) {
+  // Given alice's change on d1 with a 12 s confirm timer and a 10 s settle, and a 3 s lease,
+  // when the coordination store stops answering during the settle (the member is frozen:
+  // SIGSTOP), then within the TTL the run stops, sends nothing more (no rollback from the
+  // controller), exits 5 naming d1 and its timer; the device-side timer reverts d1. Once the
+  // store answers again, bob's run on d2 is refused (alice's claim stays, her run shown dead)
+  // until `fabgate recover` of alice's run releases it.
+  std::string c = slow_change("c", "d1", 0);
+  c = std::regex_replace(c, std::regex("step_timeout: 30s, deadline: 1m\\}"),
+                         "step_timeout: 5s, deadline: 12s}\nconfirm_timeout: 12s");
+  c = std::regex_replace(c, std::regex("acceptance:\n"), "acceptance:\n  settle: 10s\n");
+  commit_fabric(kOneLeafPerPod, 0, "", c, "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  auto journal_says = [&](const std::string& text) {
+    for (const auto& bundle : bundles()) {
+      std::ifstream in(bundle / "journal.jsonl");  // absent a moment after the folder exists
+      std::string journal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (journal.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(
+      [&] { return journal_says("\"gate\":\"settle\"") || !process_alive(alice.pid()); }, 60s));
+  ASSERT_TRUE(journal_says("\"gate\":\"settle\"")) << read_file(repo_.file("alice.log"));
+  const pid_t member = etcd_->member(0).process.pid();
+  ASSERT_EQ(::kill(member, SIGSTOP), 0);
+  const auto frozen_at = std::chrono::steady_clock::now();
+  int alice_exit = wait_for(alice, 60s);
+  const auto stopped_after = std::chrono::steady_clock::now() - frozen_at;
+  ::kill(member, SIGCONT);
+  std::string alice_log = read_file(repo_.file("alice.log"));
+  ASSERT_EQ(alice_exit, 5) << alice_log;
+  EXPECT_LT(stopped_after, 15s) << "the run went on long after its lease could have expired";
+  EXPECT_NE(alice_log.find("lost its coordination lease and sent nothing after that"),
+            std::string::npos)
+      << alice_log;
+  EXPECT_NE(alice_log.find("their confirm timers (armed for 12s) revert them on the devices"),
+            std::string::npos)
+      << alice_log;
+  EXPECT_NE(alice_log.find("may still be changed: d1"), std::string::npos) << alice_log;
+
+  auto crashed = bundles();
+  ASSERT_EQ(crashed.size(), 1u);
+  // The controller sent no rollback; every command after the fence closed was refused.
+  std::istringstream commands(read_file(crashed.front() / "commands.jsonl"));
+  for (std::string line; std::getline(commands, line);) {
+    auto record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(record.is_discarded()) << line;
+    EXPECT_NE(record.value("purpose", ""), "rollback") << line;
+  }
+  auto coordination = read_json(crashed.front() / "coordination.json");
+  EXPECT_EQ(coordination["fence"].value("closed", false), true) << coordination.dump();
+  EXPECT_EQ(claims_in_pod(), 1u) << "the claim of a run that may not be restored was released";
+
+  // The device-side timer reverts d1 (12 s after it was armed).
+  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 30s)) << config("d1");
+
+  auto bob = fabgate("apply b --operator bob");
+  EXPECT_EQ(bob.exit_code, 3) << bob.output;
+  EXPECT_NE(bob.output.find("held by run "), std::string::npos) << bob.output;
+  auto recovered = fabgate("recover " + shell_quoted(crashed.front().string()));
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(claims_in_pod(), 0u) << recovered.output;
+  auto again = fabgate("apply b --operator bob");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST_F(BudgetsEndToEnd, ARunGoesOnWhenTheEtcdLeaderIsKilledDuringItsChange) {
+  // Given a three-member etcd cluster, when its leader is killed (SIGKILL) while alice's step
+  // runs on d1, then her run goes on through the two other members: accepted (exit 0), its
+  // fence never closed, its claim released at the end.
+  if (!std::filesystem::exists("/usr/bin/etcdctl"))
+    GTEST_SKIP() << "/usr/bin/etcdctl is missing: scripts/bootstrap --tests installs etcd-client";
+  etcd_ = std::make_unique<etcd::testing::Cluster>(3);
+  ASSERT_TRUE(etcd_->ready()) << "etcd did not start: " << etcd_->log(0);
+  commit_fabric(kOneLeafPerPod, 8);
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
+      << read_file(repo_.file("alice.log"));
+
+  // Which member leads: etcdctl's status of every endpoint names the leader's member id.
+  auto status = run_shell("ETCDCTL_API=3 /usr/bin/etcdctl --command-timeout=5s --endpoints=" +
+                          join(etcd_->endpoints(), ",") + " endpoint status -w json");
+  auto members = nlohmann::json::parse(status.output, nullptr, false);
+  ASSERT_TRUE(members.is_array()) << status.output;
+  int leader = -1;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto& answer = members[i]["Status"];
+    if (answer["header"]["member_id"] == answer["leader"]) {
+      for (int m = 0; m < 3; ++m)
+        if (etcd_->endpoints()[m] == members[i].value("Endpoint", "")) leader = m;
+    }
+  }
+  ASSERT_GE(leader, 0) << status.output;
+  ASSERT_EQ(::kill(etcd_->member(leader).process.pid(), SIGKILL), 0);
+
+  ASSERT_EQ(wait_for(alice, 120s), 0) << read_file(repo_.file("alice.log"));
+  auto bundle = evidence_of(CommandOutput{0, read_file(repo_.file("alice.log"))});
+  auto coordination = read_json(bundle / "coordination.json");
+  EXPECT_EQ(coordination["fence"].value("closed", true), false) << coordination.dump();
+  EXPECT_EQ(coordination.value("released", -1), 1) << coordination.dump();
+  EXPECT_EQ(claims_in_pod(), 0u);
 }
 
 }  // namespace
