@@ -1,6 +1,7 @@
 #include "gates/coordination/budgets.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "adapters/core/yaml_reader.h"
@@ -124,6 +125,61 @@ Result<BudgetPolicy> load_budgets(std::string_view yaml_text, const std::string&
   return policy;
 }
 
+namespace {
+
+// The members of every group of `budget`, by group ("pod=p3"; "" for a budget without `per`),
+// each sorted by inventory order. A counted device that cannot be placed in a group is a
+// problem (file:line:column), never left out: leaving it out would hide it from every count.
+std::map<std::string, std::vector<std::string>> members_of(const Budget& budget,
+                                                           const intent::Inventory& inventory,
+                                                           std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<std::string>> members;
+  for (const auto& device : inventory.devices) {
+    if (!budget.counts(device)) continue;
+    std::string group;
+    if (!budget.per.empty()) {
+      auto label = device.labels.find(budget.per);
+      if (label == device.labels.end()) {
+        problems.push_back(budget.where.to_string() + ": budget '" + budget.name +
+                           "' counts device '" + device.name + "' (role " + budget.role +
+                           ") but it has no label '" + budget.per +
+                           "' to group it by; label it in the inventory");
+        continue;
+      }
+      group = budget.per + "=" + label->second;
+      if (!plain_key_segment(label->second)) {
+        problems.push_back(device.where.to_string() + ": label '" + budget.per + "' of device '" +
+                           device.name + "' is '" + label->second + "', which budget '" +
+                           budget.name +
+                           "' cannot name a group by (letters, digits, '.', '_' and '-')");
+        continue;
+      }
+    }
+    members[group].push_back(device.name);
+  }
+  return members;
+}
+
+BudgetGroup group_of(const Budget& budget, const std::string& group, int size) {
+  return BudgetGroup{budget.name, group, size, budget.capacity(size), budget.where};
+}
+
+}  // namespace
+
+Result<std::vector<BudgetGroup>> groups_of(const BudgetPolicy& policy,
+                                           const intent::Inventory& inventory) {
+  std::vector<BudgetGroup> groups;
+  std::vector<std::string> problems;
+  for (const auto& budget : policy.budgets)
+    for (const auto& [group, members] : members_of(budget, inventory, problems))
+      groups.push_back(group_of(budget, group, static_cast<int>(members.size())));
+  if (!problems.empty())
+    return Error::invalid_input("the inventory does not fit the redundancy budgets of " +
+                                    policy.file,
+                                problems);
+  return groups;
+}
+
 Result<std::vector<Demand>> demands_of(const BudgetPolicy& policy,
                                        const intent::Inventory& inventory,
                                        const std::vector<std::string>& targets) {
@@ -132,36 +188,13 @@ Result<std::vector<Demand>> demands_of(const BudgetPolicy& policy,
   std::vector<std::string> problems;
   for (const auto& budget : policy.budgets) {
     // Group sizes count the whole inventory; the demand only the targets.
-    std::map<std::string, int> sizes;
-    std::map<std::string, std::vector<std::string>> wanted;
-    for (const auto& device : inventory.devices) {
-      if (!budget.counts(device)) continue;
-      std::string group;
-      if (!budget.per.empty()) {
-        auto label = device.labels.find(budget.per);
-        if (label == device.labels.end()) {
-          problems.push_back(budget.where.to_string() + ": budget '" + budget.name +
-                             "' counts device '" + device.name + "' (role " + budget.role +
-                             ") but it has no label '" + budget.per +
-                             "' to group it by; label it in the inventory");
-          continue;
-        }
-        group = budget.per + "=" + label->second;
-        if (!plain_key_segment(label->second)) {
-          problems.push_back(device.where.to_string() + ": label '" + budget.per + "' of device '" +
-                             device.name + "' is '" + label->second +
-                             "', which budget '" + budget.name +
-                             "' cannot name a group by (letters, digits, '.', '_' and '-')");
-          continue;
-        }
-      }
-      ++sizes[group];
-      if (target_set.count(device.name)) wanted[group].push_back(device.name);
-    }
-    for (auto& [group, devices] : wanted) {
+    for (const auto& [group, members] : members_of(budget, inventory, problems)) {
+      std::vector<std::string> devices;
+      for (const auto& member : members)
+        if (target_set.count(member)) devices.push_back(member);
+      if (devices.empty()) continue;
       std::sort(devices.begin(), devices.end());
-      BudgetGroup budget_group{budget.name, group, sizes[group], budget.capacity(sizes[group]),
-                               budget.where};
+      BudgetGroup budget_group = group_of(budget, group, static_cast<int>(members.size()));
       if (static_cast<int>(devices.size()) > budget_group.capacity) {
         problems.push_back(budget.where.to_string() + ": the change's own targets exceed budget " +
                            budget_group.describe() + ": it changes " +
@@ -170,7 +203,7 @@ Result<std::vector<Demand>> demands_of(const BudgetPolicy& policy,
                            std::to_string(budget_group.capacity) + " may be in change at once");
         continue;
       }
-      demands.push_back(Demand{std::move(budget_group), devices});
+      demands.push_back(Demand{std::move(budget_group), std::move(devices)});
     }
   }
   if (!problems.empty())

@@ -66,6 +66,12 @@ struct BudgetGroup {
   std::string describe() const;  // "spines-per-pod (pod=p3)" / "all-spines"
 };
 
+// Every group of every budget, in the file's order of budgets and by group name within one: the
+// fleet view shows each with its headroom, claimed or not. Invalid input (exit 2) when a counted
+// device lacks the `per` label or has one that cannot name a group, with file:line:column.
+Result<std::vector<BudgetGroup>> groups_of(const BudgetPolicy& policy,
+                                           const intent::Inventory& inventory);
+
 // What one change needs of one group: the targets it counts.
 struct Demand {
   BudgetGroup group;

@@ -63,6 +63,33 @@ TEST(Budgets, AChangeFallsIntoTheGroupsOfItsTargets) {
   EXPECT_EQ(demand.devices, (std::vector<std::string>{"spine1-p1"}));
 }
 
+TEST(Budgets, EveryGroupOfEveryBudgetIsListedWithItsSizeAndCapacity) {
+  // Given one spine per pod and 25 % of a pod's leaves over two pods, then the fleet view's
+  // groups are both budgets' groups of both pods, in the file's order, each with its size and
+  // capacity, whatever any change targets; a counted device without the pod label is invalid.
+  auto policy = load_budgets(kBudgets, "policies/budgets.yaml");
+  ASSERT_TRUE(policy) << policy.error().message << joined(policy.error().details);
+  auto groups = groups_of(*policy, two_pods());
+  ASSERT_TRUE(groups) << joined(groups.error().details);
+  std::vector<std::string> described;
+  for (const auto& group : *groups)
+    described.push_back(group.describe() + " " + std::to_string(group.capacity) + "/" +
+                        std::to_string(group.size));
+  EXPECT_EQ(described, (std::vector<std::string>{
+                           "spines-per-pod (pod=p1) 1/2", "spines-per-pod (pod=p2) 1/2",
+                           "leaves-per-pod (pod=p1) 1/4", "leaves-per-pod (pod=p2) 1/4"}));
+
+  auto unlabelled = two_pods();
+  unlabelled.devices[0].labels.clear();
+  auto refused = groups_of(*policy, unlabelled);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().exit_code, ExitCode::invalid_input);
+  EXPECT_NE(joined(refused.error().details).find("counts device 'spine1-p1' (role spine) but it "
+                                                 "has no label 'pod'"),
+            std::string::npos)
+      << joined(refused.error().details);
+}
+
 TEST(Budgets, APercentOfAGroupRoundsDown) {
   // Given 25 % of four leaves, then one leaf per pod may be in change; a budget of 25 % over a
   // group of three allows none.
