@@ -1,0 +1,178 @@
+#include "gates/coordination/fleet.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "adapters/core/foreign_json.h"
+
+namespace fabgate::coordination {
+
+namespace {
+
+FleetFailure store_failure(const std::string& what, const etcd::EtcdFailure& failure) {
+  return FleetFailure{"coordination: " + what + ": etcd " +
+                      std::string(etcd::to_string(failure.kind)) + ": " + failure.message};
+}
+
+// The key segment of a group: "all" for a budget without `per` (claims.h).
+std::string group_segment(const BudgetGroup& group) {
+  return group.group.empty() ? "all" : group.group;
+}
+
+Expected<std::vector<RunInFlight>, FleetFailure> read_runs(etcd::EtcdClient& client,
+                                                           const std::string& prefix) {
+  const std::string root = prefix + "/runs/";
+  auto range = client.get_prefix(root);
+  if (!range) return store_failure("read the runs in flight", range.error());
+  std::vector<RunInFlight> runs;
+  for (const auto& kv : range->kvs) {
+    const std::string rest = kv.key.substr(root.size());
+    if (!rest.ends_with("/alive")) continue;
+    RunInFlight run{rest.substr(0, rest.size() - 6), kv.value, kv.lease, -1, 0};
+    if (kv.lease != 0) {
+      auto lease = client.time_to_live(kv.lease);
+      if (!lease)
+        return store_failure("read the lease of run " + run.run_id, lease.error());
+      run.ttl_left_s = lease->ttl;
+      run.granted_ttl_s = lease->granted_ttl;
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// Why a queue record cannot be read, or empty when it can.
+std::string read_queue_record(const nlohmann::json& record, QueuedRun& entry) {
+  if (!record.is_object()) return "the record is " + json_kind(record) + ", not an object";
+  for (auto [field, into] : {std::pair{"until", &entry.until}, std::pair{"since", &entry.since}}) {
+    auto text = string_member(record, field);
+    if (!text) return wrong_member(record, field, "a string");
+    *into = *text;
+  }
+  const auto* groups = array_member(record, "groups");
+  if (!groups) return wrong_member(record, "groups", "an array");
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    if (!(*groups)[i].is_string())
+      return "groups[" + std::to_string(i) + "] is " + json_kind((*groups)[i]) + ", not a string";
+    entry.groups.push_back((*groups)[i].get<std::string>());
+  }
+  entry.operator_name = string_member(record, "operator").value_or("");
+  entry.change = string_member(record, "change").value_or("");
+  entry.controller = string_member(record, "controller").value_or("");
+  return {};
+}
+
+Expected<std::vector<QueuedRun>, FleetFailure> read_queue(etcd::EtcdClient& client,
+                                                          const std::string& prefix) {
+  const std::string root = prefix + "/queue/";
+  auto range = client.get_prefix(root);
+  if (!range) return store_failure("read the budget queue", range.error());
+  std::vector<QueuedRun> queue;
+  for (const auto& kv : range->kvs) {
+    QueuedRun entry;
+    entry.key = kv.key;
+    entry.run_id = kv.key.substr(root.size());
+    entry.create_revision = kv.create_revision;
+    auto parsed = parse_foreign_json(kv.value);
+    entry.problem = parsed.ok() ? read_queue_record(parsed.document, entry) : parsed.problem;
+    if (!entry.problem.empty()) {
+      // Nothing half-read is shown as if it were known.
+      entry = QueuedRun{entry.key, entry.run_id, entry.create_revision, false, entry.problem};
+    }
+    queue.push_back(std::move(entry));
+  }
+  // The queue's order is the order its entries were created in (a re-written entry keeps it).
+  std::stable_sort(queue.begin(), queue.end(), [](const QueuedRun& a, const QueuedRun& b) {
+    return a.create_revision < b.create_revision;
+  });
+  return queue;
+}
+
+// Every budget group of the file, with the holders the store has there; then groups with claims
+// the file does not have.
+std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups,
+                                   std::vector<GroupClaims> claimed) {
+  std::map<std::pair<std::string, std::string>, std::vector<Holder>> holders;
+  for (auto& claims : claimed)
+    holders[{claims.budget, claims.group}] = std::move(claims.holders);
+  std::vector<GroupView> views;
+  for (const auto& group : budget_groups) {
+    GroupView view{group, true, {}, {}};
+    if (auto found = holders.find({group.budget, group_segment(group)}); found != holders.end()) {
+      view.holders = std::move(found->second);
+      holders.erase(found);
+    }
+    views.push_back(std::move(view));
+  }
+  for (auto& [key, group_holders] : holders) {
+    BudgetGroup unknown{key.first, key.second == "all" ? "" : key.second, 0, 0, {}};
+    views.push_back(GroupView{std::move(unknown), false, std::move(group_holders), {}});
+  }
+  for (auto& view : views) {
+    std::sort(view.holders.begin(), view.holders.end(),
+              [](const Holder& a, const Holder& b) { return a.run.run_id < b.run.run_id; });
+    std::set<std::string> devices;
+    for (const auto& holder : view.holders) devices.insert(holder.devices.begin(), holder.devices.end());
+    view.in_change.assign(devices.begin(), devices.end());
+  }
+  return views;
+}
+
+std::vector<DeadRun> dead_runs(const std::vector<GroupView>& views) {
+  std::map<std::string, DeadRun> dead;
+  for (const auto& view : views) {
+    for (const auto& holder : view.holders) {
+      if (holder.alive) continue;
+      DeadRun& run = dead[holder.run.run_id];
+      run.run_id = holder.run.run_id;
+      run.readable = run.readable && holder.readable;
+      if (run.operator_name.empty()) run.operator_name = holder.run.operator_name;
+      if (run.change.empty()) run.change = holder.run.change;
+      if (run.controller.empty()) run.controller = holder.run.controller;
+      run.groups.push_back(view.group.describe());
+      run.devices.insert(run.devices.end(), holder.devices.begin(), holder.devices.end());
+    }
+  }
+  std::vector<DeadRun> out;
+  for (auto& [id, run] : dead) {
+    std::sort(run.devices.begin(), run.devices.end());
+    run.devices.erase(std::unique(run.devices.begin(), run.devices.end()), run.devices.end());
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool GroupView::full_by_unreadable() const {
+  return std::any_of(holders.begin(), holders.end(),
+                     [](const Holder& holder) { return !holder.readable; });
+}
+
+int GroupView::headroom() const {
+  if (full_by_unreadable()) return 0;
+  return std::max(0, group.capacity - static_cast<int>(in_change.size()));
+}
+
+Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std::string& prefix,
+                                             const std::vector<BudgetGroup>& budget_groups) {
+  FleetView view;
+  view.prefix = prefix;
+  auto runs = read_runs(client, prefix);
+  if (!runs) return runs.error();
+  view.runs = std::move(runs).value();
+
+  BudgetLedger ledger(client, prefix);
+  auto claimed = ledger.groups();
+  if (!claimed) return FleetFailure{claimed.error().message};
+  view.groups = group_views(budget_groups, std::move(claimed).value());
+  view.dead = dead_runs(view.groups);
+
+  auto queue = read_queue(client, prefix);
+  if (!queue) return queue.error();
+  view.queue = std::move(queue).value();
+  return view;
+}
+
+}  // namespace fabgate::coordination
