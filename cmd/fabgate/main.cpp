@@ -19,6 +19,7 @@
 #include "cmd/fabgate/inventory.h"
 #include "cmd/fabgate/recover.h"
 #include "cmd/fabgate/snapshot.h"
+#include "cmd/fabgate/status.h"
 #include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/validate.h"
 #include "gates/app/usage.h"
@@ -36,6 +37,8 @@ const std::vector<Subcommand> kSubcommands = {
      define_rehearse},
     {"recover", "Roll back what a dead run may have applied, from its journal; verify the baseline",
      define_recover},
+    {"status", "Show what every controller is changing now: runs, budgets, queue, dead runs",
+     define_status},
     {"evidence", "Work with evidence bundles (verify, show, sign)", define_evidence},
     {"diff", "Compare two snapshots under the compare rules; exit 3 when a check fails",
      define_diff},

@@ -49,7 +49,7 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
   return loaded;
 }
 
-Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console) {
+Result<LoadedIntent> load_valid_intent(const CommonOptions& options, Console& console) {
   auto loaded = read_intent(options);
   if (!loaded.ok()) return std::move(loaded).error();
   if (!loaded->outcome.diagnostics.empty()) {
@@ -61,6 +61,12 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
   for (const auto& file : loaded->uncommitted)
     console.warn("work tree differs from commit " + loaded->commit.id.substr(0, 12) + ": " + file);
   warn_lab_only_settings(*loaded->outcome.repository, console);
+  return loaded;
+}
+
+Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console) {
+  auto loaded = load_valid_intent(options, console);
+  if (!loaded.ok()) return std::move(loaded).error();
   return std::move(*loaded->outcome.repository);
 }
 

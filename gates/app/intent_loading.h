@@ -32,6 +32,9 @@ Result<LoadedIntent> read_intent(const CommonOptions& options);
 // read_intent, then: invalid intent -> invalid_input listing every problem; work-tree
 // differences are printed as warnings. For commands that only read (snapshot, diff).
 Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console);
+// load_intent, keeping where the intent lives (intent_dir: paths fabgate.yaml gives relative to
+// it) and which commit it is; outcome.repository is set.
+Result<LoadedIntent> load_valid_intent(const CommonOptions& options, Console& console);
 
 // Warns (console.warn) about every lab-only setting that weakens security, one line per device:
 // gnmi lab_insecure_plaintext_credentials (docs/security.md "gNMI credentials").

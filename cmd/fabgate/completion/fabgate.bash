@@ -68,6 +68,7 @@ _fabgate() {
           COMPREPLY=($(compgen -f -- "$cur"))
         fi
         ;;
+      status) ;; # no arguments: the fleet view takes only the common options
       *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
   fi

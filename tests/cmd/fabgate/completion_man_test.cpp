@@ -153,6 +153,20 @@ TEST(BashCompletion, CompletesInventoryImportAndItsSource) {
   EXPECT_EQ(complete("inventory import --f"), "--force --from");
 }
 
+TEST(BashCompletion, CompletesStatusAndOffersNoArgumentAfterIt) {
+  // Given `fabgate stat`, then status is offered; after it nothing but flags (it takes no
+  // argument), so no file names are offered either.
+  EXPECT_EQ(complete("stat"), "status");
+  EXPECT_EQ(complete("status ''", FABGATE_SOURCE_DIR), "");
+  EXPECT_EQ(complete("status --js"), "--json");
+}
+
+TEST(ZshCompletion, CompletesStatusAndOffersNoArgumentAfterIt) {
+  if (auto why = zsh_missing(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(complete_zsh("stat"), "status");
+  EXPECT_EQ(complete_zsh("status ''", FABGATE_SOURCE_DIR), "");
+}
+
 TEST(ManPages, NameEveryCommandTheBinariesList) {
   // Given the pages generated from the built binaries, then fabgate(1) has a section for every
   // command `fabgate` lists, the common options and every exit code; fabgate-probe(1) names its

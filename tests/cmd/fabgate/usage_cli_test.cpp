@@ -39,7 +39,7 @@ TEST(FabgateUsage, NothingCloseGetsNoSuggestionButTheCommandList) {
 
 TEST(FabgateUsage, EverySubcommandHelpListsCommonOptionsAndExitCodes) {
   for (const char* command : {"validate", "plan", "approve", "apply", "rehearse", "recover",
-                              "evidence", "evidence verify", "diff", "snapshot"}) {
+                              "evidence", "evidence verify", "diff", "snapshot", "status"}) {
     auto out = run_shell(shell_quoted(kFabgate) + " " + command + " --help");
     EXPECT_EQ(out.exit_code, 0) << command;
     for (const char* flag : {"--repo DIR", "--ref REF", "--evidence DIR", "--json", "--junit FILE"})

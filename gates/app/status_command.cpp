@@ -1,0 +1,294 @@
+#include "gates/app/status_command.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/text.h"
+#include "gates/app/intent_loading.h"
+#include "gates/coordination/budgets.h"
+#include "gates/coordination/fleet.h"
+#include "gates/coordination/store_settings.h"
+
+namespace fabgate::app {
+
+namespace {
+
+using coordination::FleetView;
+
+constexpr const char* kDeviceLocks =
+    "device locks are held on the devices themselves (safeguards.lock_dir), not in etcd: "
+    "fabgate status does not contact devices";
+
+// The evidence folder a dead run wrote, as its controller would find it: runs write
+// <evidence>/<change>/<time>-<run> (docs/pipeline.md), and the claim does not say the time.
+std::string recover_command(const std::string& evidence_dir, const coordination::DeadRun& run) {
+  std::string folder = evidence_dir + "/" + (run.change.empty() ? "*" : run.change);
+  bool plain = std::all_of(folder.begin(), folder.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+           c == '/' || c == '*';
+  });
+  return "fabgate recover " + (plain ? folder : shell_quote(folder)) + "/*-" + run.run_id;
+}
+
+// The key segment a group is claimed under ("all" for a budget without `per`), as the queue
+// names groups: "<budget>/<group>".
+std::string group_key(const coordination::BudgetGroup& group) {
+  return group.group.empty() ? "all" : group.group;
+}
+
+nlohmann::json holder_json(const coordination::Holder& holder) {
+  nlohmann::json out = {{"run", holder.run.run_id},
+                        {"readable", holder.readable},
+                        {"alive", holder.alive}};
+  if (!holder.readable) return out;
+  out["operator"] = holder.run.operator_name;
+  out["change"] = holder.run.change;
+  out["controller"] = holder.run.controller;
+  out["claimed_at"] = holder.claimed_at;
+  out["devices"] = holder.devices;
+  return out;
+}
+
+nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings& settings,
+                       const std::string& commit, const std::optional<std::string>& budgets_file,
+                       const std::string& evidence_dir) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& run : view.runs)
+    runs.push_back({{"run", run.run_id},
+                    {"controller", run.controller},
+                    {"lease", run.lease},
+                    {"ttl_left_s", run.ttl_left_s < 0 ? nlohmann::json() : nlohmann::json(run.ttl_left_s)},
+                    {"granted_ttl_s", run.lease == 0 ? nlohmann::json() : nlohmann::json(run.granted_ttl_s)}});
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& group : view.groups) {
+    nlohmann::json holders = nlohmann::json::array();
+    for (const auto& holder : group.holders) holders.push_back(holder_json(holder));
+    auto known = [&](int value) { return group.in_budgets_file ? nlohmann::json(value) : nlohmann::json(); };
+    groups.push_back({{"budget", group.group.budget},
+                      {"group", group_key(group.group)},
+                      {"in_budgets_file", group.in_budgets_file},
+                      {"size", known(group.group.size)},
+                      {"capacity", known(group.group.capacity)},
+                      {"in_change", group.in_change},
+                      {"headroom", known(group.headroom())},
+                      {"full_by_unreadable", group.full_by_unreadable()},
+                      {"holders", holders}});
+  }
+  nlohmann::json queue = nlohmann::json::array();
+  int position = 0;
+  for (const auto& entry : view.queue) {
+    nlohmann::json item = {{"position", ++position},
+                           {"run", entry.run_id},
+                           {"readable", entry.readable}};
+    if (!entry.readable) {
+      item["problem"] = entry.problem;
+    } else {
+      item.update({{"operator", entry.operator_name},
+                   {"change", entry.change},
+                   {"controller", entry.controller},
+                   {"since", entry.since},
+                   {"until", entry.until},
+                   {"groups", entry.groups}});
+    }
+    queue.push_back(std::move(item));
+  }
+  nlohmann::json dead = nlohmann::json::array();
+  for (const auto& run : view.dead)
+    dead.push_back({{"run", run.run_id},
+                    {"readable", run.readable},
+                    {"operator", run.operator_name},
+                    {"change", run.change},
+                    {"controller", run.controller},
+                    {"groups", run.groups},
+                    {"devices", run.devices},
+                    {"recover", recover_command(evidence_dir, run)}});
+  return {{"intent_commit", commit},
+          {"store", {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}}},
+          {"budgets_file", budgets_file ? nlohmann::json(*budgets_file) : nlohmann::json()},
+          {"runs", runs},
+          {"budgets", groups},
+          {"queue", queue},
+          {"dead_runs", dead},
+          {"device_locks", kDeviceLocks}};
+}
+
+// Rows of cells as lines with every column but the last padded to its widest cell.
+std::vector<std::string> aligned(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (widths.size() <= i) widths.push_back(0);
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  std::vector<std::string> lines;
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+    }
+    lines.push_back(line.substr(0, line.find_last_not_of(' ') + 1));
+  }
+  return lines;
+}
+
+std::string who(const std::string& operator_name, const std::string& change,
+                const std::string& controller) {
+  std::vector<std::string> parts{operator_name.empty() ? "operator unknown" : operator_name};
+  if (!change.empty()) parts.push_back("change " + change);
+  if (!controller.empty()) parts.push_back("on " + controller);
+  return join(parts, ", ");
+}
+
+std::string holder_line(const coordination::Holder& holder) {
+  std::string line = "run " + holder.run.run_id + ": ";
+  if (!holder.readable)
+    return line + "claim record unreadable, counted as holding the whole group" +
+           (holder.alive ? "" : "; DEAD");
+  line += who(holder.run.operator_name, holder.run.change, holder.run.controller);
+  line += holder.alive ? ", alive" : ", DEAD (its lease is gone)";
+  if (!holder.claimed_at.empty()) line += ", claimed " + holder.claimed_at;
+  if (!holder.devices.empty()) line += ", holds " + join(holder.devices, ", ");
+  return line;
+}
+
+void print(Console& console, const FleetView& view, const intent::CoordinationSettings& settings,
+           const std::string& commit, const std::optional<std::string>& budgets_file,
+           const std::string& evidence_dir) {
+  console.line("fleet " + view.prefix + " in etcd " + join(settings.endpoints, ", ") +
+               " (intent commit " + commit.substr(0, 12) + ")");
+
+  console.line("");
+  console.line(console.bold("runs in flight: " + std::to_string(view.runs.size())));
+  if (!view.runs.empty()) {
+    std::vector<std::vector<std::string>> rows{{"RUN", "CONTROLLER", "LEASE"}};
+    for (const auto& run : view.runs) {
+      std::string lease = run.lease == 0 ? "no lease"
+                          : run.ttl_left_s < 0
+                              ? "expired"
+                              : std::to_string(run.ttl_left_s) + " s left of " +
+                                    std::to_string(run.granted_ttl_s) + " s";
+      rows.push_back({run.run_id, run.controller, lease});
+    }
+    for (const auto& line : aligned(rows)) console.line(line);
+  }
+
+  console.line("");
+  console.line(console.bold("budgets: " + std::to_string(view.groups.size()) + " groups" +
+                            (budgets_file ? " (" + *budgets_file + ")" : " (no budgets file)")));
+  if (!view.groups.empty()) {
+    std::vector<std::vector<std::string>> rows{
+        {"BUDGET", "GROUP", "SIZE", "MAX", "IN CHANGE", "HEADROOM"}};
+    for (const auto& group : view.groups) {
+      auto known = [&](int value) {
+        return group.in_budgets_file ? std::to_string(value) : std::string("?");
+      };
+      std::string headroom = known(group.headroom());
+      if (group.full_by_unreadable()) headroom += " (unreadable claim)";
+      if (!group.in_budgets_file) headroom += " (not in the budgets file)";
+      rows.push_back({group.group.budget, group_key(group.group), known(group.group.size),
+                      known(group.group.capacity),
+                      group.in_change.empty() ? "-" : join(group.in_change, ","), headroom});
+    }
+    auto lines = aligned(rows);
+    console.line(lines[0]);
+    for (std::size_t i = 0; i < view.groups.size(); ++i) {
+      console.line(lines[i + 1]);
+      for (const auto& holder : view.groups[i].holders)
+        console.line("      " + holder_line(holder));
+    }
+  }
+
+  console.line("");
+  console.line(console.bold("queue: " + std::to_string(view.queue.size()) + " waiting" +
+                            (view.queue.empty() ? "" : ", first in line first")));
+  int position = 0;
+  for (const auto& entry : view.queue) {
+    std::string line = "  " + std::to_string(++position) + ". run " + entry.run_id + ": ";
+    if (!entry.readable) {
+      console.line(line + "queue record unreadable (" + entry.problem + ")");
+      continue;
+    }
+    console.line(line + who(entry.operator_name, entry.change, entry.controller) + ", waits for " +
+                 join(entry.groups, ", ") + " since " + entry.since + ", until " + entry.until);
+  }
+
+  console.line("");
+  console.line(console.bold("dead runs awaiting recovery: " + std::to_string(view.dead.size())));
+  for (const auto& run : view.dead) {
+    std::string line = "  run " + run.run_id + ": ";
+    line += run.readable ? who(run.operator_name, run.change, run.controller)
+                         : "a claim record is unreadable";
+    if (!run.devices.empty()) line += ", holds " + join(run.devices, ", ");
+    line += " in " + join(run.groups, ", ");
+    console.line(console.red(line));
+    // A relative evidence folder is relative to the intent folder (fabgate.yaml `evidence`).
+    bool relative = !std::filesystem::path(evidence_dir).is_absolute();
+    console.line("      its devices are in an unknown state until it is recovered; on " +
+                 (run.controller.empty() ? std::string("its controller") : run.controller) +
+                 (relative ? ", from the intent folder" : "") + ": " +
+                 recover_command(evidence_dir, run));
+  }
+
+  console.line("");
+  console.line(kDeviceLocks);
+}
+
+}  // namespace
+
+Result<ExitCode> run_status(const CommonOptions& common, Console& console) {
+  auto loaded = load_valid_intent(common, console);
+  if (!loaded.ok()) return std::move(loaded).error();
+  const auto& repository = *loaded->outcome.repository;
+  const std::string commit = loaded->commit.id;
+  if (!repository.settings.coordination)
+    return Error::invalid_input(
+        "status: fabgate.yaml at " + commit.substr(0, 12) +
+            " has no coordination: block, so there is no fleet to show",
+        {"add coordination: {endpoints: [...], prefix: ...} (docs/coordination.md); without it "
+         "every run is coordinated on its devices only"});
+  const auto& settings = *repository.settings.coordination;
+
+  // Every group of the budgets file, so the view shows headroom where nothing is claimed.
+  std::vector<coordination::BudgetGroup> groups;
+  std::optional<std::string> budgets_file;
+  const std::string budgets_path = repository.settings.policies_dir + "/budgets.yaml";
+  if (auto text = repository.policy_texts.find(budgets_path);
+      text != repository.policy_texts.end()) {
+    budgets_file = budgets_path;
+    auto policy = coordination::load_budgets(text->second, budgets_path);
+    if (!policy) return std::move(policy).error();
+    auto all = coordination::groups_of(*policy, repository.inventory);
+    if (!all) return std::move(all).error();
+    groups = std::move(all).value();
+  }
+
+  auto client =
+      etcd::EtcdClient::open(coordination::store_settings(settings, loaded->intent_dir));
+  if (!client) {
+    const auto& failure = client.error();
+    std::string message = "status: the coordination store cannot be used: etcd " +
+                          std::string(etcd::to_string(failure.kind)) + ": " + failure.message;
+    if (failure.kind == etcd::EtcdFailure::Kind::settings)
+      return Error::invalid_input(message, {settings.where.to_string() + ": coordination:"});
+    return Error::refused(message + "; no evidence of what the fleet is changing");
+  }
+  auto view = coordination::read_fleet(*client, settings.prefix, groups);
+  if (!view)
+    return Error::refused("status: " + view.error().message +
+                          "; no evidence of what the fleet is changing");
+
+  const std::string& evidence_dir = repository.settings.evidence_dir;
+  if (console.json_mode())
+    console.json(to_json(*view, settings, commit, budgets_file, evidence_dir));
+  else
+    print(console, *view, settings, commit, budgets_file, evidence_dir);
+  return ExitCode::accepted;
+}
+
+}  // namespace fabgate::app
