@@ -8,6 +8,7 @@
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
+#include "gates/coordination/store_settings.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/safety/interruption.h"
 
@@ -30,12 +31,6 @@ std::string controller_name() {
   return name;
 }
 
-std::string resolved(const std::filesystem::path& base, const std::string& path) {
-  if (path.empty()) return path;
-  std::filesystem::path given(path);
-  return given.is_absolute() ? path : (base / given).string();
-}
-
 std::string etcd_problem(const etcd::EtcdFailure& failure) {
   return "etcd " + std::string(etcd::to_string(failure.kind)) + ": " + failure.message;
 }
@@ -51,17 +46,8 @@ RunBudgets::~RunBudgets() {
 }
 
 Expected<etcd::EtcdClient, etcd::EtcdFailure> RunBudgets::open_client() const {
-  const auto& settings = *setup_.coordination;
-  etcd::EtcdSettings options;
-  options.endpoints = settings.endpoints;
-  options.ca_file = resolved(setup_.intent_dir, settings.ca_file);
-  options.cert_file = resolved(setup_.intent_dir, settings.cert_file);
-  options.key_file = resolved(setup_.intent_dir, settings.key_file);
-  options.username = settings.username;
-  options.password_env = settings.password_env;
-  options.lab_plain_http_auth = settings.lab_plain_http_auth;
-  options.timeout = settings.timeout;
-  return etcd::EtcdClient::open(options);
+  return etcd::EtcdClient::open(
+      coordination::store_settings(*setup_.coordination, setup_.intent_dir));
 }
 
 void RunBudgets::claim(GateRecord& record, const std::string& run_id,
