@@ -1,6 +1,8 @@
 #include "gates/app/status_command.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -41,6 +43,14 @@ std::string group_key(const coordination::BudgetGroup& group) {
   return group.group.empty() ? "all" : group.group;
 }
 
+// A lease id as etcdctl writes it (hex), so `etcdctl lease timetolive ID` takes it as printed;
+// as a JSON number it would exceed what many JSON readers hold exactly (2^53).
+std::string lease_id(std::int64_t lease) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(lease));
+  return text;
+}
+
 nlohmann::json holder_json(const coordination::Holder& holder) {
   nlohmann::json out = {{"run", holder.run.run_id},
                         {"readable", holder.readable},
@@ -61,7 +71,7 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
   for (const auto& run : view.runs)
     runs.push_back({{"run", run.run_id},
                     {"controller", run.controller},
-                    {"lease", run.lease},
+                    {"lease", run.lease == 0 ? nlohmann::json() : nlohmann::json(lease_id(run.lease))},
                     {"ttl_left_s", run.ttl_left_s < 0 ? nlohmann::json() : nlohmann::json(run.ttl_left_s)},
                     {"granted_ttl_s", run.lease == 0 ? nlohmann::json() : nlohmann::json(run.granted_ttl_s)}});
   nlohmann::json groups = nlohmann::json::array();
@@ -159,21 +169,21 @@ std::string holder_line(const coordination::Holder& holder) {
 
 void print(Console& console, const FleetView& view, const intent::CoordinationSettings& settings,
            const std::string& commit, const std::optional<std::string>& budgets_file,
-           const std::string& evidence_dir) {
+           const std::string& evidence_dir, bool from_intent_folder) {
   console.line("fleet " + view.prefix + " in etcd " + join(settings.endpoints, ", ") +
                " (intent commit " + commit.substr(0, 12) + ")");
 
   console.line("");
   console.line(console.bold("runs in flight: " + std::to_string(view.runs.size())));
   if (!view.runs.empty()) {
-    std::vector<std::vector<std::string>> rows{{"RUN", "CONTROLLER", "LEASE"}};
+    std::vector<std::vector<std::string>> rows{{"RUN", "CONTROLLER", "LEASE", "TTL"}};
     for (const auto& run : view.runs) {
-      std::string lease = run.lease == 0 ? "no lease"
+      std::string ttl = run.lease == 0 ? "no lease"
                           : run.ttl_left_s < 0
                               ? "expired"
                               : std::to_string(run.ttl_left_s) + " s left of " +
                                     std::to_string(run.granted_ttl_s) + " s";
-      rows.push_back({run.run_id, run.controller, lease});
+      rows.push_back({run.run_id, run.controller, run.lease == 0 ? "-" : lease_id(run.lease), ttl});
     }
     for (const auto& line : aligned(rows)) console.line(line);
   }
@@ -227,11 +237,9 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
     if (!run.devices.empty()) line += ", holds " + join(run.devices, ", ");
     line += " in " + join(run.groups, ", ");
     console.line(console.red(line));
-    // A relative evidence folder is relative to the intent folder (fabgate.yaml `evidence`).
-    bool relative = !std::filesystem::path(evidence_dir).is_absolute();
     console.line("      its devices are in an unknown state until it is recovered; on " +
                  (run.controller.empty() ? std::string("its controller") : run.controller) +
-                 (relative ? ", from the intent folder" : "") + ": " +
+                 (from_intent_folder ? ", from the intent folder" : "") + ": " +
                  recover_command(evidence_dir, run));
   }
 
@@ -283,11 +291,18 @@ Result<ExitCode> run_status(const CommonOptions& common, Console& console) {
     return Error::refused("status: " + view.error().message +
                           "; no evidence of what the fleet is changing");
 
-  const std::string& evidence_dir = repository.settings.evidence_dir;
+  // Where a dead run's bundle is, for the recover command: --evidence when given, as for the
+  // commands that write bundles.
+  const std::string& evidence_dir =
+      common.evidence_dir.empty() ? repository.settings.evidence_dir : common.evidence_dir;
+  // fabgate.yaml's folder, when relative, is relative to the intent folder; --evidence to the
+  // folder fabgate was started in.
+  const bool from_intent_folder = common.evidence_dir.empty() &&
+                                  !std::filesystem::path(evidence_dir).is_absolute();
   if (console.json_mode())
     console.json(to_json(*view, settings, commit, budgets_file, evidence_dir));
   else
-    print(console, *view, settings, commit, budgets_file, evidence_dir);
+    print(console, *view, settings, commit, budgets_file, evidence_dir, from_intent_folder);
   return ExitCode::accepted;
 }
 
