@@ -14,6 +14,8 @@
 #include "gates/app/intent_loading.h"
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
+#include "gates/app/trusted_policy.h"
+#include "gates/approval/signature_tool.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
@@ -148,6 +150,19 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   if (loaded->commit.id != start.commit)
     return Error::invalid_input("recover: " + at_commit.repo + " resolved " +
                                 start.commit.substr(0, 12) + " to " + loaded->commit.id);
+  // The budgets, their coordination store and the exceptions register come from the trusted
+  // ref, as they did for the run: a commit that pointed its own `coordination:` elsewhere
+  // cannot make recover release claims in the wrong store. Recover must work in an emergency,
+  // so a trusted ref that cannot be read (a clone without main) falls back to the commit's,
+  // said loudly.
+  approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
+  if (auto trusted = read_trusted_policy(at_commit, loaded.value(), &commit_signatures);
+      trusted.ok())
+    loaded->outcome.repository->trusted_policy = std::move(trusted).value();
+  else
+    console.warn("recover: the trusted policy ref cannot be read (" + trusted.error().message +
+                 "); budgets and the coordination store are read from commit " +
+                 start.commit.substr(0, 12) + " itself");
   const auto& repository = *loaded->outcome.repository;
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.

@@ -52,9 +52,8 @@ std::string lease_id(std::int64_t lease) {
 }
 
 nlohmann::json holder_json(const coordination::Holder& holder) {
-  nlohmann::json out = {{"run", holder.run.run_id},
-                        {"readable", holder.readable},
-                        {"alive", holder.alive}};
+  nlohmann::json out = {
+      {"run", holder.run.run_id}, {"readable", holder.readable}, {"alive", holder.alive}};
   if (!holder.readable) return out;
   out["operator"] = holder.run.operator_name;
   out["change"] = holder.run.change;
@@ -69,16 +68,19 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
                        const std::string& evidence_dir) {
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& run : view.runs)
-    runs.push_back({{"run", run.run_id},
-                    {"controller", run.controller},
-                    {"lease", run.lease == 0 ? nlohmann::json() : nlohmann::json(lease_id(run.lease))},
-                    {"ttl_left_s", run.ttl_left_s < 0 ? nlohmann::json() : nlohmann::json(run.ttl_left_s)},
-                    {"granted_ttl_s", run.lease == 0 ? nlohmann::json() : nlohmann::json(run.granted_ttl_s)}});
+    runs.push_back(
+        {{"run", run.run_id},
+         {"controller", run.controller},
+         {"lease", run.lease == 0 ? nlohmann::json() : nlohmann::json(lease_id(run.lease))},
+         {"ttl_left_s", run.ttl_left_s < 0 ? nlohmann::json() : nlohmann::json(run.ttl_left_s)},
+         {"granted_ttl_s", run.lease == 0 ? nlohmann::json() : nlohmann::json(run.granted_ttl_s)}});
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& group : view.groups) {
     nlohmann::json holders = nlohmann::json::array();
     for (const auto& holder : group.holders) holders.push_back(holder_json(holder));
-    auto known = [&](int value) { return group.in_budgets_file ? nlohmann::json(value) : nlohmann::json(); };
+    auto known = [&](int value) {
+      return group.in_budgets_file ? nlohmann::json(value) : nlohmann::json();
+    };
     groups.push_back({{"budget", group.group.budget},
                       {"group", group_key(group.group)},
                       {"in_budgets_file", group.in_budgets_file},
@@ -92,15 +94,14 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
   nlohmann::json queue = nlohmann::json::array();
   int position = 0;
   for (const auto& entry : view.queue) {
-    nlohmann::json item = {{"position", ++position},
-                           {"run", entry.run_id},
-                           {"readable", entry.readable}};
+    nlohmann::json item = {
+        {"position", ++position}, {"run", entry.run.run_id}, {"readable", entry.readable}};
     if (!entry.readable) {
       item["problem"] = entry.problem;
     } else {
-      item.update({{"operator", entry.operator_name},
-                   {"change", entry.change},
-                   {"controller", entry.controller},
+      item.update({{"operator", entry.run.operator_name},
+                   {"change", entry.run.change},
+                   {"controller", entry.run.controller},
                    {"since", entry.since},
                    {"until", entry.until},
                    {"groups", entry.groups}});
@@ -178,11 +179,10 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
   if (!view.runs.empty()) {
     std::vector<std::vector<std::string>> rows{{"RUN", "CONTROLLER", "LEASE", "TTL"}};
     for (const auto& run : view.runs) {
-      std::string ttl = run.lease == 0 ? "no lease"
-                          : run.ttl_left_s < 0
-                              ? "expired"
-                              : std::to_string(run.ttl_left_s) + " s left of " +
-                                    std::to_string(run.granted_ttl_s) + " s";
+      std::string ttl = run.lease == 0       ? "no lease"
+                        : run.ttl_left_s < 0 ? "expired"
+                                             : std::to_string(run.ttl_left_s) + " s left of " +
+                                                   std::to_string(run.granted_ttl_s) + " s";
       rows.push_back({run.run_id, run.controller, run.lease == 0 ? "-" : lease_id(run.lease), ttl});
     }
     for (const auto& line : aligned(rows)) console.line(line);
@@ -219,13 +219,14 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
                             (view.queue.empty() ? "" : ", first in line first")));
   int position = 0;
   for (const auto& entry : view.queue) {
-    std::string line = "  " + std::to_string(++position) + ". run " + entry.run_id + ": ";
+    std::string line = "  " + std::to_string(++position) + ". run " + entry.run.run_id + ": ";
     if (!entry.readable) {
       console.line(line + "queue record unreadable (" + entry.problem + ")");
       continue;
     }
-    console.line(line + who(entry.operator_name, entry.change, entry.controller) + ", waits for " +
-                 join(entry.groups, ", ") + " since " + entry.since + ", until " + entry.until);
+    console.line(line + who(entry.run.operator_name, entry.run.change, entry.run.controller) +
+                 ", waits for " + join(entry.groups, ", ") + " since " + entry.since + ", until " +
+                 entry.until);
   }
 
   console.line("");
@@ -276,8 +277,7 @@ Result<ExitCode> run_status(const CommonOptions& common, Console& console) {
     groups = std::move(all).value();
   }
 
-  auto client =
-      etcd::EtcdClient::open(coordination::store_settings(settings, loaded->intent_dir));
+  auto client = etcd::EtcdClient::open(coordination::store_settings(settings, loaded->intent_dir));
   if (!client) {
     const auto& failure = client.error();
     std::string message = "status: the coordination store cannot be used: etcd " +
@@ -297,8 +297,8 @@ Result<ExitCode> run_status(const CommonOptions& common, Console& console) {
       common.evidence_dir.empty() ? repository.settings.evidence_dir : common.evidence_dir;
   // fabgate.yaml's folder, when relative, is relative to the intent folder; --evidence to the
   // folder fabgate was started in.
-  const bool from_intent_folder = common.evidence_dir.empty() &&
-                                  !std::filesystem::path(evidence_dir).is_absolute();
+  const bool from_intent_folder =
+      common.evidence_dir.empty() && !std::filesystem::path(evidence_dir).is_absolute();
   if (console.json_mode())
     console.json(to_json(*view, settings, commit, budgets_file, evidence_dir));
   else

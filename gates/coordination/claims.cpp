@@ -63,32 +63,44 @@ Holder holder_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
   return holder;
 }
 
-// A queue entry, read with typed lookups; one that cannot be read is kept, marked unreadable.
+// Why a queue record cannot be read, or empty when it can; fills `entry` as it reads.
+std::string read_queue_record(const nlohmann::json& record, QueuedRun& entry) {
+  if (!record.is_object()) return "the record is " + json_kind(record) + ", not an object";
+  for (auto [field, into] : {std::pair{"until", &entry.until}, std::pair{"since", &entry.since}}) {
+    auto text = string_member(record, field);
+    if (!text) return wrong_member(record, field, "a string");
+    *into = *text;
+  }
+  const auto* groups = array_member(record, "groups");
+  if (!groups) return wrong_member(record, "groups", "an array");
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    if (!(*groups)[i].is_string())
+      return "groups[" + std::to_string(i) + "] is " + json_kind((*groups)[i]) + ", not a string";
+    entry.groups.push_back((*groups)[i].get<std::string>());
+  }
+  entry.run.operator_name = string_member(record, "operator").value_or("");
+  entry.run.change = string_member(record, "change").value_or("");
+  entry.run.controller = string_member(record, "controller").value_or("");
+  return {};
+}
+
+// A queue entry another controller wrote; one that cannot be read is kept, marked unreadable,
+// with nothing half-read shown as if it were known.
 QueuedRun queued_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
-  QueuedRun queued;
-  queued.key = kv.key;
-  queued.run.run_id = run_from_key;
-  queued.create_revision = kv.create_revision;
+  QueuedRun entry;
+  entry.key = kv.key;
+  entry.run.run_id = run_from_key;
+  entry.create_revision = kv.create_revision;
   auto parsed = parse_foreign_json(kv.value);
-  const auto* groups = parsed.ok() ? array_member(parsed.document, "groups") : nullptr;
-  if (!parsed.ok() || !groups) {
-    queued.readable = false;
-    return queued;
-  }
-  queued.run.operator_name = string_member(parsed.document, "operator").value_or("");
-  queued.run.change = string_member(parsed.document, "change").value_or("");
-  queued.run.controller = string_member(parsed.document, "controller").value_or("");
-  queued.since = string_member(parsed.document, "since").value_or("");
-  queued.until = string_member(parsed.document, "until").value_or("");
-  for (const auto& group : *groups) {
-    if (!group.is_string()) {
-      queued.readable = false;
-      queued.groups.clear();
-      return queued;
-    }
-    queued.groups.push_back(group.get<std::string>());
-  }
-  return queued;
+  std::string problem = parsed.ok() ? read_queue_record(parsed.document, entry) : parsed.problem;
+  if (problem.empty()) return entry;
+  QueuedRun unreadable;
+  unreadable.key = kv.key;
+  unreadable.run.run_id = run_from_key;
+  unreadable.create_revision = kv.create_revision;
+  unreadable.readable = false;
+  unreadable.problem = std::move(problem);
+  return unreadable;
 }
 
 }  // namespace
@@ -99,7 +111,7 @@ std::string queue_group_name(const BudgetGroup& group) {
 
 std::string QueuedRun::describe() const {
   std::string text = "run " + run.run_id + " (";
-  if (!readable) return text + "queue record unreadable)";
+  if (!readable) return text + "queue record unreadable: " + problem + ")";
   text += run.operator_name.empty() ? "operator unknown" : run.operator_name;
   if (!run.change.empty()) text += ", change " + run.change;
   if (!run.controller.empty()) text += ", on " + run.controller;

@@ -69,6 +69,7 @@ struct QueuedRun {
   std::string until;                // when it gives up, ISO 8601 UTC
   std::int64_t create_revision = 0;
   bool readable = true;  // false: a record this version cannot read (it blocks no one)
+  std::string problem;   // why it cannot be read: "not JSON", "field 'groups' is missing"...
   std::string key;
 
   std::string describe() const;  // "run 1a2b (bob, change drain-spine2, on ci-7, queued since ...)"

@@ -32,8 +32,7 @@ Expected<std::vector<RunInFlight>, FleetFailure> read_runs(etcd::EtcdClient& cli
     RunInFlight run{rest.substr(0, rest.size() - 6), kv.value, kv.lease, -1, 0};
     if (kv.lease != 0) {
       auto lease = client.time_to_live(kv.lease);
-      if (!lease)
-        return store_failure("read the lease of run " + run.run_id, lease.error());
+      if (!lease) return store_failure("read the lease of run " + run.run_id, lease.error());
       run.ttl_left_s = lease->ttl;
       run.granted_ttl_s = lease->granted_ttl;
     }
@@ -42,60 +41,12 @@ Expected<std::vector<RunInFlight>, FleetFailure> read_runs(etcd::EtcdClient& cli
   return runs;
 }
 
-// Why a queue record cannot be read, or empty when it can.
-std::string read_queue_record(const nlohmann::json& record, QueuedRun& entry) {
-  if (!record.is_object()) return "the record is " + json_kind(record) + ", not an object";
-  for (auto [field, into] : {std::pair{"until", &entry.until}, std::pair{"since", &entry.since}}) {
-    auto text = string_member(record, field);
-    if (!text) return wrong_member(record, field, "a string");
-    *into = *text;
-  }
-  const auto* groups = array_member(record, "groups");
-  if (!groups) return wrong_member(record, "groups", "an array");
-  for (std::size_t i = 0; i < groups->size(); ++i) {
-    if (!(*groups)[i].is_string())
-      return "groups[" + std::to_string(i) + "] is " + json_kind((*groups)[i]) + ", not a string";
-    entry.groups.push_back((*groups)[i].get<std::string>());
-  }
-  entry.operator_name = string_member(record, "operator").value_or("");
-  entry.change = string_member(record, "change").value_or("");
-  entry.controller = string_member(record, "controller").value_or("");
-  return {};
-}
-
-Expected<std::vector<QueuedRun>, FleetFailure> read_queue(etcd::EtcdClient& client,
-                                                          const std::string& prefix) {
-  const std::string root = prefix + "/queue/";
-  auto range = client.get_prefix(root);
-  if (!range) return store_failure("read the budget queue", range.error());
-  std::vector<QueuedRun> queue;
-  for (const auto& kv : range->kvs) {
-    QueuedRun entry;
-    entry.key = kv.key;
-    entry.run_id = kv.key.substr(root.size());
-    entry.create_revision = kv.create_revision;
-    auto parsed = parse_foreign_json(kv.value);
-    entry.problem = parsed.ok() ? read_queue_record(parsed.document, entry) : parsed.problem;
-    if (!entry.problem.empty()) {
-      // Nothing half-read is shown as if it were known.
-      entry = QueuedRun{entry.key, entry.run_id, entry.create_revision, false, entry.problem};
-    }
-    queue.push_back(std::move(entry));
-  }
-  // The queue's order is the order its entries were created in (a re-written entry keeps it).
-  std::stable_sort(queue.begin(), queue.end(), [](const QueuedRun& a, const QueuedRun& b) {
-    return a.create_revision < b.create_revision;
-  });
-  return queue;
-}
-
 // Every budget group of the file, with the holders the store has there; then groups with claims
 // the file does not have.
 std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups,
                                    std::vector<GroupClaims> claimed) {
   std::map<std::pair<std::string, std::string>, std::vector<Holder>> holders;
-  for (auto& claims : claimed)
-    holders[{claims.budget, claims.group}] = std::move(claims.holders);
+  for (auto& claims : claimed) holders[{claims.budget, claims.group}] = std::move(claims.holders);
   std::vector<GroupView> views;
   for (const auto& group : budget_groups) {
     GroupView view{group, true, {}, {}};
@@ -113,7 +64,8 @@ std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups
     std::sort(view.holders.begin(), view.holders.end(),
               [](const Holder& a, const Holder& b) { return a.run.run_id < b.run.run_id; });
     std::set<std::string> devices;
-    for (const auto& holder : view.holders) devices.insert(holder.devices.begin(), holder.devices.end());
+    for (const auto& holder : view.holders)
+      devices.insert(holder.devices.begin(), holder.devices.end());
     view.in_change.assign(devices.begin(), devices.end());
   }
   return views;
@@ -169,8 +121,8 @@ Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std
   view.groups = group_views(budget_groups, std::move(claimed).value());
   view.dead = dead_runs(view.groups);
 
-  auto queue = read_queue(client, prefix);
-  if (!queue) return queue.error();
+  auto queue = ledger.queue();
+  if (!queue) return FleetFailure{queue.error().message};
   view.queue = std::move(queue).value();
   return view;
 }

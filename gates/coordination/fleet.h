@@ -26,8 +26,8 @@ namespace fabgate::coordination {
 // A run whose alive key exists: its controller keeps its lease alive, now.
 struct RunInFlight {
   std::string run_id;
-  std::string controller;    // the alive key's value
-  std::int64_t lease = 0;    // 0: the key carries no lease (fabgate never writes one so)
+  std::string controller;        // the alive key's value
+  std::int64_t lease = 0;        // 0: the key carries no lease (fabgate never writes one so)
   std::int64_t ttl_left_s = -1;  // seconds left on the lease; -1: none, or it expired since
   std::int64_t granted_ttl_s = 0;
 };
@@ -43,21 +43,6 @@ struct GroupView {
   // An unreadable claim record counts as holding the whole group, as a claim does.
   bool full_by_unreadable() const;
   int headroom() const;  // devices that may still go into change; never negative
-};
-
-// A run waiting in the budget queue (P/queue/<run>), in queue order.
-struct QueuedRun {
-  std::string key;
-  std::string run_id;  // from the key
-  std::int64_t create_revision = 0;
-  bool readable = true;
-  std::string problem;  // why it cannot be read: "not JSON", "field 'groups' is missing"...
-  std::string operator_name;
-  std::string change;
-  std::string controller;
-  std::string since;                // ISO 8601 UTC, as the waiter wrote it
-  std::string until;                // the waiter's deadline, ISO 8601 UTC
-  std::vector<std::string> groups;  // "<budget>/<group>"
 };
 
 // A run that holds claims but whose alive key is gone: its controller died (or lost its lease)
@@ -76,7 +61,7 @@ struct FleetView {
   std::string prefix;
   std::vector<RunInFlight> runs;  // sorted by run id
   std::vector<GroupView> groups;  // the budgets file's order, then claims the file lacks
-  std::vector<QueuedRun> queue;   // oldest first (create_revision ascending)
+  std::vector<QueuedRun> queue;   // oldest first (create_revision ascending): claims.h
   std::vector<DeadRun> dead;      // sorted by run id
 };
 

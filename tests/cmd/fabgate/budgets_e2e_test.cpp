@@ -18,6 +18,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::testing {
 namespace {
@@ -353,6 +354,33 @@ TEST_F(BudgetsEndToEnd, ARunGoesOnWhenTheEtcdLeaderIsKilledDuringItsChange) {
   EXPECT_EQ(coordination["fence"].value("closed", true), false) << coordination.dump();
   EXPECT_EQ(coordination.value("released", -1), 1) << coordination.dump();
   EXPECT_EQ(claims_in_pod(), 0u);
+}
+
+TEST_F(BudgetsEndToEnd, RecoverReleasesTheClaimInTheStoreTheRunClaimedIn) {
+  // Given a commit that points its own `coordination:` at a store nobody runs (a closed port),
+  // then apply claims in the trusted ref's store, not the commit's; when the run is SIGKILLed
+  // mid-change, recover too reads the trusted ref's store and releases the claim there.
+  commit_fabric(kOneLeafPerPod, 20, "", "", "3s");
+  std::string settings = read_file(repo_.file("fabgate.yaml"));
+  settings = std::regex_replace(
+      settings, std::regex("endpoints: \\[[^\\]]*\\]"),
+      "endpoints: [http://127.0.0.1:" + std::to_string(reserve_test_port()) + "]");
+  repo_.write("fabgate.yaml", settings);
+  repo_.commit_all("point the coordination store elsewhere");
+
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
+      << read_file(repo_.file("alice.log"));
+  ASSERT_EQ(claims_in_pod(), 1u) << "apply did not claim in the trusted ref's store";
+  ASSERT_EQ(::kill(alice.pid(), SIGKILL), 0);
+  ASSERT_EQ(wait_for(alice, 30s), 128 + SIGKILL);
+
+  auto crashed = bundles();
+  ASSERT_EQ(crashed.size(), 1u);
+  auto recovered = fabgate("recover " + shell_quoted(crashed.front().string()));
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_EQ(claims_in_pod(), 0u) << "recover released in the commit's store: " << recovered.output;
 }
 
 }  // namespace

@@ -84,8 +84,9 @@ TEST(Budgets, EveryGroupOfEveryBudgetIsListedWithItsSizeAndCapacity) {
   auto refused = groups_of(*policy, unlabelled);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().exit_code, ExitCode::invalid_input);
-  EXPECT_NE(joined(refused.error().details).find("counts device 'spine1-p1' (role spine) but it "
-                                                 "has no label 'pod'"),
+  EXPECT_NE(joined(refused.error().details)
+                .find("counts device 'spine1-p1' (role spine) but it "
+                      "has no label 'pod'"),
             std::string::npos)
       << joined(refused.error().details);
 }
@@ -142,9 +143,10 @@ TEST(Budgets, LabelsNarrowWhatABudgetCounts) {
   // Given a budget over spines labelled tier=core, then a spine without that label is not in it.
   auto inventory = two_pods();
   inventory.devices[0].labels["tier"] = "core";
-  auto policy = load_budgets("budgets:\n  - name: core\n    role: spine\n    labels: {tier: core}\n"
-                             "    max_in_change: 0\n",
-                             "b.yaml");
+  auto policy = load_budgets(
+      "budgets:\n  - name: core\n    role: spine\n    labels: {tier: core}\n"
+      "    max_in_change: 0\n",
+      "b.yaml");
   ASSERT_TRUE(policy) << joined(policy.error().details);
   EXPECT_FALSE(demands_of(*policy, inventory, {"spine1-p1"}));
   auto other = demands_of(*policy, inventory, {"spine2-p1"});

@@ -64,8 +64,8 @@ TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
                          {spine_of_pod("spine1", "p3")});
   ASSERT_TRUE(claimed) << claimed.error().message;
 
-  auto refused = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"),
-                         {spine_of_pod("spine2", "p3")});
+  auto refused =
+      b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {spine_of_pod("spine2", "p3")});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, Kind::over_budget);
   EXPECT_EQ(refused.error().message,
@@ -75,8 +75,8 @@ TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
   ASSERT_EQ(refused.error().holders.size(), 1u);
   EXPECT_EQ(refused.error().holders[0].run.controller, "ci-runner-1");
 
-  auto other_pod = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"),
-                           {spine_of_pod("spine2", "p4")});
+  auto other_pod =
+      b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {spine_of_pod("spine2", "p4")});
   EXPECT_TRUE(other_pod) << other_pod.error().message;
 
   // Once A releases, B may drain spine2 of p3.
@@ -143,8 +143,8 @@ TEST_F(BudgetClaims, ADeadRunKeepsItsClaimUntilItIsReleased) {
 
   auto other_client = client();
   BudgetLedger other(other_client, kPrefix);
-  auto refused = other.claim(run("run-next", "dave", "drain", "jump-2"),
-                             {spine_of_pod("spine2", "p1")});
+  auto refused =
+      other.claim(run("run-next", "dave", "drain", "jump-2"), {spine_of_pod("spine2", "p1")});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, Kind::over_budget);
   ASSERT_EQ(refused.error().holders.size(), 1u);
@@ -166,8 +166,8 @@ TEST_F(BudgetClaims, ADeadRunKeepsItsClaimUntilItIsReleased) {
   auto released = other.release("run-dead");  // from another controller, as recover would
   ASSERT_TRUE(released);
   EXPECT_EQ(*released, 1);
-  EXPECT_TRUE(other.claim(run("run-next", "dave", "drain", "jump-2"),
-                          {spine_of_pod("spine2", "p1")}));
+  EXPECT_TRUE(
+      other.claim(run("run-next", "dave", "drain", "jump-2"), {spine_of_pod("spine2", "p1")}));
   auto again = other.release("run-dead");
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, 0) << "releasing twice is harmless";
@@ -222,8 +222,8 @@ TEST_F(BudgetClaims, AQueuedRunGoesBeforeANewcomerAndOnlyWhereTheirGroupsMeet) {
   // newcomer asking for p4 is not held up by a queue for p3.
   auto own = client();
   BudgetLedger ledger(own, kPrefix);
-  ASSERT_TRUE(ledger.claim(run("run-a", "alice", "drain-spine1", "ci-1"),
-                           {spine_of_pod("spine1", "p3")}));
+  ASSERT_TRUE(
+      ledger.claim(run("run-a", "alice", "drain-spine1", "ci-1"), {spine_of_pod("spine1", "p3")}));
   auto lease = own.grant(30);
   ASSERT_TRUE(lease) << lease.error().message;
   auto b = run("run-b", "bob", "drain-spine2", "ci-2", lease->id);
@@ -235,8 +235,8 @@ TEST_F(BudgetClaims, AQueuedRunGoesBeforeANewcomerAndOnlyWhereTheirGroupsMeet) {
       << "queueing again is harmless";
   ASSERT_TRUE(ledger.release("run-a"));
 
-  auto newcomer = ledger.claim(run("run-c", "carol", "drain-spine1", "ci-3"),
-                               {spine_of_pod("spine1", "p3")});
+  auto newcomer =
+      ledger.claim(run("run-c", "carol", "drain-spine1", "ci-3"), {spine_of_pod("spine1", "p3")});
   ASSERT_FALSE(newcomer) << "the newcomer jumped the queue";
   EXPECT_EQ(newcomer.error().kind, Kind::queued);
   EXPECT_NE(newcomer.error().message.find(
@@ -244,8 +244,8 @@ TEST_F(BudgetClaims, AQueuedRunGoesBeforeANewcomerAndOnlyWhereTheirGroupsMeet) {
                 "drain-spine2, on ci-2, queued since "),
             std::string::npos)
       << newcomer.error().message;
-  auto elsewhere = ledger.claim(run("run-d", "dave", "drain-spine1", "ci-4"),
-                                {spine_of_pod("spine1", "p4")});
+  auto elsewhere =
+      ledger.claim(run("run-d", "dave", "drain-spine1", "ci-4"), {spine_of_pod("spine1", "p4")});
   EXPECT_TRUE(elsewhere) << elsewhere.error().message;
 
   auto first = ledger.claim(b, {spine_of_pod("spine2", "p3")});
@@ -301,7 +301,8 @@ TEST_F(BudgetClaims, AQueueRecordThatCannotBeReadBlocksNoOne) {
   ASSERT_TRUE(queue);
   ASSERT_EQ(queue->size(), 1u);
   EXPECT_FALSE(queue->front().readable);
-  EXPECT_EQ(queue->front().describe(), "run run-x (queue record unreadable)");
+  EXPECT_EQ(queue->front().describe(), "run run-x (queue record unreadable: not JSON)")
+      << queue->front().problem;
   auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
   EXPECT_TRUE(claimed) << claimed.error().message;
 }

@@ -83,7 +83,8 @@ class FleetStatus : public ::testing::Test {
     auto demands = demands_of(policy_, inventory_, targets);
     ASSERT_TRUE(demands) << demands.error().message;
     BudgetLedger ledger(client, kPrefix);
-    auto claimed = ledger.claim(RunIdentity{run, who, "drain-" + run, "ctl-" + who, lease}, *demands);
+    auto claimed =
+        ledger.claim(RunIdentity{run, who, "drain-" + run, "ctl-" + who, lease}, *demands);
     ASSERT_TRUE(claimed) << claimed.error().message;
   }
 
@@ -124,10 +125,13 @@ TEST_F(FleetStatus, ShowsAliveAndDeadHoldersHeadroomAndTheQueueInOrder) {
   ASSERT_TRUE(client.put(kPrefix + "/budgets/retired/all/claims/run-old",
                          R"({"run":"run-old","operator":"eve","change":"old","controller":"ci-1",)"
                          R"("devices":["leaf4-p1"],"claimed_at":"2026-11-30T10:00:00Z"})"));
-  ASSERT_TRUE(client.put(kPrefix + "/queue/run-q2", queue_record("run-q2", "leaves-per-pod/pod=p1")));
-  ASSERT_TRUE(client.put(kPrefix + "/queue/run-q1", queue_record("run-q1", "spines-per-pod/pod=p1")));
-  ASSERT_TRUE(client.put(kPrefix + "/queue/run-q0", R"({"until":"2026-12-03T09:30:00Z",)"
-                                                    R"("since":"2026-12-03T09:00:00Z","groups":"all"})"));
+  ASSERT_TRUE(
+      client.put(kPrefix + "/queue/run-q2", queue_record("run-q2", "leaves-per-pod/pod=p1")));
+  ASSERT_TRUE(
+      client.put(kPrefix + "/queue/run-q1", queue_record("run-q1", "spines-per-pod/pod=p1")));
+  ASSERT_TRUE(client.put(kPrefix + "/queue/run-q0",
+                         R"({"until":"2026-12-03T09:30:00Z",)"
+                         R"("since":"2026-12-03T09:00:00Z","groups":"all"})"));
 
   auto view = read_fleet(client, kPrefix, groups_);
   ASSERT_TRUE(view) << view.error().message;
@@ -177,11 +181,11 @@ TEST_F(FleetStatus, ShowsAliveAndDeadHoldersHeadroomAndTheQueueInOrder) {
   EXPECT_EQ(leaves_p2->headroom(), 2);
 
   ASSERT_EQ(view->queue.size(), 3u);
-  EXPECT_EQ(view->queue[0].run_id, "run-q2");
+  EXPECT_EQ(view->queue[0].run.run_id, "run-q2");
   EXPECT_EQ(view->queue[0].groups, std::vector<std::string>{"leaves-per-pod/pod=p1"});
   EXPECT_EQ(view->queue[0].until, "2026-12-03T09:30:00Z");
-  EXPECT_EQ(view->queue[1].run_id, "run-q1");
-  EXPECT_EQ(view->queue[2].run_id, "run-q0");
+  EXPECT_EQ(view->queue[1].run.run_id, "run-q1");
+  EXPECT_EQ(view->queue[2].run.run_id, "run-q0");
   EXPECT_FALSE(view->queue[2].readable);
   EXPECT_NE(view->queue[2].problem.find("groups"), std::string::npos) << view->queue[2].problem;
 
