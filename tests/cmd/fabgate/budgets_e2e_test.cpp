@@ -17,7 +17,7 @@
 #include "adapters/core/text.h"
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
-#include "tests/cmd/fabgate/e2e_fixture.h"
+#include "tests/cmd/fabgate/coordinated_fixture.h"
 #include "tests/support/test_port.h"
 
 namespace fabgate::testing {
@@ -29,24 +29,8 @@ const char* kPrefix = "/fabgate/test-fabric";
 const char* kOneLeafPerPod =
     "budgets:\n  - name: leaves-per-pod\n    role: leaf\n    per: pod\n    max_in_change: 1\n";
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
-class BudgetsEndToEnd : public FabgateEndToEnd {
+class BudgetsEndToEnd : public CoordinatedEndToEnd {
  protected:
-  void SetUp() override {
-    FabgateEndToEnd::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    if (!std::filesystem::exists(etcd::testing::kEtcd))
-      GTEST_SKIP() << etcd::testing::kEtcd
-                   << " is missing: scripts/bootstrap --tests installs etcd-server";
-    etcd_ = std::make_unique<etcd::testing::Cluster>(1);
-    ASSERT_TRUE(etcd_->ready()) << "etcd did not start: " << etcd_->log(0);
-  }
-
   // A change on `device` whose step takes `seconds` after changing its configuration; its
   // probe holds while no configuration says 'broken'.
   static std::string slow_change(const std::string& id, const std::string& device, int seconds) {
@@ -82,14 +66,11 @@ class BudgetsEndToEnd : public FabgateEndToEnd {
     repo_.commit_all("pod p1 and its budgets");
   }
 
-  etcd::EtcdClient store() { return etcd::testing::open_client(etcd_->endpoints()); }
   std::size_t claims_in_pod() {
     auto client = store();
     auto range = client.get_prefix(std::string(kPrefix) + "/budgets/leaves-per-pod/pod=p1/claims/");
     return range ? range->kvs.size() : 0;
   }
-
-  std::unique_ptr<etcd::testing::Cluster> etcd_;
 };
 
 TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {

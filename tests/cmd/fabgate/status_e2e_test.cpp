@@ -11,7 +11,7 @@
 #include <regex>
 
 #include "tests/adapters/etcd/etcd_cluster.h"
-#include "tests/cmd/fabgate/e2e_fixture.h"
+#include "tests/cmd/fabgate/coordinated_fixture.h"
 
 namespace fabgate::testing {
 namespace {
@@ -20,30 +20,14 @@ using namespace std::chrono_literals;
 
 const char* kPrefix = "/fabgate/status-fabric";
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 struct StatusOutput {
   int exit_code = -1;
   nlohmann::json document;  // discarded when stdout was not one JSON document
   std::string errors;       // stderr
 };
 
-class StatusEndToEnd : public FabgateEndToEnd {
+class StatusEndToEnd : public CoordinatedEndToEnd {
  protected:
-  void SetUp() override {
-    FabgateEndToEnd::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    if (!std::filesystem::exists(etcd::testing::kEtcd))
-      GTEST_SKIP() << etcd::testing::kEtcd
-                   << " is missing: scripts/bootstrap --tests installs etcd-server";
-    etcd_ = std::make_unique<etcd::testing::Cluster>(1);
-    ASSERT_TRUE(etcd_->ready()) << "etcd did not start: " << etcd_->log(0);
-  }
-
   // d1 and d2 leaves of pod p1 under one leaf per pod in change at once; change c on d1 holds
   // its step for `seconds`; the store this test's etcd, with a 3 s run lease.
   void commit_fabric(int seconds) {
@@ -53,8 +37,8 @@ class StatusEndToEnd : public FabgateEndToEnd {
     commit_intent(change("echo shutdown >> {home}/d1.conf && sleep " + std::to_string(seconds),
                          "cp {home}/d1.bak {home}/d1.conf", "! grep -q broken {home}/d1.conf",
                          "max_targets: 1, step_timeout: 2m, deadline: 3m"),
-                  "coordination:\n  endpoints: [" + etcd_->endpoints()[0] + "]\n  prefix: " +
-                      kPrefix + "\n  lease_ttl: 3s\n");
+                  "coordination:\n  endpoints: [" + etcd_->endpoints()[0] +
+                      "]\n  prefix: " + kPrefix + "\n  lease_ttl: 3s\n");
     std::string inventory = read_file(repo_.file("inventory.yaml"));
     inventory = std::regex_replace(inventory, std::regex("role: leaf\n"),
                                    "role: leaf\n    labels: {pod: p1}\n");
@@ -77,8 +61,6 @@ class StatusEndToEnd : public FabgateEndToEnd {
         return &candidate;
     return nullptr;
   }
-
-  std::unique_ptr<etcd::testing::Cluster> etcd_;
 };
 
 TEST_F(StatusEndToEnd, ShowsARealRunsClaimAliveThenDeadAndTheRecoverThatReleasesIt) {
@@ -132,7 +114,8 @@ TEST_F(StatusEndToEnd, ShowsARealRunsClaimAliveThenDeadAndTheRecoverThatReleases
   const auto& dead = seen.document["dead_runs"][0];
   EXPECT_EQ(dead.value("operator", ""), "alice") << dead.dump();
   EXPECT_EQ(dead["devices"], nlohmann::json::array({"d1"})) << dead.dump();
-  EXPECT_FALSE((*group(seen.document, "leaves-per-pod", "pod=p1"))["holders"][0].value("alive", true));
+  EXPECT_FALSE(
+      (*group(seen.document, "leaves-per-pod", "pod=p1"))["holders"][0].value("alive", true));
   const std::string recover = dead.value("recover", "");
   ASSERT_TRUE(recover.starts_with("fabgate recover evidence-out/c/*-")) << recover;
 
@@ -142,8 +125,8 @@ TEST_F(StatusEndToEnd, ShowsARealRunsClaimAliveThenDeadAndTheRecoverThatReleases
   EXPECT_NE(text.output.find("dead runs awaiting recovery: 1"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find(recover), std::string::npos) << text.output;
 
-  auto recovered = repo_.run(shell_quoted(kFabgate) + recover.substr(std::string("fabgate").size()) +
-                             " 2>&1");
+  auto recovered =
+      repo_.run(shell_quoted(kFabgate) + recover.substr(std::string("fabgate").size()) + " 2>&1");
   EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
   auto after = status_json();
