@@ -82,6 +82,10 @@ TEST(BashCompletion, CompletesChangeIdsFromTheIntentAtHead) {
       "net/intent/changes/extra.yaml");
   EXPECT_EQ(complete("plan --repo net/intent ''", repo.path()), "drain-spine1 leaf2-mtu-9100");
   EXPECT_EQ(complete("apply dr", repo.path() + "/net/intent/changes"), "drain-spine1");
+  // --wait takes a duration: nothing is offered for it, and the change after it completes.
+  EXPECT_EQ(complete("apply --wa", repo.path()), "--wait");
+  EXPECT_EQ(complete("apply --repo net/intent --wait ''", repo.path()), "");
+  EXPECT_EQ(complete("apply --repo net/intent --wait 5m dr", repo.path()), "drain-spine1");
 }
 
 TEST(BashCompletion, OutsideARepositoryOffersNothingAndPrintsNothing) {
@@ -144,6 +148,7 @@ TEST(ZshCompletion, CompletesCommandsFlagsAndChangeIds) {
   repo.run("mkdir -p net && cp -r " + shell_quoted(kExampleIntent) + " net/intent");
   repo.commit_all("add intent");
   EXPECT_EQ(complete_zsh("plan --repo net/intent ''", repo.path()), "drain-spine1 leaf2-mtu-9100");
+  EXPECT_EQ(complete_zsh("apply --repo net/intent --wait ''", repo.path()), "");
 }
 
 TEST(BashCompletion, CompletesInventoryImportAndItsSource) {

@@ -163,5 +163,53 @@ TEST_F(StatusEndToEnd, WithTheStoreStoppedThereIsNoEvidence) {
       << out.errors;
 }
 
+TEST_F(StatusEndToEnd, ShowsARunWaitingInTheQueueUntilItGetsItsBudget) {
+  // Given alice's apply holding d1 of pod p1, when bob's apply of d2 (same pod) is started
+  // with --wait, then status shows bob's run first in the queue, waiting for
+  // leaves-per-pod/pod=p1 until a deadline; once alice's run ends bob's proceeds (exit 0), and
+  // the queue and the group are empty again.
+  commit_fabric(8);
+  repo_.write("changes/b.yaml",
+              std::regex_replace(
+                  "id: b\ntitle: mtu on d2\ntargets: [d2]\nbounds: {max_targets: 1, "
+                  "step_timeout: 30s, deadline: 1m}\nsteps:\n  - device: d2\n    run: echo 'mtu "
+                  "9100' >> {home}/d2.conf\nrollback:\n  - device: d2\n    run: sed -i '/^mtu "
+                  "9100$/d' {home}/d2.conf\nacceptance:\n  probes:\n    - name: fine\n      "
+                  "layer: workload\n      host: d2\n      run: \"true\"\n      timeout: 10s\n",
+                  std::regex("\\{home\\}"), sshd_->home()));
+  repo_.commit_all("a change on d2");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
+      << read_file(repo_.file("alice.log"));
+  auto bob = start_fabgate("apply b --operator bob --wait 2m", repo_.file("bob.log"));
+  StatusOutput seen;
+  ASSERT_TRUE(eventually(
+      [&] {
+        seen = status_json();
+        return seen.exit_code == 0 && !seen.document.is_discarded() &&
+               !seen.document["queue"].empty();
+      },
+      60s))
+      << seen.errors << read_file(repo_.file("bob.log"));
+  const auto& waiting = seen.document["queue"][0];
+  EXPECT_EQ(waiting.value("position", 0), 1) << waiting.dump();
+  EXPECT_EQ(waiting.value("operator", ""), "bob") << waiting.dump();
+  EXPECT_EQ(waiting.value("change", ""), "b") << waiting.dump();
+  EXPECT_EQ(waiting["groups"], nlohmann::json::array({"leaves-per-pod/pod=p1"})) << waiting.dump();
+  EXPECT_FALSE(waiting.value("until", "").empty()) << waiting.dump();
+  EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's run touched d2 while it waited";
+
+  ASSERT_EQ(wait_for(alice, 120s), 0) << read_file(repo_.file("alice.log"));
+  ASSERT_EQ(wait_for(bob, 120s), 0) << read_file(repo_.file("bob.log"));
+  EXPECT_NE(read_file(repo_.file("bob.log")).find("in the queue"), std::string::npos)
+      << read_file(repo_.file("bob.log"));
+  auto after = status_json();
+  ASSERT_EQ(after.exit_code, 0) << after.errors;
+  EXPECT_TRUE(after.document["queue"].empty()) << after.document.dump();
+  const auto* pod = group(after.document, "leaves-per-pod", "pod=p1");
+  ASSERT_TRUE(pod) << after.document.dump();
+  EXPECT_TRUE((*pod)["holders"].empty()) << pod->dump();
+}
+
 }  // namespace
 }  // namespace fabgate::testing
