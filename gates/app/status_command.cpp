@@ -37,12 +37,6 @@ std::string recover_command(const std::string& evidence_dir, const coordination:
   return "fabgate recover " + (plain ? folder : shell_quote(folder)) + "/*-" + run.run_id;
 }
 
-// The key segment a group is claimed under ("all" for a budget without `per`), as the queue
-// names groups: "<budget>/<group>".
-std::string group_key(const coordination::BudgetGroup& group) {
-  return group.group.empty() ? "all" : group.group;
-}
-
 // A lease id as etcdctl writes it (hex), so `etcdctl lease timetolive ID` takes it as printed;
 // as a JSON number it would exceed what many JSON readers hold exactly (2^53).
 std::string lease_id(std::int64_t lease) {
@@ -82,7 +76,7 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
       return group.in_budgets_file ? nlohmann::json(value) : nlohmann::json();
     };
     groups.push_back({{"budget", group.group.budget},
-                      {"group", group_key(group.group)},
+                      {"group", coordination::group_segment(group.group)},
                       {"in_budgets_file", group.in_budgets_file},
                       {"size", known(group.group.size)},
                       {"capacity", known(group.group.capacity)},
@@ -201,8 +195,8 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
       std::string headroom = known(group.headroom());
       if (group.full_by_unreadable()) headroom += " (unreadable claim)";
       if (!group.in_budgets_file) headroom += " (not in the budgets file)";
-      rows.push_back({group.group.budget, group_key(group.group), known(group.group.size),
-                      known(group.group.capacity),
+      rows.push_back({group.group.budget, coordination::group_segment(group.group),
+                      known(group.group.size), known(group.group.capacity),
                       group.in_change.empty() ? "-" : join(group.in_change, ","), headroom});
     }
     auto lines = aligned(rows);

@@ -174,9 +174,8 @@ Result<std::vector<BudgetGroup>> groups_of(const BudgetPolicy& policy,
     for (const auto& [group, members] : members_of(budget, inventory, problems))
       groups.push_back(group_of(budget, group, static_cast<int>(members.size())));
   if (!problems.empty())
-    return Error::invalid_input("the inventory does not fit the redundancy budgets of " +
-                                    policy.file,
-                                problems);
+    return Error::invalid_input(
+        "the inventory does not fit the redundancy budgets of " + policy.file, problems);
   return groups;
 }
 

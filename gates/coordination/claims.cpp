@@ -105,8 +105,12 @@ QueuedRun queued_from(const etcd::KeyValue& kv, const std::string& run_from_key)
 
 }  // namespace
 
+std::string group_segment(const BudgetGroup& group) {
+  return group.group.empty() ? "all" : group.group;
+}
+
 std::string queue_group_name(const BudgetGroup& group) {
-  return group.budget + "/" + (group.group.empty() ? "all" : group.group);
+  return group.budget + "/" + group_segment(group);
 }
 
 std::string QueuedRun::describe() const {

@@ -75,7 +75,9 @@ struct QueuedRun {
   std::string describe() const;  // "run 1a2b (bob, change drain-spine2, on ci-7, queued since ...)"
 };
 
-// "<budget>/<group>": how the queue names a group.
+// The key segment a group is claimed under: its `per` value ("pod=p3"), "all" without `per`.
+std::string group_segment(const BudgetGroup& group);
+// "<budget>/<group segment>": how the queue names a group.
 std::string queue_group_name(const BudgetGroup& group);
 
 struct ClaimFailure {

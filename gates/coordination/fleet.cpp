@@ -15,11 +15,6 @@ FleetFailure store_failure(const std::string& what, const etcd::EtcdFailure& fai
                       std::string(etcd::to_string(failure.kind)) + ": " + failure.message};
 }
 
-// The key segment of a group: "all" for a budget without `per` (claims.h).
-std::string group_segment(const BudgetGroup& group) {
-  return group.group.empty() ? "all" : group.group;
-}
-
 Expected<std::vector<RunInFlight>, FleetFailure> read_runs(etcd::EtcdClient& client,
                                                            const std::string& prefix) {
   const std::string root = prefix + "/runs/";
