@@ -185,7 +185,7 @@ Expected<std::int64_t, coordination::ClaimFailure> RunBudgets::claim_or_wait(
     if (queued) (void)ledger.dequeue(identity.run_id);
   };
   std::string first_reason;
-  for (int round = 0;; ++round) {
+  for (;;) {
     auto claimed = ledger.claim(identity, demands);
     if (claimed) {
       leave_queue();
