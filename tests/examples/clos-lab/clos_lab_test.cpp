@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -156,8 +158,9 @@ struct LabGuard {
 
 std::string skip_reason() {
   if (::geteuid() != 0) return "needs root to create network namespaces";
-  for (const char* tool : {"/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "/usr/bin/vtysh",
-                           "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/ssh", "/usr/sbin/lldpd"}) {
+  for (const char* tool :
+       {"/usr/lib/frr/zebra", "/usr/lib/frr/bgpd", "/usr/bin/vtysh", "/usr/sbin/sshd",
+        "/usr/bin/jq", "/usr/bin/ssh", "/usr/sbin/lldpd", "/usr/bin/etcd", "/usr/bin/etcdctl"}) {
     if (!fs::exists(tool))
       return std::string("needs ") + tool + " (scripts/bootstrap --tests installs it)";
   }
@@ -204,6 +207,34 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     EXPECT_NE(ssh("10.255.0.11", "read", "true", kLabDir + "/empty_known_hosts").exit_code, 0);
     // The management namespace has nothing but its connected subnet.
     EXPECT_EQ(shell(in_ns("mgmt") + "ip -j route show | jq length").out, "1\n");
+  }
+
+  std::vector<std::string> etcd_pids;
+  {
+    SCOPED_TRACE("etcd: three members in the management namespace, one cluster, healthy");
+    const json& etcd = status["etcd"];
+    ASSERT_TRUE(etcd.is_object()) << status.dump();
+    EXPECT_TRUE(etcd["healthy"].get<bool>()) << etcd.dump();
+    EXPECT_EQ(etcd["endpoints"], json({"http://10.255.0.1:2379", "http://10.255.0.1:22379",
+                                       "http://10.255.0.1:32379"}));
+    // The members know each other: one cluster of three, and a write through one member is read
+    // through another.
+    auto list = shell(in_ns("mgmt") + "etcdctl --endpoints=http://10.255.0.1:2379 member list");
+    EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 3) << list.out;
+    EXPECT_EQ(shell(in_ns("mgmt") + "etcdctl --endpoints=http://10.255.0.1:22379 put /lab-test x")
+                  .exit_code,
+              0);
+    EXPECT_EQ(shell(in_ns("mgmt") +
+                    "etcdctl --endpoints=http://10.255.0.1:32379 get --print-value-only /lab-test")
+                  .out,
+              "x\n");
+    // Found by namespace and name, as `lab down` must stop them.
+    std::istringstream pids(shell("for pid in $(ip netns pids " + kPrefix +
+                                  "mgmt); do [ \"$(cat /proc/$pid/comm)\" = etcd ] && echo $pid; "
+                                  "done; true")
+                                .out);
+    for (std::string pid; pids >> pid;) etcd_pids.push_back(pid);
+    EXPECT_EQ(etcd_pids.size(), 3u);
   }
 
   std::vector<std::string> lldpd_pids;
@@ -357,6 +388,9 @@ TEST(ClosLab, UpSshEcmpDrainSilentDropPrefixFilterDown) {
     // "[/]run" matches the path but not this pgrep's own command line.
     EXPECT_EQ(shell("pgrep -f '[/]run/fabgate-lab-test' | wc -l").out, "0\n");
     // lldpd rewrites its command lines ("lldpd: 2 neighbors."): none of its pids is alive.
+    for (const auto& pid : etcd_pids)
+      EXPECT_NE(shell("ps -o stat= -p " + pid + " | grep -v Z").exit_code, 0)
+          << "etcd " << pid << " survived lab down";
     for (const auto& pid : lldpd_pids)
       EXPECT_NE(shell("ps -o stat= -p " + pid + " | grep -v Z").exit_code, 0)
           << "lldpd " << pid << " survived lab down";

@@ -124,7 +124,10 @@ class GnmiAgreement : public ::testing::Test {
     repo_.write(".gitignore", "evidence/\n*.json\n");
   }
   void TearDown() override {
-    if (lab_up_) lab.run("down");
+    if (!lab_up_) return;
+    // Runs release their budget claims whatever their verdict (exit 0, 3, 4); none may be left.
+    testing::clos_lab::expect_no_budget_claims(lab);
+    lab.run("down");
   }
 
   CommandOutput fabgate(const std::string& arguments) { return lab.fabgate(repo_, arguments); }

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace fabgate::testing::clos_lab {
@@ -14,12 +15,19 @@ const std::string kIntent = FABGATE_SOURCE_DIR "/examples/clos-lab/intent";
 const std::string kFabgate = FABGATE_BINARY_DIR "/cmd/fabgate/fabgate";
 const std::string kProbe = FABGATE_BINARY_DIR "/cmd/fabgate-probe/fabgate-probe";
 const std::string kGnmid = FABGATE_BINARY_DIR "/cmd/fabgate-gnmid/fabgate-gnmid";
+const std::string kCoordinationPrefix = "/fabgate/clos-lab";
+const std::string kCoordinationEndpoints =
+    "http://10.255.0.1:2379,http://10.255.0.1:22379,http://10.255.0.1:32379";
 
 std::optional<std::string> lab_unavailable() {
   if (::geteuid() != 0) return "needs root to build the lab's network namespaces";
-  for (const char* tool : {"/usr/lib/frr/bgpd", "/usr/lib/frr/bfdd", "/usr/sbin/sshd",
-                           "/usr/bin/jq", "/usr/bin/vtysh", "/usr/sbin/nft"})
-    if (!std::filesystem::exists(tool)) return std::string(tool) + " is not installed";
+  // etcd: `lab up` starts the cluster the lab intent claims its budgets in; etcdctl reads the
+  // claims a test must not leave behind.
+  for (const char* tool :
+       {"/usr/lib/frr/bgpd", "/usr/lib/frr/bfdd", "/usr/sbin/sshd", "/usr/bin/jq", "/usr/bin/vtysh",
+        "/usr/sbin/nft", "/usr/bin/etcd", "/usr/bin/etcdctl"})
+    if (!std::filesystem::exists(tool))
+      return std::string(tool) + " is not installed (scripts/bootstrap --tests installs it)";
   return std::nullopt;
 }
 
@@ -59,6 +67,27 @@ void Lab::copy_intent_into(GitRepo& repo) const {
 
 CommandOutput Lab::fabgate(GitRepo& repo, const std::string& arguments) const {
   return repo.run(in_ns("mgmt") + shell_quoted(kFabgate) + " " + arguments + " 2>&1");
+}
+
+std::optional<std::string> Lab::budget_claims() const {
+  // Claims live at <prefix>/budgets/<budget>/<group>/claims/<run> (docs/coordination.md).
+  auto out = run_shell(in_ns("mgmt") + "etcdctl --endpoints=" + kCoordinationEndpoints +
+                       " --command-timeout=5s get --prefix --keys-only " +
+                       shell_quoted(kCoordinationPrefix + "/budgets/") + " 2>&1");
+  if (out.exit_code != 0) return std::nullopt;
+  std::istringstream lines(out.output);
+  std::string claims;
+  for (std::string key; std::getline(lines, key);)
+    if (key.find("/claims/") != std::string::npos) claims += key + "\n";
+  return claims;
+}
+
+void expect_no_budget_claims(const Lab& lab) {
+  if (!std::filesystem::exists("/run/netns/" + lab.prefix() + "mgmt")) return;
+  auto claims = lab.budget_claims();
+  ASSERT_TRUE(claims.has_value()) << "the lab's etcd did not answer: " << lab.run("status").output;
+  EXPECT_EQ(*claims, "") << "budget claims left in the lab's etcd: a run ended without releasing "
+                            "them (exit 5 or killed, and no `fabgate recover`)";
 }
 
 FlowsResponder::FlowsResponder(const Lab& lab, const std::string& node, const std::string& listen,
@@ -131,6 +160,10 @@ void SharedLabSuite::TearDownTestSuite() {
   repo_ = nullptr;
   // Also after a failed `up`: down removes whatever it left.
   if (lab_ && !lab_unavailable()) lab_->run("down");
+}
+
+void SharedLabSuite::TearDown() {
+  if (lab_up_ && !lab_unavailable()) expect_no_budget_claims(*lab_);
 }
 
 void SharedLabSuite::SetUp() {

@@ -25,6 +25,11 @@ extern const std::string kFabgate;
 extern const std::string kProbe;
 extern const std::string kGnmid;
 
+// The lab intent's coordination store (examples/clos-lab/intent/fabgate.yaml): its key prefix
+// and the client URLs of the lab's three etcd members (examples/clos-lab/lab), comma-separated.
+extern const std::string kCoordinationPrefix;
+extern const std::string kCoordinationEndpoints;
+
 // Why a lab cannot be built here (not root, a tool `lab up` needs is missing), or nullopt.
 std::optional<std::string> lab_unavailable();
 
@@ -50,6 +55,9 @@ class Lab {
   void copy_intent_into(GitRepo& repo) const;
   // fabgate ARGUMENTS in `repo`, from the lab's management namespace; stdout and stderr.
   CommandOutput fabgate(GitRepo& repo, const std::string& arguments) const;
+  // The redundancy-budget claim keys in this lab's etcd (under kCoordinationPrefix), one per
+  // line, read with etcdctl from the management namespace; nullopt when etcd did not answer.
+  std::optional<std::string> budget_claims() const;
 
  private:
   std::string prefix_;
@@ -80,6 +88,13 @@ std::filesystem::path evidence_of(const std::string& output);
 inline std::filesystem::path evidence_of(const CommandOutput& out) {
   return evidence_of(out.output);
 }
+// Fails the current test when budget claims are left in `lab`'s etcd. Runs that end with exit
+// 0, 3 or 4 release their claims; exit 5 (NOT RESTORED) and a killed run keep them until
+// `fabgate recover` releases them, which a test that causes either must run itself: a claim left
+// behind would refuse the next run that needs the same budget group. Does nothing when the lab
+// is down (a test that took it down itself has no store left to ask).
+void expect_no_budget_claims(const Lab& lab);
+
 // Routes and BGP session states of every switch in a snapshot.
 nlohmann::json control_plane(const nlohmann::json& snapshot);
 
@@ -94,6 +109,8 @@ class SharedLabSuite : public ::testing::Test {
   static void bring_up(const Lab& lab, const std::string& commit_message);
   static void TearDownTestSuite();
   void SetUp() override;
+  // Every test leaves no budget claim behind (expect_no_budget_claims).
+  void TearDown() override;
 
   // The scratch repository holding the committed lab intent.
   static GitRepo& repo() { return *repo_; }

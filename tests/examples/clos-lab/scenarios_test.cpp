@@ -5,7 +5,10 @@
 //   3. silent drop on spine1 -> rolled back and verified (exit 4); BGP held while flows died
 //   4. leaf1 MTU over gNMI   -> accepted (exit 0); the Set reached leaf1's interface, and
 //      the snapshots read the switches' interfaces with a gNMI Get (the lab's collector)
-// plus, written by the test, an interface disable over gNMI that is rolled back over gNMI.
+// plus, written by the test, an interface disable over gNMI that is rolled back over gNMI, and
+// drain-spine1 and drain-spine2 started at the same instant by two controllers: the lab's
+// redundancy budget (one spine of pod p1 in change at once, claimed in the lab's etcd) lets
+// exactly one proceed.
 // After each rolled-back change, routes and BGP state equal the pre-change snapshot. A probe
 // of the silent drop with one flow versus many shows why many are needed.
 //
@@ -14,9 +17,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/examples/clos-lab/lab_harness.h"
 
@@ -25,10 +30,12 @@ namespace {
 
 using nlohmann::json;
 using testing::CommandOutput;
+using testing::read_file;
 using testing::run_shell;
 using testing::shell_quoted;
 using testing::clos_lab::control_plane;
 using testing::clos_lab::evidence_of;
+using testing::clos_lab::kFabgate;
 using testing::clos_lab::kProbe;
 using testing::clos_lab::Lab;
 using testing::clos_lab::read_json;
@@ -224,6 +231,95 @@ acceptance:
   EXPECT_NE(flags[0]["flags"].dump().find("\"UP\""), std::string::npos) << link.output;
   EXPECT_EQ(control_plane(read_json(bundle / "snapshots/restored.json")),
             control_plane(read_json(bundle / "snapshots/pre.json")));
+}
+
+// `fabgate apply CHANGE --operator OPERATOR` on the controller CONTROLLER, as a shell command
+// line run in the repository: a UTS namespace of its own whose host name is CONTROLLER (fabgate
+// writes the host name into its claims as the controller), then the lab's management
+// namespace; its evidence goes to EVIDENCE.
+std::string apply_on_controller(const std::string& controller, const std::string& operator_name,
+                                const std::string& change, const std::string& evidence) {
+  return "unshare --uts sh -c 'hostname \"$1\" && shift && exec \"$@\"' sh " + controller + " " +
+         lab.in_ns("mgmt") + shell_quoted(kFabgate) + " apply " + change + " --operator " +
+         operator_name + " --evidence " + shell_quoted(evidence);
+}
+
+// How many times `spine`'s BGP sessions to the leaves have gone down since the lab came up
+// (FRR's connectionsDropped over its IPv4 peers); -1 when FRR did not answer.
+int sessions_dropped(const std::string& spine) {
+  auto summary = lab.json("exec " + spine + " vtysh -c 'show bgp summary json'");
+  if (!summary.is_object() || !summary["ipv4Unicast"]["peers"].is_object()) return -1;
+  int dropped = 0;
+  for (const auto& [peer, facts] : summary["ipv4Unicast"]["peers"].items())
+    dropped += facts.value("connectionsDropped", 0);
+  return dropped;
+}
+
+TEST_F(LabScenarios, TwoControllersDrainingBothSpinesAtOnceOnlyOneProceeds) {
+  // Given the lab intent's budget spines-per-pod (at most one spine of pod p1 in change at once,
+  // claimed in the lab's three-member etcd), when alice on controller-a applies drain-spine1 and
+  // bob on controller-b applies drain-spine2 at the same instant (two fabgate processes with
+  // their own controller names and evidence folders), then exactly one is accepted (exit 0)
+  // and the other is refused before its first step (exit 3) naming the budget and the holder's
+  // run, operator, change and controller; the refused run sent no step, and the refused spine's
+  // BGP sessions never went down (its FRR's drop counters did not move) while the other
+  // spine's did; and no claim is left in etcd once both ended.
+  const int dropped_before[2] = {sessions_dropped("spine1"), sessions_dropped("spine2")};
+  ASSERT_GE(dropped_before[0], 0);
+  ASSERT_GE(dropped_before[1], 0);
+  auto started = std::chrono::steady_clock::now();
+  // In a subshell: the repository's `cd DIR && ` must hold for both background runs.
+  auto race = repo().run("(" +
+                         apply_on_controller("controller-a", "alice", "drain-spine1",
+                                             repo().file("evidence/controller-a")) +
+                         " >alice.log 2>&1 & a=$!; " +
+                         apply_on_controller("controller-b", "bob", "drain-spine2",
+                                             repo().file("evidence/controller-b")) +
+                         " >bob.log 2>&1 & b=$!; wait $a; echo $? >alice.rc; wait $b; "
+                         "echo $? >bob.rc)");
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(race.exit_code, 0) << race.output;
+  struct Run {
+    std::string operator_name, controller, change, spine, log;
+    int exit_code;
+  } runs[2] = {{"alice", "controller-a", "drain-spine1", "spine1",
+                read_file(repo().file("alice.log")), std::stoi(read_file(repo().file("alice.rc")))},
+               {"bob", "controller-b", "drain-spine2", "spine2", read_file(repo().file("bob.log")),
+                std::stoi(read_file(repo().file("bob.rc")))}};
+  std::printf("[ figures ] two drains at once: exits %d (alice) and %d (bob) in %.1f s\n",
+              runs[0].exit_code, runs[1].exit_code, seconds);
+  ASSERT_EQ(runs[0].exit_code + runs[1].exit_code, 3) << "alice:\n"
+                                                      << runs[0].log << "\nbob:\n"
+                                                      << runs[1].log;
+  const Run& winner = runs[0].exit_code == 0 ? runs[0] : runs[1];
+  const Run& refused = runs[0].exit_code == 0 ? runs[1] : runs[0];
+  ASSERT_EQ(refused.exit_code, 3) << refused.log;
+
+  auto won = read_json(evidence_of(winner.log) / "manifest.json");
+  ASSERT_TRUE(won.is_object()) << winner.log;
+  std::string holder = "held by run " + won["run_id"].get<std::string>() + " (" +
+                       winner.operator_name + ", change " + winner.change + ", on " +
+                       winner.controller + ", alive, holds " + winner.spine + ")";
+  EXPECT_NE(refused.log.find("budget spines-per-pod (pod=p1)"), std::string::npos) << refused.log;
+  EXPECT_NE(refused.log.find(holder), std::string::npos) << holder << "\n" << refused.log;
+  auto bundle = evidence_of(refused.log);
+  ASSERT_FALSE(bundle.empty()) << refused.log;
+  EXPECT_NE(bundle.string().find("/evidence/" + refused.controller + "/"), std::string::npos)
+      << bundle;
+  std::istringstream commands(read_file(bundle / "commands.jsonl"));
+  for (std::string line; std::getline(commands, line);)
+    EXPECT_NE(json::parse(line, nullptr, false).value("purpose", ""), "step") << line;
+  // The devices' own record: the winner's spine dropped its two sessions, the other none.
+  const int winner_index = winner.spine == "spine1" ? 0 : 1;
+  EXPECT_GE(sessions_dropped(winner.spine) - dropped_before[winner_index], 2);
+  EXPECT_EQ(sessions_dropped(refused.spine), dropped_before[1 - winner_index]);
+
+  // The accepted drain is meant to stay until its own undrain; undrain for later scenarios
+  // (the same command on either spine: both are AS 65000 with peer group LEAVES).
+  auto undrain = lab.run("status --json | jq -r '.mechanisms.drain_spine1.rollback[0]'");
+  ASSERT_EQ(lab.run("exec " + winner.spine + " sh -c " + shell_quoted(undrain.output)).exit_code,
+            0);
 }
 
 }  // namespace
