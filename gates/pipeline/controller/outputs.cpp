@@ -197,6 +197,10 @@ void Pipeline::name_the_way_back(RunOutcome& outcome) {
     outcome.device_state +=
         "; may still be changed: " + join(outcome.may_still_be_changed, ", ");
   outcome.device_state += "; finish with: " + outcome.recover_command;
+  // With the journal shared in etcd, a controller without this disk can finish it too.
+  if (with_.budgets && with_.budgets->shares_journal())
+    outcome.device_state += " (or, from any controller with the intent repository: fabgate "
+                            "recover " + with_.evidence.run_id() + ")";
 }
 
 void Pipeline::end_run(RunOutcome& outcome) {
