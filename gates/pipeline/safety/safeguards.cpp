@@ -16,7 +16,8 @@ nlohmann::json holder_json(const LockHolder& holder) {
           {"controller_host", holder.controller_host},
           {"controller_pid", holder.controller_pid},
           {"started", format_utc(holder.started)},
-          {"expires", format_utc(holder.expires)}};
+          {"expires", format_utc(holder.expires)},
+          {"fence_token", holder.fence_token}};
 }
 
 }  // namespace
@@ -72,7 +73,9 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
       record.details.push_back(name + ": lock not requested: " + ahead.error().message);
       break;
     }
-    auto outcome = locks_.acquire(*device, holder, options_.take_over);
+    LockHolder with_token = holder;
+    if (options_.fence_token) with_token.fence_token = options_.fence_token(name).value_or(0);
+    auto outcome = locks_.acquire(*device, with_token, options_.take_over);
     if (!outcome.ok()) {
       journal({{"event", "lock-failed"}, {"device", name}, {"reason", outcome.error().message}});
       record.details.push_back(outcome.error().message);
@@ -84,6 +87,8 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
                             {"device", name},
                             {"holder", holder_json(acquired.holder)},
                             {"generation", acquired.generation}};
+    if (acquired.kind == AcquireOutcome::Kind::stale_token)
+      entry["newer_token"] = {{"token", acquired.newer_token}, {"run", acquired.newer_run}};
     if (acquired.taken_over_from) {
       entry["taken_over_from"] = holder_json(*acquired.taken_over_from);
       entry["dead_because"] = acquired.dead_because;
