@@ -2,6 +2,8 @@
 // fabgate binary, a real git repository, a real sshd and the real Debian etcd 3.4: two runs of
 // two operators on one device d1, without a budgets file (the locks alone coordinate them).
 
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <regex>
@@ -33,11 +35,12 @@ class LocksEndToEnd : public CoordinatedEndToEnd {
            "workload\n      host: d1\n      run: \"true\"\n      timeout: 10s\n";
   }
 
-  // Changes c (alice's, `seconds` long) and b (bob's, quick), both on d1; no budgets file.
-  void commit_fabric(int seconds) {
+  // Changes c (alice's, `seconds` long) and b (bob's, quick), both on d1; no budgets file;
+  // the runs' lease `lease_ttl` (short where a test waits for it to lapse).
+  void commit_fabric(int seconds, const std::string& lease_ttl = "10s") {
     commit_intent(change_on_d1("c", seconds),
                   "coordination:\n  endpoints: [" + join(etcd_->endpoints(), ", ") +
-                      "]\n  prefix: " + kPrefix + "\n  lease_ttl: 10s\n");
+                      "]\n  prefix: " + kPrefix + "\n  lease_ttl: " + lease_ttl + "\n");
     repo_.write("changes/b.yaml",
                 std::regex_replace(change_on_d1("b", 0), std::regex("\\{home\\}"), sshd_->home()));
     repo_.commit_all("change b on d1 too");
@@ -132,6 +135,49 @@ TEST_F(LocksEndToEnd, AWriteAfterTheDeviceSawANewerTokenIsRefusedByTheDevice) {
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[1], "echo second-c >> " + sshd_->home() + "/d1.conf");
   for (const auto& step : steps) EXPECT_EQ(step.find("fabgate_fence"), std::string::npos);
+}
+
+TEST_F(LocksEndToEnd, AKilledHoldersLockRefusesUntilRecoverWhichKeepsItsToken) {
+  // Given alice's run SIGKILLed inside its first step on d1 (3 s lease), then its etcd lock
+  // outlives its lease: bob is refused naming alice's run as dead with `fabgate recover`; the
+  // recover (same run id) retakes the lock with the same token, so d1 (whose mark is that token)
+  // accepts its rollback (exit 4), and releases it; bob's run then passes with a newer token.
+  commit_fabric(20, "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  ASSERT_TRUE(eventually([&] { return config("d1").find("first-c") != std::string::npos; }, 60s))
+      << read_file(repo_.file("alice.log"));
+  auto lock = d1_lock();
+  ASSERT_TRUE(lock.has_value());
+  ASSERT_EQ(::kill(alice.pid(), SIGKILL), 0);
+  ASSERT_EQ(wait_for(alice, 30s), 128 + SIGKILL);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto client = store();
+        auto alive = client.get_prefix(std::string(kPrefix) + "/runs/");
+        return alive && alive->kvs.empty();
+      },
+      30s));
+
+  auto bob = fabgate("apply b --operator bob");
+  EXPECT_EQ(bob.exit_code, 3) << bob.output;
+  EXPECT_NE(bob.output.find("dead: its lease is gone and the device is in an unknown state until "
+                            "`fabgate recover "),
+            std::string::npos)
+      << bob.output;
+
+  auto crashed = bundles();
+  ASSERT_FALSE(crashed.empty());
+  auto recovered = fabgate("recover " + shell_quoted(crashed.front().string()));
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  auto coordination = read_json(crashed.front() / "coordination.json");
+  EXPECT_EQ(coordination["locks"].value("d1", std::int64_t{0}), lock->create_revision)
+      << coordination.dump();
+  EXPECT_FALSE(d1_lock().has_value()) << recovered.output;
+
+  auto again = fabgate("apply b --operator bob");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_GT(std::stoll(read_file(fence_file())), lock->create_revision);
 }
 
 }  // namespace
