@@ -142,16 +142,7 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
   ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
       << read_file(repo_.file("alice.log"));
   ASSERT_EQ(claims_in_pod(), 1u);
-  ASSERT_EQ(::kill(alice.pid(), SIGKILL), 0);
-  ASSERT_EQ(wait_for(alice, 30s), 128 + SIGKILL);
-  // Its alive key goes with its lease (3 s); the claim stays.
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto client = store();
-        auto alive = client.get_prefix(std::string(kPrefix) + "/runs/");
-        return alive && alive->kvs.empty();
-      },
-      30s));
+  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
   EXPECT_EQ(claims_in_pod(), 1u) << "a dead run's claim lapsed with its lease";
 
   auto bob = fabgate("apply b --operator bob");

@@ -148,15 +148,7 @@ TEST_F(LocksEndToEnd, AKilledHoldersLockRefusesUntilRecoverWhichKeepsItsToken) {
       << read_file(repo_.file("alice.log"));
   auto lock = d1_lock();
   ASSERT_TRUE(lock.has_value());
-  ASSERT_EQ(::kill(alice.pid(), SIGKILL), 0);
-  ASSERT_EQ(wait_for(alice, 30s), 128 + SIGKILL);
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto client = store();
-        auto alive = client.get_prefix(std::string(kPrefix) + "/runs/");
-        return alive && alive->kvs.empty();
-      },
-      30s));
+  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
 
   auto bob = fabgate("apply b --operator bob");
   EXPECT_EQ(bob.exit_code, 3) << bob.output;
