@@ -428,6 +428,21 @@ Expected<Written, EtcdFailure> EtcdClient::del(const std::string& key) {
   return Written{*revision, *deleted};
 }
 
+Expected<Written, EtcdFailure> EtcdClient::del_prefix(const std::string& prefix) {
+  if (prefix.empty())
+    return EtcdFailure{EtcdFailure::Kind::settings,
+                       "etcd: refusing to delete with an empty prefix (every key of the store)"};
+  auto answer = call("/v3/kv/deleterange", json{{"key", base64_encode(prefix)},
+                                                {"range_end", base64_encode(prefix_end(prefix))}}
+                                               .dump());
+  if (!answer) return std::move(answer).error();
+  auto revision = header_revision(answer->document, answer->what);
+  if (!revision) return std::move(revision).error();
+  auto deleted = required_int(answer->document, "deleted", answer->what, 0);
+  if (!deleted) return std::move(deleted).error();
+  return Written{*revision, *deleted};
+}
+
 Expected<TxnResult, EtcdFailure> EtcdClient::txn(const std::vector<Compare>& compare,
                                                  const std::vector<TxnOp>& success,
                                                  const std::vector<TxnOp>& failure) {

@@ -117,6 +117,9 @@ class EtcdClient {
   Expected<Written, EtcdFailure> put(const std::string& key, const std::string& value,
                                      std::int64_t lease = 0);
   Expected<Written, EtcdFailure> del(const std::string& key);
+  // Deletes every key that starts with `prefix` (which must not be empty: that would be every
+  // key of the store).
+  Expected<Written, EtcdFailure> del_prefix(const std::string& prefix);
   Expected<TxnResult, EtcdFailure> txn(const std::vector<Compare>& compare,
                                        const std::vector<TxnOp>& success,
                                        const std::vector<TxnOp>& failure = {});

@@ -6,7 +6,9 @@ namespace fabgate::cli {
 
 Runner define_recover(CLI::App& command, const app::CommonOptions& common) {
   auto options = std::make_shared<app::RecoverOptions>();
-  command.add_option("run_dir", options->run_dir, "Evidence folder of the run that died")
+  command.add_option("run_dir", options->run_dir,
+                     "Evidence folder of the run that died, or its run id (its journal is then "
+                     "read from the shared journal in the fabric's etcd)")
       ->required();
   command.add_option("--operator", options->operator_name, "Who recovers (default: $USER)");
   command.add_flag("--take-over-locks", options->take_over_locks,

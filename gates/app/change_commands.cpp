@@ -20,11 +20,6 @@
 namespace fabgate::app {
 namespace {
 
-std::filesystem::path resolve(const std::filesystem::path& base, const std::string& path) {
-  std::filesystem::path expanded = expand_home(path);
-  return expanded.is_absolute() ? expanded : base / expanded;
-}
-
 Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& options,
                             pipeline::Mode mode, Console& console) {
   // --wait is checked before anything is read: a typo must not start a run.
@@ -71,7 +66,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
 
   // Evidence first: nothing is sent to a device before there is somewhere to record it.
   auto evidence_root = common.evidence_dir.empty()
-                           ? resolve(loaded->intent_dir, repository.settings.evidence_dir)
+                           ? resolve_in_intent(loaded->intent_dir, repository.settings.evidence_dir)
                            : std::filesystem::path(common.evidence_dir);
   auto evidence =
       pipeline::EvidenceBundle::create(evidence_root, change->id, now_utc(), pipeline::new_run_id(),

@@ -1,5 +1,7 @@
 #include "gates/app/intent_loading.h"
 
+#include "adapters/core/text.h"
+
 #include "adapters/git/git_repository.h"
 #include "gates/intent/loader.h"
 
@@ -80,6 +82,12 @@ Status require_committed(const LoadedIntent& loaded) {
                                   loaded.commit.id.substr(0, 12) +
                                   "; fabgate runs exactly what was committed and reviewed",
                               loaded.uncommitted);
+}
+
+std::filesystem::path resolve_in_intent(const std::filesystem::path& intent_dir,
+                                        const std::string& path) {
+  std::filesystem::path expanded = expand_home(path);
+  return expanded.is_absolute() ? expanded : intent_dir / expanded;
 }
 
 }  // namespace fabgate::app

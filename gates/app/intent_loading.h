@@ -36,6 +36,10 @@ Result<intent::IntentRepository> load_intent(const CommonOptions& options, Conso
 // it) and which commit it is; outcome.repository is set.
 Result<LoadedIntent> load_valid_intent(const CommonOptions& options, Console& console);
 
+// A path fabgate.yaml gives (~ expanded), made absolute against the intent folder.
+std::filesystem::path resolve_in_intent(const std::filesystem::path& intent_dir,
+                                        const std::string& path);
+
 // Warns (console.warn) about every lab-only setting that weakens security, one line per device:
 // gnmi lab_insecure_plaintext_credentials (docs/security.md "gNMI credentials").
 void warn_lab_only_settings(const intent::IntentRepository& repository, Console& console);

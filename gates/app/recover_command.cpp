@@ -1,7 +1,5 @@
 #include "gates/app/recover_command.h"
 
-#include "gates/pipeline/reporting/report_html.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +13,9 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/app/trusted_policy.h"
+#include "gates/coordination/budgets.h"
+#include "gates/coordination/shared_journal.h"
+#include "gates/coordination/store_settings.h"
 #include "gates/approval/signature_tool.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/report_html.h"
@@ -112,11 +113,140 @@ Result<ExitCode> seal(const pipeline::CrashedRun& crashed, pipeline::EvidenceBun
   return say(console, exits_with.value_or(code), dir.string(), why);
 }
 
+// `fabgate recover RUN` on a controller that does not hold the run's evidence folder: copies
+// the run's journal (and its pre-change snapshot) from the shared journal in the fabric's etcd
+// into a new local folder, <evidence>/<change>/<the run's folder name>, which recover then
+// finishes like any other. The store is found through the intent repository at --repo/--ref
+// (its trusted ref's coordination block, as runs use). Refused while the run is alive: its
+// controller still keeps its lease.
+Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
+                                               const RecoverOptions& options, Console& console) {
+  const std::string& run_id = options.run_dir;
+  CommonOptions here = common;
+  if (options.repo) here.repo = *options.repo;
+  auto loaded = read_intent(here);
+  if (!loaded.ok()) return std::move(loaded).error();
+  if (!loaded->outcome.diagnostics.empty())
+    return Error::invalid_input("recover: the intent at " + here.ref + " is invalid",
+                                loaded->outcome.diagnostics.lines());
+  const auto& repository = *loaded->outcome.repository;
+  std::optional<intent::CoordinationSettings> coordination = repository.settings.coordination;
+  approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
+  if (auto trusted = read_trusted_policy(here, loaded.value(), &commit_signatures); trusted.ok())
+    coordination = trusted->coordination;
+  if (!coordination)
+    return Error::invalid_input(
+        "recover: " + run_id + " is not an evidence folder here, and the intent at " + here.ref +
+            " has no coordination: store to find run " + run_id + "'s journal in",
+        {"give the run's evidence folder (<evidence>/<change>/<time>-" + run_id +
+         "), or recover from a repository whose fabgate.yaml names the fabric's etcd"});
+  auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination,
+                                                                    loaded->intent_dir));
+  auto unusable = [&](const std::string& what) {
+    return Error::refused("recover: the coordination store cannot be used to find run " + run_id +
+                          ": " + what);
+  };
+  if (!client)
+    return unusable("etcd " + std::string(etcd::to_string(client.error().kind)) + ": " +
+                    client.error().message);
+  // A live run is not recovered under its controller's feet.
+  auto alive = client->get(coordination->prefix + "/runs/" + run_id + "/alive");
+  if (!alive)
+    return unusable("etcd " + std::string(etcd::to_string(alive.error().kind)) + ": " +
+                    alive.error().message);
+  if (!alive->kvs.empty())
+    return Error::refused("recover: run " + run_id + " is alive: its controller (" +
+                              alive->kvs.front().value +
+                              ") still keeps its lease; recover a run only once it has died",
+                          {"fabgate status lists the runs in flight and the dead ones"});
+  coordination::SharedJournal journal(*client, coordination->prefix);
+  auto shared = journal.read(run_id);
+  if (!shared) {
+    using Kind = coordination::JournalStoreFailure::Kind;
+    if (shared.error().kind == Kind::store) return unusable(shared.error().message);
+    return Error::invalid_input(
+        "recover: " + run_id + " is not an evidence folder here; " + shared.error().message,
+        {"a run shares its journal only with coordination: configured, from its budget claim on; "
+         "a run whose devices ended in a known state erased it"});
+  }
+  // The run-start record names the change; the meta record the folder name on its controller.
+  auto first = nlohmann::json::parse(shared->records.front(), nullptr, false);
+  const std::string change = first.is_object() && first.value("event", "") == "run-start" &&
+                                     first.contains("change") && first["change"].is_string()
+                                 ? first["change"].get<std::string>()
+                                 : "";
+  if (!coordination::plain_key_segment(change))
+    return Error::invalid_input("recover: the shared journal of run " + run_id +
+                                " does not start with a readable run-start record");
+  std::string folder = shared->meta.is_object() && shared->meta.contains("evidence") &&
+                               shared->meta["evidence"].is_string()
+                           ? std::filesystem::path(shared->meta["evidence"].get<std::string>())
+                                 .filename()
+                                 .string()
+                           : "";
+  if (!coordination::plain_key_segment(folder) || !folder.ends_with("-" + run_id))
+    folder = "from-etcd-" + run_id;
+  const std::filesystem::path root =
+      common.evidence_dir.empty()
+          ? resolve_in_intent(loaded->intent_dir, repository.settings.evidence_dir)
+          : std::filesystem::path(common.evidence_dir);
+  const std::filesystem::path dir = std::filesystem::absolute(root / change / folder);
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    console.warn("recover: " + dir.string() +
+                 " exists already (an earlier recover copied the journal there); recovering it");
+    return dir;
+  }
+  std::filesystem::create_directories(dir / "snapshots", ec);
+  if (ec) return Error::internal("recover: create " + dir.string() + ": " + ec.message());
+  std::string lines;
+  for (const auto& line : shared->records) lines += line + "\n";
+  if (auto written = pipeline::write_file_atomically(dir / kJournalFile, lines); !written.ok())
+    return std::move(written).error();
+  if (shared->baseline) {
+    if (auto written = pipeline::write_file_atomically(dir / "snapshots/pre.json", *shared->baseline);
+        !written.ok())
+      return std::move(written).error();
+  }
+  nlohmann::json source = {{"store", "etcd"},
+                           {"endpoints", coordination->endpoints},
+                           {"key_prefix", journal.location(run_id)},
+                           {"records", shared->records.size()},
+                           {"baseline", shared->baseline ? nlohmann::json(shared->baseline->size())
+                                                         : nlohmann::json(shared->no_baseline)},
+                           {"run_meta", shared->meta},
+                           {"copied_at", format_utc(now_utc())}};
+  if (auto written = pipeline::write_file_atomically(dir / "shared-journal.json", source.dump(2) + "\n");
+      !written.ok())
+    return std::move(written).error();
+  std::string from = shared->meta.is_object() ? shared->meta.value("controller", "") : "";
+  console.line("recover: run " + run_id + "'s journal (" + std::to_string(shared->records.size()) +
+               " records" + (shared->baseline ? " and its pre-change snapshot" : "") +
+               ") copied from etcd " + journal.location(run_id) +
+               (from.empty() ? "" : " (written by controller " + from + ")") + " into " +
+               dir.string());
+  if (!shared->baseline)
+    console.warn("recover: no pre-change snapshot: " + shared->no_baseline +
+                 "; the rollback is sent but the baseline cannot be verified (exit 5)");
+  return dir;
+}
+
 }  // namespace
 
 Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& options,
                              Console& console) {
-  const std::filesystem::path dir = std::filesystem::absolute(options.run_dir);
+  std::filesystem::path dir = std::filesystem::absolute(options.run_dir);
+  std::error_code missing;
+  RecoverOptions effective = options;
+  if (!std::filesystem::exists(dir, missing) && coordination::plain_key_segment(options.run_dir) &&
+      options.run_dir.find('/') == std::string::npos) {
+    // A run id, not a folder: its journal comes from the shared journal in etcd, and the
+    // repository is this controller's, not the path the dead one journaled.
+    auto fetched = fetch_from_store(common, options, console);
+    if (!fetched.ok()) return std::move(fetched).error();
+    dir = std::move(fetched).value();
+    if (!effective.repo) effective.repo = common.repo;
+  }
   auto journal = pipeline::read_journal(dir / kJournalFile);
   if (!journal.ok()) return std::move(journal).error();
   if (journal->torn) console.warn(journal->torn->describe(kJournalFile));
@@ -140,7 +270,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   }
   // Intent from the commit the run journaled, never from the work tree.
   CommonOptions at_commit = common;
-  at_commit.repo = options.repo.value_or(start.repo);
+  at_commit.repo = effective.repo.value_or(start.repo);
   at_commit.ref = start.commit;
   auto loaded = read_intent(at_commit);
   if (!loaded.ok()) return std::move(loaded).error();

@@ -7,15 +7,11 @@
 
 #include "adapters/core/text.h"
 #include "gates/app/console.h"
+#include "gates/app/intent_loading.h"
 #include "gates/app/secrets.h"
 
 namespace fabgate::app {
 namespace {
-
-std::filesystem::path resolve(const std::filesystem::path& base, const std::string& path) {
-  std::filesystem::path expanded = expand_home(path);
-  return expanded.is_absolute() ? expanded : base / expanded;
-}
 
 // Budgets and the coordination store as the trusted policy ref has them (never the change's
 // own commit, which could raise its own budget); a command without a trusted policy (none acts
@@ -64,7 +60,7 @@ prom::HttpEndpoint http_endpoint(const intent::MonitoringEndpoint& endpoint,
                                  const std::filesystem::path& intent_dir) {
   prom::HttpEndpoint out;
   out.base_url = endpoint.url;
-  if (!endpoint.ca_file.empty()) out.ca_file = resolve(intent_dir, endpoint.ca_file).string();
+  if (!endpoint.ca_file.empty()) out.ca_file = resolve_in_intent(intent_dir, endpoint.ca_file).string();
   out.timeout = endpoint.timeout;
   // The token's value is redacted like every configured secret (secrets.cpp).
   if (!endpoint.token_env.empty())
@@ -78,11 +74,11 @@ Result<std::unique_ptr<RunCollaborators>> RunCollaborators::create(const RunSetu
   const auto& settings = setup.repository.settings;
   ssh::SshOptions ssh_options;
   if (!settings.ssh.known_hosts.empty())
-    ssh_options.known_hosts_file = resolve(setup.intent_dir, settings.ssh.known_hosts);
+    ssh_options.known_hosts_file = resolve_in_intent(setup.intent_dir, settings.ssh.known_hosts);
   if (!settings.ssh.config.empty())
     ssh_options.config_file = settings.ssh.config == "none"
                                   ? settings.ssh.config
-                                  : resolve(setup.intent_dir, settings.ssh.config).string();
+                                  : resolve_in_intent(setup.intent_dir, settings.ssh.config).string();
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
   ssh_options.shell_startup_timeout = settings.ssh.shell_startup_timeout;
   ssh_options.slow_shell_startup = settings.ssh.slow_shell_startup;
@@ -157,7 +153,7 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
   safeguards_.adopt_locks(run_id, targets_);
   safeguards_.release_locks();
   (void)evidence_.write_json("safeguards.json", safeguards_.to_json());
-  budgets_.adopt();
+  budgets_.adopt(run_id);
   (void)budgets_.release(run_id);
   if (budgets_.wanted() || !budgets_.released_ok())
     (void)evidence_.write_json("coordination.json", budgets_.to_json());

@@ -69,10 +69,15 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
           "the run's redundancy-budget claims stay in the coordination store because its "
           "targets are NOT RESTORED: other runs in those budget groups are refused until `fabgate "
           "recover " +
-          run_id + "` releases them");
+          run_id + "` releases them" +
+          (with_.budgets->shares_journal()
+               ? " (from any controller: the run's journal is shared in etcd)"
+               : ""));
   } else {
     for (const auto& line : with_.budgets->release(run_id))
       if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
+    if (!with_.budgets->journal_erase_problem().empty())
+      outcome.diagnosis.push_back(with_.budgets->journal_erase_problem());
   }
   if (with_.budgets->wanted() || with_.budgets->holds() || with_.budgets->coordinated())
     (void)with_.evidence.write_json("coordination.json", with_.budgets->to_json());

@@ -292,7 +292,13 @@ void Pipeline::run_gates() {
       with_.budgets->claim(r, with_.evidence.run_id(), options_.operator_name);
     });
   // 2. snapshot(pre): the baseline, from every device in the inventory.
-  if (!stopped()) gate("snapshot-pre", [&](GateRecord& r) { take_snapshot(r, "pre", pre_); });
+  //    With a shared journal, the baseline is copied beside it in etcd, so that recover on
+  //    another controller can verify it came back.
+  if (!stopped())
+    gate("snapshot-pre", [&](GateRecord& r) {
+      take_snapshot(r, "pre", pre_);
+      share_baseline(r);
+    });
   // 3. compat: the targets' identity is known (versions are checked against it).
   if (!stopped()) gate("compat", [&](GateRecord& r) { check_compat(r); });
   // 4. rollback-plan: every device that will change can be changed back.
@@ -571,7 +577,7 @@ void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recov
                              std::to_string(crashed.last_sequence) + " (" + crashed.last_event +
                              "); finished by fabgate recover";
   execution_.touched = crashed.touched;
-  if (with_.budgets) with_.budgets->adopt();  // its claims are this run's too (same run id)
+  if (with_.budgets) with_.budgets->adopt(crashed.start.run_id);  // its claims are this run's too (same run id)
   if (with_.safeguards) {
     // The crashed run's locks are this run's (same run id); the timers it armed are found on
     // the devices: one that already fired means the device reverted by itself.

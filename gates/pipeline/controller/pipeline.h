@@ -156,6 +156,9 @@ class Pipeline {
   void check_window(GateRecord& record);
   // Snapshots every device in scope into `into` and evidence.
   void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
+  // Copies snapshots/pre.json beside the shared journal (run_budgets.h); a copy etcd refused
+  // leaves the gate without evidence, so no step is sent that recover elsewhere could not judge.
+  void share_baseline(GateRecord& record);
   // Records a snapshot already taken as snapshots/<label>.json and judges it (take_snapshot).
   void record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
                        nlohmann::json& into);

@@ -24,6 +24,7 @@
 #include "gates/compat/matrix.h"
 #include "gates/pipeline/families/identity_check.h"
 #include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/safety/run_budgets.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
 #include "gates/pipeline/reporting/report_html.h"
@@ -104,6 +105,27 @@ void Pipeline::check_identity(GateRecord& record, const std::string& label,
   } else {
     record.summary += "; " + count_of(findings.size(), "declared identity field") + " match";
   }
+}
+
+void Pipeline::share_baseline(GateRecord& record) {
+  if (!with_.budgets || !with_.budgets->shares_journal() || record.verdict != Verdict::pass) return;
+  std::ifstream in(with_.evidence.dir() / "snapshots/pre.json", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "snapshots/pre.json cannot be read back to share it in etcd";
+    return;
+  }
+  auto shared = with_.budgets->share_baseline(bytes);
+  if (!shared.ok()) {
+    record.verdict = Verdict::no_evidence;
+    record.details.insert(record.details.begin(), record.summary);
+    record.summary = "the baseline cannot be copied beside the shared journal: " +
+                     shared.error().message +
+                     "; no step is sent that recover on another controller could not verify";
+    return;
+  }
+  if (!shared->empty()) record.details.push_back(*shared);
 }
 
 }  // namespace fabgate::pipeline

@@ -399,9 +399,21 @@ void EvidenceBundle::append_journal(const nlohmann::json& record) {
 }
 
 Status EvidenceBundle::write_ahead(const nlohmann::json& record) {
-  auto appended = journal_->append(record);
+  auto appended = journal_->append(record, Durability::everywhere);
   if (!appended.ok()) return noted(kJournal, std::move(appended).error());
   return Ok{};
+}
+
+Status EvidenceBundle::attach_journal_mirror(JournalMirror* mirror, std::uint64_t stored_up_to) {
+  return journal_->attach_mirror(mirror, stored_up_to);
+}
+
+void EvidenceBundle::detach_journal_mirror() {
+  journal_->detach_mirror();
+}
+
+nlohmann::json EvidenceBundle::journal_mirror_state() const {
+  return journal_->mirror_state();
 }
 
 Status EvidenceBundle::finish(nlohmann::json manifest) {

@@ -66,9 +66,16 @@ class EvidenceBundle {
   // after. append_journal is for records whose action goes ahead even if journaling fails (gates, a
   // rollback: undoing a change matters more than recording it); write_ahead is for actions that
   // must not start unless their record is durable (a step is never sent unjournaled).
+  // With a journal mirror attached (the shared journal in etcd), write_ahead also requires the
+  // record to be there: a step no other controller could learn of is not sent.
   void append_command(const nlohmann::json& record);
   void append_journal(const nlohmann::json& record);
   Status write_ahead(const nlohmann::json& record);
+  // The journal's mirror (journal.h): attached by the coordinated run once it holds its claim,
+  // detached before the mirror goes away.
+  Status attach_journal_mirror(JournalMirror* mirror, std::uint64_t stored_up_to);
+  void detach_journal_mirror();
+  nlohmann::json journal_mirror_state() const;
 
   // Adds "files": {path: sha256} for every file and "bundle_sha256", the digest of the whole
   // manifest (manifest_digest), then writes manifest.json. Nothing may be written after

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -151,7 +152,7 @@ std::uint64_t JournalWriter::last_sequence() const {
   return last_sequence_;
 }
 
-Result<std::uint64_t> JournalWriter::append(nlohmann::json record) {
+Result<std::uint64_t> JournalWriter::append(nlohmann::json record, Durability durability) {
   if (!record.is_object()) return Error::internal("journal: a record must be a JSON object");
   redact_strings(record, redactor_);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -182,8 +183,83 @@ Result<std::uint64_t> JournalWriter::append(nlohmann::json record) {
   }
   ::close(fd);
   last_sequence_ = sequence;
+  Status mirrored = Ok{};
+  if (mirror_) {
+    line.pop_back();  // the newline is the file's, not the record's
+    pending_.emplace_back(sequence, std::move(line));
+    // After a failure, records that may wait do not each pay the store's timeout again: they
+    // are sent with the next record that must reach it, or once kMirrorRetry has passed.
+    if (durability == Durability::everywhere || mirror_problem_.empty() ||
+        std::chrono::steady_clock::now() >= mirror_retry_at_)
+      mirrored = flush_mirror_locked();
+    else
+      mirrored = Error::internal(mirror_problem_);
+  }
+  // After the mirror, so a test's kill leaves the record wherever a real crash right after
+  // the append would have left it.
   if (auto kill_at = kill_after_record(); kill_at && *kill_at == sequence) ::raise(SIGKILL);
+  if (!mirrored.ok() && durability == Durability::everywhere)
+    return Error::internal("journal: record " + std::to_string(sequence) +
+                           " is on disk but not in " + mirror_->where() + ": " +
+                           mirrored.error().message);
   return sequence;
+}
+
+Status JournalWriter::flush_mirror_locked() {
+  if (!mirror_ || pending_.empty()) return Ok{};
+  auto stored = mirror_->store(pending_);
+  if (!stored.ok()) {
+    mirror_retry_at_ = std::chrono::steady_clock::now() + kMirrorRetry;
+    ++mirror_failures_;
+    mirror_problem_ = stored.error().message;
+    return stored;
+  }
+  mirrored_up_to_ = pending_.back().first;
+  pending_.clear();
+  mirror_problem_.clear();
+  return Ok{};
+}
+
+Status JournalWriter::attach_mirror(JournalMirror* mirror, std::uint64_t stored_up_to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stored_up_to > last_sequence_)
+    return Error::invalid_input(
+        "journal: " + mirror->where() + " holds " + std::to_string(stored_up_to) +
+        " records of this run, " + path_.string() + " only " + std::to_string(last_sequence_) +
+        ": the run was continued on another controller; recover it from the store there");
+  // The lines the mirror lacks are read back from the file: this process wrote them, whole
+  // (a torn last line was cut when the journal was resumed).
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return Error::internal("journal: cannot read back " + path_.string());
+  pending_.clear();
+  std::string line;
+  std::uint64_t sequence = 0;
+  while (std::getline(in, line)) {
+    if (++sequence > stored_up_to) pending_.emplace_back(sequence, line);
+  }
+  if (sequence != last_sequence_)
+    return Error::internal("journal: " + path_.string() + " has " + std::to_string(sequence) +
+                           " lines where " + std::to_string(last_sequence_) + " were written");
+  mirror_ = mirror;
+  mirrored_up_to_ = stored_up_to;
+  return flush_mirror_locked();
+}
+
+void JournalWriter::detach_mirror() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  mirror_ = nullptr;
+  pending_.clear();
+}
+
+nlohmann::json JournalWriter::mirror_state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!mirror_ && mirrored_up_to_ == 0 && mirror_failures_ == 0) return nullptr;
+  nlohmann::json state = {{"where", mirror_ ? mirror_->where() : ""},
+                          {"records_stored", mirrored_up_to_},
+                          {"records_missing", last_sequence_ - mirrored_up_to_},
+                          {"failures", mirror_failures_}};
+  if (!mirror_problem_.empty()) state["last_problem"] = mirror_problem_;
+  return state;
 }
 
 Result<Journal> read_journal(const std::filesystem::path& path) {

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,9 +35,29 @@ namespace fabgate::pipeline {
 // sequence number N is fsynced. It makes every crash point of a run reachable from a test.
 inline constexpr const char* kFaultKillAfterJournal = "FABGATE_FAULT_KILL_AFTER_JOURNAL";
 
+// Where a copy of every record goes besides journal.jsonl: the shared journal in the fabric's
+// etcd (gates/coordination/shared_journal.h), so that recover works from another controller.
+class JournalMirror {
+ public:
+  virtual ~JournalMirror() = default;
+  // Stores these records (sequence number, line without its newline), in order.
+  virtual Status store(const std::vector<std::pair<std::uint64_t, std::string>>& records) = 0;
+  // "etcd /fabgate/lab/journal/<run>/", for messages.
+  virtual std::string where() const = 0;
+};
+
+// Whether an append must also have reached the mirror (when one is attached) to count.
+enum class Durability {
+  local,       // on disk; the mirror catches up on a later append when it fails now
+  everywhere,  // on disk and in the mirror: the record of an action that must not start
+               // unless any controller could learn of it (a step)
+};
+
 // Appends checksummed records; each append is written and fsynced before it returns, so the
 // record is on disk before the action it announces starts. Thread-safe: sequence numbers
-// follow the order of the lines in the file.
+// follow the order of the lines in the file. With a mirror attached, every record is copied
+// there in order after it is on disk; records the mirror could not take wait for the next
+// append, which sends them first.
 class JournalWriter {
  public:
   // Creates an empty journal at `path` (which must not exist) by writing a temporary file,
@@ -47,9 +69,20 @@ class JournalWriter {
   static Result<std::unique_ptr<JournalWriter>> resume(const std::filesystem::path& path,
                                                        Redactor redactor);
 
-  // Adds "seq" and "sha256" to `record`, redacts its strings, appends the line and fsyncs.
-  // Returns the sequence number given to the record.
-  Result<std::uint64_t> append(nlohmann::json record);
+  // Adds "seq" and "sha256" to `record`, redacts its strings, appends the line and fsyncs,
+  // then copies what the mirror lacks. Returns the sequence number given to the record; with
+  // Durability::everywhere, an error when the mirror did not take it (the line is on disk
+  // then, and the caller must not start the action it announces).
+  Result<std::uint64_t> append(nlohmann::json record, Durability durability = Durability::local);
+
+  // Copies every record after `stored_up_to` (what the mirror already holds) to `mirror` and
+  // keeps it for later appends; an error when that first copy fails (the mirror stays
+  // attached and catches up later). Refused when the mirror holds more than this journal: it
+  // was continued elsewhere, and writing here would overwrite records there.
+  Status attach_mirror(JournalMirror* mirror, std::uint64_t stored_up_to);
+  void detach_mirror();
+  // What the mirror holds and lacks, for the evidence (null without a mirror).
+  nlohmann::json mirror_state() const;
 
   const std::filesystem::path& path() const { return path_; }
   std::uint64_t last_sequence() const;
@@ -57,10 +90,21 @@ class JournalWriter {
  private:
   JournalWriter(std::filesystem::path path, Redactor redactor, std::uint64_t last_sequence);
 
+  // Sends pending_ to the mirror; the caller holds mutex_.
+  Status flush_mirror_locked();
+
   std::filesystem::path path_;
   Redactor redactor_;
   mutable std::mutex mutex_;
   std::uint64_t last_sequence_;
+  // Lines the attached mirror has not taken yet, in order.
+  std::vector<std::pair<std::uint64_t, std::string>> pending_;
+  JournalMirror* mirror_ = nullptr;
+  std::uint64_t mirrored_up_to_ = 0;
+  std::string mirror_problem_;  // the last failure to copy, "" after a success
+  int mirror_failures_ = 0;
+  static constexpr std::chrono::seconds kMirrorRetry{3};
+  std::chrono::steady_clock::time_point mirror_retry_at_{};
 };
 
 // One intact record as read back.

@@ -9,9 +9,11 @@
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
 #include "gates/coordination/locks.h"
+#include "gates/coordination/shared_journal.h"
 #include "gates/coordination/store_settings.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/safety/interruption.h"
+#include "gates/pipeline/safety/journal_mirror.h"
 
 namespace fabgate::pipeline {
 
@@ -44,6 +46,7 @@ RunBudgets::RunBudgets(BudgetSetup setup, const intent::Inventory& inventory,
 
 RunBudgets::~RunBudgets() {
   stop_keepalive();
+  if (mirror_) evidence_.detach_journal_mirror();
 }
 
 Expected<etcd::EtcdClient, etcd::EtcdFailure> RunBudgets::open_client() const {
@@ -132,6 +135,15 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
     return;
   }
   claimed_ = true;
+  // From here on a step is sent only when its record is in etcd too (write-ahead), so recover
+  // can finish this run from any controller.
+  if (auto shared = share_journal(run_id, 0); !shared.ok()) {
+    decide(Verdict::no_evidence,
+           "the journal cannot be shared in the coordination store: " + shared.error().message +
+               "; no step is sent that another controller could not recover",
+           true);
+    return;
+  }
   record_["run"] = run_id;
   record_["controller"] = identity.controller;
   record_["lease"] = lease_;
@@ -143,6 +155,9 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
                             {"revision", *claimed},
                             {"groups", groups},
                             {"at", format_utc(now_utc())}});
+  record.details.push_back("journal shared in etcd at " +
+                           coordination::SharedJournal(*client_, settings.prefix).location(run_id) +
+                           ": `fabgate recover " + run_id + "` works from any controller");
   decide(Verdict::pass,
          "claimed " + counted + " in " + settings.prefix + " (etcd revision " +
              std::to_string(*claimed) + "), held until the run ends" +
@@ -326,6 +341,89 @@ Expected<std::int64_t, coordination::ClaimFailure> RunBudgets::claim_or_wait(
   }
 }
 
+Status RunBudgets::share_journal(const std::string& run_id, std::uint64_t stored_up_to) {
+  auto client = open_client();
+  if (!client) return Error::internal(etcd_problem(client.error()));
+  const auto& prefix = setup_.coordination->prefix;
+  if (stored_up_to == 0) {
+    coordination::SharedJournal journal(*client, prefix);
+    auto meta = journal.put_meta(run_id, {{"run", run_id},
+                                          {"change", change_.id},
+                                          {"controller", controller_name()},
+                                          {"evidence", evidence_.dir().string()},
+                                          {"shared_at", format_utc(now_utc())}});
+    if (!meta) return Error::internal(meta.error().message);
+  }
+  mirror_ = std::make_unique<EtcdJournalMirror>(std::move(client).value(), prefix, run_id);
+  record_["journal"] = {{"store", "etcd"},
+                        {"endpoints", setup_.coordination->endpoints},
+                        {"key_prefix", mirror_->location()}};
+  return evidence_.attach_journal_mirror(mirror_.get(), stored_up_to);
+}
+
+Result<std::string> RunBudgets::share_baseline(const std::string& bytes) {
+  if (!mirror_) return std::string();
+  auto client = open_client();
+  if (!client) return Error::internal(etcd_problem(client.error()));
+  coordination::SharedJournal journal(*client, setup_.coordination->prefix);
+  const std::string run_id = evidence_.run_id();
+  if (bytes.size() > coordination::SharedJournal::kMaxBaselineBytes) {
+    std::string why = "pre-change snapshot not copied into etcd (" +
+                      std::to_string(bytes.size() / (1024 * 1024)) + " MiB, more than " +
+                      std::to_string(coordination::SharedJournal::kMaxBaselineBytes /
+                                     (1024 * 1024)) +
+                      " MiB): recover on another controller can roll back but not verify "
+                      "the baseline";
+    record_["journal"]["baseline"] = why;
+    return why;
+  }
+  auto shared = journal.put_baseline(run_id, bytes);
+  if (!shared) return Error::internal(shared.error().message);
+  record_["journal"]["baseline"] = {{"bytes", bytes.size()}};
+  return "pre-change snapshot copied beside the shared journal (" + std::to_string(bytes.size()) +
+         " bytes)";
+}
+
+void RunBudgets::adopt(const std::string& run_id) {
+  adopted_ = setup_.coordination.has_value();
+  if (!adopted_ || mirror_) return;
+  auto client = open_client();
+  if (!client) {
+    record_["journal"] = {{"problem", "not continued in etcd: " + etcd_problem(client.error())}};
+    return;
+  }
+  coordination::SharedJournal journal(*client, setup_.coordination->prefix);
+  auto stored = journal.last_sequence(run_id);
+  if (!stored) {
+    record_["journal"] = {{"problem", "not continued in etcd: " + stored.error().message}};
+    return;
+  }
+  // A run that never shared its journal (its coordination came later, or it died before its
+  // claim) has none to continue.
+  if (*stored == 0) return;
+  if (auto shared = share_journal(run_id, *stored); !shared.ok())
+    record_["journal"]["problem"] = "not continued in etcd: " + shared.error().message;
+}
+
+void RunBudgets::erase_shared_journal(const std::string& run_id) {
+  if (mirror_) {
+    record_["journal"]["state"] = evidence_.journal_mirror_state();
+    evidence_.detach_journal_mirror();
+    mirror_.reset();
+  }
+  coordination::SharedJournal journal(*client_, setup_.coordination->prefix);
+  auto erased = journal.erase(run_id);
+  if (!erased) {
+    record_["journal"]["erase"] = erased.error().message;
+    journal_erase_problem_ = "the shared journal of run " + run_id + " stays in etcd (" +
+                             erased.error().message +
+                             "); its devices are in a known state, so it only takes space: "
+                             "etcdctl del --prefix " + journal.location(run_id) + " removes it";
+    return;
+  }
+  if (*erased > 0) record_["journal"]["erased_keys"] = *erased;
+}
+
 void RunBudgets::keep_alive(std::int64_t lease, Duration every) {
   auto client = open_client();
   std::unique_lock lock(mutex_);
@@ -396,6 +494,9 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
   }
   claimed_ = false;
   adopted_ = false;
+  // The devices are in a known state: the journal in etcd is no longer needed to recover them
+  // (the bundle keeps the run's own copy).
+  erase_shared_journal(run_id);
   record_["released"] = *released;
   record_["released_at"] = format_utc(now_utc());
   evidence_.append_journal(
@@ -407,6 +508,7 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
 
 nlohmann::json RunBudgets::to_json() const {
   nlohmann::json out = record_;
+  if (mirror_) out["journal"]["state"] = evidence_.journal_mirror_state();
   std::lock_guard lock(mutex_);
   out["keepalive_failures"] = keepalive_failures_;
   if (lease_ != 0 || claimed_) out["fence"] = fence_.to_json();

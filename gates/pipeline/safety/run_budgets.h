@@ -28,6 +28,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "gates/coordination/claims.h"
 #include "gates/intent/model.h"
+#include "gates/pipeline/safety/journal_mirror.h"
 #include "gates/pipeline/safety/lease_fence.h"
 #include "gates/pipeline/verdict.h"
 
@@ -80,9 +81,22 @@ class RunBudgets {
   // failure is named in the lines and leaves the claims for recover.
   std::vector<std::string> release(const std::string& run_id);
   bool released_ok() const { return release_ok_; }
+  // Why release() left the run's shared journal in etcd; empty when it did not.
+  const std::string& journal_erase_problem() const { return journal_erase_problem_; }
   // For `fabgate recover`: the crashed run (same run id) may hold claims this process did not
-  // take; release() then takes them off too.
-  void adopt() { adopted_ = setup_.coordination.has_value(); }
+  // take; release() then takes them off too. Its shared journal continues with recover's
+  // records (best effort: recover must work when etcd does not answer; coordination.json says).
+  void adopt(const std::string& run_id);
+
+  // The shared journal (gates/coordination/shared_journal.h): once the claim is held, every
+  // journal record is copied into etcd too, so that recover works from another controller;
+  // the evidence names where (coordination.json "journal"). Whether this run shares one.
+  bool shares_journal() const { return mirror_ != nullptr; }
+  // Copies the pre-change snapshot (snapshots/pre.json as written) beside the journal. An
+  // error when etcd did not take it: the run must not start then. A snapshot too large for
+  // etcd is not copied and not an error: the returned line says so (recover on another
+  // controller then cannot verify the baseline).
+  Result<std::string> share_baseline(const std::string& bytes);
   // Claims or device locks of this run may be in the store (taken here, or adopted from a
   // crashed run).
   bool holds() const { return claimed_ || adopted_ || locked_; }
@@ -109,6 +123,10 @@ class RunBudgets {
       coordination::BudgetLedger& ledger, const coordination::RunIdentity& identity,
       const std::vector<coordination::Demand>& demands, GateRecord& record);
   void stop_keepalive();
+  // Attaches the journal mirror for `run_id`, the store holding `stored_up_to` of its records.
+  Status share_journal(const std::string& run_id, std::uint64_t stored_up_to);
+  // Erases the run's shared journal (its devices are in a known state).
+  void erase_shared_journal(const std::string& run_id);
 
   BudgetSetup setup_;
   const intent::Inventory& inventory_;
@@ -131,6 +149,8 @@ class RunBudgets {
   std::string last_keepalive_problem_;
   std::thread keepalive_;
   LeaseFence fence_;
+  std::unique_ptr<EtcdJournalMirror> mirror_;
+  std::string journal_erase_problem_;
 };
 
 }  // namespace fabgate::pipeline

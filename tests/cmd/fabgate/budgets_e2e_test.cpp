@@ -18,6 +18,8 @@
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/coordinated_fixture.h"
+#include "tests/support/shell.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_port.h"
 
 namespace fabgate::testing {
@@ -64,6 +66,22 @@ class BudgetsEndToEnd : public CoordinatedEndToEnd {
     std::string b = b_change.empty() ? slow_change("b", "d2", 0) : b_change;
     repo_.write("changes/b.yaml", std::regex_replace(b, std::regex("\\{home\\}"), sshd_->home()));
     repo_.commit_all("pod p1 and its budgets");
+  }
+
+  // SIGKILLs a run and waits until its alive key went with its lease: it is dead to the fleet.
+  ::testing::AssertionResult kill_and_outlive_lease(ChildProcess& run) {
+    if (::kill(run.pid(), SIGKILL) != 0) return ::testing::AssertionFailure() << "kill failed";
+    if (int status = wait_for(run, 30s); status != 128 + SIGKILL)
+      return ::testing::AssertionFailure() << "the run ended with " << status;
+    bool dead = eventually(
+        [&] {
+          auto client = store();
+          auto alive = client.get_prefix(std::string(kPrefix) + "/runs/");
+          return alive && alive->kvs.empty();
+        },
+        30s);
+    if (!dead) return ::testing::AssertionFailure() << "its alive key outlived 30 s";
+    return ::testing::AssertionSuccess();
   }
 
   std::size_t claims_in_pod() {
@@ -142,7 +160,8 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
   ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
       << read_file(repo_.file("alice.log"));
   ASSERT_EQ(claims_in_pod(), 1u);
-  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
+  // Its alive key goes with its lease (3 s); the claim stays.
+  ASSERT_TRUE(kill_and_outlive_lease(alice));
   EXPECT_EQ(claims_in_pod(), 1u) << "a dead run's claim lapsed with its lease";
 
   auto bob = fabgate("apply b --operator bob");
@@ -161,6 +180,65 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
 
   auto again = fabgate("apply b --operator bob");
   EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST_F(BudgetsEndToEnd, ARunKilledMidChangeIsRecoveredFromAnotherControllerThroughTheSharedJournal) {
+  // Given alice's run SIGKILLed while its step runs on d1, and her controller's disk (its
+  // evidence folder) gone, when a second controller (another clone of the intent repository,
+  // its own evidence folder) runs `fabgate recover RUN`, then the journal and the baseline come
+  // from etcd: d1 is rolled back and the baseline verified (exit 4), the claim is released and
+  // the journal erased from etcd. While alice's run was alive the same command was refused.
+  commit_fabric(kOneLeafPerPod, 20, "", "", "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  ASSERT_TRUE(eventually([&] { return config("d1") == "mtu 9000\nshutdown\n"; }, 60s))
+      << read_file(repo_.file("alice.log"));
+  auto crashed = bundles();
+  ASSERT_EQ(crashed.size(), 1u);
+  const std::string folder = crashed.front().filename().string();
+  const std::string run_id = folder.substr(folder.rfind('-') + 1);
+  auto journal_keys = [&] {
+    auto client = store();
+    auto range = client.get_prefix(std::string(kPrefix) + "/journal/" + run_id + "/");
+    return range ? range->kvs.size() : 0;
+  };
+  EXPECT_GT(journal_keys(), 3u) << "the run's journal is not in etcd";
+
+  TempDir second("fabgate-controller2");
+  const std::string clone = second.path() + "/intent";
+  ASSERT_EQ(run_shell("git clone -q " + shell_quoted(repo_.path()) + " " + shell_quoted(clone))
+                .exit_code,
+            0);
+  auto recover_there = [&] {
+    return run_shell("cd " + shell_quoted(clone) + " && " + shell_quoted(kFabgate) +
+                     " recover " + run_id + " --operator carol 2>&1");
+  };
+  auto too_early = recover_there();
+  EXPECT_EQ(too_early.exit_code, 3) << too_early.output;
+  EXPECT_NE(too_early.output.find("run " + run_id + " is alive"), std::string::npos)
+      << too_early.output;
+
+  ASSERT_TRUE(kill_and_outlive_lease(alice));
+  // The dead controller's disk is gone with it.
+  std::filesystem::rename(evidence_, evidence_ + "-lost");
+
+  auto recovered = recover_there();
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_NE(recovered.output.find("journal ("), std::string::npos) << recovered.output;
+  EXPECT_NE(recovered.output.find("copied from etcd " + std::string(kPrefix) + "/journal/" +
+                                  run_id + "/"),
+            std::string::npos)
+      << recovered.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n") << "d1 was not rolled back";
+  EXPECT_EQ(claims_in_pod(), 0u) << recovered.output;
+  EXPECT_EQ(journal_keys(), 0u) << "a recovered run's journal stayed in etcd";
+  const std::filesystem::path there = clone + "/evidence-out/c/" + folder;
+  EXPECT_TRUE(std::filesystem::exists(there / "manifest.json")) << recovered.output;
+  EXPECT_TRUE(std::filesystem::exists(there / "snapshots/pre.json"));
+  auto source = read_json(there / "shared-journal.json");
+  EXPECT_EQ(source.value("key_prefix", ""), std::string(kPrefix) + "/journal/" + run_id + "/")
+      << source.dump();
+  auto manifest = read_json(there / "manifest.json");
+  EXPECT_EQ(manifest.value("exit_code", -1), 4) << manifest.dump();
 }
 
 // A change that takes `device` out of service for 2 s within its step, writing when it went
