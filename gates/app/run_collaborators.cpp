@@ -47,6 +47,15 @@ pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   return options;
 }
 
+// The device-side locks carry the fencing tokens of the run's locks in the coordination store.
+pipeline::SafeguardOptions with_fence_tokens(pipeline::SafeguardOptions options,
+                                             const pipeline::RunBudgets& budgets) {
+  options.fence_token = [&budgets](const std::string& device) {
+    return budgets.fence_token(device);
+  };
+  return options;
+}
+
 prom::HttpEndpoint http_endpoint(const intent::MonitoringEndpoint& endpoint,
                                  const std::filesystem::path& intent_dir) {
   prom::HttpEndpoint out;
@@ -88,14 +97,17 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
       connector_(std::move(ssh_options)),
       connections_(connector_),
       ssh_remote_(connections_),
-      with_secrets_(ssh_remote_, setup.secrets),
+      token_fenced_(
+          ssh_remote_, [this](const std::string& device) { return budgets_.fence_token(device); },
+          setup.repository.settings.safeguards.lock_dir),
+      with_secrets_(token_fenced_, setup.secrets),
       fenced_(with_secrets_, budgets_.fence()),
       remote_(fenced_, setup.evidence),
       fenced_gnmi_(grpc_gnmi_, budgets_.fence()),
       gnmi_steps_(fenced_gnmi_, setup.evidence),
       snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
       safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
-                  safeguard_options(setup)) {
+                  with_fence_tokens(safeguard_options(setup), budgets_)) {
   const auto& monitoring = setup.repository.settings.monitoring;
   if (monitoring.prometheus)
     prometheus_ = std::make_unique<prom::PrometheusClient>(

@@ -68,6 +68,9 @@ class RunCollaborators {
   ssh::LibsshConnector connector_;
   ssh::ConnectionCache connections_;
   pipeline::SshRemote ssh_remote_;
+  // With coordination: each command to a device this run locked carries its fencing token,
+  // checked on the device (remote.h); below the secrets, so the guard never sees a placeholder.
+  pipeline::TokenFencedRemote token_fenced_;
   pipeline::SecretSubstitutingRemote with_secrets_;  // below the recorder: it sees placeholders
   pipeline::FencedRemote fenced_;  // below the recorder: what it refuses is recorded too
   pipeline::RecordingRemote remote_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "gates/app/intent_loading.h"
 #include "gates/coordination/budgets.h"
 #include "gates/coordination/fleet.h"
+#include "gates/coordination/locks.h"
 #include "gates/coordination/store_settings.h"
 
 namespace fabgate::app {
@@ -22,8 +24,10 @@ namespace {
 
 using coordination::FleetView;
 
-constexpr const char* kDeviceLocks =
-    "device locks are held on the devices themselves (safeguards.lock_dir), not in etcd: "
+// The device-side half of every lock (safeguards.lock_dir) is on the devices, which status
+// never contacts.
+constexpr const char* kDeviceSide =
+    "each lock is also held on its device (safeguards.lock_dir) with its fencing token; "
     "fabgate status does not contact devices";
 
 // The evidence folder a dead run wrote, as its controller would find it: runs write
@@ -40,9 +44,33 @@ std::string recover_command(const std::string& evidence_dir, const coordination:
 // A lease id as etcdctl writes it (hex), so `etcdctl lease timetolive ID` takes it as printed;
 // as a JSON number it would exceed what many JSON readers hold exactly (2^53).
 std::string lease_id(std::int64_t lease) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(lease));
-  return text;
+  return coordination::lease_hex(lease);
+}
+
+// Seconds since an ISO 8601 UTC time a holder wrote; nullopt when it cannot be read.
+std::optional<std::int64_t> age_s(const std::string& since) {
+  auto at = parse_iso8601(since);
+  if (!at) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::seconds>(now_utc() - *at).count();
+}
+
+// The fencing token is named `fence_revision`: every output is redacted, and a member whose name
+// ends in "token" is taken for a secret.
+nlohmann::json lock_json(const coordination::DeviceLockEntry& lock) {
+  nlohmann::json out = {
+      {"device", lock.device}, {"fence_revision", lock.token}, {"readable", lock.readable}};
+  if (!lock.readable) return out;
+  auto age = age_s(lock.since);
+  out.update({{"run", lock.holder.run_id},
+              {"operator", lock.holder.operator_name},
+              {"change", lock.holder.change},
+              {"controller", lock.holder.controller},
+              {"alive", lock.alive},
+              {"lease", lock.holder.lease == 0 ? nlohmann::json()
+                                               : nlohmann::json(lease_id(lock.holder.lease))},
+              {"since", lock.since},
+              {"age_s", age ? nlohmann::json(*age) : nlohmann::json()}});
+  return out;
 }
 
 nlohmann::json holder_json(const coordination::Holder& holder) {
@@ -102,6 +130,8 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
     }
     queue.push_back(std::move(item));
   }
+  nlohmann::json locks = nlohmann::json::array();
+  for (const auto& lock : view.locks) locks.push_back(lock_json(lock));
   nlohmann::json dead = nlohmann::json::array();
   for (const auto& run : view.dead)
     dead.push_back({{"run", run.run_id},
@@ -118,8 +148,8 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
           {"runs", runs},
           {"budgets", groups},
           {"queue", queue},
-          {"dead_runs", dead},
-          {"device_locks", kDeviceLocks}};
+          {"locks", locks},
+          {"dead_runs", dead}};
 }
 
 // Rows of cells as lines with every column but the last padded to its widest cell.
@@ -224,22 +254,40 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
   }
 
   console.line("");
+  console.line(console.bold("device locks: " + std::to_string(view.locks.size())));
+  if (!view.locks.empty()) {
+    std::vector<std::vector<std::string>> rows{
+        {"DEVICE", "RUN", "HOLDER", "STATE", "AGE", "TOKEN"}};
+    for (const auto& lock : view.locks) {
+      if (!lock.readable) {
+        rows.push_back(
+            {lock.device, "?", "lock record unreadable", "-", "-", std::to_string(lock.token)});
+        continue;
+      }
+      auto age = age_s(lock.since);
+      rows.push_back({lock.device, lock.holder.run_id,
+                      who(lock.holder.operator_name, lock.holder.change, lock.holder.controller),
+                      lock.alive ? "alive" : "DEAD", age ? std::to_string(*age) + " s" : "?",
+                      std::to_string(lock.token)});
+    }
+    for (const auto& line : aligned(rows)) console.line(line);
+  }
+  console.line(kDeviceSide);
+
+  console.line("");
   console.line(console.bold("dead runs awaiting recovery: " + std::to_string(view.dead.size())));
   for (const auto& run : view.dead) {
     std::string line = "  run " + run.run_id + ": ";
     line += run.readable ? who(run.operator_name, run.change, run.controller)
                          : "a claim record is unreadable";
     if (!run.devices.empty()) line += ", holds " + join(run.devices, ", ");
-    line += " in " + join(run.groups, ", ");
+    line += run.groups.empty() ? " (device locks)" : " in " + join(run.groups, ", ");
     console.line(console.red(line));
     console.line("      its devices are in an unknown state until it is recovered; on " +
                  (run.controller.empty() ? std::string("its controller") : run.controller) +
                  (from_intent_folder ? ", from the intent folder" : "") + ": " +
                  recover_command(evidence_dir, run));
   }
-
-  console.line("");
-  console.line(kDeviceLocks);
 }
 
 }  // namespace

@@ -66,8 +66,19 @@ std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups
   return views;
 }
 
-std::vector<DeadRun> dead_runs(const std::vector<GroupView>& views) {
+std::vector<DeadRun> dead_runs(const std::vector<GroupView>& views,
+                               const std::vector<DeviceLockEntry>& locks) {
   std::map<std::string, DeadRun> dead;
+  // A run that only locked devices (no budgets file) is as much in need of recovery.
+  for (const auto& lock : locks) {
+    if (lock.alive || !lock.readable) continue;
+    DeadRun& run = dead[lock.holder.run_id];
+    run.run_id = lock.holder.run_id;
+    if (run.operator_name.empty()) run.operator_name = lock.holder.operator_name;
+    if (run.change.empty()) run.change = lock.holder.change;
+    if (run.controller.empty()) run.controller = lock.holder.controller;
+    run.devices.push_back(lock.device);
+  }
   for (const auto& view : views) {
     for (const auto& holder : view.holders) {
       if (holder.alive) continue;
@@ -114,7 +125,10 @@ Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std
   auto claimed = ledger.groups();
   if (!claimed) return FleetFailure{claimed.error().message};
   view.groups = group_views(budget_groups, std::move(claimed).value());
-  view.dead = dead_runs(view.groups);
+  auto locks = LockLedger(client, prefix).list();
+  if (!locks) return FleetFailure{locks.error().message};
+  view.locks = std::move(locks).value();
+  view.dead = dead_runs(view.groups, view.locks);
 
   auto queue = ledger.queue();
   if (!queue) return FleetFailure{queue.error().message};

@@ -8,6 +8,7 @@
 //   P/runs/<run>/alive                        runs in flight, each on its run's lease
 //   P/budgets/<budget>/<group>/claims/<run>   who holds which devices of which group
 //   P/queue/<run>                             runs waiting for a budget (--wait), oldest first
+//   P/locks/<device>                          device locks and their fencing tokens (locks.h)
 // Every record was written by another controller, perhaps another fabgate version: each is read
 // with typed lookups and one that cannot be read is listed as unreadable, never thrown on.
 
@@ -20,6 +21,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "gates/coordination/budgets.h"
 #include "gates/coordination/claims.h"
+#include "gates/coordination/locks.h"
 
 namespace fabgate::coordination {
 
@@ -45,24 +47,25 @@ struct GroupView {
   int headroom() const;  // devices that may still go into change; never negative
 };
 
-// A run that holds claims but whose alive key is gone: its controller died (or lost its lease)
-// mid-change, its devices may still be changed, and only `fabgate recover` releases it.
+// A run that holds claims or device locks but whose alive key is gone: its controller died (or lost
+// its lease) mid-change, its devices may still be changed, and only `fabgate recover` releases it.
 struct DeadRun {
   std::string run_id;
   std::string operator_name;  // empty when its records are unreadable
   std::string change;
   std::string controller;
   std::vector<std::string> groups;   // BudgetGroup::describe() of every group it holds
-  std::vector<std::string> devices;  // sorted, distinct
+  std::vector<std::string> devices;  // sorted, distinct: claimed or locked
   bool readable = true;              // false: a record of it could not be read
 };
 
 struct FleetView {
   std::string prefix;
-  std::vector<RunInFlight> runs;  // sorted by run id
-  std::vector<GroupView> groups;  // the budgets file's order, then claims the file lacks
-  std::vector<QueuedRun> queue;   // oldest first (create_revision ascending): claims.h
-  std::vector<DeadRun> dead;      // sorted by run id
+  std::vector<RunInFlight> runs;       // sorted by run id
+  std::vector<GroupView> groups;       // the budgets file's order, then claims the file lacks
+  std::vector<QueuedRun> queue;        // oldest first (create_revision ascending): claims.h
+  std::vector<DeadRun> dead;           // sorted by run id
+  std::vector<DeviceLockEntry> locks;  // sorted by device
 };
 
 // The store could not be read (unreachable, timeout, refused login, an answer of another

@@ -79,7 +79,7 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
     if (!with_.budgets->journal_erase_problem().empty())
       outcome.diagnosis.push_back(with_.budgets->journal_erase_problem());
   }
-  if (with_.budgets->wanted() || with_.budgets->holds())
+  if (with_.budgets->wanted() || with_.budgets->holds() || with_.budgets->coordinated())
     (void)with_.evidence.write_json("coordination.json", with_.budgets->to_json());
 }
 

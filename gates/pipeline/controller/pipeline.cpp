@@ -608,6 +608,15 @@ void Pipeline::lock_devices() {
   // verification. A holder past its lease is judged dead.
   Duration lease = change_.bounds.deadline + 2 * change_.acceptance.settle +
                    change_.confirm_timeout.value_or(Duration::zero()) + Duration{15 * 60'000};
+  // With coordination the targets are locked in the fabric's etcd first, under the run's
+  // lease: one place where every controller's runs exclude each other, and the lock's revision
+  // is the fencing token the device-side lock then records (docs/coordination.md).
+  if (with_.budgets && with_.budgets->coordinated()) {
+    auto& fleet = gate("fleet-locks", [&](GateRecord& r) {
+      with_.budgets->lock_devices(r, with_.evidence.run_id(), options_.operator_name);
+    });
+    if (blocks(fleet.verdict)) return;
+  }
   gate("device-locks",
        [&](GateRecord& r) { with_.safeguards->lock_targets(r, with_.evidence.run_id(), lease); });
 }

@@ -75,6 +75,71 @@ RemoteResult FencedRemote::run_via_stdin(const intent::Device& device, ssh::Cred
   return inner_.run_via_stdin(device, role, command, deadline, purpose);
 }
 
+std::string device_fence_file(const std::string& lock_dir, const std::string& device) {
+  return lock_dir + "/" + device + ".lock/fence";
+}
+
+namespace {
+// The guard's one line on stderr, which judged() recognises with the exit status.
+constexpr std::string_view kStaleMark = "fabgate-fence: stale ";
+}  // namespace
+
+std::optional<std::int64_t> TokenFencedRemote::token_for(const intent::Device& device,
+                                                         std::string_view purpose) const {
+  if (purpose == "device-lock" || !token_of_) return std::nullopt;
+  auto token = token_of_(device.name);
+  if (!token || *token <= 0) return std::nullopt;
+  return token;
+}
+
+std::string TokenFencedRemote::guarded(const intent::Device& device, std::int64_t token,
+                                       const std::string& command) const {
+  // Variables prefixed fabgate_ so the command's own names are not disturbed; `read` of a
+  // missing or damaged file leaves the command to run, as a device without a fence does.
+  const std::string t = std::to_string(token);
+  return "fabgate_fence=" + shell_quote(device_fence_file(lock_dir_, device.name)) +
+         "; fabgate_seen=0; fabgate_seen_run=; if [ -r \"$fabgate_fence\" ]; then read -r "
+         "fabgate_seen fabgate_seen_run < \"$fabgate_fence\" || :; fi; case $fabgate_seen in "
+         "''|*[!0-9]*) fabgate_seen=0 ;; esac; if [ \"$fabgate_seen\" -gt " +
+         t + " ]; then echo \"" + std::string(kStaleMark) + "fencing token " + t +
+         ": this device saw $fabgate_seen (run $fabgate_seen_run)\" >&2; exit " +
+         std::to_string(kRefusedStatus) + "; fi\n" + command;
+}
+
+RemoteResult TokenFencedRemote::judged(const intent::Device& device, std::int64_t token,
+                                       RemoteResult result) const {
+  if (!result.ok() || result->exit_status != kRefusedStatus) return result;
+  auto mark = result->stderr_text.find(kStaleMark);
+  if (mark == std::string::npos) return result;  // the command's own exit status 86
+  std::string line = result->stderr_text.substr(mark + kStaleMark.size());
+  line = std::string(trim(line.substr(0, line.find('\n'))));
+  return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
+                         "refused by " + device.name + " before it ran: stale " + line +
+                             "; a newer run locked this device after this run's token " +
+                             std::to_string(token) +
+                             " was issued, so this run may not write "
+                             "to it any more"};
+}
+
+RemoteResult TokenFencedRemote::run(const intent::Device& device, ssh::CredentialRole role,
+                                    const std::string& command, Duration deadline,
+                                    std::string_view purpose) {
+  auto token = token_for(device, purpose);
+  if (!token) return inner_.run(device, role, command, deadline, purpose);
+  return judged(device, *token,
+                inner_.run(device, role, guarded(device, *token, command), deadline, purpose));
+}
+
+RemoteResult TokenFencedRemote::run_via_stdin(const intent::Device& device,
+                                              ssh::CredentialRole role, const std::string& command,
+                                              Duration deadline, std::string_view purpose) {
+  auto token = token_for(device, purpose);
+  if (!token) return inner_.run_via_stdin(device, role, command, deadline, purpose);
+  return judged(
+      device, *token,
+      inner_.run_via_stdin(device, role, guarded(device, *token, command), deadline, purpose));
+}
+
 RemoteResult RecordingRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                   const std::string& command, Duration deadline,
                                   std::string_view purpose) {

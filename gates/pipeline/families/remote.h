@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -86,6 +89,48 @@ class FencedRemote final : public Remote {
  private:
   Remote& inner_;
   const LeaseFence& fence_;
+};
+
+// Where a device keeps the newest fencing token it saw: "<token> <run>" in the folder of its
+// device-side lock (device_lock.h).
+std::string device_fence_file(const std::string& lock_dir, const std::string& device);
+
+// With `coordination:`, every command this run sends to a device it locked with a fencing token
+// (its etcd lock's create_revision) starts, ON THE DEVICE, with a short POSIX-sh guard: when the
+// device's fence file holds a newer token (a newer run locked it since), the guard prints one
+// line on stderr and exits kRefusedStatus before the command runs; this comes back as
+// `rejected` naming device, token and the newer token. The lease fence (FencedRemote, above it)
+// stops a run first; this stops what the lease fence cannot: a run paused or partitioned past
+// its lease (SIGSTOP, a VM freeze) whose command was already past its fence check, or that
+// wakes before noticing. It is check-then-act on the device: a newer run that takes the device
+// between the guard's read and the command's end is not stopped; what it guarantees is that a
+// command that STARTS after a newer token was recorded there does not run. Commands of the
+// device lock itself (purpose "device-lock") check the token in their own script and pass
+// unguarded. Sits below the recorder, which records the command as written.
+class TokenFencedRemote final : public Remote {
+ public:
+  static constexpr int kRefusedStatus = 86;
+  using TokenOf = std::function<std::optional<std::int64_t>(const std::string& device)>;
+  TokenFencedRemote(Remote& inner, TokenOf token_of, std::string lock_dir)
+      : inner_(inner), token_of_(std::move(token_of)), lock_dir_(std::move(lock_dir)) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override;
+  RemoteResult run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
+                             const std::string& command, Duration deadline,
+                             std::string_view purpose) override;
+
+ private:
+  // The command with the guard in front, or the command as it is when it needs none.
+  std::optional<std::int64_t> token_for(const intent::Device& device,
+                                        std::string_view purpose) const;
+  std::string guarded(const intent::Device& device, std::int64_t token,
+                      const std::string& command) const;
+  RemoteResult judged(const intent::Device& device, std::int64_t token, RemoteResult result) const;
+
+  Remote& inner_;
+  TokenOf token_of_;
+  std::string lock_dir_;
 };
 
 // "leaf2: vtysh -c 'show bgp summary json': timed out after 10s"

@@ -106,6 +106,7 @@ std::string to_record(const LockHolder& holder) {
                            {"controller_start", holder.controller_start},
                            {"started", format_utc(holder.started)},
                            {"expires", format_utc(holder.expires)}};
+  if (holder.fence_token != 0) record["fence_token"] = holder.fence_token;
   return record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
@@ -122,6 +123,7 @@ Expected<LockHolder, std::string> from_record(const std::string& text) {
     holder.controller_boot_id = record.value("controller_boot_id", "");
     holder.controller_pid_namespace = record.value("controller_pid_namespace", "");
     holder.controller_start = record.value("controller_start", "");
+    holder.fence_token = record.value("fence_token", std::int64_t{0});
     auto started = parse_iso8601(record.at("started").get<std::string>());
     auto expires = parse_iso8601(record.at("expires").get<std::string>());
     if (!started || !expires) return std::string("bad 'started' or 'expires' time");
@@ -217,6 +219,10 @@ std::string AcquireOutcome::message() const {
     case Kind::held_by_dead:
       return device + ": " + describe(holder) + "; its holder is dead: " + dead_because +
              "; taking the lock over needs an explicit take-over";
+    case Kind::stale_token:
+      return device + ": stale fencing token " + std::to_string(holder.fence_token) + " of run " +
+             holder.run + ": this device saw " + std::to_string(newer_token) + " (run " +
+             (newer_run.empty() ? "unknown" : newer_run) + "), so a newer run has locked it since";
   }
   return device;
 }
@@ -229,6 +235,8 @@ std::string_view to_string(AcquireOutcome::Kind kind) {
       return "held";
     case AcquireOutcome::Kind::held_by_dead:
       return "held-by-dead";
+    case AcquireOutcome::Kind::stale_token:
+      return "stale-token";
   }
   return "held";
 }
@@ -354,17 +362,33 @@ LockResult<AcquireOutcome> DeviceLock::acquire(const intent::Device& device,
     std::string command =
         "dir=" + shell_quote(directory(device.name)) + "\nbase=" + shell_quote(options_.base_dir) +
         "\nnext=" + std::to_string(next) + "\nprevious=" + std::to_string(current->generation) +
-        "\nrecord=" + shell_quote(to_record(holder)) + "\n";
+        "\nrecord=" + shell_quote(to_record(holder)) +
+        "\ntoken=" + std::to_string(holder.fence_token) + "\nrun=" + shell_quote(holder.run) + "\n";
     // Base and lock folders are sticky and world-writable like /tmp: controllers of different
     // people may log in as different users and must still exclude each other.
     command += R"SH(
 [ -d "$base" ] || mkdir -m 1777 "$base" 2>/dev/null || [ -d "$base" ] || { echo "cannot create $base" >&2; exit 1; }
 [ -d "$dir" ] || mkdir -m 1777 "$dir" 2>/dev/null || [ -d "$dir" ] || { echo "cannot create $dir" >&2; exit 1; }
 umask 022
+# The fence: a token older than the newest this device saw is refused, before any lock is
+# written. Check then act, on this one device: two runs with etcd locks on it cannot both be
+# here (etcd gave the device to one of them at a time), so what races is only a run that lost
+# its etcd lock and woke late, and it must lose; the newer run writes its token below.
+fence="$dir/fence"
+seen=0; seen_run=
+if [ "$token" -gt 0 ] && [ -r "$fence" ]; then read -r seen seen_run < "$fence" || :; fi
+case $seen in ''|*[!0-9]*) seen=0 ;; esac
+if [ "$token" -gt 0 ] && [ "$seen" -gt "$token" ]; then
+  echo outcome=stale; echo "seen=$seen"; echo "seen_run=$seen_run"; exit 0
+fi
 tmp="$dir/.tmp-$next-$$"
 printf '%s\n' "$record" > "$tmp" || { rm -f "$tmp"; echo "cannot write $tmp" >&2; exit 1; }
 if ln "$tmp" "$dir/gen-$next" 2>/dev/null; then
   rm -f "$tmp"
+  if [ "$token" -gt 0 ]; then
+    printf '%s %s\n' "$token" "$run" > "$fence.tmp-$$" && mv -f "$fence.tmp-$$" "$fence" ||
+      { rm -f "$fence.tmp-$$"; echo "cannot write $fence" >&2; exit 1; }
+  fi
   echo outcome=acquired
   for f in "$dir"/gen-*; do
     n=${f##*/gen-}; n=${n%.released}
@@ -382,6 +406,14 @@ fi
     auto lines = parse_lines(sent->stdout_text);
     std::string answer = first(lines, "outcome");
     if (answer == "lost") continue;  // someone else created gen-<next>: read again
+    if (answer == "stale") {
+      outcome.kind = AcquireOutcome::Kind::stale_token;
+      outcome.holder = holder;
+      outcome.newer_token = to_long(first(lines, "seen")).value_or(0);
+      outcome.newer_run = first(lines, "seen_run");
+      outcome.taken_over_from.reset();
+      return outcome;
+    }
     if (answer != "acquired") {
       return LockFailure{LockFailure::Kind::device,
                          device.name + ": " + what +

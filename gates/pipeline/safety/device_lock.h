@@ -7,6 +7,8 @@
 // path):
 //   <base>/<device>.lock/gen-<N>            holder record of generation N (one JSON line)
 //   <base>/<device>.lock/gen-<N>.released   marker: generation N was released by its holder
+//   <base>/<device>.lock/fence              "<token> <run>": the newest fencing token the device
+//                                           saw (with coordination: only; see below)
 //
 // The current generation is the highest N. The lock is free when there is none or the current
 // one is released; otherwise gen-N's holder holds it (alive or dead). Acquiring, and taking over
@@ -16,7 +18,14 @@
 // never become wrong later (a release is permanent, a dead process stays dead, an expired lease
 // stays expired), so there is no check-then-act race: a run that judged gen-N free either
 // creates gen-<N+1> or finds that someone else did and reads again.
+//
+// Fencing tokens (with `coordination:`, docs/coordination.md "Fencing tokens"): a run that
+// locked the device in the fabric's etcd carries that lock's create_revision as its token. The
+// device keeps the newest token it saw in `fence`; acquiring with an older token is refused
+// (`stale_token`), and every command the run sends is guarded on the device by the same
+// comparison (TokenFencedRemote, remote.h).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +50,9 @@ struct LockHolder {
   std::string controller_start;          // the pid's start time in clock ticks since boot (/proc)
   TimePoint started;
   TimePoint expires;  // lease end: started + the duration the caller passes
+  // The run's fencing token for this device (its etcd lock's create_revision); 0: none (no
+  // coordination store), and then the device's fence is neither read nor written.
+  std::int64_t fence_token = 0;
 
   // A holder for this controller process: host, pid, boot id and start time filled in.
   static LockHolder for_this_controller(std::string run, std::string change,
@@ -64,6 +76,8 @@ struct AcquireOutcome {
     acquired,      // this run holds the lock (`holder` is ours)
     held,          // a live holder has it (`holder` is theirs); never taken over
     held_by_dead,  // a dead holder has it (`holder`, `dead_because`); TakeOver::yes takes it
+    stale_token,   // the device saw a newer fencing token (`newer_token`, `newer_run`): a run
+                   // that locked it in etcd after this one; never taken
   };
   Kind kind = Kind::held;
   std::string device;
@@ -71,7 +85,9 @@ struct AcquireOutcome {
   std::string dead_because;
   // Set when this run acquired the lock by taking over a dead holder: the caller journals it.
   std::optional<LockHolder> taken_over_from;
-  long generation = 0;  // the device-side generation read or created
+  long generation = 0;           // the device-side generation read or created
+  std::int64_t newer_token = 0;  // stale_token: the newest token the device saw, and whose
+  std::string newer_run;
 
   // "leaf1: locked by run ... (...)", "leaf1: locked by run ... whose controller is gone (...)",
   // "leaf1: lock acquired by run ..." / "... taken over from run ... (why)".
@@ -135,6 +151,10 @@ class DeviceLock {
   LockResult<std::optional<LockHolder>> holder(const intent::Device& device);
 
   std::string directory(const std::string& device) const;
+  // Where the device keeps the newest fencing token it saw.
+  std::string fence_file(const std::string& device) const {
+    return device_fence_file(options_.base_dir, device);
+  }
 
  private:
   struct Current {

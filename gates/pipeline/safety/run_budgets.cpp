@@ -8,6 +8,7 @@
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
+#include "gates/coordination/locks.h"
 #include "gates/coordination/shared_journal.h"
 #include "gates/coordination/store_settings.h"
 #include "gates/pipeline/reporting/evidence.h"
@@ -115,38 +116,15 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
 
   const auto& settings = *setup_.coordination;
   record_["store"] = {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}};
-  auto client = open_client();
-  if (!client) {
-    decide(Verdict::no_evidence,
-           "the coordination store cannot be used: " + etcd_problem(client.error()), true);
+  if (auto problem = start_lease()) {
+    decide(Verdict::no_evidence, *problem, true);
     return;
   }
-  client_.emplace(std::move(client).value());
-  auto ttl_seconds = std::max<std::int64_t>(1, (settings.lease_ttl.count() + 999) / 1000);
-  const auto grant_sent = LeaseFence::Clock::now();
-  auto lease = client_->grant(ttl_seconds);
-  if (!lease) {
-    decide(Verdict::no_evidence,
-           "could not take a lease in the coordination store: " + etcd_problem(lease.error()),
-           true);
-    return;
-  }
-  lease_ = lease->id;
-  // From here the lease is kept alive, also while the run waits in the queue; the fence closes
-  // one etcd call timeout (at most a third of the TTL) before the lease could have expired.
-  fence_.arm(lease_, Duration{lease->ttl * 1000},
-             std::min(settings.timeout, settings.lease_ttl / 3), grant_sent);
-  Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
-  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
-
   coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(), lease_};
   coordination::BudgetLedger ledger(*client_, settings.prefix);
   auto claimed = claim_or_wait(ledger, identity, *demands, record);
   if (!claimed) {
-    stop_keepalive();
-    fence_.disarm();
-    (void)client_->revoke(lease_);
-    lease_ = 0;
+    end_unused_lease();
     const auto& failure = claimed.error();
     record_["refused"] = failure.message;
     decide(failure.kind == coordination::ClaimFailure::Kind::over_budget ||
@@ -169,7 +147,7 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
   record_["run"] = run_id;
   record_["controller"] = identity.controller;
   record_["lease"] = lease_;
-  record_["lease_ttl_s"] = ttl_seconds;
+  record_["lease_ttl_s"] = lease_ttl_s_;
   record_["claimed_at_revision"] = *claimed;
   record_["claimed_at"] = format_utc(now_utc());
   evidence_.append_journal({{"event", "budget-claim"},
@@ -187,6 +165,116 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
                   ? " (after " + record_["waited"].get<std::string>() + " in the queue)"
                   : ""),
          false);
+}
+
+std::optional<std::string> RunBudgets::start_lease() {
+  if (lease_ != 0) return std::nullopt;
+  const auto& settings = *setup_.coordination;
+  auto client = open_client();
+  if (!client) return "the coordination store cannot be used: " + etcd_problem(client.error());
+  client_.emplace(std::move(client).value());
+  lease_ttl_s_ = std::max<std::int64_t>(1, (settings.lease_ttl.count() + 999) / 1000);
+  const auto grant_sent = LeaseFence::Clock::now();
+  auto lease = client_->grant(lease_ttl_s_);
+  if (!lease)
+    return "could not take a lease in the coordination store: " + etcd_problem(lease.error());
+  lease_ = lease->id;
+  // From here the lease is kept alive, also while the run waits in the queue; the fence closes
+  // one etcd call timeout (at most a third of the TTL) before the lease could have expired.
+  fence_.arm(lease_, Duration{lease->ttl * 1000},
+             std::min(settings.timeout, settings.lease_ttl / 3), grant_sent);
+  Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
+  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
+  return std::nullopt;
+}
+
+void RunBudgets::end_unused_lease() {
+  // Device locks live under the same lease: a run that holds them keeps it until release().
+  if (locked_ || lease_ == 0) return;
+  stop_keepalive();
+  fence_.disarm();
+  (void)client_->revoke(lease_);
+  lease_ = 0;
+}
+
+void RunBudgets::lock_devices(GateRecord& record, const std::string& run_id,
+                              const std::string& operator_name) {
+  const auto& settings = *setup_.coordination;
+  record_["store"] = {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}};
+  if (auto problem = start_lease()) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = *problem;
+    return;
+  }
+  coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(), lease_};
+  coordination::LockLedger ledger(*client_, settings.prefix);
+  auto taken = ledger.take(identity, change_.targets);
+  if (!taken) {
+    const auto& failure = taken.error();
+    record_["locks_refused"] = failure.message;
+    // A write whose answer was lost may still have been applied: release() then removes
+    // whatever of it is in the store, rather than leaving locks of a run that ends now.
+    if (failure.kind == coordination::FleetLockFailure::Kind::store) locked_ = true;
+    end_unused_lease();
+    record.verdict = failure.kind == coordination::FleetLockFailure::Kind::held
+                         ? Verdict::fail
+                         : Verdict::no_evidence;
+    record.summary =
+        failure.kind == coordination::FleetLockFailure::Kind::held
+            ? "a target is locked in " + settings.prefix + " by another run; nothing was touched"
+            : failure.message;
+    for (const auto& holder : failure.holders) record.details.push_back(holder.describe());
+    if (failure.holders.empty()) record.details.push_back(failure.message);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    tokens_ = *taken;
+  }
+  locked_ = true;
+  nlohmann::json tokens = nlohmann::json::object();
+  std::string listed;
+  for (const auto& [device, token] : *taken) {
+    tokens[device] = token;
+    listed += (listed.empty() ? "" : ", ") + device + " " + std::to_string(token);
+  }
+  record_["run"] = run_id;
+  record_["controller"] = identity.controller;
+  record_["lease"] = lease_;
+  record_["lease_ttl_s"] = lease_ttl_s_;
+  record_["locks"] = tokens;
+  evidence_.append_journal({{"event", "fleet-lock"},
+                            {"prefix", settings.prefix},
+                            {"tokens", tokens},
+                            {"at", format_utc(now_utc())}});
+  record.verdict = Verdict::pass;
+  record.summary = "locked " + std::to_string(taken->size()) + " target" +
+                   (taken->size() == 1 ? "" : "s") + " in " + settings.prefix + " for run " +
+                   run_id + ", held until the run ends";
+  record.details.push_back("fencing tokens (the devices refuse older ones): " + listed);
+}
+
+std::optional<std::int64_t> RunBudgets::fence_token(const std::string& device) const {
+  std::lock_guard lock(mutex_);
+  auto found = tokens_.find(device);
+  if (found == tokens_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::string> RunBudgets::release_locks(const std::string& run_id) {
+  coordination::LockLedger ledger(*client_, setup_.coordination->prefix);
+  auto released = ledger.release(run_id);
+  if (!released) {
+    record_["locks_release"] = released.error().message;
+    return "device locks of run " + run_id + " NOT released: " + released.error().message +
+           "; `fabgate recover " + run_id + "` releases them once etcd answers";
+  }
+  locked_ = false;
+  record_["locks_released"] = *released;
+  if (*released > 0)
+    evidence_.append_journal(
+        {{"event", "fleet-lock-release"}, {"locks", *released}, {"at", format_utc(now_utc())}});
+  return std::nullopt;
 }
 
 Expected<std::int64_t, coordination::ClaimFailure> RunBudgets::claim_or_wait(
@@ -388,6 +476,12 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
               "; `fabgate recover " + run_id + "` releases them once etcd answers"};
     }
     client_.emplace(std::move(client).value());
+  }
+  // Locks first: the claims' release also removes the alive key, after which a lock left
+  // behind would show as held by a dead run.
+  if (auto problem = release_locks(run_id)) {
+    release_ok_ = false;
+    return {*problem};
   }
   coordination::BudgetLedger ledger(*client_, setup_.coordination->prefix);
   auto released = ledger.release(run_id);

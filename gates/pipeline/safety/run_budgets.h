@@ -13,7 +13,9 @@
 // "Lease loss").
 
 #include <condition_variable>
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +63,19 @@ class RunBudgets {
   // coordination it checks the change's own targets only, and says so.
   void claim(GateRecord& record, const std::string& run_id, const std::string& operator_name);
 
+  // Whether the run coordinates through a store (`coordination:` at the trusted ref).
+  bool coordinated() const { return setup_.coordination.has_value(); }
+
+  // Gate "fleet-locks" (with coordination, before the device-side locks): takes the run's
+  // lease (kept alive from then on, and its fence armed) and locks every target in the store
+  // in one transaction (gates/coordination/locks.h). Fails when another run holds a target,
+  // alive or dead, naming its run, operator, change and controller; no-evidence when etcd
+  // cannot be asked. The locks' revisions are the run's fencing tokens (fence_token()).
+  void lock_devices(GateRecord& record, const std::string& run_id,
+                    const std::string& operator_name);
+  // The fencing token of a device this run locked in the store; nullopt otherwise.
+  std::optional<std::int64_t> fence_token(const std::string& device) const;
+
   // Takes every claim of `run_id` off the fabric (its own end, or `fabgate recover` of a run
   // that died), and ends its lease. Lines for the report; empty without coordination. A
   // failure is named in the lines and leaves the claims for recover.
@@ -82,8 +97,9 @@ class RunBudgets {
   // etcd is not copied and not an error: the returned line says so (recover on another
   // controller then cannot verify the baseline).
   Result<std::string> share_baseline(const std::string& bytes);
-  // Claims of this run may be in the store (taken here, or adopted from a crashed run).
-  bool holds() const { return claimed_ || adopted_; }
+  // Claims or device locks of this run may be in the store (taken here, or adopted from a
+  // crashed run).
+  bool holds() const { return claimed_ || adopted_ || locked_; }
 
   // Closes when this run's lease may have expired (lease_fence.h): from then on the run sends
   // nothing more to any device. Never closes for a run without a lease.
@@ -94,6 +110,13 @@ class RunBudgets {
 
  private:
   Expected<etcd::EtcdClient, etcd::EtcdFailure> open_client() const;
+  // Opens the store and takes the run's lease (keepalive thread, fence armed), once; the
+  // problem when it cannot.
+  std::optional<std::string> start_lease();
+  // Ends the lease of a run that got nothing in the store (refused before the first step).
+  void end_unused_lease();
+  // Releases the run's device locks; a line naming a failure, or nullopt.
+  std::optional<std::string> release_locks(const std::string& run_id);
   void keep_alive(std::int64_t lease, Duration every);
   // Claims, waiting in the queue up to setup_.wait while the claim does not fit.
   Expected<std::int64_t, coordination::ClaimFailure> claim_or_wait(
@@ -113,6 +136,9 @@ class RunBudgets {
   std::int64_t lease_ = 0;
   bool claimed_ = false;
   bool adopted_ = false;
+  bool locked_ = false;  // device locks of this run are in the store
+  std::int64_t lease_ttl_s_ = 0;
+  std::map<std::string, std::int64_t> tokens_;  // device -> fencing token; guarded by mutex_
   bool release_ok_ = true;
   nlohmann::json record_ = nlohmann::json::object();
 

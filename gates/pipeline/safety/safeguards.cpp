@@ -9,6 +9,8 @@
 namespace fabgate::pipeline {
 namespace {
 
+// The fencing token is `fence_revision`: the evidence is redacted, and a member whose name ends
+// in "token" is taken for a secret.
 nlohmann::json holder_json(const LockHolder& holder) {
   return {{"run", holder.run},
           {"change", holder.change},
@@ -16,7 +18,8 @@ nlohmann::json holder_json(const LockHolder& holder) {
           {"controller_host", holder.controller_host},
           {"controller_pid", holder.controller_pid},
           {"started", format_utc(holder.started)},
-          {"expires", format_utc(holder.expires)}};
+          {"expires", format_utc(holder.expires)},
+          {"fence_revision", holder.fence_token}};
 }
 
 }  // namespace
@@ -72,7 +75,9 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
       record.details.push_back(name + ": lock not requested: " + ahead.error().message);
       break;
     }
-    auto outcome = locks_.acquire(*device, holder, options_.take_over);
+    LockHolder with_token = holder;
+    if (options_.fence_token) with_token.fence_token = options_.fence_token(name).value_or(0);
+    auto outcome = locks_.acquire(*device, with_token, options_.take_over);
     if (!outcome.ok()) {
       journal({{"event", "lock-failed"}, {"device", name}, {"reason", outcome.error().message}});
       record.details.push_back(outcome.error().message);
@@ -84,6 +89,8 @@ void Safeguards::lock_targets(GateRecord& record, const std::string& run_id, Dur
                             {"device", name},
                             {"holder", holder_json(acquired.holder)},
                             {"generation", acquired.generation}};
+    if (acquired.kind == AcquireOutcome::Kind::stale_token)
+      entry["newer_fence"] = {{"revision", acquired.newer_token}, {"run", acquired.newer_run}};
     if (acquired.taken_over_from) {
       entry["taken_over_from"] = holder_json(*acquired.taken_over_from);
       entry["dead_because"] = acquired.dead_because;

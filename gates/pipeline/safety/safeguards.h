@@ -7,6 +7,8 @@
 // like a step (nothing is sent unless the record is durable; the gate fails instead); a
 // release or a disarm is journaled best effort, because undoing matters more than recording.
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gates/intent/model.h"
+#include "gates/pipeline/families/remote.h"
 #include "gates/pipeline/safety/confirm_timer.h"
 #include "gates/pipeline/safety/device_lock.h"
-#include "gates/pipeline/families/remote.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -30,6 +32,10 @@ struct SafeguardOptions {
   ConfirmTimerOptions timers;
   TakeOver take_over = TakeOver::no;  // --take-over-locks: take locks whose holder is dead
   std::string operator_name;
+  // With `coordination:`: this run's fencing token for a device (its etcd lock's revision),
+  // written into the device-side lock, which refuses it when it saw a newer one. Empty or
+  // nullopt: no token.
+  std::function<std::optional<std::int64_t>(const std::string& device)> fence_token;
 };
 
 class Safeguards {

@@ -1,11 +1,13 @@
 #pragma once
 
 // The end-to-end fixture of tests that coordinate through a real etcd (the Debian etcd 3.4,
-// one member on a reserved 127.0.0.1 port, data in a temp folder): budgets and the fleet view.
-// Skips, naming what installs it, where etcd-server is missing.
+// one member on a reserved 127.0.0.1 port, data in a temp folder): budgets, device locks and the
+// fleet view. Skips, naming what installs it, where etcd-server is missing.
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -35,6 +37,20 @@ class CoordinatedEndToEnd : public FabgateEndToEnd {
   }
 
   etcd::EtcdClient store() { return etcd::testing::open_client(etcd_->endpoints()); }
+
+  // SIGKILLs a fabgate started in the background, then waits (30 s at most) until no run is
+  // alive under `prefix`: its lease lapsed, so other controllers see it dead. False if not.
+  bool kill_and_outlive_its_lease(ChildProcess& run, const std::string& prefix) {
+    if (::kill(run.pid(), SIGKILL) != 0 || wait_for(run, std::chrono::seconds(30)) != 128 + SIGKILL)
+      return false;
+    return eventually(
+        [&] {
+          auto client = store();
+          auto alive = client.get_prefix(prefix + "/runs/");
+          return alive && alive->kvs.empty();
+        },
+        std::chrono::seconds(30));
+  }
 
   std::unique_ptr<etcd::testing::Cluster> etcd_;
 };

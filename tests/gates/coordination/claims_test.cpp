@@ -15,14 +15,13 @@
 #include <vector>
 
 #include "tests/adapters/etcd/etcd_cluster.h"
+#include "tests/gates/coordination/one_member.h"
 
 namespace fabgate::coordination {
 namespace {
 
 using namespace std::chrono_literals;
-using etcd::testing::Cluster;
 using etcd::testing::eventually;
-using etcd::testing::kEtcd;
 using etcd::testing::open_client;
 using Kind = ClaimFailure::Kind;
 
@@ -38,17 +37,7 @@ RunIdentity run(const std::string& id, const std::string& who, const std::string
   return RunIdentity{id, who, change, controller, lease};
 }
 
-class BudgetClaims : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(kEtcd))
-      GTEST_SKIP() << kEtcd << " is missing: scripts/bootstrap --tests installs etcd-server";
-    cluster_ = std::make_unique<Cluster>(1);
-    ASSERT_TRUE(cluster_->ready()) << "etcd did not start: " << cluster_->log(0);
-  }
-  etcd::EtcdClient client() { return open_client(cluster_->endpoints()); }
-  std::unique_ptr<Cluster> cluster_;
-};
+class BudgetClaims : public OneEtcdMember {};
 
 TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
   // Given at most one spine per pod in change, when team A's run claims spine1 of p3 and team

@@ -404,5 +404,86 @@ TEST_F(DeviceLockTest, ConcurrentTakeOversOfADeadHolderHaveExactlyOneWinner) {
   }
 }
 
+TEST_F(DeviceLockTest, AStaleFencingTokenIsRefusedByTheDeviceSideLock) {
+  // Given bob's run locked leaf1 with fencing token 10 (its etcd lock's revision) and released
+  // it, when alice's run, whose etcd lock was older (token 5), acquires leaf1, then the device
+  // refuses: stale_token, naming both tokens and bob's run; nothing of alice's is written. A
+  // token 10 or newer is accepted and recorded, and a run without a token is not fenced.
+  auto bob = holder("b0b0b0b0", "bob");
+  bob.fence_token = 10;
+  ASSERT_EQ(bob_->lock.acquire(leaf1_, bob, TakeOver::no)->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(current_holder()->fence_token, 10);
+  ASSERT_EQ(bob_->lock.release(leaf1_, bob.run)->kind, ReleaseOutcome::Kind::released);
+
+  auto alice = holder("a1b2c3d4", "alice");
+  alice.fence_token = 5;
+  auto refused = alice_->lock.acquire(leaf1_, alice, TakeOver::no);
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(refused->kind, AcquireOutcome::Kind::stale_token);
+  EXPECT_EQ(refused->newer_token, 10);
+  EXPECT_EQ(refused->newer_run, "b0b0b0b0");
+  EXPECT_EQ(refused->message(),
+            "leaf1: stale fencing token 5 of run a1b2c3d4: this device saw 10 (run b0b0b0b0), so "
+            "a newer run has locked it since");
+  EXPECT_FALSE(current_holder().has_value()) << "the refused run wrote no lock";
+
+  alice.fence_token = 11;
+  ASSERT_EQ(alice_->lock.acquire(leaf1_, alice, TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(testing::read_file(alice_->lock.fence_file("leaf1")), "11 a1b2c3d4\n");
+  ASSERT_EQ(alice_->lock.release(leaf1_, alice.run)->kind, ReleaseOutcome::Kind::released);
+  ASSERT_EQ(bob_->lock.acquire(leaf1_, holder("c0c0c0c0", "carol"), TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired)
+      << "a run without coordination has no token and is not fenced";
+}
+
+TEST_F(DeviceLockTest, AWriteWithAStaleTokenIsRefusedOnTheDeviceBeforeItRuns) {
+  // Given the device saw token 10 (bob's lock), when alice's run, holding token 5, sends a
+  // write through TokenFencedRemote, then the device refuses it before it runs (the file it
+  // would create is absent), as `rejected` naming device and both tokens; the same command with
+  // token 10 runs; the lock's own commands are not guarded; a command's own exit status 86
+  // without the guard's line is left as it is.
+  auto bob = holder("b0b0b0b0", "bob");
+  bob.fence_token = 10;
+  ASSERT_EQ(bob_->lock.acquire(leaf1_, bob, TakeOver::no)->kind, AcquireOutcome::Kind::acquired);
+
+  std::int64_t token = 5;
+  TokenFencedRemote fenced(
+      alice_->remote,
+      [&](const std::string& device) -> std::optional<std::int64_t> {
+        if (device == "leaf1") return token;
+        return std::nullopt;
+      },
+      options_.base_dir);
+  const std::string marker = dir_.file("written");
+  const std::string write = "touch " + marker + " && echo wrote";
+  auto refused = fenced.run(leaf1_, ssh::CredentialRole::change, write, 10s, "step");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ssh::SshFailure::Kind::rejected);
+  EXPECT_EQ(refused.error().message,
+            "refused by leaf1 before it ran: stale fencing token 5: this device saw 10 (run "
+            "b0b0b0b0); a newer run locked this device after this run's token 5 was issued, so "
+            "this run may not write to it any more");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+  auto via_stdin = fenced.run_via_stdin(leaf1_, ssh::CredentialRole::change, write, 10s, "step");
+  ASSERT_FALSE(via_stdin.ok());
+  EXPECT_FALSE(std::filesystem::exists(marker));
+
+  auto lock_command =
+      fenced.run(leaf1_, ssh::CredentialRole::change, "echo lock", 10s, "device-lock");
+  ASSERT_TRUE(lock_command.ok()) << lock_command.error().message;
+  EXPECT_EQ(lock_command->exit_status, 0);
+
+  token = 10;
+  auto written = fenced.run(leaf1_, ssh::CredentialRole::change, write, 10s, "step");
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(written->exit_status, 0);
+  EXPECT_EQ(written->stdout_text, "wrote\n");
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  auto own_status = fenced.run(leaf1_, ssh::CredentialRole::change, "exit 86", 10s, "step");
+  ASSERT_TRUE(own_status.ok()) << own_status.error().message;
+  EXPECT_EQ(own_status->exit_status, 86);
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline

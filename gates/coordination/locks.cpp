@@ -1,0 +1,196 @@
+#include "gates/coordination/locks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/core/foreign_json.h"
+#include "adapters/core/time.h"
+#include "gates/coordination/budgets.h"
+
+namespace fabgate::coordination {
+
+namespace {
+
+using etcd::Compare;
+using etcd::TxnOp;
+using Kind = FleetLockFailure::Kind;
+
+FleetLockFailure failure(Kind kind, std::string message) {
+  return FleetLockFailure{kind, std::move(message), {}};
+}
+
+FleetLockFailure store_failure(const std::string& what, const etcd::EtcdFailure& etcd_failure) {
+  return failure(Kind::store, "coordination: " + what + ": etcd " +
+                                  std::string(etcd::to_string(etcd_failure.kind)) + ": " +
+                                  etcd_failure.message);
+}
+
+std::string record_of(const RunIdentity& run) {
+  nlohmann::json record = {{"run", run.run_id},
+                           {"operator", run.operator_name},
+                           {"change", run.change},
+                           {"controller", run.controller},
+                           {"lease", lease_hex(run.lease)},
+                           {"since", format_utc(now_utc())}};
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A lock record another controller (perhaps another fabgate version) wrote, read with typed
+// lookups: one without a string `run` is unreadable, and is never taken for a free device.
+DeviceLockEntry entry_from(const etcd::KeyValue& kv, const std::string& device) {
+  DeviceLockEntry entry;
+  entry.device = device;
+  entry.token = kv.create_revision;
+  auto parsed = parse_foreign_json(kv.value);
+  auto run = parsed.ok() ? string_member(parsed.document, "run") : std::nullopt;
+  if (!run || !plain_key_segment(*run)) {
+    entry.readable = false;
+    return entry;
+  }
+  entry.holder.run_id = *run;
+  entry.holder.operator_name = string_member(parsed.document, "operator").value_or("");
+  entry.holder.change = string_member(parsed.document, "change").value_or("");
+  entry.holder.controller = string_member(parsed.document, "controller").value_or("");
+  entry.since = string_member(parsed.document, "since").value_or("");
+  auto lease = string_member(parsed.document, "lease").value_or("0");
+  entry.holder.lease = static_cast<std::int64_t>(std::strtoull(lease.c_str(), nullptr, 16));
+  return entry;
+}
+
+}  // namespace
+
+std::string lease_hex(std::int64_t lease) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(lease));
+  return text;
+}
+
+std::string DeviceLockEntry::describe() const {
+  std::string text = device + ": locked by run ";
+  if (!readable)
+    return text + "(unknown): the lock record is unreadable (token " + std::to_string(token) +
+           "); it is never taken for a free device";
+  text += holder.run_id + " (";
+  text += holder.operator_name.empty() ? "operator unknown" : holder.operator_name;
+  if (!holder.change.empty()) text += ", change " + holder.change;
+  if (!holder.controller.empty()) text += ", on " + holder.controller;
+  text += alive ? ", alive"
+                : ", dead: its lease is gone and the device is in an unknown state until "
+                  "`fabgate recover " +
+                      holder.run_id + "`";
+  if (!since.empty()) text += ", since " + since;
+  return text + ", token " + std::to_string(token) + ")";
+}
+
+LockLedger::LockLedger(etcd::EtcdClient& client, std::string prefix)
+    : client_(client), prefix_(std::move(prefix)) {}
+
+Expected<Ok, FleetLockFailure> LockLedger::read_liveness(std::vector<DeviceLockEntry>& entries) {
+  std::map<std::string, bool> alive;
+  for (auto& entry : entries) {
+    if (!entry.readable) continue;
+    if (!alive.contains(entry.holder.run_id)) {
+      auto key = client_.get(prefix_ + "/runs/" + entry.holder.run_id + "/alive");
+      if (!key)
+        return store_failure("read whether run " + entry.holder.run_id + " is alive", key.error());
+      alive[entry.holder.run_id] = !key->kvs.empty();
+    }
+    entry.alive = alive[entry.holder.run_id];
+  }
+  return Ok{};
+}
+
+Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take(
+    const RunIdentity& run, const std::vector<std::string>& devices) {
+  if (!plain_key_segment(run.run_id))
+    return failure(Kind::invalid,
+                   "coordination: run id '" + run.run_id + "' cannot be a key segment");
+  std::set<std::string> wanted(devices.begin(), devices.end());
+  for (const auto& device : wanted)
+    if (!plain_key_segment(device))
+      return failure(Kind::invalid,
+                     "coordination: device name '" + device + "' cannot be a key segment");
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    std::vector<Compare> guards;
+    std::vector<TxnOp> writes;
+    std::vector<DeviceLockEntry> others;
+    std::map<std::string, std::int64_t> tokens;  // own keys kept: their create_revision
+    for (const auto& device : wanted) {
+      auto read = client_.get(key_of(device));
+      if (!read) return store_failure("read the lock of " + device, read.error());
+      if (read->kvs.empty()) {
+        guards.push_back(Compare::absent(key_of(device)));
+      } else {
+        auto entry = entry_from(read->kvs.front(), device);
+        if (!entry.readable || entry.holder.run_id != run.run_id) {
+          others.push_back(std::move(entry));
+          continue;
+        }
+        // Our own lock (a retried start, or recover of this run id): rewritten with the
+        // current lease, and its create_revision, so its token, stays what it was.
+        guards.push_back(Compare::mod_revision_is(key_of(device), read->kvs.front().mod_revision));
+        tokens[device] = read->kvs.front().create_revision;
+      }
+      writes.push_back(TxnOp::put(key_of(device), record_of(run)));
+    }
+    if (!others.empty()) {
+      if (auto liveness = read_liveness(others); !liveness) return liveness.error();
+      std::string message;
+      for (const auto& entry : others) message += (message.empty() ? "" : "; ") + entry.describe();
+      return FleetLockFailure{Kind::held, message, std::move(others)};
+    }
+    if (run.lease != 0)
+      writes.push_back(
+          TxnOp::put(prefix_ + "/runs/" + run.run_id + "/alive", run.controller, run.lease));
+    auto result = client_.txn(guards, writes);
+    if (!result) return store_failure("lock the targets of run " + run.run_id, result.error());
+    if (!result->succeeded) continue;  // a key changed between the read and the write
+    // Keys created by this transaction were created at its revision.
+    for (const auto& device : wanted)
+      if (!tokens.contains(device)) tokens[device] = result->revision;
+    return tokens;
+  }
+  return failure(Kind::contention, "coordination: run " + run.run_id +
+                                       " lost the race for its device locks " +
+                                       std::to_string(kMaxAttempts) + " times in a row");
+}
+
+Expected<int, FleetLockFailure> LockLedger::release(const std::string& run_id) {
+  if (!plain_key_segment(run_id))
+    return failure(Kind::invalid, "coordination: run id '" + run_id + "' cannot be a key segment");
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    auto range = client_.get_prefix(prefix_ + "/locks/");
+    if (!range) return store_failure("read the device locks of run " + run_id, range.error());
+    std::vector<Compare> guards;
+    std::vector<TxnOp> deletes;
+    for (const auto& kv : range->kvs) {
+      auto entry = entry_from(kv, kv.key.substr(prefix_.size() + 7));
+      if (!entry.readable || entry.holder.run_id != run_id) continue;
+      guards.push_back(Compare::mod_revision_is(kv.key, kv.mod_revision));
+      deletes.push_back(TxnOp::del(kv.key));
+    }
+    if (deletes.empty()) return 0;
+    auto result = client_.txn(guards, deletes);
+    if (!result) return store_failure("release the device locks of run " + run_id, result.error());
+    if (result->succeeded) return static_cast<int>(deletes.size());
+  }
+  return failure(Kind::contention, "coordination: the device locks of run " + run_id +
+                                       " kept changing while they were released");
+}
+
+Expected<std::vector<DeviceLockEntry>, FleetLockFailure> LockLedger::list() {
+  const std::string root = prefix_ + "/locks/";
+  auto range = client_.get_prefix(root);
+  if (!range) return store_failure("read the device locks", range.error());
+  std::vector<DeviceLockEntry> entries;
+  for (const auto& kv : range->kvs) entries.push_back(entry_from(kv, kv.key.substr(root.size())));
+  if (auto liveness = read_liveness(entries); !liveness) return liveness.error();
+  return entries;
+}
+
+}  // namespace fabgate::coordination
