@@ -141,7 +141,10 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
                     {"controller", run.controller},
                     {"groups", run.groups},
                     {"devices", run.devices},
-                    {"recover", recover_command(evidence_dir, run)}});
+                    {"recover", recover_command(evidence_dir, run)},
+                    {"recover_anywhere", run.journal_shared
+                                             ? nlohmann::json("fabgate recover " + run.run_id)
+                                             : nlohmann::json()}});
   return {{"intent_commit", commit},
           {"store", {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}}},
           {"budgets_file", budgets_file ? nlohmann::json(*budgets_file) : nlohmann::json()},
@@ -287,6 +290,9 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
                  (run.controller.empty() ? std::string("its controller") : run.controller) +
                  (from_intent_folder ? ", from the intent folder" : "") + ": " +
                  recover_command(evidence_dir, run));
+    if (run.journal_shared)
+      console.line("      or, its journal being shared in etcd, from any controller with the intent "
+                   "repository: fabgate recover " + run.run_id);
   }
 }
 

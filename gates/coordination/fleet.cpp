@@ -5,6 +5,7 @@
 #include <set>
 
 #include "adapters/core/foreign_json.h"
+#include "gates/coordination/shared_journal.h"
 
 namespace fabgate::coordination {
 
@@ -129,6 +130,15 @@ Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std
   if (!locks) return FleetFailure{locks.error().message};
   view.locks = std::move(locks).value();
   view.dead = dead_runs(view.groups, view.locks);
+  for (auto& run : view.dead) {
+    // Its meta record: the run shared its journal, so any controller can recover it.
+    auto meta = client.get(SharedJournal(client, prefix).location(run.run_id) + "meta");
+    if (!meta)
+      return FleetFailure{"read the shared journal of run " + run.run_id + ": etcd " +
+                          std::string(etcd::to_string(meta.error().kind)) + ": " +
+                          meta.error().message};
+    run.journal_shared = !meta->kvs.empty();
+  }
 
   auto queue = ledger.queue();
   if (!queue) return FleetFailure{queue.error().message};

@@ -57,6 +57,7 @@ struct DeadRun {
   std::vector<std::string> groups;   // BudgetGroup::describe() of every group it holds
   std::vector<std::string> devices;  // sorted, distinct: claimed or locked
   bool readable = true;              // false: a record of it could not be read
+  bool journal_shared = false;       // its journal is in the store: any controller recovers it
 };
 
 struct FleetView {

@@ -135,9 +135,9 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
     return;
   }
   claimed_ = true;
-  // From here on a step is sent only when its record is in etcd too (write-ahead), so recover
-  // can finish this run from any controller.
-  if (auto shared = share_journal(run_id, 0); !shared.ok()) {
+  // Shared from the fleet-locks gate on; here only if that gate did not share it.
+  const bool shared_here = !mirror_;
+  if (auto shared = mirror_ ? Status(Ok{}) : share_journal(run_id, 0); !shared.ok()) {
     decide(Verdict::no_evidence,
            "the journal cannot be shared in the coordination store: " + shared.error().message +
                "; no step is sent that another controller could not recover",
@@ -155,9 +155,9 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
                             {"revision", *claimed},
                             {"groups", groups},
                             {"at", format_utc(now_utc())}});
-  record.details.push_back("journal shared in etcd at " +
-                           coordination::SharedJournal(*client_, settings.prefix).location(run_id) +
-                           ": `fabgate recover " + run_id + "` works from any controller");
+  if (shared_here)
+    record.details.push_back("journal shared in etcd at " + mirror_->location() +
+                             ": `fabgate recover " + run_id + "` works from any controller");
   decide(Verdict::pass,
          "claimed " + counted + " in " + settings.prefix + " (etcd revision " +
              std::to_string(*claimed) + "), held until the run ends" +
@@ -247,6 +247,17 @@ void RunBudgets::lock_devices(GateRecord& record, const std::string& run_id,
                             {"prefix", settings.prefix},
                             {"tokens", tokens},
                             {"at", format_utc(now_utc())}});
+  // From here on a step is sent only when its record is in etcd too (write-ahead), so recover
+  // can finish this run from any controller.
+  if (auto shared = share_journal(run_id, 0); !shared.ok()) {
+    record.verdict = Verdict::no_evidence;
+    record.summary = "the journal cannot be shared in the coordination store: " +
+                     shared.error().message +
+                     "; no step is sent that another controller could not recover";
+    return;
+  }
+  record.details.push_back("journal shared in etcd at " + mirror_->location() +
+                           ": `fabgate recover " + run_id + "` works from any controller");
   record.verdict = Verdict::pass;
   record.summary = "locked " + std::to_string(taken->size()) + " target" +
                    (taken->size() == 1 ? "" : "s") + " in " + settings.prefix + " for run " +

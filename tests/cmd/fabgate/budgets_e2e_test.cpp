@@ -68,22 +68,6 @@ class BudgetsEndToEnd : public CoordinatedEndToEnd {
     repo_.commit_all("pod p1 and its budgets");
   }
 
-  // SIGKILLs a run and waits until its alive key went with its lease: it is dead to the fleet.
-  ::testing::AssertionResult kill_and_outlive_lease(ChildProcess& run) {
-    if (::kill(run.pid(), SIGKILL) != 0) return ::testing::AssertionFailure() << "kill failed";
-    if (int status = wait_for(run, 30s); status != 128 + SIGKILL)
-      return ::testing::AssertionFailure() << "the run ended with " << status;
-    bool dead = eventually(
-        [&] {
-          auto client = store();
-          auto alive = client.get_prefix(std::string(kPrefix) + "/runs/");
-          return alive && alive->kvs.empty();
-        },
-        30s);
-    if (!dead) return ::testing::AssertionFailure() << "its alive key outlived 30 s";
-    return ::testing::AssertionSuccess();
-  }
-
   std::size_t claims_in_pod() {
     auto client = store();
     auto range = client.get_prefix(std::string(kPrefix) + "/budgets/leaves-per-pod/pod=p1/claims/");
@@ -161,7 +145,7 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
       << read_file(repo_.file("alice.log"));
   ASSERT_EQ(claims_in_pod(), 1u);
   // Its alive key goes with its lease (3 s); the claim stays.
-  ASSERT_TRUE(kill_and_outlive_lease(alice));
+  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
   EXPECT_EQ(claims_in_pod(), 1u) << "a dead run's claim lapsed with its lease";
 
   auto bob = fabgate("apply b --operator bob");
@@ -217,7 +201,7 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeIsRecoveredFromAnotherControllerThrou
   EXPECT_NE(too_early.output.find("run " + run_id + " is alive"), std::string::npos)
       << too_early.output;
 
-  ASSERT_TRUE(kill_and_outlive_lease(alice));
+  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
   // The dead controller's disk is gone with it.
   std::filesystem::rename(evidence_, evidence_ + "-lost");
 

@@ -118,12 +118,19 @@ TEST_F(StatusEndToEnd, ShowsARealRunsClaimAliveThenDeadAndTheRecoverThatReleases
       (*group(seen.document, "leaves-per-pod", "pod=p1"))["holders"][0].value("alive", true));
   const std::string recover = dead.value("recover", "");
   ASSERT_TRUE(recover.starts_with("fabgate recover evidence-out/c/*-")) << recover;
+  // Its journal is shared in etcd: any controller can recover it by its run id.
+  EXPECT_EQ(dead.value("recover_anywhere", ""), "fabgate recover " + dead.value("run", "?"))
+      << dead.dump();
 
   // The human view says the same in words.
   auto text = fabgate("status");
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("dead runs awaiting recovery: 1"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find(recover), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("from any controller with the intent repository: fabgate recover " +
+                             dead.value("run", "?")),
+            std::string::npos)
+      << text.output;
 
   auto recovered =
       repo_.run(shell_quoted(kFabgate) + recover.substr(std::string("fabgate").size()) + " 2>&1");

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tests/adapters/etcd/etcd_cluster.h"
-#include "tests/gates/coordination/one_member.h"
+#include "tests/adapters/etcd/etcd_fixture.h"
 
 namespace fabgate::coordination {
 namespace {
@@ -37,7 +37,7 @@ RunIdentity run(const std::string& id, const std::string& who, const std::string
   return RunIdentity{id, who, change, controller, lease};
 }
 
-class BudgetClaims : public OneEtcdMember {};
+class BudgetClaims : public etcd::testing::OneEtcdMember {};
 
 TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
   // Given at most one spine per pod in change, when team A's run claims spine1 of p3 and team

@@ -12,15 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "tests/adapters/etcd/etcd_cluster.h"
+#include "tests/adapters/etcd/etcd_fixture.h"
 
 namespace fabgate::coordination {
 namespace {
 
 using namespace std::chrono_literals;
-using etcd::testing::Cluster;
 using etcd::testing::eventually;
-using etcd::testing::kEtcd;
 using etcd::testing::open_client;
 
 const std::string kPrefix = "/fabgate/fabric-a";
@@ -62,13 +60,11 @@ std::string queue_record(const std::string& run, const std::string& group) {
          R"("until":"2026-12-03T09:30:00Z","groups":[")" + group + R"("]})";
 }
 
-class FleetStatus : public ::testing::Test {
+class FleetStatus : public etcd::testing::OneEtcdMember {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kEtcd))
-      GTEST_SKIP() << kEtcd << " is missing: scripts/bootstrap --tests installs etcd-server";
-    cluster_ = std::make_unique<Cluster>(1);
-    ASSERT_TRUE(cluster_->ready()) << "etcd did not start: " << cluster_->log(0);
+    OneEtcdMember::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto policy = load_budgets(kBudgets, "policies/budgets.yaml");
     ASSERT_TRUE(policy) << policy.error().message;
     policy_ = *policy;
@@ -88,7 +84,6 @@ class FleetStatus : public ::testing::Test {
     ASSERT_TRUE(claimed) << claimed.error().message;
   }
 
-  std::unique_ptr<Cluster> cluster_;
   intent::Inventory inventory_ = two_pods();
   BudgetPolicy policy_;
   std::vector<BudgetGroup> groups_;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/adapters/etcd/etcd_cluster.h"
-#include "tests/gates/coordination/one_member.h"
+#include "tests/adapters/etcd/etcd_fixture.h"
 
 namespace fabgate::coordination {
 namespace {
@@ -30,7 +30,7 @@ RunIdentity run(const std::string& id, const std::string& who, std::int64_t leas
   return RunIdentity{id, who, "drain-" + id, "ci-" + who, lease};
 }
 
-class DeviceLocks : public OneEtcdMember {};
+class DeviceLocks : public etcd::testing::OneEtcdMember {};
 
 TEST_F(DeviceLocks, EightRunsRaceForOneDeviceAndExactlyOneGetsIt) {
   // Given eight controllers lock leaf1 (and each its own second device) at the same instant,
