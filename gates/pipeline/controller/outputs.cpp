@@ -66,9 +66,9 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
   if (outcome.exit_code == ExitCode::not_restored) {
     if (with_.budgets->holds())
       outcome.diagnosis.push_back(
-          "the run's redundancy-budget claims stay in the coordination store because its "
-          "targets are NOT RESTORED: other runs in those budget groups are refused until `fabgate "
-          "recover " +
+          "the run's claims and device locks stay in the coordination store because its "
+          "targets are NOT RESTORED: other runs that need those devices or budget groups are "
+          "refused until `fabgate recover " +
           run_id + "` releases them" +
           (with_.budgets->shares_journal()
                ? " (from any controller: the run's journal is shared in etcd)"

@@ -577,16 +577,20 @@ void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recov
                              std::to_string(crashed.last_sequence) + " (" + crashed.last_event +
                              "); finished by fabgate recover";
   execution_.touched = crashed.touched;
-  if (with_.budgets) with_.budgets->adopt(crashed.start.run_id);  // its claims are this run's too (same run id)
+  // Its claims and its shared journal are this run's too (same run id).
+  if (with_.budgets) with_.budgets->adopt(crashed.start.run_id);
   if (with_.safeguards) {
     // The crashed run's locks are this run's (same run id); the timers it armed are found on
     // the devices: one that already fired means the device reverted by itself.
     lock_devices();
-    if (std::any_of(outcome_.gates.begin(), outcome_.gates.end(),
-                    [](const GateRecord& record) { return blocks(record.verdict); })) {
+    auto blocked = std::find_if(outcome_.gates.begin(), outcome_.gates.end(),
+                                [](const GateRecord& record) { return blocks(record.verdict); });
+    if (blocked != outcome_.gates.end()) {
+      // Another run holds a target (in etcd or on the device), or the store could not be
+      // asked: recover touches nothing it does not hold.
       outcome_.exit_code = ExitCode::not_restored;
-      outcome_.device_state =
-          "NOT RESTORED: another run holds a target's lock, so recover did not touch it";
+      outcome_.device_state = "NOT RESTORED: recover did not touch the devices: " +
+                              blocked->name + ": " + blocked->summary;
       return;
     }
     with_.safeguards->adopt_timers(with_.evidence.run_id(), change_.targets);
