@@ -399,6 +399,36 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
   return out;
 }
 
+// out_of_service / back_in_service: [DEVICE, ...], each a target of the change, at most once,
+// and never in both lists.
+std::vector<std::string> Loader::service_devices(YamlReader& reader, const YAML::Node& list,
+                                                 std::string_view what, const Change& change,
+                                                 const Inventory& inventory) {
+  std::vector<std::string> out;
+  if (!reader.expect_sequence(list, what)) return out;
+  for (const auto& item : list) {
+    if (!item.IsScalar()) {
+      reader.error(item, std::string(what) + " must list device names");
+      continue;
+    }
+    const std::string& device = item.Scalar();
+    if (!check_device(reader, item, device, inventory, what)) continue;
+    if (std::find(change.targets.begin(), change.targets.end(), device) == change.targets.end()) {
+      reader.error(item,
+                   std::string(what) + " names '" + device +
+                       "', which is not a target of this change",
+                   "only a target's service state can change with it");
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), device) != out.end()) {
+      reader.error(item, std::string(what) + " names '" + device + "' twice");
+      continue;
+    }
+    out.push_back(device);
+  }
+  return out;
+}
+
 // not_wanted: {GATE: why}. A gate that makes no real check is no-evidence unless the change
 // says here, with a reason the reviewer reads, that it does not want it. Only gates whose
 // absence a change can justify may be named, and "probes" only when it declares none.
@@ -437,7 +467,8 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
   if (!reader.expect_map(*root, "change")) return std::nullopt;
   reader.check_keys(*root,
                     {"id", "title", "description", "targets", "window", "bounds", "confirm_timeout",
-                     "steps", "rollback", "acceptance", "compare", "not_wanted"},
+                     "steps", "rollback", "acceptance", "compare", "not_wanted", "out_of_service",
+                     "back_in_service"},
                     "change");
   Change change;
   change.file = path;
@@ -674,6 +705,17 @@ std::optional<Change> Loader::change(const std::string& path, const Inventory& i
   }
   if (auto not_wanted = reader.child(*root, "not_wanted", Need::optional, "change"))
     change.not_wanted = gates_not_wanted(reader, *not_wanted, change);
+  if (auto list = reader.child(*root, "out_of_service", Need::optional, "change"))
+    change.out_of_service = service_devices(reader, *list, "out_of_service", change, inventory);
+  if (auto list = reader.child(*root, "back_in_service", Need::optional, "change")) {
+    change.back_in_service = service_devices(reader, *list, "back_in_service", change, inventory);
+    for (const auto& item : *list)
+      if (item.IsScalar() && std::find(change.out_of_service.begin(), change.out_of_service.end(),
+                                       item.Scalar()) != change.out_of_service.end())
+        reader.error(item,
+                     "'" + item.Scalar() + "' is in both out_of_service and back_in_service",
+                     "a change either leaves a device out of service or returns it");
+  }
   (void)settings;
   return change;
 }

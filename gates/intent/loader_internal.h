@@ -80,6 +80,9 @@ class Loader {
                     const Inventory& inventory, std::string_view what);
   std::vector<Step> steps(YamlReader& reader, const YAML::Node& list, std::string_view what,
                           const std::vector<std::string>& targets, const Inventory& inventory);
+  std::vector<std::string> service_devices(YamlReader& reader, const YAML::Node& list,
+                                           std::string_view what, const Change& change,
+                                           const Inventory& inventory);
   std::vector<Probe> probes(YamlReader& reader, const YAML::Node& list, const Inventory& inventory);
   void collective_probe(YamlReader& reader, const YAML::Node& node, const std::string& label,
                         const Inventory& inventory, Probe& probe);

@@ -342,6 +342,12 @@ struct Change {
   // matrix applies to these targets) and "probes" (no service to probe). Without such a line a
   // gate that makes no real check is no-evidence (docs/pipeline.md "Real checks").
   std::map<std::string, std::string> not_wanted;
+  // Targets the change leaves out of service once it is accepted (a drain) and targets it
+  // returns to service (an undrain). With a coordination store the budgets count a device out
+  // of service from the accepted run that left it out until one that returns it is accepted
+  // (docs/coordination.md "Devices out of service").
+  std::vector<std::string> out_of_service;
+  std::vector<std::string> back_in_service;
   SourceLocation where;
 };
 

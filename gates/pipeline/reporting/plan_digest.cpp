@@ -94,7 +94,7 @@ nlohmann::json change_json(const intent::Change& change) {
     acceptance["expected_flaps"] = change.acceptance.expected_flaps;
   if (change.acceptance.telemetry_max_gap)
     acceptance["telemetry_max_gap_ms"] = change.acceptance.telemetry_max_gap->count();
-  return {{"id", change.id},
+  nlohmann::json out = {{"id", change.id},
           {"title", change.title},
           {"file", change.file},
           {"targets", change.targets},
@@ -112,6 +112,12 @@ nlohmann::json change_json(const intent::Change& change) {
           {"rollback", steps_json(change.rollback)},
           {"acceptance", acceptance},
           {"compare", {{"rule_sets", change.compare.rule_sets}, {"expected", expected}}}};
+  // What an accepted change does to the budgets' count of drained devices is reviewed too:
+  // dropping out_of_service after the approval would let a drain go uncounted. Only when set,
+  // so plans of changes without them keep the digest they had.
+  if (!change.out_of_service.empty()) out["out_of_service"] = change.out_of_service;
+  if (!change.back_in_service.empty()) out["back_in_service"] = change.back_in_service;
+  return out;
 }
 
 nlohmann::json settings_json(const intent::Settings& settings) {

@@ -447,6 +447,13 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << " at once): " << join(change.targets, ", ") << "\n";
   md << "- Devices in scope (snapshotted and compared before and after): "
      << repository.inventory.devices.size() << "\n";
+  if (!change.out_of_service.empty())
+    md << "- Left out of service once accepted (the redundancy budgets count "
+       << (change.out_of_service.size() == 1 ? "it" : "them")
+       << " until a change returns " << (change.out_of_service.size() == 1 ? "it" : "them")
+       << "): " << join(change.out_of_service, ", ") << "\n";
+  if (!change.back_in_service.empty())
+    md << "- Returned to service once accepted: " << join(change.back_in_service, ", ") << "\n";
   auto waves = change.bounds.waves.empty() ? std::vector<std::vector<std::string>>{change.targets}
                                            : change.bounds.waves;
   for (std::size_t i = 0; i < waves.size(); ++i)

@@ -172,6 +172,14 @@ TEST(PlanDigest, EveryInputThatChangesWhatRunsChangesIt) {
        [](MemoryTree& t) {
          t.files["changes/drain.yaml"] = replaced(kChange, "values: [Idle]", "values: [Active]");
        }},
+      {"out of service",
+       [](MemoryTree& t) {
+         t.files["changes/drain.yaml"] = std::string(kChange) + "out_of_service: [spine1]\n";
+       }},
+      {"back in service",
+       [](MemoryTree& t) {
+         t.files["changes/drain.yaml"] = std::string(kChange) + "back_in_service: [spine1]\n";
+       }},
       {"target endpoint",
        [](MemoryTree& t) {
          t.files["inventory.yaml"] = replaced(kInventory, "192.0.2.1}", "192.0.2.2}");

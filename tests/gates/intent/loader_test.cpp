@@ -763,5 +763,35 @@ TEST(LoadIntent, NotWantedRefusesUnknownGatesEmptyReasonsAndProbesNextToProbes) 
   EXPECT_EQ(both->where.line, 18);
 }
 
+TEST(LoadIntent, OutOfServiceAndBackInServiceNameTargetsOfTheChange) {
+  // Given a drain that leaves spine1 out of service, then the model has it; given lists that
+  // name a device outside the inventory, one that is not a target, one twice, and one in both
+  // lists, then each is an error at its line and column.
+  auto tree = valid_tree();
+  tree.files["changes/drain.yaml"] = std::string(kChange) + "out_of_service: [spine1]\n";
+  auto outcome = load(tree);
+  ASSERT_TRUE(outcome.diagnostics.empty()) << outcome.diagnostics.lines()[0];
+  EXPECT_EQ(outcome.repository->changes.at(0).out_of_service, std::vector<std::string>{"spine1"});
+  EXPECT_TRUE(outcome.repository->changes.at(0).back_in_service.empty());
+
+  tree.files["changes/drain.yaml"] =
+      std::string(kChange) +
+      "out_of_service: [spine1, spine9, leaf1, spine1]\nback_in_service: [spine1]\n";
+  outcome = load(tree);
+  const auto* unknown = find(outcome, "out_of_service names device 'spine9', which is not in");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->where.line, 15);
+  EXPECT_EQ(unknown->where.column, 26);
+  const auto* not_target =
+      find(outcome, "out_of_service names 'leaf1', which is not a target of this change");
+  ASSERT_NE(not_target, nullptr);
+  EXPECT_EQ(not_target->where.column, 34);
+  ASSERT_NE(find(outcome, "out_of_service names 'spine1' twice"), nullptr);
+  const auto* both = find(outcome, "'spine1' is in both out_of_service and back_in_service");
+  ASSERT_NE(both, nullptr);
+  EXPECT_EQ(both->where.line, 16);
+  EXPECT_EQ(both->where.column, 19);
+}
+
 }  // namespace
 }  // namespace fabgate::intent
