@@ -267,6 +267,9 @@ std::optional<std::string> base64_decode(std::string_view text) {
 Compare Compare::absent(std::string key) {
   return Compare{std::move(key), Target::create_revision, Op::equal, 0, {}};
 }
+Compare Compare::present(std::string key) {
+  return Compare{std::move(key), Target::create_revision, Op::greater, 0, {}};
+}
 Compare Compare::mod_revision_is(std::string key, std::int64_t revision) {
   return Compare{std::move(key), Target::mod_revision, Op::equal, revision, {}};
 }

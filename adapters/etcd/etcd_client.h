@@ -73,6 +73,7 @@ struct Compare {
   std::string value;        // the operand of Target::value
 
   static Compare absent(std::string key);  // create_revision == 0: the key does not exist
+  static Compare present(std::string key);  // create_revision > 0: the key exists
   static Compare mod_revision_is(std::string key, std::int64_t revision);
   static Compare value_is(std::string key, std::string value);
 };

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "adapters/core/build_info.h"
+#include "adapters/core/foreign_json.h"
 #include "adapters/core/text.h"
 #include "gates/app/gate_printer.h"
 #include "gates/app/intent_loading.h"
@@ -170,11 +171,12 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
          "a run whose devices ended in a known state erased it"});
   }
   // The run-start record names the change; the meta record the folder name on its controller.
-  auto first = nlohmann::json::parse(shared->records.front(), nullptr, false);
-  const std::string change = first.is_object() && first.value("event", "") == "run-start" &&
-                                     first.contains("change") && first["change"].is_string()
-                                 ? first["change"].get<std::string>()
-                                 : "";
+  // Read from the store, so foreign data: typed, depth-limited lookups that never throw.
+  auto first = parse_foreign_json(shared->records.front());
+  const std::string change =
+      first.ok() && string_member(first.document, "event") == std::optional<std::string>("run-start")
+          ? string_member(first.document, "change").value_or("")
+          : "";
   if (!coordination::plain_key_segment(change))
     return Error::invalid_input("recover: the shared journal of run " + run_id +
                                 " does not start with a readable run-start record");

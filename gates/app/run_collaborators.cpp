@@ -153,7 +153,7 @@ void RunCollaborators::release_untouched(const std::string& run_id) {
   safeguards_.adopt_locks(run_id, targets_);
   safeguards_.release_locks();
   (void)evidence_.write_json("safeguards.json", safeguards_.to_json());
-  budgets_.adopt(run_id);
+  (void)budgets_.adopt(run_id);
   (void)budgets_.release(run_id);
   if (budgets_.wanted() || !budgets_.released_ok())
     (void)evidence_.write_json("coordination.json", budgets_.to_json());

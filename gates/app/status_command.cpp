@@ -109,6 +109,7 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
                       {"size", known(group.group.size)},
                       {"capacity", known(group.group.capacity)},
                       {"in_change", group.in_change},
+                      {"out_of_service", group.out_of_service},
                       {"headroom", known(group.headroom())},
                       {"full_by_unreadable", group.full_by_unreadable()},
                       {"holders", holders}});
@@ -145,6 +146,17 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
                     {"recover_anywhere", run.journal_shared
                                              ? nlohmann::json("fabgate recover " + run.run_id)
                                              : nlohmann::json()}});
+  nlohmann::json out_of_service = nlohmann::json::array();
+  for (const auto& out : view.out_of_service) {
+    nlohmann::json item = {{"device", out.device}, {"readable", out.readable}};
+    if (out.readable)
+      item.update({{"run", out.run.run_id},
+                   {"operator", out.run.operator_name},
+                   {"change", out.run.change},
+                   {"controller", out.run.controller},
+                   {"since", out.since}});
+    out_of_service.push_back(std::move(item));
+  }
   return {{"intent_commit", commit},
           {"store", {{"endpoints", settings.endpoints}, {"prefix", settings.prefix}}},
           {"budgets_file", budgets_file ? nlohmann::json(*budgets_file) : nlohmann::json()},
@@ -152,6 +164,7 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
           {"budgets", groups},
           {"queue", queue},
           {"locks", locks},
+          {"out_of_service", out_of_service},
           {"dead_runs", dead}};
 }
 
@@ -220,7 +233,7 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
                             (budgets_file ? " (" + *budgets_file + ")" : " (no budgets file)")));
   if (!view.groups.empty()) {
     std::vector<std::vector<std::string>> rows{
-        {"BUDGET", "GROUP", "SIZE", "MAX", "IN CHANGE", "HEADROOM"}};
+        {"BUDGET", "GROUP", "SIZE", "MAX", "IN CHANGE", "OUT OF SERVICE", "HEADROOM"}};
     for (const auto& group : view.groups) {
       auto known = [&](int value) {
         return group.in_budgets_file ? std::to_string(value) : std::string("?");
@@ -230,7 +243,9 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
       if (!group.in_budgets_file) headroom += " (not in the budgets file)";
       rows.push_back({group.group.budget, coordination::group_segment(group.group),
                       known(group.group.size), known(group.group.capacity),
-                      group.in_change.empty() ? "-" : join(group.in_change, ","), headroom});
+                      group.in_change.empty() ? "-" : join(group.in_change, ","),
+                      group.out_of_service.empty() ? "-" : join(group.out_of_service, ","),
+                      headroom});
     }
     auto lines = aligned(rows);
     console.line(lines[0]);
@@ -239,6 +254,22 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
       for (const auto& holder : view.groups[i].holders)
         console.line("      " + holder_line(holder));
     }
+  }
+
+  console.line("");
+  console.line(console.bold("out of service: " + std::to_string(view.out_of_service.size()) +
+                            (view.out_of_service.empty()
+                                 ? ""
+                                 : ", counted by the budgets until a change with "
+                                   "back_in_service is accepted")));
+  for (const auto& out : view.out_of_service) {
+    if (!out.readable) {
+      console.line("  " + out.device + ": record unreadable");
+      continue;
+    }
+    console.line("  " + out.device + ": since " + out.since + ", left out by run " +
+                 out.run.run_id + ": " +
+                 who(out.run.operator_name, out.run.change, out.run.controller));
   }
 
   console.line("");

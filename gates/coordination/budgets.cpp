@@ -160,8 +160,12 @@ std::map<std::string, std::vector<std::string>> members_of(const Budget& budget,
   return members;
 }
 
-BudgetGroup group_of(const Budget& budget, const std::string& group, int size) {
-  return BudgetGroup{budget.name, group, size, budget.capacity(size), budget.where};
+BudgetGroup group_of(const Budget& budget, const std::string& group,
+                     std::vector<std::string> members) {
+  std::sort(members.begin(), members.end());
+  const int size = static_cast<int>(members.size());
+  return BudgetGroup{budget.name, group, size, budget.capacity(size), budget.where,
+                     std::move(members)};
 }
 
 }  // namespace
@@ -172,7 +176,7 @@ Result<std::vector<BudgetGroup>> groups_of(const BudgetPolicy& policy,
   std::vector<std::string> problems;
   for (const auto& budget : policy.budgets)
     for (const auto& [group, members] : members_of(budget, inventory, problems))
-      groups.push_back(group_of(budget, group, static_cast<int>(members.size())));
+      groups.push_back(group_of(budget, group, members));
   if (!problems.empty())
     return Error::invalid_input(
         "the inventory does not fit the redundancy budgets of " + policy.file, problems);
@@ -193,7 +197,7 @@ Result<std::vector<Demand>> demands_of(const BudgetPolicy& policy,
         if (target_set.count(member)) devices.push_back(member);
       if (devices.empty()) continue;
       std::sort(devices.begin(), devices.end());
-      BudgetGroup budget_group = group_of(budget, group, static_cast<int>(members.size()));
+      BudgetGroup budget_group = group_of(budget, group, members);
       if (static_cast<int>(devices.size()) > budget_group.capacity) {
         problems.push_back(budget.where.to_string() + ": the change's own targets exceed budget " +
                            budget_group.describe() + ": it changes " +

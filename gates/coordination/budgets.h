@@ -62,6 +62,7 @@ struct BudgetGroup {
   int size = 0;
   int capacity = 0;
   SourceLocation where;  // the budget's
+  std::vector<std::string> members;  // every device of the group in the inventory, sorted
 
   std::string describe() const;  // "spines-per-pod (pod=p3)" / "all-spines"
 };

@@ -63,6 +63,33 @@ Holder holder_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
   return holder;
 }
 
+std::string service_record_of(const RunIdentity& run, const std::string& device) {
+  nlohmann::json record = {{"device", device},         {"run", run.run_id},
+                           {"operator", run.operator_name}, {"change", run.change},
+                           {"controller", run.controller},   {"since", format_utc(now_utc())}};
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// An out-of-service record another controller wrote. The device comes from the key, so an
+// unreadable record still counts its device.
+OutOfService out_of_service_from(const etcd::KeyValue& kv, const std::string& device) {
+  OutOfService entry;
+  entry.key = kv.key;
+  entry.device = device;
+  auto parsed = parse_foreign_json(kv.value);
+  auto run = parsed.ok() ? string_member(parsed.document, "run") : std::nullopt;
+  if (!run) {
+    entry.readable = false;
+    return entry;
+  }
+  entry.run.run_id = *run;
+  entry.run.operator_name = string_member(parsed.document, "operator").value_or("");
+  entry.run.change = string_member(parsed.document, "change").value_or("");
+  entry.run.controller = string_member(parsed.document, "controller").value_or("");
+  entry.since = string_member(parsed.document, "since").value_or("");
+  return entry;
+}
+
 // Why a queue record cannot be read, or empty when it can; fills `entry` as it reads.
 std::string read_queue_record(const nlohmann::json& record, QueuedRun& entry) {
   if (!record.is_object()) return "the record is " + json_kind(record) + ", not an object";
@@ -123,6 +150,17 @@ std::string QueuedRun::describe() const {
   return text + ")";
 }
 
+std::string OutOfService::describe() const {
+  std::string text = device + " (out of service";
+  if (!readable) return text + "; record unreadable)";
+  if (!since.empty()) text += " since " + since;
+  text += ", left out by run " + run.run_id + ": ";
+  text += run.operator_name.empty() ? "operator unknown" : run.operator_name;
+  if (!run.change.empty()) text += ", change " + run.change;
+  if (!run.controller.empty()) text += ", on " + run.controller;
+  return text + ")";
+}
+
 std::string Holder::describe() const {
   std::string text = "run " + run.run_id + " (";
   if (!readable) return text + "claim record unreadable: counted as holding the whole group)";
@@ -145,6 +183,29 @@ BudgetLedger::BudgetLedger(etcd::EtcdClient& client, std::string prefix)
 
 std::string BudgetLedger::group_prefix(const std::string& budget, const std::string& group) const {
   return prefix_ + "/budgets/" + budget + "/" + (group.empty() ? "all" : group);
+}
+
+Expected<std::pair<std::vector<OutOfService>, std::int64_t>, ClaimFailure>
+BudgetLedger::read_service() {
+  const std::string root = prefix_ + "/service/";
+  auto range = client_.get_prefix(root);
+  if (!range) return store_failure("read the devices out of service", range.error());
+  std::vector<OutOfService> out;
+  std::int64_t guard = 0;
+  for (const auto& kv : range->kvs) {
+    if (kv.key == root + "guard") guard = kv.mod_revision;
+    if (!kv.key.starts_with(root + "out/")) continue;
+    out.push_back(out_of_service_from(kv, kv.key.substr(root.size() + 4)));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const OutOfService& a, const OutOfService& b) { return a.device < b.device; });
+  return std::pair{std::move(out), guard};
+}
+
+Expected<std::vector<OutOfService>, ClaimFailure> BudgetLedger::out_of_service() {
+  auto service = read_service();
+  if (!service) return service.error();
+  return std::move(service->first);
 }
 
 Expected<Ok, ClaimFailure> BudgetLedger::read_liveness(std::vector<Holder>& holders) {
@@ -187,7 +248,14 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
       return ClaimFailure{
           ClaimFailure::Kind::queued, message, std::nullopt, {}, {}, std::move(ahead)};
     }
-    std::vector<Compare> guards;
+    // Devices out of service count in every group they are members of; the guard makes a
+    // drain accepted between this read and the write fail the transaction.
+    auto service = read_service();
+    if (!service) return service.error();
+    const std::string service_guard = prefix_ + "/service/guard";
+    std::vector<Compare> guards = {
+        service->second == 0 ? Compare::absent(service_guard)
+                             : Compare::mod_revision_is(service_guard, service->second)};
     std::vector<TxnOp> writes;
     for (const auto& demand : demands) {
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
@@ -208,23 +276,33 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
         unreadable = unreadable || !others.back().readable;
         in_change.insert(others.back().devices.begin(), others.back().devices.end());
       }
+      std::vector<OutOfService> out_here;
+      for (const auto& out : service->first) {
+        if (!std::binary_search(demand.group.members.begin(), demand.group.members.end(),
+                                out.device))
+          continue;
+        out_here.push_back(out);
+        in_change.insert(out.device);
+      }
       if (unreadable || static_cast<int>(in_change.size()) > demand.group.capacity) {
         if (auto read = read_liveness(others); !read) return read.error();
         std::string message = "budget " + demand.group.describe() + " allows " +
                               std::to_string(demand.group.capacity) + " of " +
                               std::to_string(demand.group.size) +
-                              " devices in change at once; this change needs ";
+                              " devices in change or out of service at once; this change needs ";
         for (std::size_t i = 0; i < demand.devices.size(); ++i)
           message += (i ? ", " : "") + demand.devices[i];
-        message += "; held by ";
-        for (std::size_t i = 0; i < others.size(); ++i)
-          message += (i ? "; " : "") + others[i].describe();
+        std::vector<std::string> reasons;
+        for (const auto& holder : others) reasons.push_back("held by " + holder.describe());
+        for (const auto& out : out_here) reasons.push_back(out.describe());
+        for (const auto& reason : reasons) message += "; " + reason;
         return ClaimFailure{ClaimFailure::Kind::over_budget,
                             message,
                             demand.group,
                             std::move(others),
                             demand.devices,
-                            {}};
+                            {},
+                            std::move(out_here)};
       }
       guards.push_back(guard_revision == 0
                            ? Compare::absent(group + "/guard")
@@ -245,7 +323,8 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                            std::to_string(kMaxAttempts) + " times in a row; try again");
 }
 
-Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id) {
+Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
+                                                  const ServiceTransition& transition) {
   if (!plain_key_segment(run_id))
     return plain_failure(ClaimFailure::Kind::invalid,
                          "coordination: run id '" + run_id + "' cannot be a key segment");
@@ -263,6 +342,16 @@ Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id) {
   }
   writes.push_back(TxnOp::del(prefix_ + "/runs/" + run_id + "/alive"));
   writes.push_back(TxnOp::del(prefix_ + "/queue/" + run_id));
+  for (const auto& device : transition.out) {
+    if (!plain_key_segment(device))
+      return plain_failure(ClaimFailure::Kind::invalid,
+                           "coordination: device '" + device + "' cannot be a key segment");
+    writes.push_back(TxnOp::put(prefix_ + "/service/out/" + device,
+                                service_record_of(transition.by, device)));
+  }
+  for (const auto& device : transition.back)
+    writes.push_back(TxnOp::del(prefix_ + "/service/out/" + device));
+  if (!transition.empty()) writes.push_back(TxnOp::put(prefix_ + "/service/guard", run_id));
   auto result = client_.txn({}, writes);
   if (!result) return store_failure("release the budgets of run " + run_id, result.error());
   return released;

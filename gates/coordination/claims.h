@@ -9,7 +9,16 @@
 //   P/runs/<run>/alive                         on the run's lease, when it has one
 //   P/queue/<run>                              a run waiting for its groups (--wait), on
 //                                              its lease; queue order is create_revision
+//   P/service/out/<device>                     a device an accepted change left out of
+//                                              service (`out_of_service:`); no lease
+//   P/service/guard                            bumped by every change of P/service/out/
 // <group> is "pod=p3" for a budget with `per: pod`, "all" for one without.
+//
+// A budget counts the devices of a group that are in change (claimed by runs in flight) or out
+// of service (left out by an accepted change, until a change that declares them
+// `back_in_service:` is accepted): a drained spine uses up its pod's budget after the drain's
+// run has ended. Out-of-service records are kept per device, not per group, and every claim
+// counts them by the inventory it reads, so a budget added later counts them too.
 //
 // A claim reads every group it needs, counts the devices other runs hold there, and writes
 // all its claim keys in one transaction conditional on every group's guard being unchanged
@@ -55,6 +64,28 @@ struct Holder {
   std::string describe() const;  // "run 1a2b (alice, change drain-spine2, on ci-7, alive)"
 };
 
+// A device an accepted change left out of service, as the store holds it.
+struct OutOfService {
+  std::string device;  // from the key: known even when the record cannot be read
+  RunIdentity run;     // the run that left it out (lease left 0)
+  std::string since;   // ISO 8601 UTC: when that run ended
+  bool readable = true;
+  std::string key;
+
+  // "spine2 (out of service since ..., left out by run 1a2b: bob, change drain-spine2, on ci-7)"
+  std::string describe() const;
+};
+
+// What an accepted change does to the devices' service state when its run releases its claims
+// (intent: `out_of_service:` and `back_in_service:`). Empty for every other ending: a run
+// rolled back, refused, rehearsed or recovered leaves service as it found it.
+struct ServiceTransition {
+  RunIdentity by;  // the run, for the records it writes
+  std::vector<std::string> out;   // devices it leaves out of service
+  std::vector<std::string> back;  // devices it returns to service
+  bool empty() const { return out.empty() && back.empty(); }
+};
+
 struct GroupClaims {
   std::string budget;
   std::string group;  // "pod=p3", or "all"
@@ -94,6 +125,7 @@ struct ClaimFailure {
   std::vector<Holder> holders;       // over_budget: who holds the group now
   std::vector<std::string> wanted;   // over_budget: what this run asked for there
   std::vector<QueuedRun> queued;     // queued: the runs ahead of this one
+  std::vector<OutOfService> out_of_service;  // over_budget: the group's devices out of service
 };
 
 class BudgetLedger {
@@ -112,7 +144,14 @@ class BudgetLedger {
 
   // Removes every claim `run_id` holds, in every group, and its alive key (fabgate recover, or
   // the run's own end); how many claims it removed. Releasing a run that holds nothing is 0.
-  Expected<int, ClaimFailure> release(const std::string& run_id);
+  // With a transition (an accepted change), the same transaction records its devices left out
+  // of service and removes those it returned, so no other claim can see the claims gone before
+  // the drained devices are counted.
+  Expected<int, ClaimFailure> release(const std::string& run_id,
+                                      const ServiceTransition& transition = {});
+
+  // Every device out of service, sorted by device.
+  Expected<std::vector<OutOfService>, ClaimFailure> out_of_service();
 
   // Puts `run` (which must have a lease) in the queue for the groups of `demands`, until
   // `until`; a run already queued keeps its place.
@@ -128,6 +167,8 @@ class BudgetLedger {
 
  private:
   std::string group_prefix(const std::string& budget, const std::string& group) const;
+  // The out-of-service records and the revision of their guard (0: never written).
+  Expected<std::pair<std::vector<OutOfService>, std::int64_t>, ClaimFailure> read_service();
   // Sets each holder's `alive` from its run's alive key.
   Expected<Ok, ClaimFailure> read_liveness(std::vector<Holder>& holders);
 

@@ -40,12 +40,16 @@ Expected<std::vector<RunInFlight>, FleetFailure> read_runs(etcd::EtcdClient& cli
 // Every budget group of the file, with the holders the store has there; then groups with claims
 // the file does not have.
 std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups,
-                                   std::vector<GroupClaims> claimed) {
+                                   std::vector<GroupClaims> claimed,
+                                   const std::vector<OutOfService>& out_of_service) {
   std::map<std::pair<std::string, std::string>, std::vector<Holder>> holders;
   for (auto& claims : claimed) holders[{claims.budget, claims.group}] = std::move(claims.holders);
   std::vector<GroupView> views;
   for (const auto& group : budget_groups) {
-    GroupView view{group, true, {}, {}};
+    GroupView view{group, true, {}, {}, {}};
+    for (const auto& out : out_of_service)
+      if (std::binary_search(group.members.begin(), group.members.end(), out.device))
+        view.out_of_service.push_back(out.device);
     if (auto found = holders.find({group.budget, group_segment(group)}); found != holders.end()) {
       view.holders = std::move(found->second);
       holders.erase(found);
@@ -54,7 +58,7 @@ std::vector<GroupView> group_views(const std::vector<BudgetGroup>& budget_groups
   }
   for (auto& [key, group_holders] : holders) {
     BudgetGroup unknown{key.first, key.second == "all" ? "" : key.second, 0, 0, {}};
-    views.push_back(GroupView{std::move(unknown), false, std::move(group_holders), {}});
+    views.push_back(GroupView{std::move(unknown), false, std::move(group_holders), {}, {}});
   }
   for (auto& view : views) {
     std::sort(view.holders.begin(), view.holders.end(),
@@ -111,7 +115,9 @@ bool GroupView::full_by_unreadable() const {
 
 int GroupView::headroom() const {
   if (full_by_unreadable()) return 0;
-  return std::max(0, group.capacity - static_cast<int>(in_change.size()));
+  std::set<std::string> counted(in_change.begin(), in_change.end());
+  counted.insert(out_of_service.begin(), out_of_service.end());
+  return std::max(0, group.capacity - static_cast<int>(counted.size()));
 }
 
 Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std::string& prefix,
@@ -125,7 +131,10 @@ Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std
   BudgetLedger ledger(client, prefix);
   auto claimed = ledger.groups();
   if (!claimed) return FleetFailure{claimed.error().message};
-  view.groups = group_views(budget_groups, std::move(claimed).value());
+  auto out_of_service = ledger.out_of_service();
+  if (!out_of_service) return FleetFailure{out_of_service.error().message};
+  view.out_of_service = std::move(out_of_service).value();
+  view.groups = group_views(budget_groups, std::move(claimed).value(), view.out_of_service);
   auto locks = LockLedger(client, prefix).list();
   if (!locks) return FleetFailure{locks.error().message};
   view.locks = std::move(locks).value();

@@ -9,6 +9,7 @@
 //   P/budgets/<budget>/<group>/claims/<run>   who holds which devices of which group
 //   P/queue/<run>                             runs waiting for a budget (--wait), oldest first
 //   P/locks/<device>                          device locks and their fencing tokens (locks.h)
+//   P/service/out/<device>                    devices an accepted change left out of service
 // Every record was written by another controller, perhaps another fabgate version: each is read
 // with typed lookups and one that cannot be read is listed as unreadable, never thrown on.
 
@@ -42,6 +43,8 @@ struct GroupView {
   bool in_budgets_file = true;
   std::vector<Holder> holders;         // sorted by run id
   std::vector<std::string> in_change;  // distinct devices the readable holders hold, sorted
+  // The group's members (by the inventory) out of service, sorted: they count as a claim does.
+  std::vector<std::string> out_of_service;
   // An unreadable claim record counts as holding the whole group, as a claim does.
   bool full_by_unreadable() const;
   int headroom() const;  // devices that may still go into change; never negative
@@ -67,6 +70,7 @@ struct FleetView {
   std::vector<QueuedRun> queue;        // oldest first (create_revision ascending): claims.h
   std::vector<DeadRun> dead;           // sorted by run id
   std::vector<DeviceLockEntry> locks;  // sorted by device
+  std::vector<OutOfService> out_of_service;  // every device out of service, sorted by device
 };
 
 // The store could not be read (unreachable, timeout, refused login, an answer of another

@@ -69,11 +69,21 @@ JournalStoreResult<Ok> SharedJournal::put_records(
   std::uint64_t first = 0;
   auto send = [&]() -> JournalStoreResult<Ok> {
     if (batch.empty()) return Ok{};
-    auto written = client_.txn({}, batch);
+    // Only while the run's journal is there: once `fabgate recover` (from any controller) or
+    // the run's own end erased it, a run that wakes up late must not write records back.
+    auto written = client_.txn({etcd::Compare::present(run_prefix(run_id) + "meta")}, batch);
     if (!written)
       return store_failure("write records " + std::to_string(first) + "-" +
                                std::to_string(first + batch.size() - 1) + " of run " + run_id,
                            written.error());
+    if (!written->succeeded)
+      return failure(Kind::absent,
+                     "shared journal: run " + run_id + "'s journal is no longer in the store (" +
+                         location(run_id) +
+                         " has no meta): it was erased when the run was recovered or ended; "
+                         "records " +
+                         std::to_string(first) + "-" + std::to_string(first + batch.size() - 1) +
+                         " were not written");
     batch.clear();
     batch_bytes = 0;
     return Ok{};

@@ -52,8 +52,13 @@ void Pipeline::finish_safeguards(RunOutcome& outcome) {
   if (outcome.exit_code == ExitCode::not_restored) {
     if (with_.safeguards->holds_locks())
       outcome.diagnosis.push_back(
-          "the targets stay locked by this run because they are NOT RESTORED; once a human has "
-          "repaired them, `fabgate recover` or a run with --take-over-locks takes the lock over");
+          lease_lost().has_value()
+              ? "the targets' device-side locks were left as they were when this run lost its "
+                "coordination lease; another controller may have recovered the run since and "
+                "other runs taken the devices: `fabgate status` shows who holds them now"
+              : "the targets stay locked by this run because they are NOT RESTORED; once a human "
+                "has repaired them, `fabgate recover` or a run with --take-over-locks takes the "
+                "lock over");
   } else {
     with_.safeguards->release_locks();
   }
@@ -64,7 +69,17 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
   if (!with_.budgets) return;
   const std::string run_id = with_.evidence.run_id();
   if (outcome.exit_code == ExitCode::not_restored) {
-    if (with_.budgets->holds())
+    if (with_.budgets->holds() && lease_lost().has_value())
+      // Its lease lapsed: from then on other controllers saw it dead and may have recovered it
+      // (recover releases the claims and locks and erases the shared journal).
+      outcome.diagnosis.push_back(
+          "the run's claims and device locks stay in the coordination store unless another "
+          "controller recovered this run after its lease lapsed (`fabgate status` shows "
+          "whether run " +
+          run_id + " still holds them); while they stay, other runs that need those devices or "
+          "budget groups are refused until `fabgate recover " +
+          run_id + "` releases them");
+    else if (with_.budgets->holds())
       outcome.diagnosis.push_back(
           "the run's claims and device locks stay in the coordination store because its "
           "targets are NOT RESTORED: other runs that need those devices or budget groups are "
@@ -74,8 +89,14 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
                ? " (from any controller: the run's journal is shared in etcd)"
                : ""));
   } else {
-    for (const auto& line : with_.budgets->release(run_id))
+    // An accepted apply leaves its change on the devices: its out_of_service targets stay
+    // counted by the budgets (a drained spine), its back_in_service ones no longer are.
+    const auto fate = outcome.exit_code == ExitCode::accepted && options_.mode == Mode::apply
+                          ? RunBudgets::ChangeFate::kept
+                          : RunBudgets::ChangeFate::not_kept;
+    for (const auto& line : with_.budgets->release(run_id, fate))
       if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
+    for (const auto& line : with_.budgets->service_changes()) outcome.device_state += "; " + line;
     if (!with_.budgets->journal_erase_problem().empty())
       outcome.diagnosis.push_back(with_.budgets->journal_erase_problem());
   }

@@ -577,8 +577,29 @@ void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recov
                              std::to_string(crashed.last_sequence) + " (" + crashed.last_event +
                              "); finished by fabgate recover";
   execution_.touched = crashed.touched;
-  // Its claims and its shared journal are this run's too (same run id).
-  if (with_.budgets) with_.budgets->adopt(crashed.start.run_id);
+  // Its claims and its shared journal are this run's too (same run id). A run whose shared
+  // journal is gone was recovered elsewhere (or ended): its devices are not its own any more.
+  if (with_.budgets && !with_.budgets->coordinated()) {
+    (void)with_.budgets->adopt(crashed.start.run_id);
+  } else if (with_.budgets) {
+    std::optional<std::string> gone;
+    auto& journal = gate("shared-journal", [&](GateRecord& r) {
+      gone = with_.budgets->adopt(crashed.start.run_id, crashed.shared_in_store
+                                                            ? RunBudgets::JournalShared::yes
+                                                            : RunBudgets::JournalShared::no);
+      r.verdict = gone ? Verdict::fail : Verdict::pass;
+      r.summary = gone ? *gone
+                       : (with_.budgets->shares_journal()
+                              ? "the run's journal in etcd continues with recover's records"
+                              : "no journal of the run in etcd to continue");
+    });
+    if (gone) {
+      outcome_.exit_code = ExitCode::not_restored;
+      outcome_.device_state =
+          "NOT RESTORED: recover did not touch the devices: " + journal.name + ": " + *gone;
+      return;
+    }
+  }
   if (with_.safeguards) {
     // The crashed run's locks are this run's (same run id); the timers it armed are found on
     // the devices: one that already fired means the device reverted by itself.

@@ -371,6 +371,9 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
     if (event == "run-end" && body.contains("exit_code") && body["exit_code"].is_number_integer())
       run.ended_with = body["exit_code"].get<int>();
     if (event == "recover-start") run.recovered_before = true;
+    // Only a coordinated run locks in etcd or claims there, and from then on it shares its
+    // journal: every step it sent was in etcd before it was sent.
+    if (event == "fleet-lock" || event == "budget-claim") run.shared_in_store = true;
     if ((event == "silence-created" || event == "silence-expired") && body.contains("silence") &&
         body["silence"].is_string()) {
       auto id = body["silence"].get<std::string>();

@@ -177,6 +177,7 @@ struct CrashedRun {
   std::optional<TornRecord> torn;    // a torn last record, reported and ignored
   std::optional<int> ended_with;     // run-end's exit code: the run finished its work
   bool recovered_before = false;     // a recover-start exists: an earlier recover died
+  bool shared_in_store = false;      // it locked or claimed in etcd: its journal was shared there
   std::vector<std::string> touched;  // devices with a step or rollback step started, first first
   std::vector<StepRun> steps;        // every step that was started, as far as the journal says
   // Alertmanager silences the run created and did not expire (silence-created without

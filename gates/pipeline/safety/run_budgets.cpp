@@ -120,6 +120,7 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
     decide(Verdict::no_evidence, *problem, true);
     return;
   }
+  operator_name_ = operator_name;
   coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(), lease_};
   coordination::BudgetLedger ledger(*client_, settings.prefix);
   auto claimed = claim_or_wait(ledger, identity, *demands, record);
@@ -206,6 +207,7 @@ void RunBudgets::lock_devices(GateRecord& record, const std::string& run_id,
     record.summary = *problem;
     return;
   }
+  operator_name_ = operator_name;
   coordination::RunIdentity identity{run_id, operator_name, change_.id, controller_name(), lease_};
   coordination::LockLedger ledger(*client_, settings.prefix);
   auto taken = ledger.take(identity, change_.targets);
@@ -395,25 +397,34 @@ Result<std::string> RunBudgets::share_baseline(const std::string& bytes) {
          " bytes)";
 }
 
-void RunBudgets::adopt(const std::string& run_id) {
+std::optional<std::string> RunBudgets::adopt(const std::string& run_id, JournalShared shared) {
   adopted_ = setup_.coordination.has_value();
-  if (!adopted_ || mirror_) return;
+  if (!adopted_ || mirror_) return std::nullopt;
   auto client = open_client();
   if (!client) {
     record_["journal"] = {{"problem", "not continued in etcd: " + etcd_problem(client.error())}};
-    return;
+    return std::nullopt;
   }
   coordination::SharedJournal journal(*client, setup_.coordination->prefix);
   auto stored = journal.last_sequence(run_id);
   if (!stored) {
     record_["journal"] = {{"problem", "not continued in etcd: " + stored.error().message}};
-    return;
+    return std::nullopt;
   }
-  // A run that never shared its journal (its coordination came later, or it died before its
-  // claim) has none to continue.
-  if (*stored == 0) return;
-  if (auto shared = share_journal(run_id, *stored); !shared.ok())
-    record_["journal"]["problem"] = "not continued in etcd: " + shared.error().message;
+  if (*stored == 0) {
+    // A run that never shared its journal (its coordination came later, or it died before its
+    // claim) has none to continue. One that did and has none now was finished elsewhere.
+    if (shared == JournalShared::no) return std::nullopt;
+    record_["journal"] = {{"problem", "erased from etcd before this recover"}};
+    return "run " + run_id + " shared its journal in " + journal.location(run_id) +
+           " and etcd holds none now: it was erased when another controller recovered the run "
+           "(or the run ended), and other runs may have changed its devices since; rolling "
+           "them back from this folder could undo their changes. Check `fabgate status` and the "
+           "devices";
+  }
+  if (auto continued = share_journal(run_id, *stored); !continued.ok())
+    record_["journal"]["problem"] = "not continued in etcd: " + continued.error().message;
+  return std::nullopt;
 }
 
 void RunBudgets::erase_shared_journal(const std::string& run_id) {
@@ -474,7 +485,7 @@ void RunBudgets::stop_keepalive() {
   if (keepalive_.joinable()) keepalive_.join();
 }
 
-std::vector<std::string> RunBudgets::release(const std::string& run_id) {
+std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFate fate) {
   stop_keepalive();
   fence_.disarm();
   if (!setup_.coordination || !holds()) return {};
@@ -495,7 +506,13 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
     return {*problem};
   }
   coordination::BudgetLedger ledger(*client_, setup_.coordination->prefix);
-  auto released = ledger.release(run_id);
+  coordination::ServiceTransition transition;
+  if (fate == ChangeFate::kept) {
+    transition = {{run_id, operator_name_, change_.id, controller_name(), 0},
+                  change_.out_of_service,
+                  change_.back_in_service};
+  }
+  auto released = ledger.release(run_id, transition);
   if (lease_ != 0) (void)client_->revoke(lease_);
   if (!released) {
     release_ok_ = false;
@@ -510,11 +527,28 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id) {
   erase_shared_journal(run_id);
   record_["released"] = *released;
   record_["released_at"] = format_utc(now_utc());
-  evidence_.append_journal(
-      {{"event", "budget-release"}, {"claims", *released}, {"at", format_utc(now_utc())}});
-  if (*released == 0) return {};
-  return {"released " + std::to_string(*released) + " budget claim" + (*released == 1 ? "" : "s") +
-          " of run " + run_id};
+  nlohmann::json journal = {
+      {"event", "budget-release"}, {"claims", *released}, {"at", format_utc(now_utc())}};
+  std::vector<std::string> lines;
+  if (*released != 0)
+    lines.push_back("released " + std::to_string(*released) + " budget claim" +
+                    (*released == 1 ? "" : "s") + " of run " + run_id);
+  if (!transition.empty()) {
+    journal["out_of_service"] = transition.out;
+    journal["back_in_service"] = transition.back;
+    record_["out_of_service"] = transition.out;
+    record_["back_in_service"] = transition.back;
+    if (!transition.out.empty())
+      service_changes_.push_back(join(transition.out, ", ") + " out of service in " +
+                      setup_.coordination->prefix +
+                      ": counted by the budgets until a change with back_in_service lists " +
+                      (transition.out.size() == 1 ? "it" : "them") + " is accepted");
+    if (!transition.back.empty())
+      service_changes_.push_back(join(transition.back, ", ") + " back in service in " +
+                      setup_.coordination->prefix);
+  }
+  evidence_.append_journal(journal);
+  return lines;
 }
 
 nlohmann::json RunBudgets::to_json() const {

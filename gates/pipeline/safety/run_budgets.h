@@ -79,14 +79,29 @@ class RunBudgets {
   // Takes every claim of `run_id` off the fabric (its own end, or `fabgate recover` of a run
   // that died), and ends its lease. Lines for the report; empty without coordination. A
   // failure is named in the lines and leaves the claims for recover.
-  std::vector<std::string> release(const std::string& run_id);
+  // `fate`: whether the change stays on the devices (an apply accepted): then the same
+  // transaction records the change's out_of_service targets as out of service and takes its
+  // back_in_service targets off that list (docs/coordination.md "Devices out of service").
+  enum class ChangeFate { kept, not_kept };
+  std::vector<std::string> release(const std::string& run_id,
+                                   ChangeFate fate = ChangeFate::not_kept);
   bool released_ok() const { return release_ok_; }
+  // What release() recorded about the devices' service state, one line each ("spine2 out of
+  // service in /fabgate/pod-a: counted by the budgets until ..."); empty when nothing.
+  const std::vector<std::string>& service_changes() const { return service_changes_; }
   // Why release() left the run's shared journal in etcd; empty when it did not.
   const std::string& journal_erase_problem() const { return journal_erase_problem_; }
   // For `fabgate recover`: the crashed run (same run id) may hold claims this process did not
   // take; release() then takes them off too. Its shared journal continues with recover's
   // records (best effort: recover must work when etcd does not answer; coordination.json says).
-  void adopt(const std::string& run_id);
+  // `shared`: whether the crashed run's own journal says it shared its journal in etcd.
+  // Returns why recover must not touch the devices: the run shared its journal, and etcd now
+  // holds none, so another controller recovered the run (or it ended) and erased it, and other
+  // runs may have changed its devices since; nullopt otherwise (also when etcd cannot be asked:
+  // the fleet-locks gate then judges).
+  enum class JournalShared { yes, no };
+  std::optional<std::string> adopt(const std::string& run_id,
+                                   JournalShared shared = JournalShared::no);
 
   // The shared journal (gates/coordination/shared_journal.h): once the claim is held, every
   // journal record is copied into etcd too, so that recover works from another controller;
@@ -134,6 +149,8 @@ class RunBudgets {
   EvidenceBundle& evidence_;
   std::optional<etcd::EtcdClient> client_;
   std::int64_t lease_ = 0;
+  std::string operator_name_;  // who runs it, for the records release() writes
+  std::vector<std::string> service_changes_;
   bool claimed_ = false;
   bool adopted_ = false;
   bool locked_ = false;  // device locks of this run are in the store

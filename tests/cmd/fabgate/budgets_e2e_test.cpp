@@ -87,8 +87,8 @@ TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
 
   auto bob = fabgate("apply b --operator bob");
   EXPECT_EQ(bob.exit_code, 3) << bob.output;
-  EXPECT_NE(bob.output.find("budget leaves-per-pod (pod=p1) allows 1 of 2 devices in change at "
-                            "once; this change needs d2; held by run "),
+  EXPECT_NE(bob.output.find("budget leaves-per-pod (pod=p1) allows 1 of 2 devices in change or "
+                            "out of service at once; this change needs d2; held by run "),
             std::string::npos)
       << bob.output;
   EXPECT_NE(bob.output.find("(alice, change c, on " + host_name() + ", alive, holds d1)"),
@@ -103,6 +103,74 @@ TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
   EXPECT_EQ(coordination.value("released", -1), 1) << coordination.dump();
   EXPECT_EQ(coordination["store"].value("prefix", ""), kPrefix) << coordination.dump();
 
+  auto again = fabgate("apply b --operator bob");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) {
+  // Given one leaf per pod in change or out of service, when alice's drain of d1 (declaring
+  // out_of_service: [d1]) is accepted, then after her run has ended bob's drain of d2 is refused
+  // (exit 3, nothing touched) naming d1 as out of service and alice's change, and `fabgate
+  // status --json` lists d1 out of service; once carol's undrain of d1 (back_in_service: [d1])
+  // is accepted, bob's drain runs. A rehearsal of the drain changes nothing in service.
+  std::string drain = slow_change("c", "d1", 0) + "out_of_service: [d1]\n";
+  commit_fabric(kOneLeafPerPod, 0, "", drain);
+  std::string undrain = "id: u\ntitle: undrain d1\ntargets: [d1]\n"
+                        "bounds: {max_targets: 1, step_timeout: 30s, deadline: 1m}\n"
+                        "steps:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
+                        "rollback:\n  - device: d1\n    run: echo shutdown >> {home}/d1.conf\n"
+                        "acceptance:\n  probes:\n    - name: nothing-broken\n"
+                        "      layer: workload\n      host: d1\n"
+                        "      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
+                        "      timeout: 10s\n"
+                        "back_in_service: [d1]\n";
+  repo_.write("changes/u.yaml",
+              std::regex_replace(undrain, std::regex("\\{home\\}"), sshd_->home()));
+  repo_.commit_all("undrain d1");
+
+  auto status_json = [&] {  // stdout alone: the JSON document
+    auto status = repo_.run(shell_quoted(kFabgate) + " status --json 2>/dev/null");
+    EXPECT_EQ(status.exit_code, 0) << status.output;
+    return nlohmann::json::parse(status.output, nullptr, false);
+  };
+  auto rehearsed = fabgate("rehearse c --operator alice");
+  ASSERT_EQ(rehearsed.exit_code, 0) << rehearsed.output;
+  EXPECT_EQ(status_json()["out_of_service"], nlohmann::json::array()) << rehearsed.output;
+
+  auto alice = fabgate("apply c --operator alice");
+  ASSERT_EQ(alice.exit_code, 0) << alice.output;
+  EXPECT_NE(alice.output.find("d1 out of service in /fabgate/test-fabric: counted by the budgets "
+                              "until a change with back_in_service lists it is accepted"),
+            std::string::npos)
+      << alice.output;
+  EXPECT_EQ(claims_in_pod(), 0u) << "the accepted run kept its claim";
+
+  auto bob = fabgate("apply b --operator bob");
+  EXPECT_EQ(bob.exit_code, 3) << bob.output;
+  EXPECT_NE(bob.output.find("budget leaves-per-pod (pod=p1) allows 1 of 2 devices in change or "
+                            "out of service at once; this change needs d2; d1 (out of service "
+                            "since "),
+            std::string::npos)
+      << bob.output;
+  EXPECT_NE(bob.output.find(", left out by run "), std::string::npos) << bob.output;
+  EXPECT_NE(bob.output.find(": alice, change c, on " + host_name() + ")"), std::string::npos)
+      << bob.output;
+  EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's refused run touched d2";
+
+  auto fleet = status_json();
+  ASSERT_TRUE(fleet.is_object());
+  ASSERT_EQ(fleet["out_of_service"].size(), 1u) << fleet.dump();
+  EXPECT_EQ(fleet["out_of_service"][0].value("device", ""), "d1");
+  EXPECT_EQ(fleet["out_of_service"][0].value("change", ""), "c");
+  EXPECT_EQ(fleet["out_of_service"][0].value("operator", ""), "alice");
+  ASSERT_EQ(fleet["budgets"].size(), 1u) << fleet.dump();
+  EXPECT_EQ(fleet["budgets"][0]["out_of_service"], nlohmann::json::array({"d1"}));
+  EXPECT_EQ(fleet["budgets"][0].value("headroom", -1), 0) << fleet.dump();
+
+  auto carol = fabgate("apply u --operator carol");
+  ASSERT_EQ(carol.exit_code, 0) << carol.output;
+  EXPECT_NE(carol.output.find("d1 back in service in /fabgate/test-fabric"), std::string::npos)
+      << carol.output;
   auto again = fabgate("apply b --operator bob");
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -27,8 +28,14 @@ using Kind = ClaimFailure::Kind;
 
 const char* kPrefix = "/fabgate/fabric-a";
 
+// The pod's spines are spine1 and spine2 (of pod P, whatever P), as the inventory would say.
 Demand spine_of_pod(const std::string& device, const std::string& pod, int capacity = 1) {
-  return Demand{BudgetGroup{"spines-per-pod", "pod=" + pod, 2, capacity, {"budgets.yaml", 2, 5}},
+  return Demand{BudgetGroup{"spines-per-pod",
+                            "pod=" + pod,
+                            2,
+                            capacity,
+                            {"budgets.yaml", 2, 5},
+                            {"spine1", "spine2"}},
                 {device}};
 }
 
@@ -58,7 +65,8 @@ TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, Kind::over_budget);
   EXPECT_EQ(refused.error().message,
-            "budget spines-per-pod (pod=p3) allows 1 of 2 devices in change at once; this change "
+            "budget spines-per-pod (pod=p3) allows 1 of 2 devices in change or out of service at "
+            "once; this change "
             "needs spine2; held by run run-a (alice, change drain-spine1, on ci-runner-1, alive, "
             "holds spine1)");
   ASSERT_EQ(refused.error().holders.size(), 1u);
@@ -294,6 +302,124 @@ TEST_F(BudgetClaims, AQueueRecordThatCannotBeReadBlocksNoOne) {
       << queue->front().problem;
   auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
   EXPECT_TRUE(claimed) << claimed.error().message;
+}
+
+}  // namespace
+}  // namespace fabgate::coordination
+
+namespace fabgate::coordination {
+namespace {
+
+TEST_F(BudgetClaims, ADrainedSpineCountsUntilTheChangeThatReturnsItIsAccepted) {
+  // Given at most one spine per pod in change or out of service, when alice's accepted drain
+  // of spine1 releases its claim leaving spine1 out of service, then bob's drain of spine2 is
+  // refused naming spine1 as out of service and who left it out, although no run is in flight;
+  // an undrain of spine1 may run (spine1 counts once), and once it is accepted (spine1 back in
+  // service) bob's drain fits.
+  auto a_client = client();
+  auto b_client = client();
+  BudgetLedger a(a_client, kPrefix);
+  BudgetLedger b(b_client, kPrefix);
+  auto alice = run("run-a", "alice", "drain-spine1", "ci-runner-1");
+  ASSERT_TRUE(a.claim(alice, {spine_of_pod("spine1", "p3")}));
+  auto released = a.release("run-a", ServiceTransition{alice, {"spine1"}, {}});
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(*released, 1);
+
+  auto out = b.out_of_service();
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].device, "spine1");
+  EXPECT_EQ((*out)[0].run.change, "drain-spine1");
+
+  auto bob = run("run-b", "bob", "drain-spine2", "ci-runner-2");
+  auto refused = b.claim(bob, {spine_of_pod("spine2", "p3")});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  EXPECT_TRUE(refused.error().holders.empty());
+  ASSERT_EQ(refused.error().out_of_service.size(), 1u);
+  EXPECT_NE(refused.error().message.find(
+                "; spine1 (out of service since "),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find(
+                ", left out by run run-a: alice, change drain-spine1, on ci-runner-1)"),
+            std::string::npos)
+      << refused.error().message;
+  // A group of which spine1 is not a member (pod p4: spine2 and spine3) does not count it.
+  Demand other_pod = spine_of_pod("spine2", "p4");
+  other_pod.group.members = {"spine3", "spine2"};
+  std::sort(other_pod.group.members.begin(), other_pod.group.members.end());
+  EXPECT_TRUE(b.claim(bob, {other_pod}));
+  ASSERT_TRUE(b.release("run-b"));
+
+  // The undrain of spine1 fits: spine1 is counted once, out of service and in change.
+  auto carol = run("run-c", "carol", "undrain-spine1", "ci-runner-3");
+  auto undrain = a.claim(carol, {spine_of_pod("spine1", "p3")});
+  ASSERT_TRUE(undrain) << undrain.error().message;
+  // Refused or rolled back: nothing changes in service.
+  ASSERT_TRUE(a.release("run-c"));
+  EXPECT_EQ(b.out_of_service()->size(), 1u);
+  ASSERT_TRUE(a.claim(carol, {spine_of_pod("spine1", "p3")}));
+  ASSERT_TRUE(a.release("run-c", ServiceTransition{carol, {}, {"spine1"}}));
+  EXPECT_TRUE(b.out_of_service()->empty());
+  auto fits = b.claim(bob, {spine_of_pod("spine2", "p3")});
+  EXPECT_TRUE(fits) << fits.error().message;
+}
+
+TEST_F(BudgetClaims, OnlyAServiceChangeBumpsTheGuardEveryClaimIsConditionalOn) {
+  // Given a claim's transaction is conditional on P/service/guard (so a drain accepted between
+  // a claim's read and its write makes the claim read again; the race test below shows the
+  // outcome), then a release that records a device out of service bumps that guard, and a
+  // plain release leaves it alone: ordinary runs do not make claims contend.
+  auto client_a = client();
+  BudgetLedger a(client_a, kPrefix);
+  auto alice = run("run-a", "alice", "drain-spine1", "ci-runner-1");
+  ASSERT_TRUE(a.claim(alice, {spine_of_pod("spine1", "p3")}));
+  auto before = client_a.get(std::string(kPrefix) + "/service/guard");
+  ASSERT_TRUE(before);
+  EXPECT_TRUE(before->kvs.empty());
+  ASSERT_TRUE(a.release("run-a", ServiceTransition{alice, {"spine1"}, {}}));
+  auto after = client_a.get(std::string(kPrefix) + "/service/guard");
+  ASSERT_TRUE(after);
+  ASSERT_EQ(after->kvs.size(), 1u);
+  // A release without a transition leaves the guard alone (no needless contention).
+  const auto revision = after->kvs[0].mod_revision;
+  ASSERT_TRUE(a.claim(run("run-x", "xavier", "bfd-timers", "ci"), {spine_of_pod("spine1", "p3")}));
+  ASSERT_TRUE(a.release("run-x"));
+  auto unchanged = client_a.get(std::string(kPrefix) + "/service/guard");
+  ASSERT_TRUE(unchanged);
+  EXPECT_EQ(unchanged->kvs[0].mod_revision, revision);
+}
+
+TEST_F(BudgetClaims, RacingDrainsOfBothSpinesNeverLeaveBothOutOfService) {
+  // Given at most one spine of p3 in change or out of service, when two runs drain spine1 and
+  // spine2 at once over many rounds, each accepted drain leaving its spine out of service and
+  // then returned by an undrain, then in no round are both spines out of service together.
+  auto client_a = client();
+  auto client_b = client();
+  for (int round = 0; round < 10; ++round) {
+    std::atomic<int> drained{0};
+    auto drain = [&](etcd::EtcdClient& client, const std::string& spine) {
+      BudgetLedger ledger(client, kPrefix);
+      auto who = run("run-" + spine + "-" + std::to_string(round), "op", "drain-" + spine, "ci");
+      if (!ledger.claim(who, {spine_of_pod(spine, "p3")})) return;
+      if (ledger.release(who.run_id, ServiceTransition{who, {spine}, {}})) ++drained;
+    };
+    std::thread first([&] { drain(client_a, "spine1"); });
+    std::thread second([&] { drain(client_b, "spine2"); });
+    first.join();
+    second.join();
+    BudgetLedger ledger(client_a, kPrefix);
+    auto out = ledger.out_of_service();
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(drained.load(), 1) << "round " << round;
+    ASSERT_EQ(out->size(), 1u) << "round " << round;
+    auto undrainer = run("undrain-" + std::to_string(round), "op", "undrain", "ci");
+    ASSERT_TRUE(ledger.claim(undrainer, {spine_of_pod((*out)[0].device, "p3")}));
+    ASSERT_TRUE(ledger.release(undrainer.run_id,
+                               ServiceTransition{undrainer, {}, {(*out)[0].device}}));
+  }
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ TEST_F(SharedJournalStore, AMissingRecordIsDamageNotAShorterJournal) {
   // Given records 1-5 with record 3 deleted in the store, then reading refuses, naming record 3:
   // recover must not act on a journal with a hole in it.
   SharedJournal journal(*client_, kPrefix);
+  ASSERT_TRUE(journal.put_meta("run1", {{"change", "c"}}));
   ASSERT_TRUE(journal.put_records(records(1, 5), "run1"));
   ASSERT_TRUE(client_->del(std::string(kPrefix) + "/journal/run1/records/0000000003"));
   auto read = journal.read("run1");
@@ -81,6 +82,7 @@ TEST_F(SharedJournalStore, TheBaselineRoundTripsInPartsAndATamperedPartIsNotUsed
   std::string snapshot;
   for (std::size_t i = 0; i < 1'300'000; ++i) snapshot.push_back(static_cast<char>(i * 7 % 256));
   SharedJournal journal(*client_, kPrefix);
+  ASSERT_TRUE(journal.put_meta("run1", {{"change", "c"}}));
   ASSERT_TRUE(journal.put_records(records(1, 1), "run1"));
   ASSERT_TRUE(journal.put_baseline("run1", snapshot));
   auto read = journal.read("run1");
@@ -113,6 +115,7 @@ TEST_F(SharedJournalStore, EraseLeavesNothingAndThenTheRunIsAbsent) {
   ASSERT_TRUE(journal.put_meta("run1", {{"change", "c"}}));
   ASSERT_TRUE(journal.put_records(records(1, 3), "run1"));
   ASSERT_TRUE(journal.put_baseline("run1", "{}"));
+  ASSERT_TRUE(journal.put_meta("run10", {{"change", "c"}}));
   ASSERT_TRUE(journal.put_records(records(1, 2), "run10"));
   auto erased = journal.erase("run1");
   ASSERT_TRUE(erased) << erased.error().message;
@@ -123,6 +126,17 @@ TEST_F(SharedJournalStore, EraseLeavesNothingAndThenTheRunIsAbsent) {
   auto other = journal.read("run10");
   ASSERT_TRUE(other);
   EXPECT_EQ(other->records.size(), 2u);
+
+  // A run that wakes up after its journal was erased (recovered from another controller)
+  // cannot write records back: the store says the journal is gone, and nothing is written.
+  auto late = journal.put_records(records(4, 5), "run1");
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().kind, Kind::absent);
+  EXPECT_NE(late.error().message.find("is no longer in the store"), std::string::npos)
+      << late.error().message;
+  auto range = client_->get_prefix(std::string(kPrefix) + "/journal/run1/");
+  ASSERT_TRUE(range);
+  EXPECT_TRUE(range->kvs.empty());
 }
 
 TEST_F(SharedJournalStore, AnUnreachableStoreIsAStoreFailureNamingEtcd) {

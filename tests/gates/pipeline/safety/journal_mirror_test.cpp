@@ -37,6 +37,9 @@ class JournalMirrorInEtcd : public etcd::testing::OneEtcdMember {
   void SetUp() override {
     OneEtcdMember::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
+    // The run shares its journal: its meta record is there before any record is copied.
+    auto store = client();
+    ASSERT_TRUE(coordination::SharedJournal(store, kPrefix).put_meta("run1", {{"change", "c"}}));
     auto writer = JournalWriter::create(dir_.path() + "/journal.jsonl", Redactor{});
     ASSERT_TRUE(writer.ok()) << writer.error().message;
     writer_ = std::move(writer).value();
