@@ -288,8 +288,7 @@ int floor_of(const std::string& dir) {
       "for reference, DOM parse of post.json: %.3f s (%.2f GB/s)\nload average after: %s\n",
       bytes, int(simdjson::SIMDJSON_VERSION_MAJOR), int(simdjson::SIMDJSON_VERSION_MINOR),
       simdjson::get_active_implementation()->name().c_str(), read_s, index_s, floor_s, floor_cpu_s,
-      dom_s,
-      double(text.size()) / dom_s / 1e9, load_average().c_str());
+      dom_s, double(text.size()) / dom_s / 1e9, load_average().c_str());
   return 0;
 }
 
