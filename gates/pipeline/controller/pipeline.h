@@ -199,6 +199,9 @@ class Pipeline {
     Duration snapshot_took{0};
     Duration started_after{0};  // since settle-restored began
     std::string not_held;       // empty: everything held; else the first thing that did not
+    // The telemetry streams' deliveries when the round began (empty without telemetry):
+    // telemetry-restored ends the window once each stream has a sample since then.
+    TelemetrySession::DeliveryMark telemetry_mark;
   };
   // settle-restored: rounds of the restore verification until one holds; the last round starts
   // at the change's settle bound. Leaves the round the restored gates record in

@@ -229,6 +229,7 @@ Pipeline::RestoreRound Pipeline::restore_round(const ProbeContext& context,
                                                Clock::time_point settle_started) {
   RestoreRound round;
   round.started_after = since(settle_started);
+  if (telemetry_) round.telemetry_mark = telemetry_->mark();
   // The probes on hosts run on another thread while the snapshot is taken (the SSH sessions
   // serialise a snapshot and a probe on the same host).
   const auto on_hosts = host_probes();

@@ -142,9 +142,22 @@ static std::vector<std::string> departures_after(const TelemetryOutcome& outcome
 }
 
 void Pipeline::stop_rollback_telemetry(GateRecord& record) {
-  // The restore can be verified within one sample of the rollback: wait (at most two sampling
-  // intervals) for one sample more, so the window shows the state that was verified.
-  TelemetryOutcome outcome = telemetry_->stop_after_next_sample();
+  // The restore can be verified within one sample of the rollback: the window must hold a
+  // sample of the state that was verified. Without a dwell, a sample from each stream since the
+  // verifying round began is one (the round's snapshot and probes were taken from then on), and
+  // a round longer than a sampling interval has it already: nothing is waited for. Departures
+  // count from two intervals after that round ended, and one sample more would arrive within
+  // about one: it would show the state, not watch it. Watching the restored state is the
+  // dwell's job: with one, the streams prove the state between the two rounds and through the
+  // second, so the window ends only after one sample more (at most two sampling intervals), as
+  // it does when no round held.
+  const bool verified_without_dwell = restore_held_at_ && restore_round_ &&
+                                      restore_round_->not_held.empty() &&
+                                      change_.acceptance.restore_dwell <= Duration::zero() &&
+                                      !restore_round_->telemetry_mark.empty();
+  TelemetryOutcome outcome =
+      verified_without_dwell ? telemetry_->stop_after_sample_since(restore_round_->telemetry_mark)
+                             : telemetry_->stop_after_next_sample();
   telemetry_.reset();
   outcome.phase = "rollback";
   outcome.rollback_started = rollback_telemetry_started_;

@@ -440,18 +440,24 @@ TelemetryOutcome TelemetrySession::stop(Flaps flaps) {
   return outcome;
 }
 
-TelemetryOutcome TelemetrySession::stop_after_next_sample(Flaps flaps) {
-  std::vector<std::size_t> delivered;
-  for (auto& stream : streams_) {
+TelemetrySession::DeliveryMark TelemetrySession::mark() const {
+  DeliveryMark delivered;
+  for (const auto& stream : streams_) {
     std::lock_guard lock(stream->mutex);
     delivered.push_back(stream->delivered);
   }
+  return delivered;
+}
+
+TelemetryOutcome TelemetrySession::stop_after_sample_since(const DeliveryMark& since, Flaps flaps) {
   const auto wait_until = Steady::now() + 2 * interval_;
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     Stream& stream = *streams_[i];
+    // A stream the mark does not know (none before start()) waits for its first sample.
+    const std::size_t marked = i < since.size() ? since[i] : 0;
     std::unique_lock lock(stream.mutex);
     stream.first_sample.wait_until(lock, wait_until,
-                                   [&] { return stream.delivered > delivered[i] || stream.ended; });
+                                   [&] { return stream.delivered > marked || stream.ended; });
   }
   return stop(flaps);
 }

@@ -164,10 +164,22 @@ class TelemetrySession {
   TelemetryOutcome cut(Flaps flaps = Flaps::reported);
   // Ends the current window and every stream.
   TelemetryOutcome stop(Flaps flaps = Flaps::reported);
-  // stop(), once every stream still running has delivered a sample that arrived after this
-  // call, or two sampling intervals have passed: the window's last samples then show the state
-  // the caller has just verified (the restore), not the one a sample before it showed.
-  TelemetryOutcome stop_after_next_sample(Flaps flaps = Flaps::reported);
+  // How many notifications each stream has delivered so far: a point in the window that
+  // stop_after_sample_since() can wait past. Empty before start().
+  using DeliveryMark = std::vector<std::size_t>;
+  DeliveryMark mark() const;
+  // stop(), once every stream still running has delivered a sample that arrived after `since`
+  // was marked, or two sampling intervals have passed since this call: the window's last samples
+  // then show the state the caller verified from that mark on (the restore), not the one a
+  // sample before it showed. A stream that already delivered one since the mark is not waited
+  // for: the restore's verifying round marks its start, and a round that lasts longer than a
+  // sampling interval has its samples already.
+  TelemetryOutcome stop_after_sample_since(const DeliveryMark& since,
+                                           Flaps flaps = Flaps::reported);
+  // The same from a mark taken now.
+  TelemetryOutcome stop_after_next_sample(Flaps flaps = Flaps::reported) {
+    return stop_after_sample_since(mark(), flaps);
+  }
 
  private:
   struct Stream;

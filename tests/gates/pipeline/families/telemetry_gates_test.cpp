@@ -154,6 +154,23 @@ TEST(TelemetryGates, AFailedChangeIsStreamedThroughItsRollbackByTheSameStreams) 
   EXPECT_EQ(test.outcome.layers["rollback"]["telemetry"], "pass");
 }
 
+TEST(TelemetryGates, WithoutADwellTheRollbackWindowStillShowsTheVerifiedState) {
+  // Given the same failed change with `restore_dwell: 0s`, where telemetry-restored ends the
+  // window on a sample since the verifying round began instead of waiting for one more, then
+  // the window still holds the return of leaf1's uplink and session, is covered, and the run
+  // is rolled back with its baseline verified (exit 4).
+  TelemetryRun test(false);
+  test.run.change.acceptance.restore_dwell = Duration::zero();
+  test.go(Mode::apply);
+  EXPECT_EQ(test.outcome.exit_code, ExitCode::rolled_back) << test.outcome.device_state;
+  EXPECT_EQ(events(test.outcome.rollback_telemetry),
+            (std::vector<std::string>{"leaf1 to-spine1 oper-status DOWN -> UP",
+                                      "leaf1 bgp 10.0.1.0 session-state IDLE -> ESTABLISHED"}));
+  ASSERT_TRUE(test.outcome.rollback_telemetry);
+  EXPECT_EQ(test.outcome.rollback_telemetry->verdict, Verdict::pass)
+      << test.outcome.rollback_telemetry->summary;
+}
+
 TEST(TelemetryGates, AnAcceptedChangesStreamsCloseAtAcceptance) {
   // Given a change whose probes pass, then the telemetry gate closes the streams: no rollback
   // window, no telemetry-restored, no rollback.json, exit 0.

@@ -267,6 +267,69 @@ TEST(TelemetrySession, ACutKeepsStreamingAndTheNextWindowShowsWhatCameBack) {
       << rollback.summary;
 }
 
+// leaf1 streaming through the client `make_client` returns, sampled every `interval`, started.
+std::unique_ptr<TelemetrySession> started_leaf1(
+    const intent::Inventory& inventory,
+    std::function<std::unique_ptr<gnmi::GnmiClient>()> make_client, Duration interval) {
+  GnmiConnector connect =
+      [make_client](const intent::Device&) -> gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> {
+    return make_client();
+  };
+  auto session = std::make_unique<TelemetrySession>(
+      connect, std::vector<TelemetrySubject>{{&inventory.devices.at(0), "target"}}, interval);
+  EXPECT_EQ(session->start(Duration{60'000}, Duration{2'000}).verdict, Verdict::pass);
+  return session;
+}
+
+TEST(TelemetrySession, ASampleSinceTheVerifyingRoundBeganEndsTheRollbackWindowAtOnce) {
+  // Given leaf1 streaming every 50 ms under a 2 s sampling interval and a mark taken when the
+  // restore's verifying round began, 300 ms before the window ends, then the window ends at
+  // once (the samples of the verified state are there; waiting for the next one would cost up
+  // to 4 s), covered, with samples that arrived after the mark.
+  intent::Inventory inventory;
+  inventory.devices = {device_named("leaf1", true)};
+  auto session = started_leaf1(
+      inventory,
+      [] {
+        return std::make_unique<LiveClient>([] { return sample(0, "to-spine1", "UP", 0); }, kBase);
+      },
+      Duration{2'000});
+  const auto marked = session->mark();
+  ASSERT_EQ(marked.size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  const auto stopping = std::chrono::steady_clock::now();
+  TelemetryOutcome outcome = session->stop_after_sample_since(marked);
+  const auto waited = std::chrono::steady_clock::now() - stopping;
+
+  EXPECT_LT(waited, std::chrono::milliseconds(1'000));
+  EXPECT_EQ(outcome.verdict, Verdict::pass) << outcome.summary;
+  EXPECT_GT(session->mark().at(0), marked.at(0));  // samples arrived after the mark
+}
+
+TEST(TelemetrySession, WithoutASampleSinceTheMarkTheRollbackWindowWaitsAtMostTwoIntervals) {
+  // Given leaf1 that delivered one sample and then fell silent, sampled every 200 ms, and a
+  // mark taken after that sample, then ending the window waits for one more sample, gives up
+  // after two intervals (400 ms), and does not hang.
+  intent::Inventory inventory;
+  inventory.devices = {device_named("leaf1", true)};
+  auto session = started_leaf1(
+      inventory,
+      [] {
+        return std::make_unique<ScriptedClient>(
+            std::vector<gnmi::GnmiNotification>{sample(kBase, "to-spine1", "UP", 0)}, false);
+      },
+      Duration{200});
+  const auto marked = session->mark();
+
+  const auto stopping = std::chrono::steady_clock::now();
+  (void)session->stop_after_sample_since(marked);
+  const auto waited = std::chrono::steady_clock::now() - stopping;
+
+  EXPECT_GE(waited, std::chrono::milliseconds(350));
+  EXPECT_LT(waited, std::chrono::milliseconds(2'000));
+}
+
 TEST(TelemetrySession, UnreachableTargetAndMissingEndpointAreNamed) {
   // Given a target whose connection fails and a neighbour without a gnmi endpoint, then the
   // start is no-evidence naming the failed device and its cause, the endpoint-less device is
