@@ -79,10 +79,10 @@ class RemoteShell {
   // ends early leaves the command it was in and every later one `incomplete`. Requests' `input`
   // is not supported (standard input is /dev/null). Costs the device one session channel and
   // one shell instead of one per command; needs a login shell that can run `exec /bin/sh -s`.
-  // This default runs them one by one (fakes in tests).
+  // This default hands them to run_each() (fakes in tests answer each command on its own).
   virtual std::vector<Expected<CommandResult, SshFailure>> run_batch(
       const std::vector<Request>& commands) {
-    return RemoteShell::run_each(commands);
+    return run_each(commands);
   }
 };
 
