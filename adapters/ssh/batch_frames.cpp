@@ -5,23 +5,14 @@
 #include <array>
 #include <charconv>
 
+#include "adapters/core/text.h"
+
 namespace fabgate::ssh {
 
 namespace {
 
 // Longest end-frame tail after "E <i>": " 255\n" on stdout; anything longer is not ours.
 constexpr std::size_t kMaxFrameTail = 8;
-
-std::string single_quoted(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'')
-      quoted += "'\\''";
-    else
-      quoted += c;
-  }
-  return quoted + "'";
-}
 
 }  // namespace
 
@@ -50,7 +41,7 @@ std::string batch_script(const std::vector<std::string>& commands, const std::st
     script += "printf '\\n" + nonce + " B " + index + "\\n' >&2\n";
     // eval in a subshell: a syntax error or `exit` in one command is that command's exit
     // status, and nothing it changes (directory, options, variables) reaches the next.
-    script += "(eval " + single_quoted(commands[i]) + "\n)\n";
+    script += "(eval " + shell_quote(commands[i]) + "\n)\n";
     script += "printf '\\n" + nonce + " E " + index + " %d\\n' \"$?\"\n";
     script += "printf '\\n" + nonce + " E " + index + "\\n' >&2\n";
   }

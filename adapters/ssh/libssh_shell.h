@@ -13,7 +13,8 @@
 
 namespace fabgate::ssh {
 
-// The real RemoteShell: one authenticated libssh session; every command gets its own channel.
+// The real RemoteShell: one authenticated libssh session; every command gets its own channel,
+// except that run_batch() sends a device's commands as one framed script on one channel.
 class LibsshShell final : public RemoteShell {
  public:
   // Channels run_each() keeps open at once: OpenSSH's default MaxSessions. A server that allows
