@@ -227,21 +227,38 @@ sources:
                                  "policies/collectors/linux.yaml");
 }
 
-TEST(SnapshotOverSsh, OneExecPerDeviceKeepsEvidenceBeforeAHungCommandAndNoneAfterIt) {
+// leaf1 on a real sshd, snapshotted with profile_with_a_hung_source().
+class SnapshotOverSshHungSource : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = testing::SshdFixture::start();
+    ASSERT_TRUE(sshd_) << testing::SshdFixture::last_error();
+  }
+
+  // Takes the snapshot with `ssh_commands` at the top of the profile ("" for the default).
+  Snapshot take(const std::string& ssh_commands, SshCommands expected) {
+    auto hung = profile_with_a_hung_source(ssh_commands);
+    if (!hung.ok()) {
+      ADD_FAILURE() << hung.error().message;
+      return {};
+    }
+    EXPECT_EQ(hung.value().ssh_commands, expected);
+    ssh::LibsshConnector connector(sshd_->options());
+    ssh::ConnectionCache cache(connector);
+    return take_snapshot({{sshd_->device("leaf1"), &hung.value()}}, cache, 1, "");
+  }
+
+  std::unique_ptr<testing::SshdFixture> sshd_;
+};
+
+TEST_F(SnapshotOverSshHungSource, OneExecPerDeviceKeepsEvidenceBeforeAHungCommandAndNoneAfter) {
   // Given the default one exec per device and a source that hangs past its deadline between
   // two that work, then the snapshot returns within seconds: the source before it is ok with
   // its exit status and timing, the hung one is no-evidence naming the command and the
   // timeout, and the one after it (never reached) is no-evidence too, never ok.
-  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  auto sshd = testing::SshdFixture::start();
-  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
-  auto hung = profile_with_a_hung_source("");
-  ASSERT_TRUE(hung.ok()) << hung.error().message;
-  EXPECT_EQ(hung.value().ssh_commands, SshCommands::one_exec);
-  ssh::LibsshConnector connector(sshd->options());
-  ssh::ConnectionCache cache(connector);
   const auto started = std::chrono::steady_clock::now();
-  auto snapshot = take_snapshot({{sshd->device("leaf1"), &hung.value()}}, cache, 1, "");
+  auto snapshot = take("", SshCommands::one_exec);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
   const json& sources = snapshot.document.at("devices").at("leaf1").at("sources");
   EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
@@ -257,18 +274,10 @@ TEST(SnapshotOverSsh, OneExecPerDeviceKeepsEvidenceBeforeAHungCommandAndNoneAfte
   EXPECT_FALSE(snapshot.complete());
 }
 
-TEST(SnapshotOverSsh, AProfileMayAskForAChannelPerCommand) {
+TEST_F(SnapshotOverSshHungSource, AProfileMayAskForAChannelPerCommand) {
   // Given the same profile with `ssh_commands: channel-each`, then the commands run at once on
   // their own channels: the hung one is a timeout and the one after it is still collected.
-  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
-  auto sshd = testing::SshdFixture::start();
-  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
-  auto hung = profile_with_a_hung_source("ssh_commands: channel-each");
-  ASSERT_TRUE(hung.ok()) << hung.error().message;
-  EXPECT_EQ(hung.value().ssh_commands, SshCommands::channel_each);
-  ssh::LibsshConnector connector(sshd->options());
-  ssh::ConnectionCache cache(connector);
-  auto snapshot = take_snapshot({{sshd->device("leaf1"), &hung.value()}}, cache, 1, "");
+  auto snapshot = take("ssh_commands: channel-each", SshCommands::channel_each);
   const json& sources = snapshot.document.at("devices").at("leaf1").at("sources");
   EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
   EXPECT_EQ(sources.at("routes").at("status"), "no-evidence");
