@@ -13,6 +13,13 @@ Expected<std::unique_ptr<RemoteShell>, SshFailure> LibsshConnector::connect(cons
   if (const auto& took = shell.value()->shell_startup()) {
     startups_.push_back(
         ShellStartup{device.name, role, *took, *took >= options_.slow_shell_startup});
+  } else {
+    // Measured on first use (ShellStartupCheck::on_first_use); the connector outlives the
+    // sessions it opened, as every caller keeps it outside its ConnectionCache.
+    shell.value()->on_shell_startup_measured([this, name = device.name, role](Duration took) {
+      std::lock_guard lock(mutex_);
+      startups_.push_back(ShellStartup{name, role, took, took >= options_.slow_shell_startup});
+    });
   }
   return std::unique_ptr<RemoteShell>(std::move(shell.value()));
 }

@@ -58,7 +58,8 @@ class LibsshConnector final : public ShellConnector {
 };
 
 // One session per (device, credential role) per run: opened lazily on first use, reused for
-// every command (one channel each), closed when the cache is destroyed or close_all() runs.
+// every command (a channel per command, or one per batch), closed when the cache is destroyed
+// or close_all() runs.
 //
 // A failed connect is remembered too: later calls for the same pair return the same failure
 // without another attempt, so an unreachable device costs one connect timeout per run rather

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/core/text.h"
+#include "adapters/ssh/batch_frames.h"
 #include "adapters/ssh/host_key_check.h"
 #include "adapters/ssh/key_file.h"
 
@@ -179,7 +180,12 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const Ss
   }
   std::unique_ptr<LibsshShell> shell(
       new LibsshShell(std::move(session), options, std::move(verified.value())));
-  if (options.shell_startup_timeout > Duration{0}) {
+  shell->device_ = device.name;
+  if (options.shell_startup_timeout > Duration{0} &&
+      options.shell_startup_check == ShellStartupCheck::on_first_use) {
+    shell->startup_pending_ = options.shell_startup_timeout;
+  } else if (options.shell_startup_timeout > Duration{0}) {
+    std::lock_guard lock(shell->mutex_);
     auto measured = shell->measure_shell_startup(device.name, options.shell_startup_timeout);
     if (!measured) return measured.error();
   }
@@ -188,21 +194,32 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const Ss
 
 Expected<Ok, SshFailure> LibsshShell::measure_shell_startup(const std::string& device,
                                                             Duration limit) {
-  auto ran = run("true", limit);
+  auto ran = std::move(run_each_locked({Request{"true", limit}}).front());
   if (!ran) {
     SshFailure failure = ran.error();
     if (failure.kind == SshFailure::Kind::timeout) {
-      failure.message = "remote shell start-up on " + device + " took more than " +
-                        seconds_text(limit) +
-                        " (the trivial command `true` did not finish); check the login shell's "
-                        "start-up files (~/.bashrc, ~/.profile, /etc/profile.d)";
+      failure = shell_startup_timeout(device, limit);
     } else {
       failure.message = "while timing the remote shell start-up: " + failure.message;
     }
     return failure;
   }
-  shell_startup_ = ran->duration;
+  startup_measured(ran->duration);
   return Ok{};
+}
+
+SshFailure LibsshShell::shell_startup_timeout(const std::string& device, Duration limit) {
+  return SshFailure{SshFailure::Kind::timeout,
+                    "remote shell start-up on " + device + " took more than " +
+                        seconds_text(limit) +
+                        " (the trivial command `true` did not finish); check the login shell's "
+                        "start-up files (~/.bashrc, ~/.profile, /etc/profile.d)"};
+}
+
+void LibsshShell::startup_measured(Duration took) {
+  shell_startup_ = took;
+  startup_pending_.reset();
+  if (startup_observer_) startup_observer_(took);
 }
 
 std::string LibsshShell::slow_shell_hint() const {
@@ -251,6 +268,17 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
     const std::vector<Request>& commands) {
   // libssh sessions are not thread-safe: one call at a time, whichever thread makes it.
   std::lock_guard lock(mutex_);
+  if (startup_pending_) {
+    // The first use is not a batch: time the start-up the at_connect way, before anything else.
+    if (auto measured = measure_shell_startup(device_, *startup_pending_); !measured) {
+      return std::vector<Expected<CommandResult, SshFailure>>(commands.size(), measured.error());
+    }
+  }
+  return run_each_locked(commands);
+}
+
+std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
+    const std::vector<Request>& commands) {
   std::vector<std::optional<Expected<CommandResult, SshFailure>>> outcomes(commands.size());
   std::vector<RunningCommand> running;
   std::size_t next = 0;
@@ -405,6 +433,187 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each(
   std::vector<Expected<CommandResult, SshFailure>> results;
   results.reserve(outcomes.size());
   for (auto& outcome : outcomes) results.push_back(std::move(*outcome));
+  return results;
+}
+
+std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
+    const std::vector<Request>& commands) {
+  std::lock_guard lock(mutex_);
+  using Results = std::vector<Expected<CommandResult, SshFailure>>;
+  if (commands.empty()) return {};
+  if (broken_) {
+    return Results(commands.size(), SshFailure{SshFailure::Kind::unreachable,
+                                               "the connection was lost earlier in this run"});
+  }
+  const std::string nonce = batch_nonce();
+  std::vector<std::string> texts;
+  texts.reserve(commands.size());
+  for (const auto& request : commands) texts.push_back(request.command);
+  const std::string script = batch_script(texts, nonce);
+
+  // Measured from the exec request: with on_first_use, the wait for the first frame is the
+  // login shell's start-up (its start-up files run before `exec /bin/sh -s`).
+  const auto opened_at = Clock::now();
+  SshChannel channel{ssh_channel_new(session_.get())};
+  if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
+    return Results(commands.size(), lost("channel open", opened_at));
+  }
+  const auto exec_at = Clock::now();
+  if (ssh_channel_request_exec(channel.get(), kBatchCommand) != SSH_OK) {
+    return Results(commands.size(), lost("command start (exec request)", exec_at));
+  }
+  // The script may exceed the channel's window: sh reads it as it comes, so a blocking write
+  // only waits on the network, bounded by the session timeout.
+  std::size_t written = 0;
+  while (written < script.size()) {
+    int n = ssh_channel_write(channel.get(), script.data() + written,
+                              static_cast<uint32_t>(script.size() - written));
+    if (n == SSH_ERROR || n == 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  if (written < script.size() || ssh_channel_send_eof(channel.get()) != SSH_OK) {
+    return Results(commands.size(), lost("writing the batch script to standard input", exec_at));
+  }
+
+  FrameReader out(nonce, commands.size(), FrameReader::Stream::stdout_stream, output_cap_);
+  FrameReader err(nonce, commands.size(), FrameReader::Stream::stderr_stream, output_cap_);
+  std::vector<TimePoint> started_at(commands.size());
+  std::vector<Clock::time_point> began(commands.size()), ended(commands.size());
+  // Outcomes decided before the frames completed (timeout, output limit): the command that
+  // caused the stop; every later command is incomplete.
+  std::optional<std::pair<std::size_t, SshFailure>> stopped;
+  const std::optional<Duration> startup_limit = startup_pending_;
+  // When the current command's clock started: the previous command's end, or the exec.
+  Clock::time_point clock_from = exec_at;
+  bool shell_ended = false;
+
+  auto done = [&] { return std::min(out.ended(), err.ended()); };
+  auto stop_remote = [&] {
+    ssh_channel_request_send_signal(channel.get(), "KILL");
+    ssh_channel_close(channel.get());
+  };
+
+  std::array<char, 32 * 1024> buffer{};
+  while (!stopped && done() < commands.size()) {
+    bool progressed = false;
+    for (FrameReader* reader : {&out, &err}) {
+      const int stream = reader == &out ? 0 : 1;
+      int count = ssh_channel_read_nonblocking(channel.get(), buffer.data(),
+                                               static_cast<uint32_t>(buffer.size()), stream);
+      if (count == SSH_ERROR) {
+        shell_ended = true;
+        lost("reading output", Clock::now());  // marks a broken transport
+        break;
+      }
+      if (count <= 0) continue;
+      progressed = true;
+      const auto now = Clock::now();
+      for (const auto& event : reader->feed({buffer.data(), static_cast<std::size_t>(count)})) {
+        if (reader != &out) continue;  // timing comes from stdout's frames
+        if (event.begin) {
+          began[event.index] = now;
+          started_at[event.index] = now_utc();
+          if (event.index == 0 && startup_pending_) startup_measured(elapsed_since(exec_at));
+        } else {
+          ended[event.index] = now;
+        }
+      }
+    }
+    if (shell_ended) break;
+    const std::size_t current = done();
+    if (current >= commands.size()) break;
+    if (current > 0 && ended[current - 1] > clock_from) clock_from = ended[current - 1];
+    // A command writing past the hard limit is stopped, as on its own channel.
+    for (FrameReader* reader : {&out, &err}) {
+      if (stopped || current >= reader->output_count()) continue;
+      const auto& output = reader->output(current);
+      if (output.seen > output_limit_) {
+        stop_remote();
+        stopped.emplace(current, SshFailure{SshFailure::Kind::output_too_large,
+                                            "stopped after " + std::to_string(output.seen) +
+                                                " bytes on " + (reader == &out ? "stdout" : "stderr") +
+                                                " (limit " + std::to_string(output_limit_) + ")"});
+      }
+    }
+    if (stopped) break;
+    if (out.malformed() || err.malformed()) {
+      stop_remote();
+      break;
+    }
+    if (progressed) continue;
+    if (ssh_channel_is_eof(channel.get()) || ssh_channel_is_closed(channel.get())) {
+      shell_ended = true;
+      break;
+    }
+    // Before the first frame only the shell's start-up runs: with on_first_use it has its own
+    // limit, reported as such; then each command has its own deadline.
+    const bool starting = current == 0 && !out.output(0).begun;
+    Clock::time_point deadline_at = clock_from + commands[current].deadline;
+    if (starting && startup_limit) deadline_at = exec_at + *startup_limit;
+    if (Clock::now() >= deadline_at) {
+      stop_remote();
+      if (starting && startup_limit) {
+        startup_pending_.reset();
+        SshFailure failure = shell_startup_timeout(device_, *startup_limit);
+        failure.message += "; the batch's first frame did not arrive";
+        stopped.emplace(current, failure);
+      } else {
+        stopped.emplace(current,
+                        SshFailure{SshFailure::Kind::timeout,
+                                   "timed out after " + seconds_text(commands[current].deadline) +
+                                       " while the command was running (one exec per device: "
+                                       "the batch's shell was sent KILL and the channel closed)" +
+                                       slow_shell_hint()});
+      }
+      break;
+    }
+    const auto wait = std::chrono::duration_cast<Duration>(deadline_at - Clock::now()) + Duration{1};
+    wait_readable(session_.get(), std::clamp(wait, Duration{0}, Duration{200}));
+  }
+  if (done() >= commands.size()) ssh_channel_close(channel.get());
+  const int shell_status = shell_ended ? ssh_channel_get_exit_status(channel.get()) : -1;
+
+  Results results;
+  results.reserve(commands.size());
+  const std::size_t complete = done();
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    if (i < complete) {
+      CommandResult result;
+      result.exit_status = out.output(i).exit_status.value_or(-1);
+      result.stdout_text = std::move(out.output(i).text);
+      result.stderr_text = std::move(err.output(i).text);
+      result.stdout_truncated = out.output(i).truncated;
+      result.stderr_truncated = err.output(i).truncated;
+      result.started_at = started_at[i];
+      result.duration = std::chrono::duration_cast<Duration>(ended[i] - began[i]);
+      results.push_back(std::move(result));
+      continue;
+    }
+    if (stopped && stopped->first == i) {
+      results.push_back(stopped->second);
+      continue;
+    }
+    std::string why;
+    if (stopped) {
+      why = "not run: the batch was stopped at an earlier command (" + commands[stopped->first].command +
+            ": " + std::string(to_string(stopped->second.kind)) + ")";
+    } else if (out.malformed() || err.malformed()) {
+      why = "the batch's output could not be read (" +
+            (out.malformed() ? out.problem() : err.problem()) + "); not evidence";
+    } else if (i == complete) {
+      const bool began_i = out.output(i).begun;
+      why = std::string(began_i ? "the batch's shell ended while this command was running"
+                                : "the batch's shell ended before this command started") +
+            " (shell exit status " + std::to_string(shell_status) +
+            (shell_status < 0 ? ", none sent: killed by a signal?" : "") + ")";
+    } else {
+      why = "not run: the batch's shell ended at an earlier command (" +
+            commands[complete].command + ")";
+    }
+    results.push_back(SshFailure{broken_ ? SshFailure::Kind::unreachable
+                                         : SshFailure::Kind::incomplete,
+                                 why});
+  }
   return results;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,7 +13,8 @@
 
 namespace fabgate::ssh {
 
-// The real RemoteShell: one authenticated libssh session; every command gets its own channel.
+// The real RemoteShell: one authenticated libssh session; every command gets its own channel,
+// except that run_batch() sends a device's commands as one framed script on one channel.
 class LibsshShell final : public RemoteShell {
  public:
   // Channels run_each() keeps open at once: OpenSSH's default MaxSessions. A server that allows
@@ -32,24 +34,41 @@ class LibsshShell final : public RemoteShell {
                                                     Duration deadline) override;
   std::vector<Expected<CommandResult, SshFailure>> run_each(
       const std::vector<Request>& commands) override;
+  std::vector<Expected<CommandResult, SshFailure>> run_batch(
+      const std::vector<Request>& commands) override;
+
+  // The exec request of run_batch(): a POSIX sh that reads the framed script from standard
+  // input, whatever the login shell is (it only has to run this line).
+  static constexpr const char* kBatchCommand = "exec /bin/sh -s";
 
   // Set when the host was unknown and the run allowed accepting its key.
   const std::optional<AcceptedHostKey>& accepted_host_key() const { return accepted_host_key_; }
   // How long the trivial command run right after login took (nullopt: not measured).
   const std::optional<Duration>& shell_startup() const { return shell_startup_; }
+  // Called once when the start-up is measured after connect() returned
+  // (ShellStartupCheck::on_first_use); the connector records it there.
+  void on_shell_startup_measured(std::function<void(Duration)> observer) {
+    startup_observer_ = std::move(observer);
+  }
 
  private:
   LibsshShell(SshSession session, const SshOptions& options,
               std::optional<AcceptedHostKey> accepted);
 
   SshFailure lost(const std::string& while_doing, std::chrono::steady_clock::time_point since);
-  // Runs `true` to time the login shell's start-up; a shell that does not finish in time fails
-  // the connection with that cause (see SshOptions::shell_startup_timeout).
+  // Runs `true` to time the login shell's start-up, with mutex_ held; a shell that does not
+  // finish in time fails the connection with that cause (see SshOptions::shell_startup_timeout).
   Expected<Ok, SshFailure> measure_shell_startup(const std::string& device, Duration limit);
+  // The timeout failure of a shell that did not start within `limit`.
+  static SshFailure shell_startup_timeout(const std::string& device, Duration limit);
+  void startup_measured(Duration took);
   // Appended to a command's timeout when this session's shell start-up was slow.
   std::string slow_shell_hint() const;
 
   struct RunningCommand;
+  // run_each() with mutex_ held.
+  std::vector<Expected<CommandResult, SshFailure>> run_each_locked(
+      const std::vector<Request>& commands);
 
   std::mutex mutex_;  // one run()/run_each() at a time on the session
   SshSession session_;
@@ -60,6 +79,10 @@ class LibsshShell final : public RemoteShell {
   Duration slow_shell_startup_;
   Duration session_timeout_;  // libssh's limit on each blocking call (channel open, exec)
   bool broken_ = false;       // the transport failed; later commands fail fast
+  std::string device_;        // the inventory name, for messages
+  // Set while ShellStartupCheck::on_first_use has not measured the start-up yet (limit > 0).
+  std::optional<Duration> startup_pending_;
+  std::function<void(Duration)> startup_observer_;
 };
 
 }  // namespace fabgate::ssh

@@ -69,6 +69,21 @@ class RemoteShell {
     for (const auto& request : commands) results.push_back(run(request.command, request.deadline));
     return results;
   }
+
+  // Runs `commands` in order in ONE exec of a POSIX sh script that frames each command's
+  // stdout and stderr with a per-run nonce (batch_frames.h), and returns every command's
+  // outcome in order: output, exit status, and start and duration as the controller saw its
+  // frames arrive. Each command's deadline counts from the end of the previous one (the first's
+  // from the exec); when one passes, the shell is sent KILL, that command is a `timeout` and
+  // the ones after it are `incomplete`, while the ones before keep their results. A shell that
+  // ends early leaves the command it was in and every later one `incomplete`. Requests' `input`
+  // is not supported (standard input is /dev/null). Costs the device one session channel and
+  // one shell instead of one per command; needs a login shell that can run `exec /bin/sh -s`.
+  // This default hands them to run_each() (fakes in tests answer each command on its own).
+  virtual std::vector<Expected<CommandResult, SshFailure>> run_batch(
+      const std::vector<Request>& commands) {
+    return run_each(commands);
+  }
 };
 
 }  // namespace fabgate::ssh

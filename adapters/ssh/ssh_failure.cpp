@@ -17,6 +17,8 @@ std::string_view to_string(SshFailure::Kind kind) {
       return "rejected";
     case SshFailure::Kind::output_too_large:
       return "output-too-large";
+    case SshFailure::Kind::incomplete:
+      return "incomplete";
   }
   return "unknown";
 }

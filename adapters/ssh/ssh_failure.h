@@ -16,6 +16,8 @@ struct SshFailure {
     timeout,           // the command ran past its deadline and was stopped
     rejected,          // the server refused a channel or the exec request, or the link broke
     output_too_large,  // the command kept writing past the hard output limit and was stopped
+    incomplete,        // batched: the shell ended, or was stopped, before this command's frames
+                       // completed (it ran only in part, or not at all); never a result
   };
   Kind kind = Kind::unreachable;
   std::string message;

@@ -38,6 +38,16 @@ struct SshDevice {
 // What to do when a host is not in known_hosts at all. Never applies to a changed key.
 enum class UnknownHostKeys { refuse, accept_and_record };
 
+// When a new session's login-shell start-up is timed (SshOptions::shell_startup_timeout).
+enum class ShellStartupCheck {
+  // Right after login, with the trivial command `true` on its own channel.
+  at_connect,
+  // On the session's first use: a batch (RemoteShell::run_batch) times it as the wait for its
+  // first frame, so a device that gets one batch costs one exec, not two; any other first call
+  // runs `true` first, as at_connect does.
+  on_first_use,
+};
+
 // Session settings shared by every connection of a run.
 struct SshOptions {
   std::string config_file;       // empty: ~/.ssh/config and /etc/ssh/ssh_config; "none": no file
@@ -50,6 +60,7 @@ struct SshOptions {
   // real command to time out unexplained. Zero timeout: not measured.
   Duration shell_startup_timeout{10'000};
   Duration slow_shell_startup{1'000};
+  ShellStartupCheck shell_startup_check = ShellStartupCheck::at_connect;
   UnknownHostKeys unknown_host_keys = UnknownHostKeys::refuse;
   // Output kept per stream; more is read and discarded and the result says it was truncated.
   std::size_t output_cap = 4u << 20;

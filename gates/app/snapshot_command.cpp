@@ -140,6 +140,9 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
   ssh_options.shell_startup_timeout = settings.ssh.shell_startup_timeout;
   ssh_options.slow_shell_startup = settings.ssh.slow_shell_startup;
+  // A snapshot's first use of a session is its device's batch, which times the shell's
+  // start-up itself: one exec per device instead of two.
+  ssh_options.shell_startup_check = ssh::ShellStartupCheck::on_first_use;
   ssh_options.unknown_host_keys = options.accept_new_host_keys
                                       ? ssh::UnknownHostKeys::accept_and_record
                                       : ssh::UnknownHostKeys::refuse;

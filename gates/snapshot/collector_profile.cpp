@@ -77,9 +77,20 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
   profile.file = file;
   const YAML::Node& document = root.value();
   if (reader.expect_map(document, "collector profile")) {
-    reader.check_keys(document, {"platform", "sources"}, "collector profile");
+    reader.check_keys(document, {"platform", "ssh_commands", "sources"}, "collector profile");
     profile.platform =
         reader.string(document, "platform", Need::required, "collector profile").value_or("");
+    if (auto mode = reader.string(document, "ssh_commands", Need::optional, "collector profile")) {
+      if (*mode == "one-exec") {
+        profile.ssh_commands = SshCommands::one_exec;
+      } else if (*mode == "channel-each") {
+        profile.ssh_commands = SshCommands::channel_each;
+      } else {
+        reader.error(document["ssh_commands"], "ssh_commands must be one-exec or channel-each",
+                     "one-exec (default): one framed POSIX sh script per device; channel-each: "
+                     "every command on its own concurrent channel (docs/ssh.md)");
+      }
+    }
     auto sources = reader.child(document, "sources", Need::required, "collector profile");
     if (sources && reader.expect_sequence(*sources, "sources")) {
       std::vector<std::string> categories;

@@ -39,9 +39,20 @@ struct CollectorSource {
 // The categories a gNMI source may fill: those gnmi::snapshot_facts() produces.
 const std::vector<std::string>& gnmi_categories();
 
+// How a device's SSH commands are sent (`ssh_commands` in the profile, docs/ssh.md).
+enum class SshCommands {
+  // One exec per device: a POSIX sh script that frames each command's output, exit status and
+  // timing (RemoteShell::run_batch). Costs the device one channel and one shell.
+  one_exec,
+  // Every command on its own concurrent channel (RemoteShell::run_each): for login shells that
+  // cannot run `/bin/sh -s` (a vendor CLI) or commands that must not wait for one another.
+  channel_each,
+};
+
 struct CollectorProfile {
   std::string platform;
   std::string file;  // where it came from, for messages
+  SshCommands ssh_commands = SshCommands::one_exec;
   std::vector<CollectorSource> sources;
 };
 

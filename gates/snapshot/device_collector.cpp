@@ -61,9 +61,9 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       shell ? std::string()
             : std::string(ssh::to_string(shell.error().kind)) + ": " + shell.error().message;
 
-  // Every SSH command of every source runs at once on the device's session (one channel each,
-  // run_each), and the gNMI Gets alongside on another thread: a device costs about its slowest
-  // source, not the sum of them. Results are then read in profile order, as before.
+  // Every SSH command of every source goes in one framed exec (run_batch) or, where the profile
+  // asks for channel-each, at once on the device's session (one channel each, run_each); the
+  // gNMI Gets run alongside on another thread. Results are then read in profile order.
   std::vector<ssh::RemoteShell::Request> requests;
   if (shell) {
     for (const auto& source : profile.sources) {
@@ -78,7 +78,11 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
     return results;
   });
   std::vector<Expected<ssh::CommandResult, ssh::SshFailure>> ssh_results;
-  if (!requests.empty()) ssh_results = shell.value()->run_each(requests);
+  if (!requests.empty()) {
+    ssh_results = profile.ssh_commands == SshCommands::channel_each
+                       ? shell.value()->run_each(requests)
+                       : shell.value()->run_batch(requests);
+  }
   auto gnmi_done = gnmi_results.get();
   std::size_t next_ssh = 0, next_gnmi = 0;
 

@@ -31,8 +31,9 @@ struct DeviceSnapshot {
   std::vector<GnmiGetRecord> gnmi_records;  // every gNMI Get, in profile order
 };
 
-// Runs `profile` on `device` with its read login through `cache`: every SSH command at once, one
-// channel each on the device's one session (RemoteShell::run_each), the gNMI sources alongside,
+// Runs `profile` on `device` with its read login through `cache`: every SSH command in one
+// framed exec (RemoteShell::run_batch) or, with `ssh_commands: channel-each`, at once on one
+// channel each of the device's session (RemoteShell::run_each); the gNMI sources alongside,
 // and normalizes the outputs in profile order. A missing command, a non-zero exit, a
 // timeout, truncated or unparsable output makes that source no-evidence and its category
 // absent: never an empty healthy value. gNMI sources go through `gnmi` (collect_gnmi_source);

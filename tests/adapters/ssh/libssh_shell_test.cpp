@@ -482,5 +482,51 @@ TEST(LibsshShellStartup, AFastShellIsMeasuredAndNotReported) {
   EXPECT_FALSE(startups[0].slow) << startups[0].note();
 }
 
+TEST(LibsshShellBatchStartup, TheFirstBatchTimesTheShellStartUpWithoutAnExtraExec) {
+  // Given a login shell that spends 2 s in start-up files and on_first_use, then connecting
+  // runs nothing, the first batch records a slow start-up of about 2 s with the connector, and
+  // the commands still succeed.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = start_with_slow_shell(2);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  SshOptions options = sshd->options();
+  options.shell_startup_check = ShellStartupCheck::on_first_use;
+  LibsshConnector connector(options);
+  ConnectionCache cache(connector);
+  auto shell = cache.shell(sshd->device("leaf1"), CredentialRole::read);
+  ASSERT_TRUE(shell) << shell.error().message;
+  EXPECT_TRUE(connector.shell_startups().empty()) << "nothing ran at connect";
+  auto results = shell.value()->run_batch({{"echo ok", Duration{10'000}}});
+  ASSERT_TRUE(results[0]) << results[0].error().message;
+  EXPECT_EQ(results[0]->stdout_text, "ok\n");
+  auto startups = connector.shell_startups();
+  ASSERT_EQ(startups.size(), 1u);
+  EXPECT_TRUE(startups[0].slow);
+  EXPECT_GE(startups[0].took.count(), 2'000);
+}
+
+TEST(LibsshShellBatchStartup, AShellThatDoesNotStartFailsTheBatchWithThatCause) {
+  // Given a login shell that needs 5 s and a start-up limit of 1 s with on_first_use, then the
+  // batch's commands fail as a timeout naming the shell start-up, within seconds.
+  if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = start_with_slow_shell(5);
+  ASSERT_TRUE(sshd) << SshdFixture::last_error();
+  SshOptions options = sshd->options();
+  options.shell_startup_check = ShellStartupCheck::on_first_use;
+  options.shell_startup_timeout = Duration{1'000};
+  auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, options);
+  ASSERT_TRUE(shell) << shell.error().message;
+  const auto started = std::chrono::steady_clock::now();
+  auto results = shell.value()->run_batch({{"echo a", Duration{10'000}}, {"echo b", Duration{10'000}}});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
+  ASSERT_FALSE(results[0]);
+  EXPECT_EQ(results[0].error().kind, SshFailure::Kind::timeout);
+  EXPECT_NE(results[0].error().message.find("remote shell start-up on leaf1 took more than 1 s"),
+            std::string::npos)
+      << results[0].error().message;
+  ASSERT_FALSE(results[1]);
+  EXPECT_EQ(results[1].error().kind, SshFailure::Kind::incomplete);
+}
+
 }  // namespace
 }  // namespace fabgate::ssh

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 
 #include <map>
@@ -204,6 +205,93 @@ TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
             (std::vector<std::string>{"identity", "lldp", "bgp", "bfd", "evpn", "config"}));
   EXPECT_TRUE(device.document.contains("interfaces"));
   EXPECT_FALSE(device.document.contains("bgp"));
+}
+
+// A linux profile whose routes source hangs past its 1 s deadline, between two that work.
+Result<CollectorProfile> profile_with_a_hung_source(const std::string& ssh_commands) {
+  return parse_collector_profile("platform: linux\n" + ssh_commands + R"(
+sources:
+  - category: interfaces
+    timeout: 10s
+    commands:
+      - {run: ip -j -s link show, parse: ip-link}
+  - category: routes
+    timeout: 1s
+    commands:
+      - {run: sleep 30, parse: ip-route-v4}
+  - category: identity
+    timeout: 10s
+    commands:
+      - {run: hostname, parse: hostname}
+)",
+                                 "policies/collectors/linux.yaml");
+}
+
+// leaf1 on a real sshd, snapshotted with profile_with_a_hung_source().
+class SnapshotOverSshHungSource : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    sshd_ = testing::SshdFixture::start();
+    ASSERT_TRUE(sshd_) << testing::SshdFixture::last_error();
+  }
+
+  // Takes the snapshot with `ssh_commands` at the top of the profile ("" for the default).
+  Snapshot take(const std::string& ssh_commands, SshCommands expected) {
+    auto hung = profile_with_a_hung_source(ssh_commands);
+    if (!hung.ok()) {
+      ADD_FAILURE() << hung.error().message;
+      return {};
+    }
+    EXPECT_EQ(hung.value().ssh_commands, expected);
+    ssh::LibsshConnector connector(sshd_->options());
+    ssh::ConnectionCache cache(connector);
+    return take_snapshot({{sshd_->device("leaf1"), &hung.value()}}, cache, 1, "");
+  }
+
+  std::unique_ptr<testing::SshdFixture> sshd_;
+};
+
+TEST_F(SnapshotOverSshHungSource, OneExecPerDeviceKeepsEvidenceBeforeAHungCommandAndNoneAfter) {
+  // Given the default one exec per device and a source that hangs past its deadline between
+  // two that work, then the snapshot returns within seconds: the source before it is ok with
+  // its exit status and timing, the hung one is no-evidence naming the command and the
+  // timeout, and the one after it (never reached) is no-evidence too, never ok.
+  const auto started = std::chrono::steady_clock::now();
+  auto snapshot = take("", SshCommands::one_exec);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  const json& sources = snapshot.document.at("devices").at("leaf1").at("sources");
+  EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
+  const json& command = sources.at("interfaces").at("commands").at(0);
+  EXPECT_EQ(command.at("exit_status"), 0);
+  EXPECT_TRUE(command.contains("duration_ms")) << command.dump();
+  EXPECT_EQ(sources.at("routes").at("status"), "no-evidence");
+  EXPECT_NE(sources.at("routes").at("reason").get<std::string>().find(
+                "sleep 30: timed out after 1 s"),
+            std::string::npos)
+      << sources.at("routes").dump();
+  EXPECT_EQ(sources.at("identity").at("status"), "no-evidence");
+  EXPECT_FALSE(snapshot.complete());
+}
+
+TEST_F(SnapshotOverSshHungSource, AProfileMayAskForAChannelPerCommand) {
+  // Given the same profile with `ssh_commands: channel-each`, then the commands run at once on
+  // their own channels: the hung one is a timeout and the one after it is still collected.
+  auto snapshot = take("ssh_commands: channel-each", SshCommands::channel_each);
+  const json& sources = snapshot.document.at("devices").at("leaf1").at("sources");
+  EXPECT_EQ(sources.at("interfaces").at("status"), "ok");
+  EXPECT_EQ(sources.at("routes").at("status"), "no-evidence");
+  EXPECT_EQ(sources.at("identity").at("status"), "ok");
+}
+
+TEST(SnapshotProfile, RefusesAnUnknownSshCommandsMode) {
+  // Given `ssh_commands: parallel`, then the profile is invalid and the message names the two
+  // accepted values.
+  auto bad = profile_with_a_hung_source("ssh_commands: parallel");
+  ASSERT_FALSE(bad.ok());
+  std::string said = bad.error().message;
+  for (const auto& detail : bad.error().details) said += "\n" + detail;
+  EXPECT_NE(said.find("one-exec or channel-each"), std::string::npos) << said;
 }
 
 TEST(SnapshotOverSsh, AProfileWithoutAnIdentitySourceCollectsNoIdentity) {

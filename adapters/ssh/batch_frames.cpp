@@ -1,0 +1,131 @@
+#include "adapters/ssh/batch_frames.h"
+
+#include <sys/random.h>
+
+#include <array>
+#include <charconv>
+
+#include "adapters/core/text.h"
+
+namespace fabgate::ssh {
+
+namespace {
+
+// Longest end-frame tail after "E <i>": " 255\n" on stdout; anything longer is not ours.
+constexpr std::size_t kMaxFrameTail = 8;
+
+}  // namespace
+
+std::string batch_nonce() {
+  std::array<unsigned char, 16> bytes{};
+  std::size_t filled = 0;
+  while (filled < bytes.size()) {
+    ssize_t n = ::getrandom(bytes.data() + filled, bytes.size() - filled, 0);
+    if (n > 0) filled += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string nonce;
+  for (unsigned char b : bytes) {
+    nonce += kHex[b >> 4];
+    nonce += kHex[b & 0xf];
+  }
+  return nonce;
+}
+
+std::string batch_script(const std::vector<std::string>& commands, const std::string& nonce) {
+  std::string script = "{\n";
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const std::string index = std::to_string(i);
+    // The nonce is hex, so it is safe inside printf's format.
+    script += "printf '\\n" + nonce + " B " + index + "\\n'\n";
+    script += "printf '\\n" + nonce + " B " + index + "\\n' >&2\n";
+    // eval in a subshell: a syntax error or `exit` in one command is that command's exit
+    // status, and nothing it changes (directory, options, variables) reaches the next.
+    script += "(eval " + shell_quote(commands[i]) + "\n)\n";
+    script += "printf '\\n" + nonce + " E " + index + " %d\\n' \"$?\"\n";
+    script += "printf '\\n" + nonce + " E " + index + "\\n' >&2\n";
+  }
+  script += "} </dev/null\n";
+  return script;
+}
+
+FrameReader::FrameReader(const std::string& nonce, std::size_t commands, Stream stream,
+                         std::size_t cap)
+    : nonce_(nonce), stream_(stream), cap_(cap), outputs_(commands) {}
+
+void FrameReader::append_body(std::string_view bytes) {
+  FramedOutput& out = outputs_[next_];
+  out.seen += bytes.size();
+  if (out.text.size() < cap_) out.text.append(bytes.substr(0, cap_ - out.text.size()));
+  if (out.seen > cap_) out.truncated = true;
+}
+
+std::vector<FrameReader::Event> FrameReader::feed(std::string_view bytes) {
+  std::vector<Event> events;
+  if (malformed() || next_ >= outputs_.size()) return events;  // after the last frame: noise
+  pending_.append(bytes);
+  while (!malformed() && next_ < outputs_.size()) {
+    const std::string index = std::to_string(next_);
+    if (!in_body_) {
+      const std::string begin = "\n" + nonce_ + " B " + index + "\n";
+      auto at = pending_.find(begin);
+      if (at == std::string::npos) {
+        // Keep only what could be the start of the frame; the rest is not any command's output.
+        if (pending_.size() >= begin.size()) pending_.erase(0, pending_.size() - begin.size() + 1);
+        break;
+      }
+      pending_.erase(0, at + begin.size());
+      in_body_ = true;
+      outputs_[next_].begun = true;
+      events.push_back({true, next_});
+      continue;
+    }
+    // The index is followed by a space (stdout, then the status) or the newline (stderr), so
+    // command 1's frame is never taken for command 10's.
+    const std::string end = "\n" + nonce_ + " E " + index +
+                            (stream_ == Stream::stdout_stream ? " " : "\n");
+    auto at = pending_.find(end);
+    if (at == std::string::npos) {
+      if (pending_.size() >= end.size()) {
+        const std::size_t keep = end.size() - 1;
+        append_body(std::string_view(pending_).substr(0, pending_.size() - keep));
+        pending_.erase(0, pending_.size() - keep);
+      }
+      break;
+    }
+    std::optional<int> status;
+    std::size_t consumed = at + end.size();
+    if (stream_ == Stream::stdout_stream) {
+      auto newline = pending_.find('\n', consumed);
+      if (newline == std::string::npos) {
+        if (pending_.size() - consumed > kMaxFrameTail) {
+          problem_ = "command " + index + "'s end frame has no end of line";
+          break;
+        }
+        append_body(std::string_view(pending_).substr(0, at));
+        pending_.erase(0, at);
+        break;  // the rest of the frame line is still on its way
+      }
+      int value = -1;
+      const char* first = pending_.data() + consumed;
+      const char* last = pending_.data() + newline;
+      auto [ptr, ec] = std::from_chars(first, last, value);
+      if (ec != std::errc() || ptr != last || first == last || value < 0 || value > 255) {
+        problem_ = "command " + index + "'s end frame carries no exit status";
+        break;
+      }
+      status = value;
+      consumed = newline + 1;
+    }
+    append_body(std::string_view(pending_).substr(0, at));
+    pending_.erase(0, consumed);
+    outputs_[next_].ended = true;
+    outputs_[next_].exit_status = status;
+    events.push_back({false, next_});
+    in_body_ = false;
+    ++next_;
+  }
+  return events;
+}
+
+}  // namespace fabgate::ssh
