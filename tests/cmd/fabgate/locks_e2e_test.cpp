@@ -1,6 +1,6 @@
 // Fenced device locks (docs/coordination.md "Device locks and fencing tokens") through the real
-// fabgate binary, a real git repository, a real sshd and the real Debian etcd 3.4: two runs of
-// two operators on one device d1, without a budgets file (the locks alone coordinate them).
+// fabgate binary, a real git repository, a real sshd and the real Debian etcd 3.4: runs of
+// several operators on one device d1, without a budgets file (the locks alone coordinate them).
 
 #include <signal.h>
 
