@@ -1,5 +1,10 @@
 #include "gates/pipeline/families/remote.h"
 
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/text.h"
@@ -59,12 +64,28 @@ ssh::SshFailure fenced(const intent::Device& device, const std::string& why) {
           "not sent to " + device.name + ": " + why +
               "; a run that may have lost its lease sends nothing more to any device"};
 }
+
+// The test-only fault hook of the lease fence: when FABGATE_FAULT_STOP_BEFORE_STEP=N is set in
+// the environment (read once per process), the process stops itself (SIGSTOP) just before its
+// Nth step command (purpose "step", counted across devices) goes on towards the device, after
+// FencedRemote let it pass. It freezes a run exactly where the lease fence cannot stop it, so a
+// test can prove that the device-side token does (tests/cmd/fabgate/locks_e2e_test.cpp,
+// docs/reliability.md). Inert when the variable is unset.
+void stop_if_faulted(std::string_view purpose) {
+  static const unsigned long long stop_at = [] {
+    const char* text = std::getenv("FABGATE_FAULT_STOP_BEFORE_STEP");
+    return text ? std::strtoull(text, nullptr, 10) : 0ULL;
+  }();
+  static std::atomic<unsigned long long> steps{0};
+  if (stop_at != 0 && purpose == "step" && ++steps == stop_at) ::raise(SIGSTOP);
+}
 }  // namespace
 
 RemoteResult FencedRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                const std::string& command, Duration deadline,
                                std::string_view purpose) {
   if (auto why = fence_.closed()) return fenced(device, *why);
+  stop_if_faulted(purpose);
   return inner_.run(device, role, command, deadline, purpose);
 }
 
@@ -72,6 +93,7 @@ RemoteResult FencedRemote::run_via_stdin(const intent::Device& device, ssh::Cred
                                          const std::string& command, Duration deadline,
                                          std::string_view purpose) {
   if (auto why = fence_.closed()) return fenced(device, *why);
+  stop_if_faulted(purpose);
   return inner_.run_via_stdin(device, role, command, deadline, purpose);
 }
 

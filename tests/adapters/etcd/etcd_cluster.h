@@ -1,8 +1,10 @@
 #pragma once
 
 // Real etcd members for the etcd adapter's tests and bench: single members and clusters on
-// 127.0.0.1 free ports, data and logs in a temp folder; every member gets SIGTERM then SIGKILL
-// when the Cluster dies (and SIGKILL when the test process dies: tests/support/process.h).
+// 127.0.0.1 free ports (or, for tests that cut a controller off from its store, in a network
+// namespace behind a veth link the test can take down), data and logs in a temp folder; every
+// member gets SIGTERM then SIGKILL when the Cluster dies (and SIGKILL when the test process dies:
+// tests/support/process.h).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,11 +13,13 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "adapters/etcd/etcd_client.h"
+#include "tests/support/netns_link.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_port.h"
@@ -71,15 +75,20 @@ struct Member {
   int client_port = free_port();
   int peer_port = free_port();
   std::string options;  // more etcd options; with --cert-file the client URLs are https
+  std::string host = "127.0.0.1";  // the address it listens on
+  std::string netns;               // the network namespace it runs in; empty: this one
   fabgate::testing::ChildProcess process;
   std::string client_url() const {
     bool tls = options.find("--cert-file") != std::string::npos;
-    return (tls ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(client_port);
+    return (tls ? "https" : "http") + std::string("://") + host + ":" +
+           std::to_string(client_port);
   }
-  std::string peer_url() const { return "http://127.0.0.1:" + std::to_string(peer_port); }
+  std::string peer_url() const { return "http://" + host + ":" + std::to_string(peer_port); }
   void start(const std::string& dir, const std::string& initial_cluster) {
+    // `ip netns exec` execs etcd itself, so the process stopped and frozen is the member.
     std::string command =
-        std::string("exec ") + kEtcd + " --name " + name + " --data-dir " + dir + "/" + name +
+        std::string("exec ") + (netns.empty() ? "" : "ip netns exec " + netns + " ") + kEtcd +
+        " --name " + name + " --data-dir " + dir + "/" + name +
         " --listen-client-urls " + client_url() + " --advertise-client-urls " + client_url() +
         " --listen-peer-urls " + peer_url() + " --initial-advertise-peer-urls " + peer_url() +
         " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + options + " >" +
@@ -88,15 +97,32 @@ struct Member {
   }
 };
 
+// Where a cluster's members listen.
+enum class Network {
+  loopback,     // 127.0.0.1 of the test's own namespace
+  behind_link,  // the far address of a NetnsLink the cluster creates: Cluster::link() cuts it
+};
+
 class Cluster {
  public:
   // `prepare` returns more options for every member (TLS on the client URLs: --cert-file ...),
-  // given the cluster's folder, where it may write files, before any member starts.
-  explicit Cluster(int size, const std::function<std::string(const std::string&)>& prepare = {}) {
+  // given the cluster's folder, where it may write files, before any member starts. Behind a
+  // link that could not be made (NetnsLink::unavailable() says when it cannot), no member
+  // starts and ready() is false; link()->failure() says why.
+  explicit Cluster(int size, const std::function<std::string(const std::string&)>& prepare = {},
+                   Network network = Network::loopback) {
+    if (network == Network::behind_link) {
+      link_ = std::make_unique<fabgate::testing::NetnsLink>("fgetcd");
+      if (!link_->failure().empty()) return;
+    }
     std::string options = prepare ? prepare(dir_.path()) : "";
     for (int i = 1; i <= size; ++i) {
       members_.push_back(Member{"n" + std::to_string(i)});
       members_.back().options = options;
+      if (link_) {
+        members_.back().host = link_->far_address();
+        members_.back().netns = link_->name();
+      }
     }
     std::string initial;
     for (const auto& m : members_)
@@ -111,6 +137,7 @@ class Cluster {
   Member& member(int i) { return members_[i]; }
   // True once a put through every member's own endpoint succeeds (with `settings`' TLS files).
   bool ready(EtcdSettings settings = {}) {
+    if (members_.empty()) return false;
     settings.timeout = 2s;
     for (const auto& m : members_) {
       settings.endpoints = {m.client_url()};
@@ -121,11 +148,16 @@ class Cluster {
     return true;
   }
   std::string log(int i) {
+    if (link_ && !link_->failure().empty()) return link_->failure();
     return fabgate::testing::read_file(dir_.path() + "/" + members_[i].name + ".log");
   }
+  // The link in front of the members (Network::behind_link), or null.
+  const fabgate::testing::NetnsLink* link() const { return link_.get(); }
 
  private:
   fabgate::testing::TempDir dir_{"fabgate-etcd"};
+  // Before the members: they stop before their namespace is deleted.
+  std::unique_ptr<fabgate::testing::NetnsLink> link_;
   std::vector<Member> members_;
 };
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <regex>
@@ -18,6 +19,7 @@
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/coordinated_fixture.h"
+#include "tests/support/netns_link.h"
 #include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_port.h"
@@ -72,6 +74,77 @@ class BudgetsEndToEnd : public CoordinatedEndToEnd {
     auto client = store();
     auto range = client.get_prefix(std::string(kPrefix) + "/budgets/leaves-per-pod/pod=p1/claims/");
     return range ? range->kvs.size() : 0;
+  }
+
+  // Alice's change on d1 (12 s confirm timer, 10 s settle, 3 s lease): `cut` cuts the
+  // controller off from the store at the start of the settle, `heal` lets it answer again once
+  // the run has ended. Then the run stopped within the bound, exited 5 naming d1 and its timer,
+  // sent no rollback and kept its claim; the device-side timer reverted d1; bob is refused until
+  // `fabgate recover` of alice's run (exit 4) releases the claim, then passes.
+  void cut_off_during_settle(const std::function<void()>& cut, const std::function<void()>& heal) {
+    std::string c = slow_change("c", "d1", 0);
+    c = std::regex_replace(c, std::regex("step_timeout: 30s, deadline: 1m\\}"),
+                           "step_timeout: 5s, deadline: 12s}\nconfirm_timeout: 12s");
+    c = std::regex_replace(c, std::regex("acceptance:\n"), "acceptance:\n  settle: 10s\n");
+    commit_fabric(kOneLeafPerPod, 0, "", c, "3s");
+    auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+    auto journal_says = [&](const std::string& text) {
+      for (const auto& bundle : bundles()) {
+        std::ifstream in(bundle / "journal.jsonl");  // absent a moment after the folder exists
+        std::string journal((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+        if (journal.find(text) != std::string::npos) return true;
+      }
+      return false;
+    };
+    ASSERT_TRUE(eventually(
+        [&] { return journal_says("\"gate\":\"settle\"") || !process_alive(alice.pid()); }, 60s));
+    ASSERT_TRUE(journal_says("\"gate\":\"settle\"")) << read_file(repo_.file("alice.log"));
+    cut();
+    if (HasFatalFailure()) return;
+    const auto cut_at = std::chrono::steady_clock::now();
+    int alice_exit = wait_for(alice, 60s);
+    const auto stopped_after = std::chrono::steady_clock::now() - cut_at;
+    heal();
+    if (HasFatalFailure()) return;
+    std::string alice_log = read_file(repo_.file("alice.log"));
+    ASSERT_EQ(alice_exit, 5) << alice_log;
+    EXPECT_LT(stopped_after, 15s) << "the run went on long after its lease could have expired";
+    EXPECT_NE(alice_log.find("lost its coordination lease and sent nothing after that"),
+              std::string::npos)
+        << alice_log;
+    EXPECT_NE(alice_log.find("their confirm timers (armed for 12s) revert them on the devices"),
+              std::string::npos)
+        << alice_log;
+    EXPECT_NE(alice_log.find("may still be changed: d1"), std::string::npos) << alice_log;
+
+    auto crashed = bundles();
+    ASSERT_EQ(crashed.size(), 1u);
+    // The controller sent no rollback; every command after the fence closed was refused.
+    std::istringstream commands(read_file(crashed.front() / "commands.jsonl"));
+    for (std::string line; std::getline(commands, line);) {
+      auto record = nlohmann::json::parse(line, nullptr, false);
+      ASSERT_FALSE(record.is_discarded()) << line;
+      EXPECT_NE(record.value("purpose", ""), "rollback") << line;
+    }
+    auto coordination = read_json(crashed.front() / "coordination.json");
+    EXPECT_EQ(coordination["fence"].value("closed", false), true) << coordination.dump();
+    // The store answers again (a link that came back up may take a moment to pass packets):
+    // only then does a count of the claims mean something.
+    ASSERT_TRUE(eventually([&] { return store().get("fabgate-ready").ok(); }, 30s));
+    EXPECT_EQ(claims_in_pod(), 1u) << "the claim of a run that may not be restored was released";
+
+    // The device-side timer reverts d1 (12 s after it was armed).
+    EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 30s)) << config("d1");
+
+    auto bob = fabgate("apply b --operator bob");
+    EXPECT_EQ(bob.exit_code, 3) << bob.output;
+    EXPECT_NE(bob.output.find("held by run "), std::string::npos) << bob.output;
+    auto recovered = fabgate("recover " + shell_quoted(crashed.front().string()));
+    EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+    EXPECT_EQ(claims_in_pod(), 0u) << recovered.output;
+    auto again = fabgate("apply b --operator bob");
+    EXPECT_EQ(again.exit_code, 0) << again.output;
   }
 };
 
@@ -247,7 +320,7 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeIsRecoveredFromAnotherControllerThrou
   auto crashed = bundles();
   ASSERT_EQ(crashed.size(), 1u);
   const std::string folder = crashed.front().filename().string();
-  const std::string run_id = folder.substr(folder.rfind('-') + 1);
+  const std::string run_id = run_id_of(crashed.front());
   auto journal_keys = [&] {
     auto client = store();
     auto range = client.get_prefix(std::string(kPrefix) + "/journal/" + run_id + "/");
@@ -256,14 +329,9 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeIsRecoveredFromAnotherControllerThrou
   EXPECT_GT(journal_keys(), 3u) << "the run's journal is not in etcd";
 
   TempDir second("fabgate-controller2");
-  const std::string clone = second.path() + "/intent";
-  ASSERT_EQ(run_shell("git clone -q " + shell_quoted(repo_.path()) + " " + shell_quoted(clone))
-                .exit_code,
-            0);
-  auto recover_there = [&] {
-    return run_shell("cd " + shell_quoted(clone) + " && " + shell_quoted(kFabgate) +
-                     " recover " + run_id + " --operator carol 2>&1");
-  };
+  const std::string clone = second_controller(second.path());
+  ASSERT_FALSE(clone.empty());
+  auto recover_there = [&] { return fabgate_in(clone, "recover " + run_id + " --operator carol"); };
   auto too_early = recover_there();
   EXPECT_EQ(too_early.exit_code, 3) << too_early.output;
   EXPECT_NE(too_early.output.find("run " + run_id + " is alive"), std::string::npos)
@@ -361,64 +429,43 @@ TEST_F(BudgetsEndToEnd, ARunCutOffFromEtcdStopsSendingAndLeavesTheRevertToItsTim
   // controller), exits 5 naming d1 and its timer; the device-side timer reverts d1. Once the
   // store answers again, bob's run on d2 is refused (alice's claim stays, her run shown dead)
   // until `fabgate recover` of alice's run releases it.
-  std::string c = slow_change("c", "d1", 0);
-  c = std::regex_replace(c, std::regex("step_timeout: 30s, deadline: 1m\\}"),
-                         "step_timeout: 5s, deadline: 12s}\nconfirm_timeout: 12s");
-  c = std::regex_replace(c, std::regex("acceptance:\n"), "acceptance:\n  settle: 10s\n");
-  commit_fabric(kOneLeafPerPod, 0, "", c, "3s");
-  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
-  auto journal_says = [&](const std::string& text) {
-    for (const auto& bundle : bundles()) {
-      std::ifstream in(bundle / "journal.jsonl");  // absent a moment after the folder exists
-      std::string journal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (journal.find(text) != std::string::npos) return true;
-    }
-    return false;
-  };
-  ASSERT_TRUE(eventually(
-      [&] { return journal_says("\"gate\":\"settle\"") || !process_alive(alice.pid()); }, 60s));
-  ASSERT_TRUE(journal_says("\"gate\":\"settle\"")) << read_file(repo_.file("alice.log"));
   const pid_t member = etcd_->member(0).process.pid();
-  ASSERT_EQ(::kill(member, SIGSTOP), 0);
-  const auto frozen_at = std::chrono::steady_clock::now();
-  int alice_exit = wait_for(alice, 60s);
-  const auto stopped_after = std::chrono::steady_clock::now() - frozen_at;
-  ::kill(member, SIGCONT);
-  std::string alice_log = read_file(repo_.file("alice.log"));
-  ASSERT_EQ(alice_exit, 5) << alice_log;
-  EXPECT_LT(stopped_after, 15s) << "the run went on long after its lease could have expired";
-  EXPECT_NE(alice_log.find("lost its coordination lease and sent nothing after that"),
-            std::string::npos)
-      << alice_log;
-  EXPECT_NE(alice_log.find("their confirm timers (armed for 12s) revert them on the devices"),
-            std::string::npos)
-      << alice_log;
-  EXPECT_NE(alice_log.find("may still be changed: d1"), std::string::npos) << alice_log;
+  cut_off_during_settle([&] { ASSERT_EQ(::kill(member, SIGSTOP), 0); },
+                        [&] { ::kill(member, SIGCONT); });
+}
 
-  auto crashed = bundles();
-  ASSERT_EQ(crashed.size(), 1u);
-  // The controller sent no rollback; every command after the fence closed was refused.
-  std::istringstream commands(read_file(crashed.front() / "commands.jsonl"));
-  for (std::string line; std::getline(commands, line);) {
-    auto record = nlohmann::json::parse(line, nullptr, false);
-    ASSERT_FALSE(record.is_discarded()) << line;
-    EXPECT_NE(record.value("purpose", ""), "rollback") << line;
+// The budgets fixture in a network namespace of the test's own (the links it adds never show in
+// the host's namespace, whose routes the "devices" of other tests running at once snapshot),
+// with the store's member in another namespace, behind a veth link the test can cut.
+class BudgetsBehindALink : public BudgetsEndToEnd {
+ protected:
+  void SetUp() override {
+    if (auto why = NetnsLink::unavailable()) GTEST_SKIP() << *why;
+    network_ = std::make_unique<PrivateNetwork>();
+    ASSERT_EQ(network_->failure(), "");
+    BudgetsEndToEnd::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    etcd_ = std::make_unique<etcd::testing::Cluster>(1, nullptr,
+                                                     etcd::testing::Network::behind_link);
+    ASSERT_TRUE(etcd_->ready()) << "etcd did not start behind its link: " << etcd_->log(0);
   }
-  auto coordination = read_json(crashed.front() / "coordination.json");
-  EXPECT_EQ(coordination["fence"].value("closed", false), true) << coordination.dump();
-  EXPECT_EQ(claims_in_pod(), 1u) << "the claim of a run that may not be restored was released";
 
-  // The device-side timer reverts d1 (12 s after it was armed).
-  EXPECT_TRUE(eventually([&] { return config("d1") == "mtu 9000\n"; }, 30s)) << config("d1");
+  // Dies first (members of the derived class go before the base's), so the sshd and etcd the
+  // base then stops were started in it and the thread is back in its own namespace.
+  std::unique_ptr<PrivateNetwork> network_;
+};
 
-  auto bob = fabgate("apply b --operator bob");
-  EXPECT_EQ(bob.exit_code, 3) << bob.output;
-  EXPECT_NE(bob.output.find("held by run "), std::string::npos) << bob.output;
-  auto recovered = fabgate("recover " + shell_quoted(crashed.front().string()));
-  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
-  EXPECT_EQ(claims_in_pod(), 0u) << recovered.output;
-  auto again = fabgate("apply b --operator bob");
-  EXPECT_EQ(again.exit_code, 0) << again.output;
+TEST_F(BudgetsBehindALink, ARunWhoseLinkToEtcdGoesDownStopsSendingAndLeavesTheRevertToItsTimer) {
+  // Given the store's member in a network namespace of its own, reached only through a veth
+  // link, and alice's change on d1 (12 s confirm timer, 10 s settle, 3 s lease), when the link
+  // goes down during the settle (the member runs on; the controller's connections to it time
+  // out), then the run stops within the bound, sends nothing more (no rollback from the
+  // controller), exits 5 naming d1 and its timer, keeps its claim; the device-side timer
+  // reverts d1. Once the link is up again, bob's run on d2 is refused while alice's claim
+  // stays, `fabgate recover` of alice's run ends 4 and releases it, and bob's run passes.
+  const NetnsLink& link = *etcd_->link();
+  cut_off_during_settle([&] { ASSERT_EQ(link.set_down(), ""); },
+                        [&] { ASSERT_EQ(link.set_up(), ""); });
 }
 
 TEST_F(BudgetsEndToEnd, ARunGoesOnWhenTheEtcdLeaderIsKilledDuringItsChange) {

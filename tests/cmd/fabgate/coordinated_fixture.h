@@ -14,6 +14,7 @@
 
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/e2e_fixture.h"
+#include "tests/support/shell.h"
 
 namespace fabgate::testing {
 
@@ -38,11 +39,16 @@ class CoordinatedEndToEnd : public FabgateEndToEnd {
 
   etcd::EtcdClient store() { return etcd::testing::open_client(etcd_->endpoints()); }
 
-  // SIGKILLs a fabgate started in the background, then waits (30 s at most) until no run is
-  // alive under `prefix`: its lease lapsed, so other controllers see it dead. False if not.
+  // SIGKILLs a fabgate started in the background, then waits until its lease lapsed
+  // (no_run_alive). False if either did not happen.
   bool kill_and_outlive_its_lease(ChildProcess& run, const std::string& prefix) {
     if (::kill(run.pid(), SIGKILL) != 0 || wait_for(run, std::chrono::seconds(30)) != 128 + SIGKILL)
       return false;
+    return no_run_alive(prefix);
+  }
+  // Waits (30 s at most) until no run is alive under `prefix`: every run's lease lapsed, so
+  // other controllers see them dead. False if not.
+  bool no_run_alive(const std::string& prefix) {
     return eventually(
         [&] {
           auto client = store();
@@ -50,6 +56,27 @@ class CoordinatedEndToEnd : public FabgateEndToEnd {
           return alive && alive->kvs.empty();
         },
         std::chrono::seconds(30));
+  }
+
+  // The run id of a bundle folder `<utc-time>-<run>`.
+  static std::string run_id_of(const std::filesystem::path& bundle) {
+    const std::string folder = bundle.filename().string();
+    return folder.substr(folder.rfind('-') + 1);
+  }
+
+  // A second controller: a `git clone` of the intent repository into `folder`, with its own
+  // evidence folder (`evidence-out` inside the clone); the clone's path, or empty when the
+  // clone failed.
+  std::string second_controller(const std::string& folder) {
+    const std::string clone = folder + "/intent";
+    auto cloned =
+        run_shell("git clone -q " + shell_quoted(repo_.path()) + " " + shell_quoted(clone));
+    return cloned.exit_code == 0 ? clone : "";
+  }
+  // `fabgate ARGS` run in `clone` (a second controller's intent folder).
+  static CommandOutput fabgate_in(const std::string& clone, const std::string& arguments) {
+    return run_shell("cd " + shell_quoted(clone) + " && " + shell_quoted(kFabgate) + " " +
+                     arguments + " 2>&1");
   }
 
   std::unique_ptr<etcd::testing::Cluster> etcd_;

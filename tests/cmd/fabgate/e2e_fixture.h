@@ -152,12 +152,16 @@ class FabgateEndToEnd : public ::testing::Test {
     return out;
   }
 
-  // Starts `fabgate ARGS` in the repository as a background process; output goes to `log`.
-  ChildProcess start_fabgate(const std::string& arguments, const std::string& log) {
-    return ChildProcess(std::vector<std::string>{"/bin/sh", "-c",
-                                                 "cd " + shell_quoted(repo_.path()) + " && exec " +
-                                                     shell_quoted(kFabgate) + " " + arguments +
-                                                     " > " + shell_quoted(log) + " 2>&1"});
+  // Starts `fabgate ARGS` in the repository as a background process; output goes to `log`;
+  // `environment` ("NAME=value ...") is set for it. The process is fabgate itself (`exec`,
+  // `env` execs too), so signals sent to pid() reach it.
+  ChildProcess start_fabgate(const std::string& arguments, const std::string& log,
+                             const std::string& environment = "") {
+    return ChildProcess(std::vector<std::string>{
+        "/bin/sh", "-c",
+        "cd " + shell_quoted(repo_.path()) + " && exec " +
+            (environment.empty() ? "" : "env " + environment + " ") + shell_quoted(kFabgate) +
+            " " + arguments + " > " + shell_quoted(log) + " 2>&1"});
   }
 
   // Waits for a background fabgate; its exit status, or -1 if it did not end in `limit`.

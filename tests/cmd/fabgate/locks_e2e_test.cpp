@@ -1,17 +1,20 @@
 // Fenced device locks (docs/coordination.md "Device locks and fencing tokens") through the real
-// fabgate binary, a real git repository, a real sshd and the real Debian etcd 3.4: two runs of
-// two operators on one device d1, without a budgets file (the locks alone coordinate them).
+// fabgate binary, a real git repository, a real sshd and the real Debian etcd 3.4: runs of
+// several operators on one device d1, without a budgets file (the locks alone coordinate them).
 
 #include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 #include "adapters/core/text.h"
 #include "adapters/etcd/etcd_client.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
 #include "tests/cmd/fabgate/coordinated_fixture.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabgate::testing {
 namespace {
@@ -170,6 +173,78 @@ TEST_F(LocksEndToEnd, AKilledHoldersLockRefusesUntilRecoverWhichKeepsItsToken) {
   auto again = fabgate("apply b --operator bob");
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_GT(std::stoll(read_file(fence_file())), lock->create_revision);
+}
+
+// The state of process `pid` as /proc/<pid>/stat gives it ('T': stopped), or '?'.
+char process_state(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto after_name = stat.rfind(')');
+  return after_name == std::string::npos || after_name + 2 >= stat.size() ? '?'
+                                                                           : stat[after_name + 2];
+}
+
+TEST_F(LocksEndToEnd, AStaleRunWokenAfterRecoverAndANewerRunIsRefusedByTheDevice) {
+  // Given alice's run holding d1 with token T1, frozen (SIGSTOP, the test-only fault hook
+  // FABGATE_FAULT_STOP_BEFORE_STEP) after its lease fence let its second step pass and before
+  // that step reached d1, when its 3 s lease lapses, a second controller (another clone, its own
+  // evidence folder) recovers the run from the shared journal and frees d1 (exit 4), carol's run
+  // then locks d1 with a newer token T2 and changes it (exit 0), and alice's run is woken, then
+  // her pending step reaches d1 carrying T1 and the device refuses it before it runs: her
+  // commands.jsonl records it `rejected` naming d1, T1, T2 and carol's run; the run ends NOT
+  // RESTORED (exit 5); d1's configuration is carol's change, with nothing of alice's.
+  commit_fabric(0, "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"),
+                             "FABGATE_FAULT_STOP_BEFORE_STEP=2");
+  ASSERT_TRUE(eventually([&] { return process_state(alice.pid()) == 'T'; }, 60s))
+      << read_file(repo_.file("alice.log"));
+  ASSERT_EQ(config("d1"), "mtu 9000\nfirst-c\n") << "alice was not stopped after her first step";
+  auto lock = d1_lock();
+  ASSERT_TRUE(lock.has_value());
+  const std::int64_t t1 = lock->create_revision;
+  auto frozen = bundles();
+  ASSERT_EQ(frozen.size(), 1u);
+  const std::string run_id = run_id_of(frozen.front());
+  ASSERT_TRUE(no_run_alive(kPrefix)) << "alice's lease did not lapse while she was frozen";
+
+  TempDir second("fabgate-controller2");
+  const std::string clone = second_controller(second.path());
+  ASSERT_FALSE(clone.empty());
+  auto recovered = fabgate_in(clone, "recover " + run_id + " --operator bob");
+  ASSERT_EQ(recovered.exit_code, 4) << recovered.output;
+  ASSERT_EQ(config("d1"), "mtu 9000\n") << recovered.output;
+  ASSERT_FALSE(d1_lock().has_value()) << "recover did not free d1: " << recovered.output;
+
+  auto carol = fabgate("apply b --operator carol");
+  ASSERT_EQ(carol.exit_code, 0) << carol.output;
+  const std::string carols_change = "mtu 9000\nfirst-b\nsecond-b\n";
+  ASSERT_EQ(config("d1"), carols_change);
+  std::istringstream mark(read_file(fence_file()));
+  std::int64_t t2 = 0;
+  std::string carols_run;
+  ASSERT_TRUE(mark >> t2 >> carols_run) << read_file(fence_file());
+  ASSERT_GT(t2, t1) << "carol's lock did not raise d1's mark";
+
+  ASSERT_EQ(::kill(alice.pid(), SIGCONT), 0);
+  const int alice_exit = wait_for(alice, 120s);
+  const std::string log = read_file(repo_.file("alice.log"));
+  EXPECT_EQ(alice_exit, 5) << log;
+  EXPECT_EQ(config("d1"), carols_change) << "alice's stale run changed d1";
+
+  const std::string refusal = "refused by d1 before it ran: stale fencing token " +
+                              std::to_string(t1) + ": this device saw " + std::to_string(t2) +
+                              " (run " + carols_run + ")";
+  std::vector<nlohmann::json> steps;
+  std::istringstream commands(read_file(frozen.front() / "commands.jsonl"));
+  for (std::string line; std::getline(commands, line);) {
+    auto record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(record.is_discarded()) << line;
+    if (record.value("purpose", "") == "step") steps.push_back(record);
+  }
+  ASSERT_EQ(steps.size(), 2u) << read_file(frozen.front() / "commands.jsonl");
+  EXPECT_EQ(steps[0].value("exit_status", -1), 0) << steps[0].dump();
+  EXPECT_EQ(steps[1].value("command", ""), "echo second-c >> " + sshd_->home() + "/d1.conf");
+  EXPECT_EQ(steps[1].value("failure", ""), "rejected") << steps[1].dump();
+  EXPECT_NE(steps[1].value("message", "").find(refusal), std::string::npos) << steps[1].dump();
 }
 
 }  // namespace
