@@ -70,15 +70,19 @@ CommandOutput Lab::fabgate(GitRepo& repo, const std::string& arguments) const {
 }
 
 std::optional<std::string> Lab::budget_claims() const {
-  // Claims live at <prefix>/budgets/<budget>/<group>/claims/<run> (docs/coordination.md).
+  // Claims live at <prefix>/budgets/<budget>/<group>/claims/<run>, devices out of service at
+  // <prefix>/service/out/<device> (docs/coordination.md).
   auto out = run_shell(in_ns("mgmt") + "etcdctl --endpoints=" + kCoordinationEndpoints +
                        " --command-timeout=5s get --prefix --keys-only " +
-                       shell_quoted(kCoordinationPrefix + "/budgets/") + " 2>&1");
+                       shell_quoted(kCoordinationPrefix + "/") + " 2>&1");
   if (out.exit_code != 0) return std::nullopt;
   std::istringstream lines(out.output);
   std::string claims;
   for (std::string key; std::getline(lines, key);)
-    if (key.find("/claims/") != std::string::npos) claims += key + "\n";
+    if ((key.starts_with(kCoordinationPrefix + "/budgets/") &&
+         key.find("/claims/") != std::string::npos) ||
+        key.starts_with(kCoordinationPrefix + "/service/out/"))
+      claims += key + "\n";
   return claims;
 }
 
@@ -86,8 +90,9 @@ void expect_no_budget_claims(const Lab& lab) {
   if (!std::filesystem::exists("/run/netns/" + lab.prefix() + "mgmt")) return;
   auto claims = lab.budget_claims();
   ASSERT_TRUE(claims.has_value()) << "the lab's etcd did not answer: " << lab.run("status").output;
-  EXPECT_EQ(*claims, "") << "budget claims left in the lab's etcd: a run ended without releasing "
-                            "them (exit 5 or killed, and no `fabgate recover`)";
+  EXPECT_EQ(*claims, "") << "budget claims or devices out of service left in the lab's etcd: a "
+                            "run ended without releasing its claims (exit 5 or killed, and no "
+                            "`fabgate recover`), or a drain was accepted without its undrain";
 }
 
 FlowsResponder::FlowsResponder(const Lab& lab, const std::string& node, const std::string& listen,

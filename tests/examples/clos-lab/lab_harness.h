@@ -55,8 +55,9 @@ class Lab {
   void copy_intent_into(GitRepo& repo) const;
   // fabgate ARGUMENTS in `repo`, from the lab's management namespace; stdout and stderr.
   CommandOutput fabgate(GitRepo& repo, const std::string& arguments) const;
-  // The redundancy-budget claim keys in this lab's etcd (under kCoordinationPrefix), one per
-  // line, read with etcdctl from the management namespace; nullopt when etcd did not answer.
+  // The redundancy-budget claim keys and out-of-service keys in this lab's etcd (under
+  // kCoordinationPrefix), one per line, read with etcdctl from the management namespace;
+  // nullopt when etcd did not answer.
   std::optional<std::string> budget_claims() const;
 
  private:
@@ -88,11 +89,13 @@ std::filesystem::path evidence_of(const std::string& output);
 inline std::filesystem::path evidence_of(const CommandOutput& out) {
   return evidence_of(out.output);
 }
-// Fails the current test when budget claims are left in `lab`'s etcd. Runs that end with exit
-// 0, 3 or 4 release their claims; exit 5 (NOT RESTORED) and a killed run keep them until
-// `fabgate recover` releases them, which a test that causes either must run itself: a claim left
-// behind would refuse the next run that needs the same budget group. Does nothing when the lab
-// is down (a test that took it down itself has no store left to ask).
+// Fails the current test when budget claims, or devices out of service, are left in `lab`'s
+// etcd. Runs that end with exit 0, 3 or 4 release their claims; exit 5 (NOT RESTORED) and a
+// killed run keep them until `fabgate recover` releases them, which a test that causes either
+// must run itself; an accepted drain leaves its spine out of service until its undrain change
+// is accepted, which the test must apply. Either left behind would refuse the next run that
+// needs the same budget group. Does nothing when the lab is down (a test that took it down
+// itself has no store left to ask).
 void expect_no_budget_claims(const Lab& lab);
 
 // Routes and BGP session states of every switch in a snapshot.

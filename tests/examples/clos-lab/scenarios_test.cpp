@@ -1,6 +1,6 @@
 // The lab's three gated changes, run by the real fabgate binary from the lab's management
 // namespace against FRR and sshd in network namespaces:
-//   1. drain spine1          -> accepted (exit 0)
+//   1. drain spine1          -> accepted (exit 0), then undrain spine1 -> accepted (exit 0)
 //   2. bad prefix filter     -> rolled back and verified (exit 4)
 //   3. silent drop on spine1 -> rolled back and verified (exit 4); BGP held while flows died
 //   4. leaf1 MTU over gNMI   -> accepted (exit 0); the Set reached leaf1's interface, and
@@ -8,7 +8,8 @@
 // plus, written by the test, an interface disable over gNMI that is rolled back over gNMI, and
 // drain-spine1 and drain-spine2 started at the same instant by two controllers: the lab's
 // redundancy budget (one spine of pod p1 in change at once, claimed in the lab's etcd) lets
-// exactly one proceed.
+// exactly one proceed, the winner's spine stays out of service for the budget until its
+// undrain change is accepted.
 // After each rolled-back change, routes and BGP state equal the pre-change snapshot. A probe
 // of the silent drop with one flow versus many shows why many are needed.
 //
@@ -60,9 +61,12 @@ TEST_F(LabScenarios, DrainSpine1IsAccepted) {
   EXPECT_EQ(during["verdict"], "pass") << during.dump(2);
   std::cout << "[ figures ] drain-spine1: longest interruption seen by watch: "
             << during["detail"].value("longest_interruption_ms", -1) << " ms\n";
-  // Undrain for the next scenarios (the drain is meant to stay until its own undrain change).
-  auto undrain = lab.run("status --json | jq -r '.mechanisms.drain_spine1.rollback[0]'");
-  ASSERT_EQ(lab.run("exec spine1 sh -c " + shell_quoted(undrain.output)).exit_code, 0);
+  // The drain stays until its own undrain change, which returns spine1 to service (the
+  // lab's etcd counted it out of service until then).
+  auto undrain = fabgate("apply undrain-spine1");
+  EXPECT_EQ(undrain.exit_code, 0) << undrain.output;
+  EXPECT_NE(undrain.output.find("spine1 back in service in "), std::string::npos)
+      << undrain.output;
 }
 
 TEST_F(LabScenarios, BadPrefixFilterIsRolledBackAndTheBaselineVerified) {
@@ -315,11 +319,18 @@ TEST_F(LabScenarios, TwoControllersDrainingBothSpinesAtOnceOnlyOneProceeds) {
   EXPECT_GE(sessions_dropped(winner.spine) - dropped_before[winner_index], 2);
   EXPECT_EQ(sessions_dropped(refused.spine), dropped_before[1 - winner_index]);
 
-  // The accepted drain is meant to stay until its own undrain; undrain for later scenarios
-  // (the same command on either spine: both are AS 65000 with peer group LEAVES).
-  auto undrain = lab.run("status --json | jq -r '.mechanisms.drain_spine1.rollback[0]'");
-  ASSERT_EQ(lab.run("exec " + winner.spine + " sh -c " + shell_quoted(undrain.output)).exit_code,
-            0);
+  // The accepted drain stays, and so does its spine out of service once the winner's run has
+  // ended: the refused drain, asked again, is refused again naming it, and touches nothing.
+  auto again = fabgate("apply " + refused.change + " --operator " + refused.operator_name);
+  EXPECT_EQ(again.exit_code, 3) << again.output;
+  EXPECT_NE(again.output.find(winner.spine + " (out of service since "), std::string::npos)
+      << again.output;
+  EXPECT_EQ(sessions_dropped(refused.spine), dropped_before[1 - winner_index]);
+  // Its undrain, a change of its own, returns it to service; the budget is free again.
+  auto undrain = fabgate("apply undrain-" + winner.spine);
+  EXPECT_EQ(undrain.exit_code, 0) << undrain.output;
+  EXPECT_NE(undrain.output.find(winner.spine + " back in service in "), std::string::npos)
+      << undrain.output;
 }
 
 }  // namespace
