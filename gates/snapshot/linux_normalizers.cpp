@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
@@ -64,6 +65,7 @@ Expected<Ok, std::string> parse_ip_route(std::string_view output, json& routes, 
   if (!document) return document.error();
   std::string problem;
   json table = json::array();
+  std::unordered_map<std::string, std::size_t> index_of;  // prefix -> its place in `table`
   for (std::size_t i = 0; i < document->size(); ++i) {
     const json& entry = (*document)[i];
     const std::string where = element_path(i);
@@ -83,9 +85,29 @@ Expected<Ok, std::string> parse_ip_route(std::string_view output, json& routes, 
       nexthops.push_back(nexthop_of(fields));
     }
     if (!problem.empty()) return problem;
+    // The kernel lists one prefix once per route: fe80::/64 once per interface with IPv6, a
+    // default route once per metric. The snapshot keys routes by prefix, so they become one
+    // route whose next hops are all of theirs; the one with the lowest metric (the one the
+    // kernel uses) gives the protocol, metric and type. A next hop that appears or goes away
+    // still shows as a difference.
+    auto [index, first] = index_of.try_emplace(route.at("prefix").get<std::string>(), table.size());
+    auto same = first ? table.end() : table.begin() + static_cast<std::ptrdiff_t>(index->second);
+    if (same != table.end()) {
+      for (const auto& hop : (*same)["nexthops"]) nexthops.push_back(hop.get<std::string>());
+      if (route.at("metric").get<std::int64_t>() >= (*same).at("metric").get<std::int64_t>()) {
+        route.erase("type");
+        if ((*same).contains("type")) route["type"] = (*same).at("type");
+        route["protocol"] = (*same).at("protocol");
+        route["metric"] = (*same).at("metric");
+      }
+    }
     std::sort(nexthops.begin(), nexthops.end());
+    nexthops.erase(std::unique(nexthops.begin(), nexthops.end()), nexthops.end());
     route["nexthops"] = nexthops;
-    table.push_back(std::move(route));
+    if (same != table.end())
+      *same = std::move(route);
+    else
+      table.push_back(std::move(route));
   }
   routes[ipv6 ? "ipv6" : "ipv4"] = std::move(table);
   return Ok{};

@@ -245,6 +245,25 @@ TEST_F(LocksEndToEnd, AStaleRunWokenAfterRecoverAndANewerRunIsRefusedByTheDevice
   EXPECT_EQ(steps[1].value("command", ""), "echo second-c >> " + sshd_->home() + "/d1.conf");
   EXPECT_EQ(steps[1].value("failure", ""), "rejected") << steps[1].dump();
   EXPECT_NE(steps[1].value("message", "").find(refusal), std::string::npos) << steps[1].dump();
+
+  // The woken run wrote nothing back into the shared journal that recover erased.
+  auto left = store().get_prefix(std::string(kPrefix) + "/journal/" + run_id + "/");
+  ASSERT_TRUE(left);
+  EXPECT_TRUE(left->kvs.empty()) << left->kvs.size() << " keys under the erased journal";
+  // Its exit 5 does not claim to hold what the recover elsewhere released.
+  EXPECT_NE(log.find("unless another controller recovered this run after its lease lapsed"),
+            std::string::npos)
+      << log;
+  // Recover from alice's own folder, following her exit 5's advice, must not roll d1 back over
+  // carol's change: the run was finished elsewhere (its shared journal is gone).
+  auto again = fabgate("recover " + shell_quoted(frozen.front().string()) + " --operator alice");
+  EXPECT_EQ(again.exit_code, 5) << again.output;
+  EXPECT_NE(again.output.find("recover did not touch the devices: shared-journal: run " + run_id +
+                              " shared its journal in "),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(config("d1"), carols_change) << "recover from the stale folder changed d1";
+  EXPECT_FALSE(d1_lock().has_value()) << "recover from the stale folder took d1's lock";
 }
 
 }  // namespace

@@ -53,6 +53,32 @@ TEST(LinuxNormalizers, RoutesHaveExplicitPrefixesProtocolsAndNexthopSets) {
   EXPECT_EQ(ecmp.at("nexthops"), (json{"10.0.1.0", "10.0.2.0"}));
   EXPECT_EQ(find(v4, "10.0.1.0/31").at("nexthops").size(), 1u);
   EXPECT_EQ(find(routes.at("ipv6"), "2001:db8:1::/48").at("nexthops"), (json{"2001:db8::2"}));
+  // fe80::/64 is listed once per interface by the kernel: one route, both interfaces.
+  std::size_t link_local = 0;
+  for (const auto& route : routes.at("ipv6")) link_local += route.at("prefix") == "fe80::/64";
+  EXPECT_EQ(link_local, 1u);
+  EXPECT_EQ(find(routes.at("ipv6"), "fe80::/64").at("nexthops"), (json{"dev:eth1", "dev:eth2"}));
+}
+
+TEST(LinuxNormalizers, TwoRoutesToOnePrefixAreOneRouteUsingTheLowestMetric) {
+  // Given two default routes (metric 200 via one gateway, then metric 100 via another) and one
+  // prefix listed on two devices, then each prefix is one route holding every next hop, with the
+  // protocol and metric of the route the kernel uses (the lowest metric).
+  json routes;
+  ASSERT_TRUE(parse_ip_route_v4(
+      R"([{"dst":"default","gateway":"10.0.0.2","protocol":"static","metric":200},)"
+      R"({"dst":"default","gateway":"10.0.0.1","protocol":"dhcp","metric":100},)"
+      R"({"dst":"10.9.0.0/24","dev":"eth0","protocol":"kernel"},)"
+      R"({"dst":"10.9.0.0/24","dev":"eth1","protocol":"kernel","metric":5}])",
+      routes));
+  const auto& v4 = routes.at("ipv4");
+  ASSERT_EQ(v4.size(), 2u) << v4.dump();
+  EXPECT_EQ(v4[0].at("prefix"), "0.0.0.0/0");
+  EXPECT_EQ(v4[0].at("nexthops"), (json{"10.0.0.1", "10.0.0.2"}));
+  EXPECT_EQ(v4[0].at("protocol"), "dhcp");
+  EXPECT_EQ(v4[0].at("metric"), 100);
+  EXPECT_EQ(v4[1].at("nexthops"), (json{"dev:eth0", "dev:eth1"}));
+  EXPECT_EQ(v4[1].at("metric"), 0);
 }
 
 TEST(LinuxNormalizers, IdentityFromHostnameOsReleaseKernelAndEthtool) {
