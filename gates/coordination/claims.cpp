@@ -8,6 +8,7 @@
 
 #include "adapters/core/foreign_json.h"
 #include "adapters/core/time.h"
+#include "gates/coordination/run_record.h"
 
 namespace fabgate::coordination {
 
@@ -77,16 +78,13 @@ OutOfService out_of_service_from(const etcd::KeyValue& kv, const std::string& de
   entry.key = kv.key;
   entry.device = device;
   auto parsed = parse_foreign_json(kv.value);
-  auto run = parsed.ok() ? string_member(parsed.document, "run") : std::nullopt;
-  if (!run) {
+  auto recorded = parsed.ok() ? recorded_run(parsed.document) : std::nullopt;
+  if (!recorded) {
     entry.readable = false;
     return entry;
   }
-  entry.run.run_id = *run;
-  entry.run.operator_name = string_member(parsed.document, "operator").value_or("");
-  entry.run.change = string_member(parsed.document, "change").value_or("");
-  entry.run.controller = string_member(parsed.document, "controller").value_or("");
-  entry.since = string_member(parsed.document, "since").value_or("");
+  entry.run = std::move(recorded->run);
+  entry.since = std::move(recorded->since);
   return entry;
 }
 

@@ -11,6 +11,7 @@
 #include "adapters/core/foreign_json.h"
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
+#include "gates/coordination/run_record.h"
 
 namespace fabgate::coordination {
 
@@ -47,16 +48,13 @@ DeviceLockEntry entry_from(const etcd::KeyValue& kv, const std::string& device) 
   entry.device = device;
   entry.token = kv.create_revision;
   auto parsed = parse_foreign_json(kv.value);
-  auto run = parsed.ok() ? string_member(parsed.document, "run") : std::nullopt;
-  if (!run || !plain_key_segment(*run)) {
+  auto recorded = parsed.ok() ? recorded_run(parsed.document) : std::nullopt;
+  if (!recorded || !plain_key_segment(recorded->run.run_id)) {
     entry.readable = false;
     return entry;
   }
-  entry.holder.run_id = *run;
-  entry.holder.operator_name = string_member(parsed.document, "operator").value_or("");
-  entry.holder.change = string_member(parsed.document, "change").value_or("");
-  entry.holder.controller = string_member(parsed.document, "controller").value_or("");
-  entry.since = string_member(parsed.document, "since").value_or("");
+  entry.holder = std::move(recorded->run);
+  entry.since = std::move(recorded->since);
   auto lease = string_member(parsed.document, "lease").value_or("0");
   entry.holder.lease = static_cast<std::int64_t>(std::strtoull(lease.c_str(), nullptr, 16));
   return entry;
