@@ -93,7 +93,11 @@ void Pipeline::settle_restored(GateRecord& record) {
       first_held.reset();
       restore_held_at_.reset();
     }
-    if (last || since(start) >= bound) {
+    // Only a round that started at the bound or later is the last. A round that started
+    // before it and ended after it (a snapshot that takes longer than a short settle) is
+    // followed by one more, started now, with the probes' own reply timeout: judging the
+    // early round would report a restore as failed that had no round at the bound at all.
+    if (last) {
       restore_round_ = std::move(round);
       break;
     }

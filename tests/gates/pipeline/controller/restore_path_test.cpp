@@ -9,6 +9,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "tests/gates/pipeline/scripted_pipeline.h"
 
@@ -113,6 +114,23 @@ class LaggingSnapshotter final : public Snapshotter {
  private:
   ScriptedSnapshotter& inner_;
   std::atomic<int> lagging_;
+  std::atomic<int> taken_{0};
+};
+
+// A snapshotter whose restore rounds (every snapshot after pre and post) take `delay` each:
+// a fabric whose snapshot lasts longer than the change's settle bound.
+class SlowSnapshotter final : public Snapshotter {
+ public:
+  SlowSnapshotter(Snapshotter& inner, Duration delay) : inner_(inner), delay_(delay) {}
+  TakenSnapshot take(const std::vector<const intent::Device*>& devices, const std::string& commit,
+                     ProgressSink* progress) override {
+    if (++taken_ > 2) std::this_thread::sleep_for(delay_);
+    return inner_.take(devices, commit, progress);
+  }
+
+ private:
+  Snapshotter& inner_;
+  Duration delay_;
   std::atomic<int> taken_{0};
 };
 
@@ -305,6 +323,26 @@ TEST(RestorePath, ARestoreThatNeverHoldsGetsTheWholeSettleBoundAndIsNotVerified)
       << all_details(*settle);
   EXPECT_FALSE(outcome.settle_restored.has_value());
   EXPECT_EQ(gate_named(outcome, "restored-probes")->verdict, Verdict::fail);
+}
+
+TEST(RestorePath, ARoundThatStartedBeforeTheBoundAndEndedAfterItIsFollowedByOneAtTheBound) {
+  // Given a settle bound of 300 ms, restored snapshots that take 500 ms each and leaf1's eth0
+  // still down in the first round after the rollback, then the first round (started at once,
+  // ended past the bound) is not the last: a second round starts after it, holds, and the
+  // restore is verified (exit 4), not judged by a round that began before the bound.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{300};
+  run.change.acceptance.restore_dwell = Duration::zero();
+  RecoveringRemote remote(0);
+  LaggingSnapshotter lagging(run.snapshotter, 1);
+  SlowSnapshotter snapshotter(lagging, Duration{500});
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_NE(settle->summary.find("the restore held in round 2"), std::string::npos)
+      << settle->summary;
+  EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
 }
 
 TEST(RestorePath, ASnapshotThatNeverMatchesIsJudgedByCompareRestored) {
