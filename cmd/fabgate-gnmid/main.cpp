@@ -55,6 +55,10 @@ int run(int argc, char** argv) {
   app.add_option("--lldp-socket", options.node.lldp_socket,
                  "lldpd's control socket: serve /lldp from it (without it /lldp is not served)");
   app.add_option("--lldpcli", options.node.lldpcli, "lldpcli program (default: lldpcli)");
+  app.add_option("--frr-run-dir", options.node.frr_run_dir,
+                 "FRR's pid files; FRR's version is asked again whenever vtysh or a daemon there "
+                 "changed (with 'vtysh -N NAME': NAME's folder under it; empty: ask every time)")
+      ->capture_default_str();
   // Hidden (empty group): lets tests make every RPC slow to exercise client deadlines.
   app.add_option("--debug-delay-ms", debug_delay_ms)->group("");
   // Hidden: a target that implements only some Subscribe modes (the others: UNIMPLEMENTED).

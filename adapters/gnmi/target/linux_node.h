@@ -1,6 +1,8 @@
 #pragma once
 
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@ struct LinuxNodeOptions {
   // The LLDP agent (lldpd) through its control socket; empty: no agent, /lldp is not served.
   std::string lldp_socket;
   std::string lldpcli = "lldpcli";
+  // FRR's pid files (zebra.pid, bgpd.pid, ...); with `vtysh -N NAME`, NAME's folder under it.
+  // What proves a remembered FRR version still true (see software_version).
+  std::string frr_run_dir = "/var/run/frr";
   Duration command_timeout{5'000};
 };
 
@@ -45,7 +50,15 @@ class LinuxNode final : public Node {
   // `lldpcli -u SOCKET -f json <words>`, parsed; unavailable when it fails.
   NodeResult<nlohmann::json> lldpcli(const std::vector<std::string>& words);
   NodeResult<Ok> ip_link_set(const std::string& interface, std::vector<std::string> what);
+  // What FRR's `show version` answer depends on, read without asking FRR: the vtysh program
+  // file (device, inode, size, change times) and every daemon FRR's pid files name with its
+  // start time. nullopt when any of it cannot be read: then nothing is remembered.
+  std::optional<std::string> frr_fingerprint() const;
   LinuxNodeOptions options_;
+  // FRR's version as vtysh last answered it, and the fingerprint around that answer.
+  std::mutex frr_version_mutex_;
+  std::string frr_version_;
+  std::string frr_version_fingerprint_;
 };
 
 }  // namespace fabgate::gnmi::target

@@ -101,6 +101,10 @@ std::unique_ptr<Target> start_target(TargetSetup setup, std::string& failure) {
   std::string socket = "unix:" + target->dir.file("gnmi.sock");
   argv.insert(argv.end(), {"--listen", setup.netns.empty() ? "127.0.0.1:0" : socket});
   argv.insert(argv.end(), setup.extra_args.begin(), setup.extra_args.end());
+  // Never the machine's own FRR: without pid files of the test's, FRR's version is not
+  // remembered and every Get asks the stand-in vtysh.
+  if (std::find(argv.begin(), argv.end(), "--frr-run-dir") == argv.end())
+    argv.insert(argv.end(), {"--frr-run-dir", target->dir.file("no-frr-run")});
   auto line = target->process.start(argv, target->dir.file("gnmid.stderr"), setup.env);
   if (!line) {
     failure = target->process.failure;
@@ -355,6 +359,104 @@ esac
       << system.error().message;
   EXPECT_NE(system.error().message.find("-c show version: exit 1"), std::string::npos)
       << system.error().message;
+}
+
+// A stand-in FRR daemon: a sleeping child whose pid a pid file names; killed when it goes.
+class DaemonStandIn {
+ public:
+  DaemonStandIn() {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~DaemonStandIn() { stop(); }
+  DaemonStandIn(const DaemonStandIn&) = delete;
+  DaemonStandIn& operator=(const DaemonStandIn&) = delete;
+  pid_t pid() const { return pid_; }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// FRR stand-in that counts its `show version` answers in a file `asked` beside it.
+std::string counting_vtysh(const std::string& version) {
+  return "#!/bin/sh\ncase \"$2\" in\n  \"show version\") echo x >> \"$(dirname \"$0\")/asked\"\n"
+         "    echo \"FRRouting " +
+         version + " (fake) on Linux(6.1.0).\" ;;\n  *) exit 1 ;;\nesac\n";
+}
+
+std::size_t times_asked(const Target& target) {
+  std::ifstream in(target.dir.file("asked"));
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
+std::string frr_version_served(Target& target) {
+  auto system = target.client->get({"/system/state"}, Encoding::json, kDeadline);
+  if (!system) return "Get failed: " + system.error().message;
+  std::string version = only_value(std::move(system)).value("software-version", "");
+  auto frr = version.find("FRRouting ");
+  return frr == std::string::npos ? version : version.substr(frr);
+}
+
+TEST(Gnmid, FrrsVersionIsAskedAgainOnlyWhenVtyshOrADaemonChanged) {
+  // Given FRR's pid files naming two running daemons, then three Gets of /system/state ask
+  // vtysh once (its answer is remembered under the vtysh file and the daemons' start times);
+  // when bgpd restarts (another pid), or the vtysh program is replaced by one of another
+  // version, the next Get asks again and serves what it answered; and while a pid file names
+  // a daemon that is gone, every Get asks.
+  const std::string script = counting_vtysh("9.1.0");
+  TargetSetup setup;
+  setup.vtysh_script = script.c_str();
+  setup.client.tls = false;
+  TempDir frr;
+  setup.extra_args = {"--insecure-plaintext", "--no-auth", "--frr-run-dir", frr.path()};
+  DaemonStandIn zebra, bgpd;
+  frr.write("zebra.pid", std::to_string(zebra.pid()) + "\n");
+  frr.write("bgpd.pid", std::to_string(bgpd.pid()) + "\n");
+  std::string failure;
+  auto target = start_target(setup, failure);
+  ASSERT_TRUE(target) << failure;
+
+  for (int get = 0; get < 3; ++get) EXPECT_EQ(frr_version_served(*target), "FRRouting 9.1.0");
+  EXPECT_EQ(times_asked(*target), 1u) << "vtysh asked again though nothing changed";
+
+  bgpd.stop();
+  DaemonStandIn restarted;
+  frr.write("bgpd.pid", std::to_string(restarted.pid()) + "\n");
+  EXPECT_EQ(frr_version_served(*target), "FRRouting 9.1.0");
+  EXPECT_EQ(times_asked(*target), 2u) << "a restarted daemon did not make vtysh be asked";
+  EXPECT_EQ(frr_version_served(*target), "FRRouting 9.1.0");
+  EXPECT_EQ(times_asked(*target), 2u);
+
+  const std::string upgraded = counting_vtysh("10.0.1");
+  target->dir.write("vtysh", upgraded, true);
+  EXPECT_EQ(frr_version_served(*target), "FRRouting 10.0.1");
+  EXPECT_EQ(times_asked(*target), 3u) << "a replaced vtysh did not make vtysh be asked";
+
+  restarted.stop();  // bgpd.pid now names no process
+  EXPECT_EQ(frr_version_served(*target), "FRRouting 10.0.1");
+  EXPECT_EQ(frr_version_served(*target), "FRRouting 10.0.1");
+  EXPECT_EQ(times_asked(*target), 5u) << "a version was remembered while a daemon was gone";
+}
+
+TEST(Gnmid, WithoutFrrPidFilesEveryGetAsksVtysh) {
+  // Given no pid file in FRR's run folder (nothing proves a remembered answer still true), then
+  // every Get of /system/state asks vtysh.
+  const std::string script = counting_vtysh("9.1.0");
+  auto target = start_plaintext({}, true, {}, {}, script.c_str());
+  ASSERT_TRUE(target);
+  for (int get = 0; get < 2; ++get) EXPECT_EQ(frr_version_served(*target), "FRRouting 9.1.0");
+  EXPECT_EQ(times_asked(*target), 2u);
 }
 
 TEST(Gnmid, AGetWaitsForASlowFrrAsLongAsItsClientGivesIt) {
