@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the benchmark scripts (scripts/bench-*): the machine and load a figure was measured
 # on, so that it can be read beside its floor on any machine (issue 33).
 #   bench_machine_header NAME   one line: CPU model (with family, model and stepping: a virtual
@@ -14,6 +15,7 @@ bench_machine_header() {
   memory=$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo none)
   if [[ $commit != none ]] && ! git diff --quiet HEAD -- 2>/dev/null; then commit="$commit-dirty"; fi
+  # shellcheck disable=SC1091
   os=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}")
   echo "$1: machine: ${cpu:-unknown CPU}, $(nproc) cores, $memory; kernel $(uname -r); $os;" \
     "commit $commit; $(date -u +%FT%TZ); load average $(bench_load)"

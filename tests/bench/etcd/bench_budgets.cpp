@@ -148,8 +148,8 @@ void write_tally(const Tally& tally, const std::string& out) {
 // The floor's claim and release of one device: a create-if-absent txn, then a delete.
 void floor_once(etcd::bench::PlainHttp& http, const std::string& run_id,
                 const coordination::Demand& demand, Tally& tally) {
-  const std::string key = etcd::base64_encode(std::string(kPrefix) + "/floor/" +
-                                              demand.devices.front());
+  const std::string key =
+      etcd::base64_encode(std::string(kPrefix) + "/floor/" + demand.devices.front());
   const std::string claim =
       R"({"compare":[{"key":")" + key +
       R"(","target":"CREATE","result":"EQUAL","create_revision":"0"}],"success":[{"request_put":{"key":")" +
@@ -354,10 +354,11 @@ int main(int argc, char** argv) {
   }
   fabgate::testing::TempDir results("fabgate-bench-budgets");
   const auto endpoints = cluster.endpoints();
-  std::printf("fabric: %d devices (%d pods x %d spines + %d leaves), 3 etcd members on 127.0.0.1, "
-              "every controller starting at %s\n",
-              kPods * (kSpinesPerPod + kLeavesPerPod), kPods, kSpinesPerPod, kLeavesPerPod,
-              endpoints.front().c_str());
+  std::printf(
+      "fabric: %d devices (%d pods x %d spines + %d leaves), 3 etcd members on 127.0.0.1, "
+      "every controller starting at %s\n",
+      kPods * (kSpinesPerPod + kLeavesPerPod), kPods, kSpinesPerPod, kLeavesPerPod,
+      endpoints.front().c_str());
   std::printf("%d controllers, %d s per claiming phase; load average %s\n", controllers, seconds,
               load_average().c_str());
   std::fflush(stdout);

@@ -62,8 +62,9 @@ std::string txn_body(const std::string& compare, const std::string& key, const s
 }
 
 std::string mod_revision_is(const std::string& key, std::int64_t revision) {
-  return R"({"key":")" + base64_encode(key) + R"(","target":"MOD","result":"EQUAL","mod_revision":")" +
-         std::to_string(revision) + R"("})";
+  return R"({"key":")" + base64_encode(key) +
+         R"(","target":"MOD","result":"EQUAL","mod_revision":")" + std::to_string(revision) +
+         R"("})";
 }
 
 std::string absent(const std::string& key) {

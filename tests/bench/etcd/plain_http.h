@@ -46,11 +46,10 @@ class PlainHttp {
   // POSTs `body` (JSON) to `path`; returns the answer's body. Throws unless the status is 200.
   std::string post(const std::string& path, const std::string& body) {
     if (fd_ < 0) open_connection();
-    std::string request = "POST " + path + " HTTP/1.1\r\nHost: " + host_ + ":" +
-                          std::to_string(port_) +
-                          "\r\nContent-Type: application/json\r\nContent-Length: " +
-                          std::to_string(body.size()) +
-                          (keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") + body;
+    std::string request =
+        "POST " + path + " HTTP/1.1\r\nHost: " + host_ + ":" + std::to_string(port_) +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        (keep_alive_ ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") + body;
     send_all(request);
     std::string answer = read_answer();
     if (!keep_alive_) close_connection();
@@ -66,8 +65,8 @@ class PlainHttp {
     if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address_), sizeof address_) != 0) {
       std::string why = strerror(errno);
       close_connection();
-      throw std::runtime_error("plain http: connect " + host_ + ":" + std::to_string(port_) +
-                               ": " + why);
+      throw std::runtime_error("plain http: connect " + host_ + ":" + std::to_string(port_) + ": " +
+                               why);
     }
     buffer_.clear();
   }

@@ -21,9 +21,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -71,10 +71,9 @@ double seconds_since(Clock::time_point start) {
 class LoopbackFetcher final : public snapshot::GnmiFetcher {
  public:
   explicit LoopbackFetcher(std::string address) : address_(std::move(address)) {}
-  fabgate::gnmi::GnmiResult<std::vector<fabgate::gnmi::GnmiNotification>> get(const std::string& device,
-                                                            const std::vector<std::string>& paths,
-                                                            fabgate::gnmi::Encoding encoding,
-                                                            Duration deadline) override {
+  fabgate::gnmi::GnmiResult<std::vector<fabgate::gnmi::GnmiNotification>> get(
+      const std::string& device, const std::vector<std::string>& paths,
+      fabgate::gnmi::Encoding encoding, Duration deadline) override {
     fabgate::gnmi::GnmiClientOptions options;
     options.device = device;
     options.address = address_;
@@ -204,7 +203,8 @@ struct FloorRoute {
 
 int bench_floor(const std::string& address, std::size_t expected) {
   grpc::ChannelArguments arguments;
-  arguments.SetMaxReceiveMessageSize(static_cast<int>(fabgate::gnmi::kDefaultMaxReceiveMessageSize));
+  arguments.SetMaxReceiveMessageSize(
+      static_cast<int>(fabgate::gnmi::kDefaultMaxReceiveMessageSize));
   auto stub = ::gnmi::gNMI::NewStub(
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
   ::gnmi::GetRequest request;
@@ -245,8 +245,7 @@ int bench_floor(const std::string& address, std::size_t expected) {
       // items() copies the element handles of a list (8 bytes each), not the values.
       for (auto hop : items(find(find(document, "next-hops"), "next-hop")))
         hops[number(member(hop, "index"))] = text(member(member(hop, "state"), "ip-address"));
-      for (auto group :
-           items(find(find(document, "next-hop-groups"), "next-hop-group"))) {
+      for (auto group : items(find(find(document, "next-hop-groups"), "next-hop-group"))) {
         auto& members = groups[number(member(group, "id"))];
         for (auto hop : items(member(member(group, "next-hops"), "next-hop")))
           members.push_back(hops[number(member(hop, "index"))]);
@@ -259,7 +258,8 @@ int bench_floor(const std::string& address, std::size_t expected) {
       }
       routes += table.size();
       std::size_t with_hops = 0;
-      for (const auto& route : table) with_hops += !route.nexthops->empty() && !route.prefix.empty();
+      for (const auto& route : table)
+        with_hops += !route.nexthops->empty() && !route.prefix.empty();
       if (with_hops != table.size()) {
         std::fprintf(stderr, "floor: %zu of %zu entries without a prefix or next hops\n",
                      table.size() - with_hops, table.size());
@@ -305,7 +305,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%s routes, fabgate-gnmid on 127.0.0.1:%s\n", routes.c_str(), line->c_str());
     const std::string address = "127.0.0.1:" + *line;
-    status = mode == "get"      ? bench_get(address)
+    status = mode == "get"     ? bench_get(address)
              : mode == "floor" ? bench_floor(address, std::strtoull(routes.c_str(), nullptr, 10))
                                : bench_snapshot(address);
     target.terminate();
