@@ -1,10 +1,15 @@
-// Redundancy budgets at fleet scale (issue 32): C controller processes contend for the budgets
-// of a simulated fabric of 2,000 devices (50 pods of 4 spines and 36 leaves; at most 1 spine
-// and 25 % of the leaves of a pod in change at once) against a three-member etcd 3.4 cluster on
-// 127.0.0.1. Each controller does what a run's budgets gate does, through the same code
-// (BudgetLedger): take a lease, claim the one device its change targets (the queue check, the
-// group read and the guarded transaction), then release and revoke.
+// Redundancy budgets at fleet scale (issues 32 and 33): C controller processes contend for the
+// budgets of a simulated fabric of 2,000 devices (50 pods of 4 spines and 36 leaves; at most 1
+// spine and 25 % of the leaves of a pod in change at once) against a three-member etcd 3.4
+// cluster on 127.0.0.1. Each controller does what a run's budgets gate does, through the same
+// code (BudgetLedger): take a lease, claim the one device its change targets (the queue check,
+// the group read and the guarded transaction), then release and revoke.
 //
+// Floor (issue 33), measured in the same run, before and after phase 1, with the same C
+// processes, the same cluster and member, and the same random devices: the least a claim can
+// do, one create-if-absent transaction on the device's key and one delete to give it back,
+// each over one kept-alive HTTP/1.1 connection with plain sockets (plain_http.h). No lease, no
+// queue, no group, no budget: only the two raft writes any claim-and-release must make.
 // Phase 1, throughput: every controller claims and releases back to back for S seconds, each
 // claim for a random device: claims per second, p50/p99/max time to claim (lease + claim, as
 // the gate spends it), and how many claims were refused over budget or lost every race.
@@ -26,14 +31,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "adapters/prom/http_client.h"
 #include "gates/coordination/claims.h"
 #include "tests/adapters/etcd/etcd_cluster.h"
+#include "tests/bench/etcd/plain_http.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -125,38 +133,203 @@ bool claim_once(etcd::EtcdClient& client, coordination::BudgetLedger& ledger,
   return true;
 }
 
-// A controller process: writes its tally to `out` (one number per line, claim times last).
-void controller(int index, const std::vector<std::string>& endpoints, int seconds, int changes,
-                int hold_ms, const std::string& out) {
+enum class Phase { floor, claims, changes };
+
+void write_tally(const Tally& tally, const std::string& out) {
+  std::ofstream file(out);
+  file << tally.refused << "\n"
+       << tally.lost << "\n"
+       << tally.coordinating_ms << "\n"
+       << tally.wall_ms << "\n"
+       << tally.claim_ms.size() << "\n";
+  for (double ms : tally.claim_ms) file << ms << "\n";
+}
+
+// The floor's claim and release of one device: a create-if-absent txn, then a delete.
+void floor_once(etcd::bench::PlainHttp& http, const std::string& run_id,
+                const coordination::Demand& demand, Tally& tally) {
+  const std::string key =
+      etcd::base64_encode(std::string(kPrefix) + "/floor/" + demand.devices.front());
+  const std::string claim =
+      R"({"compare":[{"key":")" + key +
+      R"(","target":"CREATE","result":"EQUAL","create_revision":"0"}],"success":[{"request_put":{"key":")" +
+      key + R"(","value":")" + etcd::base64_encode(run_id) + R"("}}],"failure":[]})";
+  auto start = Clock::now();
+  bool granted = false;
+  try {
+    granted = etcd::bench::answer_succeeded(http.post("/v3/kv/txn", claim));
+  } catch (const std::exception&) {
+    ++tally.lost;
+    return;
+  }
+  double claim_ms = ms_since(start);
+  if (!granted) {
+    ++tally.refused;  // another controller holds the device
+    return;
+  }
+  tally.claim_ms.push_back(claim_ms);
+  try {
+    (void)http.post("/v3/kv/deleterange", R"({"key":")" + key + R"("})");
+  } catch (const std::exception&) {
+    ++tally.lost;
+  }
+}
+
+// A controller process in one phase: writes its tally to `out` (one number per line, claim
+// times last). The same seed in every phase: the floor claims the same devices as phase 1.
+void controller(Phase phase, int index, const std::vector<std::string>& endpoints, int seconds,
+                int changes, int hold_ms, const std::string& out) {
+  std::mt19937 random(1000 + index);
+  Tally tally;
+  int serial = 0;
+  const std::string prefix = "c" + std::to_string(index) + "-";
+  if (phase == Phase::floor) {
+    etcd::bench::PlainHttp http(endpoints.front(), true);
+    auto until = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < until)
+      floor_once(http, prefix + std::to_string(++serial), random_demand(random), tally);
+    write_tally(tally, out);
+    return;
+  }
   auto client = open_client(endpoints, 5s);
   coordination::BudgetLedger ledger(client, kPrefix);
-  std::mt19937 random(1000 + index);
-  Tally throughput, cost;
-  int serial = 0;
-  auto until = Clock::now() + std::chrono::seconds(seconds);
-  while (Clock::now() < until)
-    claim_once(client, ledger, "c" + std::to_string(index) + "-" + std::to_string(++serial),
-               random_demand(random), throughput, 0);
-  for (int change = 0; change < changes; ++change) {
-    auto start = Clock::now();
-    // A run refused by the budget is retried with another change, as CI would queue another
-    // job; its failed attempts count as coordination time.
-    while (!claim_once(client, ledger, "c" + std::to_string(index) + "-" + std::to_string(++serial),
-                       random_demand(random), cost, hold_ms)) {
+  if (phase == Phase::claims) {
+    auto until = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < until)
+      claim_once(client, ledger, prefix + std::to_string(++serial), random_demand(random), tally,
+                 0);
+  } else {
+    serial = 1'000'000;  // run ids not used by phase 1
+    for (int change = 0; change < changes; ++change) {
+      auto start = Clock::now();
+      // A run refused by the budget is retried with another change, as CI would queue another
+      // job; its failed attempts count as coordination time.
+      while (!claim_once(client, ledger, prefix + std::to_string(++serial), random_demand(random),
+                         tally, hold_ms)) {
+      }
+      tally.wall_ms += ms_since(start);
     }
-    cost.wall_ms += ms_since(start);
   }
-  std::ofstream file(out);
-  file << throughput.refused << "\n"
-       << throughput.lost << "\n"
-       << cost.coordinating_ms << "\n"
-       << cost.wall_ms << "\n"
-       << throughput.claim_ms.size() << "\n";
-  for (double ms : throughput.claim_ms) file << ms << "\n";
+  write_tally(tally, out);
 }
 
 double at(const std::vector<double>& sorted, double p) {
   return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))];
+}
+
+struct Totals {
+  std::vector<double> claim_ms;  // sorted
+  int refused = 0, lost = 0, failed = 0;
+  double coordinating_ms = 0, wall_ms = 0;
+};
+
+// Forks `controllers` processes for one phase, waits for them and adds up their tallies.
+Totals run_phase(Phase phase, int controllers, const std::vector<std::string>& endpoints,
+                 int seconds, int changes, int hold_ms, const std::string& folder) {
+  static int batch = 0;
+  const std::string prefix = folder + "/" + std::to_string(++batch) + "-";
+  std::vector<pid_t> children;
+  for (int i = 0; i < controllers; ++i) {
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        controller(phase, i, endpoints, seconds, changes, hold_ms, prefix + std::to_string(i));
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "controller %d: %s\n", i, error.what());
+        code = 1;
+      }
+      ::_exit(code);  // never the parent's destructors: the cluster is the parent's
+    }
+    children.push_back(pid);
+  }
+  Totals totals;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    totals.failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  for (int i = 0; i < controllers; ++i) {
+    std::ifstream in(prefix + std::to_string(i));
+    int r = 0, l = 0;
+    double c = 0, w = 0;
+    std::size_t n = 0;
+    if (!(in >> r >> l >> c >> w >> n)) continue;
+    totals.refused += r;
+    totals.lost += l;
+    totals.coordinating_ms += c;
+    totals.wall_ms += w;
+    for (std::size_t k = 0; k < n; ++k) {
+      double ms = 0;
+      if (in >> ms) totals.claim_ms.push_back(ms);
+    }
+  }
+  std::sort(totals.claim_ms.begin(), totals.claim_ms.end());
+  return totals;
+}
+
+// etcd's own count of the gRPC calls it handled (the gateway's included), by method, summed
+// over the members: grpc_server_handled_total from each member's /metrics.
+std::map<std::string, double> handled_calls(const std::vector<std::string>& endpoints) {
+  std::map<std::string, double> calls;
+  for (const auto& endpoint : endpoints) {
+    prom::HttpEndpoint where;
+    where.base_url = endpoint;
+    where.timeout = Duration(10'000);
+    auto answer = prom::http_request(where, prom::HttpMethod::get, "/metrics");
+    if (!answer || answer->status != 200) continue;
+    std::istringstream lines(answer->body);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (!line.starts_with("grpc_server_handled_total{")) continue;
+      auto method_at = line.find("grpc_method=\"");
+      auto close = line.rfind('}');
+      if (method_at == std::string::npos || close == std::string::npos) continue;
+      method_at += 13;
+      std::string method = line.substr(method_at, line.find('"', method_at) - method_at);
+      calls[method] += std::atof(line.c_str() + close + 1);
+    }
+  }
+  return calls;
+}
+
+// The calls handled between two counts, per claim attempt: "Range 3.02, Txn 2.00, ...".
+std::string calls_per_claim(const std::map<std::string, double>& before,
+                            const std::map<std::string, double>& after, std::size_t claims) {
+  std::string out;
+  double total = 0;
+  for (const auto& [method, count] : after) {
+    auto found = before.find(method);
+    double delta = count - (found == before.end() ? 0 : found->second);
+    if (delta < 0.5 || method == "Status" || method == "Check") continue;
+    char text[64];
+    std::snprintf(text, sizeof text, "%s%s %.2f", out.empty() ? "" : ", ", method.c_str(),
+                  delta / static_cast<double>(claims));
+    out += text;
+    total += delta;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "; %.2f in all", total / static_cast<double>(claims));
+  return (out.empty() ? "none counted (no grpc_server_handled_total)" : out) + text;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+void print_claims(const char* name, const Totals& totals, int seconds) {
+  std::printf(
+      "%s\n  claims granted %zu (%.1f per second), refused (over budget, queued or held) %d, "
+      "lost every race or store failure %d\n",
+      name, totals.claim_ms.size(), static_cast<double>(totals.claim_ms.size()) / seconds,
+      totals.refused, totals.lost);
+  if (!totals.claim_ms.empty())
+    std::printf("  time to claim: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
+                at(totals.claim_ms, 0.5), at(totals.claim_ms, 0.99), totals.claim_ms.back());
 }
 
 }  // namespace
@@ -180,67 +353,76 @@ int main(int argc, char** argv) {
     return 1;
   }
   fabgate::testing::TempDir results("fabgate-bench-budgets");
-  std::vector<pid_t> children;
-  for (int i = 0; i < controllers; ++i) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int code = 0;
-      try {
-        controller(i, cluster.endpoints(), seconds, changes, hold_ms,
-                   results.path() + "/" + std::to_string(i));
-      } catch (const std::exception& error) {
-        std::fprintf(stderr, "controller %d: %s\n", i, error.what());
-        code = 1;
-      }
-      ::_exit(code);  // never the parent's destructors: the cluster is the parent's
-    }
-    children.push_back(pid);
-  }
-  int failed = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  std::vector<double> claim_ms;
-  int refused = 0, lost = 0;
-  double coordinating_ms = 0, wall_ms = 0;
-  for (int i = 0; i < controllers; ++i) {
-    std::ifstream in(results.path() + "/" + std::to_string(i));
-    int r = 0, l = 0;
-    double c = 0, w = 0;
-    std::size_t n = 0;
-    if (!(in >> r >> l >> c >> w >> n)) continue;
-    refused += r;
-    lost += l;
-    coordinating_ms += c;
-    wall_ms += w;
-    for (std::size_t k = 0; k < n; ++k) {
-      double ms = 0;
-      if (in >> ms) claim_ms.push_back(ms);
-    }
-  }
-  if (failed || claim_ms.empty()) {
+  const auto endpoints = cluster.endpoints();
+  std::printf(
+      "fabric: %d devices (%d pods x %d spines + %d leaves), 3 etcd members on 127.0.0.1, "
+      "every controller starting at %s\n",
+      kPods * (kSpinesPerPod + kLeavesPerPod), kPods, kSpinesPerPod, kLeavesPerPod,
+      endpoints.front().c_str());
+  std::printf("%d controllers, %d s per claiming phase; load average %s\n", controllers, seconds,
+              load_average().c_str());
+  std::fflush(stdout);
+  auto counted = handled_calls(endpoints);
+  auto count_calls = [&](std::size_t claims) {
+    auto now = handled_calls(endpoints);
+    std::printf("  etcd calls handled per claim attempt (etcd's grpc_server_handled_total): %s\n",
+                calls_per_claim(counted, now, std::max<std::size_t>(claims, 1)).c_str());
+    counted = std::move(now);
+  };
+  Totals floor_before =
+      run_phase(Phase::floor, controllers, endpoints, seconds, 0, 0, results.path());
+  print_claims("floor, before phase 1 (create-if-absent txn + delete, kept-alive connection)",
+               floor_before, seconds);
+  count_calls(floor_before.claim_ms.size() + floor_before.refused);
+  std::printf("  load average %s\n", load_average().c_str());
+  std::fflush(stdout);
+  Totals claims = run_phase(Phase::claims, controllers, endpoints, seconds, 0, 0, results.path());
+  print_claims("phase 1: fabgate's BudgetLedger (lease + claim; release + revoke)", claims,
+               seconds);
+  count_calls(claims.claim_ms.size() + claims.refused);
+  std::printf("  load average %s\n", load_average().c_str());
+  std::fflush(stdout);
+  Totals floor_after =
+      run_phase(Phase::floor, controllers, endpoints, seconds, 0, 0, results.path());
+  print_claims("floor, after phase 1", floor_after, seconds);
+  count_calls(floor_after.claim_ms.size() + floor_after.refused);
+  std::printf("  load average %s\n", load_average().c_str());
+  std::fflush(stdout);
+  int failed = floor_before.failed + claims.failed + floor_after.failed;
+  if (failed || claims.claim_ms.empty() || floor_before.claim_ms.empty() ||
+      floor_after.claim_ms.empty()) {
     std::fprintf(stderr, "bench_budgets: %d controllers failed, %zu claims granted\n", failed,
-                 claim_ms.size());
+                 claims.claim_ms.size());
     return 1;
   }
-  std::sort(claim_ms.begin(), claim_ms.end());
-  std::printf("fabric: %d devices (%d pods x %d spines + %d leaves), 3 etcd members on 127.0.0.1\n",
-              kPods * (kSpinesPerPod + kLeavesPerPod), kPods, kSpinesPerPod, kLeavesPerPod);
-  std::printf("phase 1: %d controllers claiming for %d s\n", controllers, seconds);
+  Totals floor = floor_before;
+  floor.claim_ms.insert(floor.claim_ms.end(), floor_after.claim_ms.begin(),
+                        floor_after.claim_ms.end());
+  std::sort(floor.claim_ms.begin(), floor.claim_ms.end());
+  const double floor_rate = static_cast<double>(floor.claim_ms.size()) / (2.0 * seconds);
+  const double rate = static_cast<double>(claims.claim_ms.size()) / seconds;
   std::printf(
-      "  claims granted %zu (%.1f per second), refused over budget or queued %d, lost "
-      "every race or store failure %d\n",
-      claim_ms.size(), static_cast<double>(claim_ms.size()) / seconds, refused, lost);
-  std::printf("  time to claim (lease + claim): p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              at(claim_ms, 0.5), at(claim_ms, 0.99), claim_ms.back());
-  if (changes > 0)
+      "ratios to the floor (both floor phases pooled: %.1f claims per second, p50 %.2f ms, p99 "
+      "%.2f ms):\n  claims per second: floor / fabgate %.2fx\n  time to claim: fabgate / floor "
+      "p50 %.2fx  p99 %.2fx\n",
+      floor_rate, at(floor.claim_ms, 0.5), at(floor.claim_ms, 0.99), floor_rate / rate,
+      at(claims.claim_ms, 0.5) / at(floor.claim_ms, 0.5),
+      at(claims.claim_ms, 0.99) / at(floor.claim_ms, 0.99));
+  std::fflush(stdout);
+  if (changes > 0) {
+    Totals cost =
+        run_phase(Phase::changes, controllers, endpoints, 0, changes, hold_ms, results.path());
+    if (cost.failed || cost.wall_ms <= 0) {
+      std::fprintf(stderr, "bench_budgets: phase 2: %d controllers failed\n", cost.failed);
+      return 1;
+    }
     std::printf(
         "phase 2: %d changes per controller, each holding its claim %d ms\n"
         "  coordinating %.1f ms of %.1f ms wall per change: %.2f %% of a change's wall "
-        "time\n",
-        changes, hold_ms, coordinating_ms / (controllers * changes),
-        wall_ms / (controllers * changes), 100.0 * coordinating_ms / wall_ms);
+        "time (a ratio to the change itself; target under 5 %%)\n  load average %s\n",
+        changes, hold_ms, cost.coordinating_ms / (controllers * changes),
+        cost.wall_ms / (controllers * changes), 100.0 * cost.coordinating_ms / cost.wall_ms,
+        load_average().c_str());
+  }
   return 0;
 }
