@@ -25,7 +25,8 @@ using testing::clos_lab::Lab;
 using testing::clos_lab::read_json;
 
 const Lab lab("fgq-", "/run/fabgate-lab-accuracy-subset");
-const std::string kCorpus = testing::clos_lab::kIntent + "/../corpus";
+// A function, not a global: kIntent lives in another translation unit (initialisation order).
+std::string corpus() { return testing::clos_lab::kIntent + "/../corpus"; }
 
 // The subset, in corpus order: every good change is followed by its inverse, so the lab ends
 // as it started. Bad changes are rolled back by fabgate itself.
@@ -38,7 +39,7 @@ const std::vector<std::string> kSubset = {
 
 // `# NAME: value` from a corpus file's header; empty when absent.
 std::string header(const std::string& file, const std::string& name) {
-  std::ifstream in(kCorpus + "/" + file);
+  std::ifstream in(corpus() + "/" + file);
   const std::string key = "# " + name + ": ";
   for (std::string line; std::getline(in, line);)
     if (line.starts_with(key)) return line.substr(key.size());
@@ -46,7 +47,7 @@ std::string header(const std::string& file, const std::string& name) {
 }
 
 std::string field(const std::string& file, const std::string& name) {
-  std::ifstream in(kCorpus + "/" + file);
+  std::ifstream in(corpus() + "/" + file);
   const std::string key = name + ": ";
   for (std::string line; std::getline(in, line);)
     if (line.starts_with(key)) return line.substr(key.size());
@@ -75,7 +76,7 @@ class AccuracySubset : public testing::clos_lab::SharedLabSuite {
     if (!lab_is_up()) return;
     // The corpus changes beside the lab's own, committed on top.
     for (const auto& file : kSubset)
-      repo().run("cp " + testing::shell_quoted(kCorpus + "/" + file) + " changes/");
+      repo().run("cp " + testing::shell_quoted(corpus() + "/" + file) + " changes/");
     repo().commit_all("accuracy corpus subset");
   }
 };
