@@ -115,6 +115,8 @@ class SharedLabSuite : public ::testing::Test {
   // Every test leaves no budget claim behind (expect_no_budget_claims).
   void TearDown() override;
 
+  // Whether bring_up() brought the lab up (false when it cannot run here or `up` failed).
+  static bool lab_is_up() { return lab_up_; }
   // The scratch repository holding the committed lab intent.
   static GitRepo& repo() { return *repo_; }
   static CommandOutput fabgate(const std::string& arguments) {
