@@ -437,6 +437,18 @@ class Engine {
     return nullptr;
   }
 
+  // The element's value in options_.counters_since, for an `increase` rule; null otherwise.
+  const json* counter_reference(const Rule& rule, const std::string& device,
+                                const std::vector<std::string>& relative) const {
+    if (rule.op != Operator::increase || !options_.counters_since || relative.empty())
+      return nullptr;
+    auto found = options_.counters_since->devices.find(device);
+    if (found == options_.counters_since->devices.end()) return nullptr;
+    const json* node = category_root(found->second, relative.front());
+    for (std::size_t i = 1; node && i < relative.size(); ++i) node = child(node, relative[i]);
+    return node;
+  }
+
   void check_element(const Rule& rule, const std::string& device, const Element& element,
                      const std::string& problem) {
     CheckResult result = base(rule, device);
@@ -474,6 +486,11 @@ class Engine {
     } else if (expectation) {
       result.expected_difference = true;
       judge_expected(*expectation->source, pre, post, result);
+    } else if (const json* since = counter_reference(rule, device, element.relative)) {
+      result.pre = text_of(since);
+      judge(rule, since, post, result);
+      result.reason += " since the post snapshot (" + options_.counters_since->file +
+                       "): a counter never returns to its baseline";
     } else {
       judge(rule, pre, post, result);
     }

@@ -29,6 +29,11 @@ struct CompareOptions {
   // lists every route that changed (docs/report.md).
   std::size_t route_examples = 5;
   StaleSnapshots stale = StaleSnapshots::every_element;
+  // Where `increase` rules count from, when set: this snapshot's value of the same element
+  // where it has one, else pre's. The restored comparison counts from the post snapshot: a
+  // counter (BFD session-down events, drops) never returns to its baseline, so after a rollback
+  // it can only prove that nothing more happened since the fault was captured.
+  const Snapshot* counters_since = nullptr;
 };
 
 // Compares post against pre under the rule sets (in order), with the change's expected

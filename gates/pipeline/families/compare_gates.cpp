@@ -59,6 +59,17 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   options.max_age = repository_.settings.snapshot_max_age;
   // Every route that changed is named in diffs/ (report.md shows the first few).
   options.route_examples = 100'000;
+  // After a rollback, counters (`increase` rules) count from the post snapshot that captured
+  // the fault: a BFD session-down count or a drop counter never returns to the baseline, so
+  // against it no restore could ever be verified. Parsed per restored comparison (as the
+  // restored document is): a round's cost grows by one parse of the post snapshot.
+  std::optional<Result<compare::Snapshot>> captured;
+  if (label == "restored" && post_.is_object() && post_.contains("devices")) {
+    captured.emplace(compare::parse_snapshot(
+        post_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+        "snapshots/post.json"));
+    if (captured->ok()) options.counters_since = &captured->value();
+  }
   static const std::vector<intent::ExpectedDifference> kNone;
   return compare::compare_snapshots(pre.value(), post.value(), rule_sets.value(),
                                     with_expected_differences ? change_.compare.expected : kNone,

@@ -100,6 +100,27 @@ TEST(Operators, IncreaseBoundsCounterGrowthAndCatchesResets) {
   EXPECT_NE(reset.results[0].reason.find("backwards"), std::string::npos);
 }
 
+TEST(Operators, IncreaseCountsFromTheCountersSinceSnapshotWhenOneIsGiven) {
+  // Given rx_errors 10 before the change, 14 when the fault was captured and a rule allowing no
+  // growth, then after the rollback 14 passes counted from the captured snapshot (a counter
+  // never returns to 10) and names it, while 15 fails there: one more error since the capture.
+  auto set = rule(
+      "    path: devices.*.interfaces.*.counters.rx_errors\n    operator: increase\n    max: 0\n");
+  auto pre = document({{"leaf1", iface(9000, 10)}});
+  const Snapshot captured = snapshot(document({{"leaf1", iface(9000, 14)}}), "post.json");
+  CompareOptions options;
+  options.counters_since = &captured;
+  auto held = run(pre, document({{"leaf1", iface(9000, 14)}}), set, {}, {}, options);
+  ASSERT_EQ(verdicts(held), "pass");
+  EXPECT_EQ(*held.results[0].pre, "14");
+  EXPECT_NE(held.results[0].reason.find("since the post snapshot (post.json)"), std::string::npos)
+      << held.results[0].reason;
+  EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9000, 15)}}), set, {}, {}, options)),
+            "fail");
+  // Without it, the same restored value fails against the baseline, as before.
+  EXPECT_EQ(verdicts(run(pre, document({{"leaf1", iface(9000, 14)}}), set)), "fail");
+}
+
 TEST(Operators, CountComparesTheNumberOfMatchedElementsPerDevice) {
   // Given one peer after the change and a rule count >= 2, then one fail for the device.
   auto set = rule(
