@@ -91,21 +91,6 @@ json compare_json(const Compare& compare) {
   return out;
 }
 
-json op_json(const TxnOp& op) {
-  switch (op.kind) {
-    case TxnOp::Kind::put: {
-      json put = {{"key", base64_encode(op.key)}, {"value", base64_encode(op.value)}};
-      if (op.lease != 0) put["lease"] = std::to_string(op.lease);
-      return {{"request_put", put}};
-    }
-    case TxnOp::Kind::del:
-      return {{"request_delete_range", {{"key", base64_encode(op.key)}}}};
-    case TxnOp::Kind::get:
-      return {{"request_range", {{"key", base64_encode(op.key)}}}};
-  }
-  return json::object();
-}
-
 // The end of the range of keys starting with `prefix`: the prefix with its last byte that is
 // not 0xff incremented, the rest dropped; "\0" (every key) when there is no such byte.
 std::string prefix_end(std::string prefix) {
@@ -118,6 +103,32 @@ std::string prefix_end(std::string prefix) {
     prefix.pop_back();
   }
   return std::string(1, '\0');
+}
+
+// A range request for every key starting with `prefix` (an empty prefix: every key), sorted
+// by key.
+json prefix_range(const std::string& prefix) {
+  return {{"key", base64_encode(prefix.empty() ? std::string(1, '\0') : prefix)},
+          {"range_end", base64_encode(prefix_end(prefix))},
+          {"sort_order", "ASCEND"},
+          {"sort_target", "KEY"}};
+}
+
+json op_json(const TxnOp& op) {
+  switch (op.kind) {
+    case TxnOp::Kind::put: {
+      json put = {{"key", base64_encode(op.key)}, {"value", base64_encode(op.value)}};
+      if (op.lease != 0) put["lease"] = std::to_string(op.lease);
+      return {{"request_put", put}};
+    }
+    case TxnOp::Kind::del:
+      return {{"request_delete_range", {{"key", base64_encode(op.key)}}}};
+    case TxnOp::Kind::get:
+      return {{"request_range", {{"key", base64_encode(op.key)}}}};
+    case TxnOp::Kind::get_prefix:
+      return {{"request_range", prefix_range(op.key)}};
+  }
+  return json::object();
 }
 
 // The header's revision, which every answer carries.
@@ -285,6 +296,9 @@ TxnOp TxnOp::del(std::string key) {
 TxnOp TxnOp::get(std::string key) {
   return TxnOp{Kind::get, std::move(key), {}, 0};
 }
+TxnOp TxnOp::get_prefix(std::string prefix) {
+  return TxnOp{Kind::get_prefix, std::move(prefix), {}, 0};
+}
 
 struct EtcdClient::Answer {
   json document;
@@ -401,11 +415,7 @@ Expected<Range, EtcdFailure> EtcdClient::get(const std::string& key) {
 }
 
 Expected<Range, EtcdFailure> EtcdClient::get_prefix(const std::string& prefix) {
-  json body = {{"key", base64_encode(prefix.empty() ? std::string(1, '\0') : prefix)},
-               {"range_end", base64_encode(prefix_end(prefix))},
-               {"sort_order", "ASCEND"},
-               {"sort_target", "KEY"}};
-  auto answer = call("/v3/kv/range", body.dump());
+  auto answer = call("/v3/kv/range", prefix_range(prefix).dump());
   if (!answer) return std::move(answer).error();
   return read_range(answer->document, answer->what, "");
 }

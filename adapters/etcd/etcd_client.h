@@ -79,7 +79,7 @@ struct Compare {
 };
 
 struct TxnOp {
-  enum class Kind { put, del, get };
+  enum class Kind { put, del, get, get_prefix };
   Kind kind = Kind::put;
   std::string key;
   std::string value;       // put
@@ -88,6 +88,9 @@ struct TxnOp {
   static TxnOp put(std::string key, std::string value, std::int64_t lease = 0);
   static TxnOp del(std::string key);
   static TxnOp get(std::string key);
+  // Every key starting with `prefix`, sorted by key: several of them in one read-only
+  // transaction are one consistent view of the store at one revision, in one call.
+  static TxnOp get_prefix(std::string prefix);
 };
 
 struct TxnResult {

@@ -25,6 +25,9 @@ void approval_flags(CLI::App& command, app::ChangeOptions& options) {
                      "Approval file from `fabgate approve`, or a folder of them (repeatable)");
   command.add_flag("--take-over-locks", options.take_over_locks,
                    "Take over device locks whose holder is dead (recorded in the evidence)");
+  command.add_option("--controller", options.controller,
+                     "This controller's name in the fabric's coordination store, shown to other "
+                     "runs (default: $FABGATE_CONTROLLER, else the host name)");
   command.add_option("--wait", options.wait,
                      "Wait up to DURATION (30s, 10m) in the fabric's queue when a redundancy "
                      "budget is taken by other runs (default: refuse at once)");

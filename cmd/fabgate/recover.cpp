@@ -11,6 +11,9 @@ Runner define_recover(CLI::App& command, const app::CommonOptions& common) {
                      "read from the shared journal in the fabric's etcd)")
       ->required();
   command.add_option("--operator", options->operator_name, "Who recovers (default: $USER)");
+  command.add_option("--controller", options->controller,
+                     "This controller's name in the fabric's coordination store (default: "
+                     "$FABGATE_CONTROLLER, else the host name)");
   command.add_flag("--take-over-locks", options->take_over_locks,
                    "Take over device locks that another, dead run holds (recorded)");
   // --repo is a common option with a default; only an explicit one overrides the journal's.

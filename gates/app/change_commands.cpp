@@ -31,6 +31,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                                   {"write it as 30s, 10m or 1h (at most 24h)"});
     budget_wait = *parsed;
   }
+  auto controller = controller_name(options.controller);
+  if (!controller.ok()) return std::move(controller).error();
   // Intent: read from the commit, refuse uncommitted edits, find the change.
   auto loaded = read_intent(common);
   if (!loaded.ok()) return std::move(loaded).error();
@@ -83,7 +85,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
        options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
                                     : ssh::UnknownHostKeys::refuse,
        parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,
-       operator_name, std::move(secrets).value(), budget_wait});
+       operator_name, std::move(secrets).value(), budget_wait, controller.value()});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

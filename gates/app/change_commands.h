@@ -14,6 +14,9 @@ struct ChangeOptions {
   int parallelism = 0;  // devices contacted at once; 0: fabgate.yaml's ssh.parallelism
   bool accept_new_host_keys = false;  // trust-on-first-use, recorded in output and evidence
   std::string operator_name;          // default: $USER
+  // --controller (apply, rehearse): the name claims, locks and queue entries carry in the
+  // coordination store; default $FABGATE_CONTROLLER, else the host name.
+  std::string controller;
   // approval files, or folders of them (apply, rehearse)
   std::vector<std::string> approvals;
   // rehearsal.json or its bundle folder, for approval.require_rehearsal (apply); for plan,

@@ -237,6 +237,8 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
 
 Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& options,
                              Console& console) {
+  auto controller = controller_name(options.controller);
+  if (!controller.ok()) return std::move(controller).error();
   std::filesystem::path dir = std::filesystem::absolute(options.run_dir);
   std::error_code missing;
   RecoverOptions effective = options;
@@ -336,7 +338,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
       {repository, *change, loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
        start.parallelism,
        options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name,
-       std::move(secrets).value(), Duration{0}});
+       std::move(secrets).value(), Duration{0}, controller.value()});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

@@ -13,6 +13,7 @@ struct RecoverOptions {
   std::string run_dir;              // the evidence bundle of the run that died
   std::optional<std::string> repo;  // overrides the --repo journaled in run-start
   std::string operator_name;        // who recovers (default: $USER)
+  std::string controller;           // --controller: as for apply (default: $FABGATE_CONTROLLER)
   bool take_over_locks = false;     // locks of another, dead run (its own run's are taken anyway)
 };
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "adapters/core/text.h"
 #include "gates/app/console.h"
 #include "gates/app/intent_loading.h"
@@ -20,6 +22,7 @@ pipeline::BudgetSetup budget_setup(const RunSetup& setup) {
   pipeline::BudgetSetup out;
   out.intent_dir = setup.intent_dir;
   out.wait = setup.budget_wait;
+  out.controller = setup.controller;
   if (const auto& trusted = setup.repository.trusted_policy) {
     out.budgets_text = trusted->budgets;
     out.budgets_file = trusted->budgets_path;
@@ -36,6 +39,34 @@ pipeline::BudgetSetup budget_setup(const RunSetup& setup) {
   out.coordination = setup.repository.settings.coordination;
   return out;
 }
+
+}  // namespace
+
+Result<std::string> controller_name(const std::string& option) {
+  std::string name = option;
+  std::string from = "--controller";
+  if (name.empty()) {
+    const char* variable = std::getenv("FABGATE_CONTROLLER");
+    if (variable && *variable) {
+      name = variable;
+      from = "FABGATE_CONTROLLER";
+    } else {
+      char host[256] = {};
+      if (::gethostname(host, sizeof host - 1) != 0 || !*host) return std::string("unknown controller");
+      return std::string(host);
+    }
+  }
+  bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+  if (name.size() > 128 || control)
+    return Error::invalid_input(from + ": not a controller name",
+                                {"at most 128 bytes, no control characters (a host or runner name)"});
+  return name;
+}
+
+namespace {
 
 pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   pipeline::SafeguardOptions options;

@@ -33,7 +33,14 @@ struct RunSetup {
   pipeline::SecretValues secrets;
   // --wait: how long a budget claim that does not fit waits in the fabric's queue.
   Duration budget_wait{0};
+  // This controller's name in the coordination store (controller_name()).
+  std::string controller;
 };
+
+// The name this controller gives itself in the coordination store: --controller, else
+// $FABGATE_CONTROLLER, else the host name. Invalid input (exit 2) when it is empty, longer than
+// 128 bytes, or holds a control character: other operators read it in refusals and status.
+Result<std::string> controller_name(const std::string& option);
 
 // The real collaborators of one run, all recording into its evidence bundle: SSH sessions
 // (one per device and role), the command remote, gNMI Set steps, the collector snapshotter,

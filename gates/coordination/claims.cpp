@@ -183,27 +183,35 @@ std::string BudgetLedger::group_prefix(const std::string& budget, const std::str
   return prefix_ + "/budgets/" + budget + "/" + (group.empty() ? "all" : group);
 }
 
-Expected<std::pair<std::vector<OutOfService>, std::int64_t>, ClaimFailure>
-BudgetLedger::read_service() {
+std::pair<std::vector<OutOfService>, std::int64_t> BudgetLedger::service_from(
+    const etcd::Range& range) const {
   const std::string root = prefix_ + "/service/";
-  auto range = client_.get_prefix(root);
-  if (!range) return store_failure("read the devices out of service", range.error());
   std::vector<OutOfService> out;
   std::int64_t guard = 0;
-  for (const auto& kv : range->kvs) {
+  for (const auto& kv : range.kvs) {
     if (kv.key == root + "guard") guard = kv.mod_revision;
     if (!kv.key.starts_with(root + "out/")) continue;
     out.push_back(out_of_service_from(kv, kv.key.substr(root.size() + 4)));
   }
   std::sort(out.begin(), out.end(),
             [](const OutOfService& a, const OutOfService& b) { return a.device < b.device; });
-  return std::pair{std::move(out), guard};
+  return {std::move(out), guard};
+}
+
+std::vector<QueuedRun> BudgetLedger::queue_from(const etcd::Range& range) const {
+  const std::string root = prefix_ + "/queue/";
+  std::vector<QueuedRun> out;
+  for (const auto& kv : range.kvs) out.push_back(queued_from(kv, kv.key.substr(root.size())));
+  std::stable_sort(out.begin(), out.end(), [](const QueuedRun& a, const QueuedRun& b) {
+    return a.create_revision < b.create_revision;
+  });
+  return out;
 }
 
 Expected<std::vector<OutOfService>, ClaimFailure> BudgetLedger::out_of_service() {
-  auto service = read_service();
-  if (!service) return service.error();
-  return std::move(service->first);
+  auto range = client_.get_prefix(prefix_ + "/service/");
+  if (!range) return store_failure("read the devices out of service", range.error());
+  return service_from(*range).first;
 }
 
 Expected<Ok, ClaimFailure> BudgetLedger::read_liveness(std::vector<Holder>& holders) {
@@ -224,15 +232,31 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
   std::set<std::string> wanted_groups;
   for (const auto& demand : demands) wanted_groups.insert(queue_group_name(demand.group));
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    // Everything the claim judges, read in one read-only transaction: the queue, the devices
+    // out of service and every group it needs, one consistent view at one revision, one call.
+    std::vector<TxnOp> reads = {TxnOp::get_prefix(prefix_ + "/queue/"),
+                                TxnOp::get_prefix(prefix_ + "/service/")};
+    for (const auto& demand : demands)
+      reads.push_back(
+          TxnOp::get_prefix(group_prefix(demand.group.budget, demand.group.group) + "/"));
+    auto view = client_.txn({}, reads);
+    if (!view)
+      return store_failure("read the queue, the devices out of service and the budget groups",
+                           view.error());
+    if (view->reads.size() != reads.size())
+      return plain_failure(ClaimFailure::Kind::store,
+                           "coordination: etcd answered " + std::to_string(view->reads.size()) +
+                               " of the " + std::to_string(reads.size()) +
+                               " reads of a claim; nothing was claimed");
+
     // Fairness first: runs queued before this one (all queued runs, when it is not queued)
     // that wait for one of its groups go before it.
-    auto waiting = queue();
-    if (!waiting) return waiting.error();
+    auto waiting = queue_from(view->reads[0]);
     std::int64_t own_place = 0;
-    for (const auto& queued : *waiting)
+    for (const auto& queued : waiting)
       if (queued.run.run_id == run.run_id) own_place = queued.create_revision;
     std::vector<QueuedRun> ahead;
-    for (const auto& queued : *waiting) {
+    for (const auto& queued : waiting) {
       if (queued.run.run_id == run.run_id || !queued.readable) continue;
       if (own_place != 0 && queued.create_revision >= own_place) continue;
       if (std::any_of(queued.groups.begin(), queued.groups.end(),
@@ -248,26 +272,25 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     }
     // Devices out of service count in every group they are members of; the guard makes a
     // drain accepted between this read and the write fail the transaction.
-    auto service = read_service();
-    if (!service) return service.error();
+    auto service = service_from(view->reads[1]);
     const std::string service_guard = prefix_ + "/service/guard";
     std::vector<Compare> guards = {
-        service->second == 0 ? Compare::absent(service_guard)
-                             : Compare::mod_revision_is(service_guard, service->second)};
+        service.second == 0 ? Compare::absent(service_guard)
+                            : Compare::mod_revision_is(service_guard, service.second)};
     std::vector<TxnOp> writes;
-    for (const auto& demand : demands) {
+    for (std::size_t index = 0; index < demands.size(); ++index) {
+      const auto& demand = demands[index];
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
-      auto range = client_.get_prefix(group + "/");
-      if (!range) return store_failure("read budget " + demand.group.describe(), range.error());
+      const etcd::Range& range = view->reads[2 + index];
       std::int64_t guard_revision = 0;
-      for (const auto& kv : range->kvs)
+      for (const auto& kv : range.kvs)
         if (kv.key == group + "/guard") guard_revision = kv.mod_revision;
 
       // What others hold here; this run's own earlier claim is replaced, not counted.
       std::vector<Holder> others;
       bool unreadable = false;
       std::set<std::string> in_change(demand.devices.begin(), demand.devices.end());
-      for (const auto& kv : range->kvs) {
+      for (const auto& kv : range.kvs) {
         const std::string claims = group + "/claims/";
         if (!kv.key.starts_with(claims) || kv.key == claims + run.run_id) continue;
         others.push_back(holder_from(kv, kv.key.substr(claims.size())));
@@ -275,7 +298,7 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
         in_change.insert(others.back().devices.begin(), others.back().devices.end());
       }
       std::vector<OutOfService> out_here;
-      for (const auto& out : service->first) {
+      for (const auto& out : service.first) {
         if (!std::binary_search(demand.group.members.begin(), demand.group.members.end(),
                                 out.device))
           continue;
@@ -322,21 +345,35 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
 }
 
 Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
-                                                  const ServiceTransition& transition) {
+                                                  const ServiceTransition& transition,
+                                                  const std::vector<Demand>* claimed) {
   if (!plain_key_segment(run_id))
     return plain_failure(ClaimFailure::Kind::invalid,
                          "coordination: run id '" + run_id + "' cannot be a key segment");
-  auto range = client_.get_prefix(prefix_ + "/budgets/");
-  if (!range) return store_failure("read the budgets to release run " + run_id, range.error());
   const std::string suffix = "/claims/" + run_id;
   std::vector<TxnOp> writes;
   int released = 0;
-  for (const auto& kv : range->kvs) {
-    if (!kv.key.ends_with(suffix)) continue;
-    const std::string group = kv.key.substr(0, kv.key.size() - suffix.size());
-    writes.push_back(TxnOp::del(kv.key));
-    writes.push_back(TxnOp::put(group + "/guard", run_id));
-    ++released;
+  if (claimed) {
+    // The run knows where it claimed: each claim key is read (to count it) and deleted in the
+    // release's own transaction, so releasing costs one call. A guard bumped in a group where
+    // the claim was already gone only makes a concurrent claim there read again.
+    for (const auto& demand : *claimed) {
+      const std::string group = group_prefix(demand.group.budget, demand.group.group);
+      writes.push_back(TxnOp::get(group + suffix));
+      writes.push_back(TxnOp::del(group + suffix));
+      writes.push_back(TxnOp::put(group + "/guard", run_id));
+    }
+  } else {
+    // Anyone else (fabgate recover) finds the run's claims wherever they are.
+    auto range = client_.get_prefix(prefix_ + "/budgets/");
+    if (!range) return store_failure("read the budgets to release run " + run_id, range.error());
+    for (const auto& kv : range->kvs) {
+      if (!kv.key.ends_with(suffix)) continue;
+      const std::string group = kv.key.substr(0, kv.key.size() - suffix.size());
+      writes.push_back(TxnOp::del(kv.key));
+      writes.push_back(TxnOp::put(group + "/guard", run_id));
+      ++released;
+    }
   }
   writes.push_back(TxnOp::del(prefix_ + "/runs/" + run_id + "/alive"));
   writes.push_back(TxnOp::del(prefix_ + "/queue/" + run_id));
@@ -352,6 +389,8 @@ Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
   if (!transition.empty()) writes.push_back(TxnOp::put(prefix_ + "/service/guard", run_id));
   auto result = client_.txn({}, writes);
   if (!result) return store_failure("release the budgets of run " + run_id, result.error());
+  if (claimed)
+    for (const auto& read : result->reads) released += read.kvs.empty() ? 0 : 1;
   return released;
 }
 
@@ -384,15 +423,9 @@ Expected<Ok, ClaimFailure> BudgetLedger::dequeue(const std::string& run_id) {
 }
 
 Expected<std::vector<QueuedRun>, ClaimFailure> BudgetLedger::queue() {
-  const std::string root = prefix_ + "/queue/";
-  auto range = client_.get_prefix(root);
+  auto range = client_.get_prefix(prefix_ + "/queue/");
   if (!range) return store_failure("read the queue", range.error());
-  std::vector<QueuedRun> out;
-  for (const auto& kv : range->kvs) out.push_back(queued_from(kv, kv.key.substr(root.size())));
-  std::stable_sort(out.begin(), out.end(), [](const QueuedRun& a, const QueuedRun& b) {
-    return a.create_revision < b.create_revision;
-  });
-  return out;
+  return queue_from(*range);
 }
 
 Expected<std::vector<GroupClaims>, ClaimFailure> BudgetLedger::groups() {

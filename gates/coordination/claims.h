@@ -146,9 +146,12 @@ class BudgetLedger {
   // the run's own end); how many claims it removed. Releasing a run that holds nothing is 0.
   // With a transition (an accepted change), the same transaction records its devices left out
   // of service and removes those it returned, so no other claim can see the claims gone before
-  // the drained devices are counted.
+  // the drained devices are counted. With `claimed` (the demands the run's own claim was
+  // granted for), only those groups are released, in one call; without it the run's claims
+  // are looked for in every group first (fabgate recover).
   Expected<int, ClaimFailure> release(const std::string& run_id,
-                                      const ServiceTransition& transition = {});
+                                      const ServiceTransition& transition = {},
+                                      const std::vector<Demand>* claimed = nullptr);
 
   // Every device out of service, sorted by device.
   Expected<std::vector<OutOfService>, ClaimFailure> out_of_service();
@@ -167,8 +170,11 @@ class BudgetLedger {
 
  private:
   std::string group_prefix(const std::string& budget, const std::string& group) const;
-  // The out-of-service records and the revision of their guard (0: never written).
-  Expected<std::pair<std::vector<OutOfService>, std::int64_t>, ClaimFailure> read_service();
+  // The out-of-service records read from P/service/, and the revision of their guard (0: never
+  // written).
+  std::pair<std::vector<OutOfService>, std::int64_t> service_from(const etcd::Range& range) const;
+  // The queue read from P/queue/, first come first.
+  std::vector<QueuedRun> queue_from(const etcd::Range& range) const;
   // Sets each holder's `alive` from its run's alive key.
   Expected<Ok, ClaimFailure> read_liveness(std::vector<Holder>& holders);
 

@@ -15,7 +15,7 @@ _fabgate() {
       -*) ;;
       *)
         case ${COMP_WORDS[i - 1]} in
-          --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers | --wait) ;;
+          --repo | --ref | --evidence | --junit | --key | --out | --identity | --allowed-signers | --wait | --controller) ;;
           --from) ;;
           *)
             if [[ -z $command ]]; then
@@ -37,7 +37,7 @@ _fabgate() {
       COMPREPLY=($(compgen -f -- "$cur"))
       return
       ;;
-    --ref | --identity | --wait) return ;;
+    --ref | --identity | --wait | --controller) return ;;
     --from)
       COMPREPLY=($(compgen -W "containerlab ansible" -- "$cur"))
       return

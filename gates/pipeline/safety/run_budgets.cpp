@@ -28,7 +28,7 @@ Duration since(Clock::time_point start) {
   return std::chrono::duration_cast<Duration>(Clock::now() - start);
 }
 
-std::string controller_name() {
+std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown controller";
   return name;
@@ -43,6 +43,10 @@ std::string etcd_problem(const etcd::EtcdFailure& failure) {
 RunBudgets::RunBudgets(BudgetSetup setup, const intent::Inventory& inventory,
                        const intent::Change& change, EvidenceBundle& evidence)
     : setup_(std::move(setup)), inventory_(inventory), change_(change), evidence_(evidence) {}
+
+std::string RunBudgets::controller_name() const {
+  return setup_.controller.empty() ? host_name() : setup_.controller;
+}
 
 RunBudgets::~RunBudgets() {
   stop_keepalive();
@@ -136,6 +140,7 @@ void RunBudgets::claim(GateRecord& record, const std::string& run_id,
     return;
   }
   claimed_ = true;
+  claimed_demands_ = *demands;
   // Shared from the fleet-locks gate on; here only if that gate did not share it.
   const bool shared_here = !mirror_;
   if (auto shared = mirror_ ? Status(Ok{}) : share_journal(run_id, 0); !shared.ok()) {
@@ -512,7 +517,10 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
                   change_.out_of_service,
                   change_.back_in_service};
   }
-  auto released = ledger.release(run_id, transition);
+  // A run that claimed here knows its groups (one call); one that adopted a crashed run's
+  // claims (recover) looks for them.
+  auto released = ledger.release(run_id, transition,
+                                 claimed_ && !adopted_ ? &claimed_demands_ : nullptr);
   if (lease_ != 0) (void)client_->revoke(lease_);
   if (!released) {
     release_ok_ = false;

@@ -44,6 +44,9 @@ struct BudgetSetup {
   std::filesystem::path intent_dir;  // relative ca/cert/key paths are relative to it
   // --wait: how long a claim that does not fit waits in the fabric's queue; 0: refuse at once.
   Duration wait{0};
+  // The name this controller's claims, locks and queue entries carry (--controller,
+  // $FABGATE_CONTROLLER); empty: the host name.
+  std::string controller;
 };
 
 class RunBudgets {
@@ -124,6 +127,8 @@ class RunBudgets {
   nlohmann::json to_json() const;
 
  private:
+  // This controller's name in the store: the setup's, else the host name.
+  std::string controller_name() const;
   Expected<etcd::EtcdClient, etcd::EtcdFailure> open_client() const;
   // Opens the store and takes the run's lease (keepalive thread, fence armed), once; the
   // problem when it cannot.
@@ -152,6 +157,7 @@ class RunBudgets {
   std::string operator_name_;  // who runs it, for the records release() writes
   std::vector<std::string> service_changes_;
   bool claimed_ = false;
+  std::vector<coordination::Demand> claimed_demands_;  // what this run's own claim holds
   bool adopted_ = false;
   bool locked_ = false;  // device locks of this run are in the store
   std::int64_t lease_ttl_s_ = 0;

@@ -106,6 +106,30 @@ TEST_F(EtcdSingle, CreateIfAbsentSucceedsOnceAndKeepsTheFirstValue) {
   EXPECT_EQ(b->kvs[0].value, "first");
 }
 
+// Given keys under two prefixes and one outside, when one read-only transaction reads both
+// prefixes and a missing one: each read holds exactly its prefix's keys, sorted, at the same
+// revision, and nothing was written.
+TEST_F(EtcdSingle, PrefixReadsInOneTransactionAreOneConsistentView) {
+  auto client = open_client(cluster_->endpoints());
+  ASSERT_TRUE(client.put("p/queue/b", "2").ok());
+  ASSERT_TRUE(client.put("p/queue/a", "1").ok());
+  ASSERT_TRUE(client.put("p/service/out/spine1", "x").ok());
+  auto last = client.put("p/queuex", "not under p/queue/");
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  auto view = client.txn({}, {TxnOp::get_prefix("p/queue/"), TxnOp::get_prefix("p/service/"),
+                              TxnOp::get_prefix("p/budgets/")});
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  EXPECT_TRUE(view->succeeded);
+  EXPECT_EQ(view->revision, last->revision) << "a read-only transaction wrote something";
+  ASSERT_EQ(view->reads.size(), 3u);
+  ASSERT_EQ(view->reads[0].kvs.size(), 2u);
+  EXPECT_EQ(view->reads[0].kvs[0].key, "p/queue/a");
+  EXPECT_EQ(view->reads[0].kvs[1].key, "p/queue/b");
+  ASSERT_EQ(view->reads[1].kvs.size(), 1u);
+  EXPECT_EQ(view->reads[1].kvs[0].value, "x");
+  EXPECT_TRUE(view->reads[2].kvs.empty());
+}
+
 // Given a key read at mod_revision R: an update guarded by "mod_revision is R" succeeds once;
 // a second one guarded by the same, now stale R fails and leaves the value.
 TEST_F(EtcdSingle, ModRevisionCompareGuardsAnUpdate) {

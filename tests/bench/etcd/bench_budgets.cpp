@@ -127,7 +127,9 @@ bool claim_once(etcd::EtcdClient& client, coordination::BudgetLedger& ledger,
     keepalive.join();
   }
   auto release = Clock::now();
-  (void)ledger.release(run_id);
+  // As the budgets gate releases its own claim: with the groups it was granted.
+  const std::vector<coordination::Demand> held = {demand};
+  (void)ledger.release(run_id, {}, &held);
   (void)client.revoke(lease->id);
   tally.coordinating_ms += claim_ms + keepalive_ms + ms_since(release);
   return true;

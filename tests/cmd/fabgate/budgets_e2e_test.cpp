@@ -151,10 +151,16 @@ class BudgetsEndToEnd : public CoordinatedEndToEnd {
 TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
   // Given one leaf per pod in change at once, when alice's run drains d1 and, while it runs,
   // bob's run (another process) drains d2 of the same pod, then bob is refused before anything
-  // is touched (exit 3) naming alice's run, change and controller; once alice's run ends its
-  // claim is released and bob's change runs.
+  // is touched (exit 3) naming alice's run, change and controller (the name her run was given
+  // with --controller); once alice's run ends its claim is released and bob's change runs. A
+  // controller name with a control character is invalid input before anything is read.
   commit_fabric(kOneLeafPerPod, 6);
-  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  auto bad_name = fabgate("apply b --operator bob --controller \"$(printf 'ci\\nrunner')\"");
+  EXPECT_EQ(bad_name.exit_code, 2) << bad_name.output;
+  EXPECT_NE(bad_name.output.find("--controller: not a controller name"), std::string::npos)
+      << bad_name.output;
+  auto alice = start_fabgate("apply c --operator alice --controller ci-runner-7",
+                             repo_.file("alice.log"));
   ASSERT_TRUE(eventually([&] { return claims_in_pod() == 1; }, 30s))
       << read_file(repo_.file("alice.log"));
 
@@ -164,7 +170,7 @@ TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
                             "out of service at once; this change needs d2; held by run "),
             std::string::npos)
       << bob.output;
-  EXPECT_NE(bob.output.find("(alice, change c, on " + host_name() + ", alive, holds d1)"),
+  EXPECT_NE(bob.output.find("(alice, change c, on ci-runner-7, alive, holds d1)"),
             std::string::npos)
       << bob.output;
   EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's refused run touched d2";
@@ -185,7 +191,8 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
   // out_of_service: [d1]) is accepted, then after her run has ended bob's drain of d2 is refused
   // (exit 3, nothing touched) naming d1 as out of service and alice's change, and `fabgate
   // status --json` lists d1 out of service; once carol's undrain of d1 (back_in_service: [d1])
-  // is accepted, bob's drain runs. A rehearsal of the drain changes nothing in service.
+  // is accepted, bob's drain runs. A rehearsal of the drain changes nothing in service. Alice's
+  // controller is named by $FABGATE_CONTROLLER.
   std::string drain = slow_change("c", "d1", 0) + "out_of_service: [d1]\n";
   commit_fabric(kOneLeafPerPod, 0, "", drain);
   std::string undrain = "id: u\ntitle: undrain d1\ntargets: [d1]\n"
@@ -210,7 +217,7 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
   ASSERT_EQ(rehearsed.exit_code, 0) << rehearsed.output;
   EXPECT_EQ(status_json()["out_of_service"], nlohmann::json::array()) << rehearsed.output;
 
-  auto alice = fabgate("apply c --operator alice");
+  auto alice = fabgate_with("FABGATE_CONTROLLER=ci-runner-9", "apply c --operator alice");
   ASSERT_EQ(alice.exit_code, 0) << alice.output;
   EXPECT_NE(alice.output.find("d1 out of service in /fabgate/test-fabric: counted by the budgets "
                               "until a change with back_in_service lists it is accepted"),
@@ -226,7 +233,7 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
             std::string::npos)
       << bob.output;
   EXPECT_NE(bob.output.find(", left out by run "), std::string::npos) << bob.output;
-  EXPECT_NE(bob.output.find(": alice, change c, on " + host_name() + ")"), std::string::npos)
+  EXPECT_NE(bob.output.find(": alice, change c, on ci-runner-9)"), std::string::npos)
       << bob.output;
   EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's refused run touched d2";
 
@@ -236,6 +243,7 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
   EXPECT_EQ(fleet["out_of_service"][0].value("device", ""), "d1");
   EXPECT_EQ(fleet["out_of_service"][0].value("change", ""), "c");
   EXPECT_EQ(fleet["out_of_service"][0].value("operator", ""), "alice");
+  EXPECT_EQ(fleet["out_of_service"][0].value("controller", ""), "ci-runner-9");
   ASSERT_EQ(fleet["budgets"].size(), 1u) << fleet.dump();
   EXPECT_EQ(fleet["budgets"][0]["out_of_service"], nlohmann::json::array({"d1"}));
   EXPECT_EQ(fleet["budgets"][0].value("headroom", -1), 0) << fleet.dump();

@@ -123,6 +123,31 @@ TEST_F(BudgetClaims, OfEightRunsRacingForTheLastUnitExactlyOneWins) {
   EXPECT_EQ(groups->front().holders.size(), 1u) << "a refused claim left a key behind";
 }
 
+TEST_F(BudgetClaims, ARunReleasingTheGroupsItClaimedFreesThemAndNothingElse) {
+  // Given run A holding spine1 of p1 and p2 and run B holding spine1 of p3, when A releases
+  // naming the groups it was granted (what its own run does at the end), then A's two claims
+  // are counted and gone, B's stays, and releasing again finds nothing.
+  auto own = client();
+  BudgetLedger ledger(own, kPrefix);
+  const std::vector<Demand> a_groups = {spine_of_pod("spine1", "p1"), spine_of_pod("spine1", "p2")};
+  ASSERT_TRUE(ledger.claim(run("run-a", "alice", "c", "ctl"), a_groups));
+  ASSERT_TRUE(ledger.claim(run("run-b", "bob", "c", "ctl"), {spine_of_pod("spine1", "p3")}));
+
+  auto released = ledger.release("run-a", {}, &a_groups);
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(*released, 2);
+  auto groups = ledger.groups();
+  ASSERT_TRUE(groups) << groups.error().message;
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ(groups->front().group, "pod=p3");
+  EXPECT_TRUE(ledger.claim(run("run-c", "carol", "c", "ctl"), {spine_of_pod("spine2", "p1")}))
+      << "the released group is free again";
+
+  auto again = ledger.release("run-a", {}, &a_groups);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, 0);
+}
+
 TEST_F(BudgetClaims, ADeadRunKeepsItsClaimUntilItIsReleased) {
   // Given a run whose lease expires (it died mid-change), then its claim stays, the holder shows
   // as dead with `fabgate recover` named, and another run is still refused; after release
@@ -205,7 +230,9 @@ TEST(BudgetClaimsStore, AnUnreachableStoreIsAStoreFailureAndARunIdMustBeAKeySegm
   auto claimed = ledger.claim(run("run-a", "op", "c", "ctl"), {spine_of_pod("spine1", "p1")});
   ASSERT_FALSE(claimed);
   EXPECT_EQ(claimed.error().kind, Kind::store);
-  EXPECT_NE(claimed.error().message.find("coordination: read the queue: etcd unreachable"),
+  EXPECT_NE(claimed.error().message.find(
+                "coordination: read the queue, the devices out of service and the budget "
+                "groups: etcd unreachable"),
             std::string::npos)
       << claimed.error().message;
   auto bad = ledger.claim(run("../x", "op", "c", "ctl"), {});
