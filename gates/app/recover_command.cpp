@@ -15,6 +15,8 @@
 #include "gates/app/step_secrets.h"
 #include "gates/app/trusted_policy.h"
 #include "gates/coordination/budgets.h"
+#include "gates/coordination/claims.h"
+#include "gates/coordination/locks.h"
 #include "gates/coordination/shared_journal.h"
 #include "gates/coordination/store_settings.h"
 #include "gates/approval/signature_tool.h"
@@ -233,6 +235,88 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
   return dir;
 }
 
+// A run that ended in a known state (exit 0, 3 or 4) whose own end could not release what it
+// held in the fabric's etcd (the store did not answer then): its fleet locks, budget claims
+// and shared journal stay there, and refuse other runs, until they are released here. Its
+// devices need nothing: the run verified them. An accepted apply's out_of_service and
+// back_in_service targets are recorded as its release would have. The run's sealed bundle is
+// not touched (its manifest covers it); the outcome says what was released.
+struct StoreRelease {
+  ExitCode code = ExitCode::accepted;  // invalid_input: nothing was left to release
+  std::string message;
+};
+
+Result<StoreRelease> release_what_the_run_left(const pipeline::CrashedRun& crashed,
+                                               const intent::IntentRepository& repository,
+                                               const std::filesystem::path& intent_dir,
+                                               const std::string& controller, Console& console) {
+  const auto& start = crashed.start;
+  const int ended = crashed.ended_with.value_or(-1);
+  const std::string run = "run " + start.run_id + " ended with exit " + std::to_string(ended);
+  const auto& trusted = repository.trusted_policy;
+  const std::optional<intent::CoordinationSettings> coordination =
+      trusted ? trusted->coordination : repository.settings.coordination;
+  if (!coordination)
+    return Error::invalid_input(
+        "recover: " + run + " without releasing what it held in its coordination store, and "
+            "the intent at " + start.commit.substr(0, 12) + " names no coordination: store",
+        {"release its keys with etcdctl (docs/coordination.md lists them)"});
+  const std::string& prefix = coordination->prefix;
+  auto failed = [&](const std::string& what, const std::string& message) {
+    return Error::refused("recover: " + run + "; " + what + " in " + prefix + ": " + message,
+                          {"the devices need nothing; run `fabgate recover` again once etcd "
+                           "answers"});
+  };
+  auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination, intent_dir));
+  if (!client)
+    return failed("cannot open the store",
+                  "etcd " + std::string(etcd::to_string(client.error().kind)) + ": " +
+                      client.error().message);
+  // The run's journal in etcd is erased last by every release: while it is there, the release
+  // is unfinished; once it is gone there is nothing to do (and an accepted drain's service
+  // records, perhaps undrained since, must not be written again).
+  coordination::SharedJournal journal(*client, prefix);
+  auto shared = journal.last_sequence(start.run_id);
+  if (!shared) return failed("cannot read its shared journal", shared.error().message);
+  if (*shared == 0)
+    return StoreRelease{ExitCode::invalid_input,
+                        "nothing to recover: " + run + " and nothing of it is left in " + prefix +
+                            " (released since, by an earlier recover)"};
+  // Locks first, as the run's own end does: the claims' release removes the alive key.
+  coordination::LockLedger locks(*client, prefix);
+  auto locks_released = locks.release(start.run_id);
+  if (!locks_released)
+    return failed("its device locks were NOT released", locks_released.error().message);
+  coordination::ServiceTransition transition;
+  const intent::Change* change = repository.find_change(start.change);
+  if (ended == to_int(ExitCode::accepted) && start.mode == "apply" && change)
+    transition = {{start.run_id, start.operator_name, start.change, controller, 0},
+                  change->out_of_service,
+                  change->back_in_service};
+  coordination::BudgetLedger budgets(*client, prefix);
+  auto claims_released = budgets.release(start.run_id, transition);
+  if (!claims_released)
+    return failed("its budget claims were NOT released", claims_released.error().message);
+  auto counted = [](int n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  std::vector<std::string> done = {counted(*locks_released, "device lock"),
+                                   counted(*claims_released, "budget claim")};
+  if (!transition.out.empty())
+    done.push_back(join(transition.out, ", ") + " recorded out of service");
+  if (!transition.back.empty()) done.push_back(join(transition.back, ", ") + " back in service");
+  if (auto erased = journal.erase(start.run_id); erased)
+    done.push_back("its shared journal erased");
+  else
+    console.warn("recover: run " + start.run_id + "'s shared journal was NOT erased from " +
+                 journal.location(start.run_id) + ": " + erased.error().message +
+                 " (`etcdctl del --prefix " + journal.location(start.run_id) + "` removes it)");
+  return StoreRelease{ExitCode::accepted,
+                      "recover: " + run + " but its end could not release what it held in " +
+                          prefix + ": released now (" + join(done, "; ") +
+                          "); the devices were not touched (the run verified them)"};
+}
+
 }  // namespace
 
 Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& options,
@@ -265,7 +349,13 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // it there. Any other sealed run has nothing left to recover.
   const bool finishes_not_restored =
       crashed->ended_with && *crashed->ended_with == to_int(ExitCode::not_restored);
-  if (std::filesystem::exists(dir / "manifest.json", ec) && !finishes_not_restored) {
+  // A run that ended in a known state but left its locks, claims and shared journal in the
+  // fabric's etcd (its end could not reach the store) has those to release, nothing else.
+  const bool left_in_store =
+      crashed->ended_with && !finishes_not_restored && crashed->shared_in_store &&
+      !crashed->released_in_store;
+  if (std::filesystem::exists(dir / "manifest.json", ec) && !finishes_not_restored &&
+      !left_in_store) {
     std::string ended =
         crashed->ended_with ? "ended with exit " + std::to_string(*crashed->ended_with) : "ended";
     return say(console, ExitCode::invalid_input, dir.string(),
@@ -301,6 +391,14 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.
   const Redactor redactor = run_redactor(repository, console);
+  if (left_in_store) {
+    auto released = release_what_the_run_left(crashed.value(), repository, loaded->intent_dir,
+                                              controller.value(), console);
+    if (!released.ok()) return std::move(released).error();
+    if (std::filesystem::exists(dir / "manifest.json", ec))
+      return say(console, released->code, dir.string(), released->message);
+    console.warn(released->message);  // then sealed below, as for any run that ended
+  }
   if (crashed->ended_with && !finishes_not_restored) {
     auto bundle = pipeline::EvidenceBundle::reopen(dir, start.run_id, redactor);
     if (!bundle.ok()) return std::move(bundle).error();

@@ -374,6 +374,7 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
     // Only a coordinated run locks in etcd or claims there, and from then on it shares its
     // journal: every step it sent was in etcd before it was sent.
     if (event == "fleet-lock" || event == "budget-claim") run.shared_in_store = true;
+    if (event == "budget-release") run.released_in_store = true;
     if ((event == "silence-created" || event == "silence-expired") && body.contains("silence") &&
         body["silence"].is_string()) {
       auto id = body["silence"].get<std::string>();

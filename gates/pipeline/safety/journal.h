@@ -178,6 +178,9 @@ struct CrashedRun {
   std::optional<int> ended_with;     // run-end's exit code: the run finished its work
   bool recovered_before = false;     // a recover-start exists: an earlier recover died
   bool shared_in_store = false;      // it locked or claimed in etcd: its journal was shared there
+  // Its end released what it held in etcd (a budget-release record): nothing of it is left
+  // there. A run that ended (run-end) without it could not reach the store at its end.
+  bool released_in_store = false;
   std::vector<std::string> touched;  // devices with a step or rollback step started, first first
   std::vector<StepRun> steps;        // every step that was started, as far as the journal says
   // Alertmanager silences the run created and did not expire (silence-created without

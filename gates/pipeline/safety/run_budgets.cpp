@@ -44,6 +44,13 @@ RunBudgets::RunBudgets(BudgetSetup setup, const intent::Inventory& inventory,
                        const intent::Change& change, EvidenceBundle& evidence)
     : setup_(std::move(setup)), inventory_(inventory), change_(change), evidence_(evidence) {}
 
+std::string RunBudgets::release_later() const {
+  // The bundle, not the run id: the journal in etcd may lack this run's last records (the
+  // store did not answer at its end), so only this controller's copy shows that it ended.
+  return "`fabgate recover " + evidence_.dir().string() +
+         "` releases them (the devices need nothing) once etcd answers";
+}
+
 std::string RunBudgets::controller_name() const {
   return setup_.controller.empty() ? host_name() : setup_.controller;
 }
@@ -285,7 +292,7 @@ std::optional<std::string> RunBudgets::release_locks(const std::string& run_id) 
   if (!released) {
     record_["locks_release"] = released.error().message;
     return "device locks of run " + run_id + " NOT released: " + released.error().message +
-           "; `fabgate recover " + run_id + "` releases them once etcd answers";
+           "; " + release_later();
   }
   locked_ = false;
   record_["locks_released"] = *released;
@@ -500,7 +507,7 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
       release_ok_ = false;
       record_["release"] = etcd_problem(client.error());
       return {"budget claims of run " + run_id + " NOT released: " + etcd_problem(client.error()) +
-              "; `fabgate recover " + run_id + "` releases them once etcd answers"};
+              "; " + release_later()};
     }
     client_.emplace(std::move(client).value());
   }
@@ -526,7 +533,7 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
     release_ok_ = false;
     record_["release"] = released.error().message;
     return {"budget claims of run " + run_id + " NOT released: " + released.error().message +
-            "; `fabgate recover " + run_id + "` releases them once etcd answers"};
+            "; " + release_later()};
   }
   claimed_ = false;
   adopted_ = false;

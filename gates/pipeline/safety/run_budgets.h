@@ -129,6 +129,8 @@ class RunBudgets {
  private:
   // This controller's name in the store: the setup's, else the host name.
   std::string controller_name() const;
+  // How a release that failed at the run's end is finished.
+  std::string release_later() const;
   Expected<etcd::EtcdClient, etcd::EtcdFailure> open_client() const;
   // Opens the store and takes the run's lease (keepalive thread, fence armed), once; the
   // problem when it cannot.

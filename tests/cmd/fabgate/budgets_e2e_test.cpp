@@ -442,6 +442,70 @@ TEST_F(BudgetsEndToEnd, ARunCutOffFromEtcdStopsSendingAndLeavesTheRevertToItsTim
                         [&] { ::kill(member, SIGCONT); });
 }
 
+TEST_F(BudgetsEndToEnd, ARunWhoseEndCannotReachEtcdIsReleasedByRecoverWithoutTouchingItsDevices) {
+  // Given alice's change on d1, accepted while the store is frozen (SIGSTOP) from her
+  // acceptance probe on (30 s lease: the fence stays open), then her run ends 0 saying its
+  // locks were NOT released and naming `fabgate recover` of its bundle; once the store answers
+  // her lock and claim still refuse bob (exit 3). `fabgate recover BUNDLE` then releases them
+  // (exit 0) without sending anything to d1, which keeps the accepted change; the bundle still
+  // verifies, a second recover has nothing to do (exit 2), and bob's change runs.
+  std::string c = slow_change("c", "d1", 0);
+  // The probe marks (and lingers) only after the step: d1.bak exists from the step on.
+  c = std::regex_replace(c, std::regex("      run: \"! grep"),
+                         "      run: \"if [ -f {home}/d1.bak ]; then touch {home}/probing; "
+                         "sleep 3; fi; ! grep");
+  commit_fabric(kOneLeafPerPod, 0, "", c, "30s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+  const std::filesystem::path probing = sshd_->home() + "/probing";
+  ASSERT_TRUE(eventually(
+      [&] { return std::filesystem::exists(probing) || !process_alive(alice.pid()); }, 60s));
+  ASSERT_TRUE(std::filesystem::exists(probing)) << read_file(repo_.file("alice.log"));
+  const pid_t member = etcd_->member(0).process.pid();
+  ASSERT_EQ(::kill(member, SIGSTOP), 0);
+  int alice_exit = wait_for(alice, 90s);
+  ::kill(member, SIGCONT);
+  std::string alice_log = read_file(repo_.file("alice.log"));
+  ASSERT_EQ(alice_exit, 0) << alice_log;
+  auto ended = bundles();
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_NE(alice_log.find("device locks of run "), std::string::npos) << alice_log;
+  EXPECT_NE(alice_log.find(" NOT released: "), std::string::npos) << alice_log;
+  EXPECT_NE(alice_log.find("`fabgate recover " + ended.front().string() +
+                           "` releases them (the devices need nothing) once etcd answers"),
+            std::string::npos)
+      << alice_log;
+
+  ASSERT_TRUE(eventually([&] { return store().get("fabgate-ready").ok(); }, 30s));
+  EXPECT_EQ(claims_in_pod(), 1u) << "the claim went although the release failed";
+  auto bob = fabgate("apply b --operator bob");
+  EXPECT_EQ(bob.exit_code, 3) << bob.output;
+
+  auto recovered = fabgate("recover " + shell_quoted(ended.front().string()));
+  EXPECT_EQ(recovered.exit_code, 0) << recovered.output;
+  EXPECT_NE(recovered.output.find("ended with exit 0 but its end could not release what it held "
+                                  "in /fabgate/test-fabric: released now (1 device lock; 1 budget "
+                                  "claim; its shared journal erased); the devices were not "
+                                  "touched"),
+            std::string::npos)
+      << recovered.output;
+  auto client = store();
+  for (const char* what : {"/locks/", "/budgets/leaves-per-pod/pod=p1/claims/", "/journal/"}) {
+    auto left = client.get_prefix(kPrefix + std::string(what));
+    ASSERT_TRUE(left) << left.error().message;
+    EXPECT_TRUE(left->kvs.empty()) << what << " still holds " << left->kvs.front().key;
+  }
+  EXPECT_NE(config("d1").find("shutdown"), std::string::npos)
+      << "recover undid an accepted change: " << config("d1");
+  auto verified = fabgate("evidence verify " + shell_quoted(ended.front().string()));
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  auto again = fabgate("recover " + shell_quoted(ended.front().string()));
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("nothing to recover"), std::string::npos) << again.output;
+
+  auto bob_again = fabgate("apply b --operator bob");
+  EXPECT_EQ(bob_again.exit_code, 0) << bob_again.output;
+}
+
 // The budgets fixture in a network namespace of the test's own (the links it adds never show in
 // the host's namespace, whose routes the "devices" of other tests running at once snapshot),
 // with the store's member in another namespace, behind a veth link the test can cut.
