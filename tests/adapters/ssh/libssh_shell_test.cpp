@@ -71,9 +71,17 @@ TEST_F(LibsshShellTest, RunsACommandAndReturnsItsOutputAndExitStatus) {
 bool seen_in_process_list(const std::string& text, const std::atomic<bool>& running) {
   bool seen = false;
   while (running && !seen) {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-      std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      // A process that exits while its cmdline is read fails the read (ESRCH), which
+      // libstdc++'s stream buffer throws: that process is gone, so it holds nothing.
+      std::string args;
+      try {
+        std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+        args.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      } catch (const std::ios_base::failure&) {
+        continue;
+      }
       if (args.find(text) != std::string::npos &&
           entry.path().filename() != std::to_string(::getpid()))
         seen = true;
