@@ -33,12 +33,12 @@ struct RunSetup {
   pipeline::SecretValues secrets;
   // --wait: how long a budget claim that does not fit waits in the fabric's queue.
   Duration budget_wait{0};
-  // This controller's name in the coordination store (controller_name()).
+  // This controller's name in the coordination store (controller_name()); empty: the host name.
   std::string controller;
 };
 
 // The name this controller gives itself in the coordination store: --controller, else
-// $FABGATE_CONTROLLER, else the host name. Invalid input (exit 2) when it is empty, longer than
+// $FABGATE_CONTROLLER; empty for neither (the store then gets the host name). Invalid input (exit 2) when it is empty, longer than
 // 128 bytes, or holds a control character: other operators read it in refusals and status.
 Result<std::string> controller_name(const std::string& option);
 
