@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <exception>
 #include <sstream>
+#include <utility>
 
 #include "adapters/core/build_info.h"
+#include "adapters/gnmi/target/login_check.h"
 #include "adapters/gnmi/target/server.h"
 #include "adapters/gnmi/target/synthetic_routes.h"
 
@@ -27,12 +29,13 @@ int run(int argc, char** argv) {
   app.add_option("--tls-cert", options.tls_cert_file, "Server certificate (PEM)");
   app.add_option("--tls-key", options.tls_key_file, "Server private key (PEM)");
   app.add_option("--tls-client-ca", options.tls_client_ca_file,
-                 "Require client certificates signed by this CA (PEM)");
+                 "Require client certificates signed by this CA (PEM); needs TLS (refused with "
+                 "--insecure-plaintext, where it would authenticate nobody)");
   app.add_flag("--insecure-plaintext", options.insecure_plaintext,
                "Serve without TLS (must be asked for explicitly)");
   app.add_option("--credentials-env", credentials_env,
                  "Require username/password metadata equal to $PREFIX_USERNAME/$PREFIX_PASSWORD "
-                 "(needs TLS)");
+                 "(needs TLS; refused unless both are set and non-empty)");
   app.add_flag("--no-auth", options.no_auth,
                "Serve every client without authentication (lab and tests only; logged at "
                "startup). Without it, --credentials-env or --tls-client-ca is required");
@@ -84,12 +87,12 @@ int run(int argc, char** argv) {
   options.debug_delay = fabgate::Duration(debug_delay_ms);
   options.poll_idle_timeout = fabgate::Duration(std::int64_t{poll_idle_timeout_s} * 1000);
   if (!credentials_env.empty()) {
-    auto login = fabgate::gnmi::login_from_environment(credentials_env);
+    auto login = fabgate::gnmi::target::expected_login_from_environment(credentials_env);
     if (!login) {
       std::fprintf(stderr, "fabgate-gnmid: error: %s\n", login.error().message.c_str());
       return 2;
     }
-    options.expected_login = *login;
+    options.expected_login = std::move(*login);
     // Held in memory from here on: the programs fabgate-gnmid runs (vtysh, ip, lldpcli) must
     // not inherit the credentials. Still one thread here, so unsetenv is safe.
     ::unsetenv((credentials_env + "_USERNAME").c_str());

@@ -20,6 +20,7 @@
 #include "adapters/gnmi/data_tree.h"
 #include "adapters/gnmi/proto/gnmi.grpc.pb.h"
 #include "adapters/gnmi/proto_convert.h"
+#include "adapters/gnmi/target/login_check.h"
 #include "adapters/gnmi/target/openconfig_tree.h"
 #include "adapters/gnmi/target/process.h"
 #include "adapters/gnmi/target/set_transaction.h"
@@ -261,7 +262,12 @@ class IdleWatch {
 class GnmiService final : public ::gnmi::gNMI::Service {
  public:
   GnmiService(const TargetOptions& options, Node& node)
-      : options_(options), node_(node), bgp_reader_(node) {}
+      : options_(options),
+        node_(node),
+        bgp_reader_(node),
+        login_check_(options.expected_login
+                         ? std::optional<LoginCheck>(std::in_place, *options.expected_login)
+                         : std::nullopt) {}
 
   // Ends every STREAM subscription (they would otherwise hold a graceful shutdown to its
   // deadline) and the BGP reader: called before the server shuts down.
@@ -409,15 +415,17 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   }
 
   Status admit(ServerContext* context) const {
-    if (options_.expected_login) {
+    if (login_check_) {
       const auto& metadata = context->client_metadata();
-      auto value = [&](const char* key) -> std::string {
+      auto value = [&](const char* key) -> std::string_view {
         auto found = metadata.find(key);
-        return found == metadata.end() ? std::string()
-                                       : std::string(found->second.data(), found->second.size());
+        return found == metadata.end()
+                   ? std::string_view()
+                   : std::string_view(found->second.data(), found->second.size());
       };
-      if (value("username") != options_.expected_login->username ||
-          value("password") != options_.expected_login->password) {
+      // Compared in constant time (login_check.h): how long the refusal takes tells a client
+      // nothing about how much of a guess was right.
+      if (!login_check_->admits(value("username"), value("password"))) {
         return {StatusCode::UNAUTHENTICATED, "username/password metadata missing or wrong"};
       }
     }
@@ -619,6 +627,7 @@ class GnmiService final : public ::gnmi::gNMI::Service {
   std::atomic<bool> stopping_{false};  // Set is exclusive, so no Get sees half a transaction
   std::atomic<std::size_t> active_streams_{0};
   BgpReader bgp_reader_;
+  std::optional<LoginCheck> login_check_;  // set: --credentials-env
 };
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -651,6 +660,16 @@ int run_target(const TargetOptions& options) {
   bool has_tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   if (has_tls == options.insecure_plaintext) {
     return fail("give either --tls-cert and --tls-key, or --insecure-plaintext (exactly one)");
+  }
+  if (!options.tls_client_ca_file.empty() && options.insecure_plaintext) {
+    return fail(
+        "--tls-client-ca needs TLS (--tls-cert, --tls-key): over --insecure-plaintext no client "
+        "presents a certificate, so it would authenticate nobody");
+  }
+  if (options.expected_login &&
+      (options.expected_login->username.empty() || options.expected_login->password.empty())) {
+    return fail(
+        "--credentials-env: an empty username or password would admit calls that send none");
   }
   bool authenticates = options.expected_login || !options.tls_client_ca_file.empty();
   if (!authenticates && !options.no_auth) {

@@ -736,8 +736,9 @@ TEST(Gnmid, NothingListeningIsUnreachable) {
 }
 
 TEST(Gnmid, WrongCredentialsAreAuthFailures) {
-  // Given a TLS target that requires a username and password, then a wrong password is `auth`
-  // and the right one is served.
+  // Given a TLS target that requires a username and password, then a wrong password, a prefix
+  // or an extension of the right one, an empty one and a wrong username are `auth`, and the
+  // right pair is served.
   if (!testing::program_available("openssl")) GTEST_SKIP() << "openssl CLI not installed";
   TempDir certs_dir;
   std::string failure;
@@ -754,6 +755,18 @@ TEST(Gnmid, WrongCredentialsAreAuthFailures) {
   auto denied = wrong->client->get({"/system/state"}, Encoding::json, kDeadline);
   ASSERT_FALSE(denied);
   EXPECT_EQ(denied.error().kind, GnmiFailure::Kind::auth) << denied.error().message;
+  for (const auto& guess :
+       {GnmiLogin{"fabgate", "s3cre"}, GnmiLogin{"fabgate", "s3cret!"}, GnmiLogin{"fabgate", ""},
+        GnmiLogin{"fabgatE", "s3cret"}, GnmiLogin{"", "s3cret"}}) {
+    GnmiClientOptions guessing = setup.client;
+    guessing.address = wrong->address;
+    guessing.login = guess;
+    auto client = connect(guessing);
+    ASSERT_TRUE(client);
+    auto refused = (*client)->get({"/system/state"}, Encoding::json, kDeadline);
+    ASSERT_FALSE(refused) << "served '" << guess.username << "' / '" << guess.password << "'";
+    EXPECT_EQ(refused.error().kind, GnmiFailure::Kind::auth) << refused.error().message;
+  }
 
   GnmiClientOptions right = setup.client;
   right.address = wrong->address;
@@ -809,6 +822,65 @@ TEST(Gnmid, RefusesToServeWithoutAuthenticationUnlessNoAuthIsGivenAndLogged) {
                             err, {"FGT_NA_USERNAME=u", "FGT_NA_PASSWORD=p"}));
     EXPECT_NE(err.find("--no-auth contradicts --credentials-env"), std::string::npos) << err;
   }
+}
+
+// The exit status of a target whose start() failed (it exited by itself), or nullopt when it
+// was still running and had to be stopped.
+std::optional<int> exit_status_of(TargetProcess& process) {
+  auto status = process.terminate(std::chrono::milliseconds(5000));
+  if (!status || !WIFEXITED(*status)) return std::nullopt;
+  return WEXITSTATUS(*status);
+}
+
+TEST(Gnmid, RefusesAClientCaWithoutTls) {
+  // Given --tls-client-ca with --insecure-plaintext, then fabgate-gnmid refuses to start (exit
+  // status 1, saying why) instead of serving every client: without TLS no client presents a
+  // certificate, so the CA would authenticate nobody while satisfying "authentication required".
+  TempDir dir;
+  dir.write("ca.pem", "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
+  std::string err;
+  TargetProcess process;
+  auto served = start_with(process, dir,
+                           {"--insecure-plaintext", "--tls-client-ca", dir.file("ca.pem")}, err);
+  EXPECT_FALSE(served) << "served on port " << *served;
+  EXPECT_EQ(exit_status_of(process), 1) << err;
+  EXPECT_NE(err.find("fabgate-gnmid: error: --tls-client-ca needs TLS (--tls-cert, --tls-key): "
+                     "over --insecure-plaintext no client presents a certificate, so it would "
+                     "authenticate nobody"),
+            std::string::npos)
+      << err;
+}
+
+TEST(Gnmid, RefusesCredentialsThatAreUnsetOrEmpty) {
+  // Given --credentials-env whose password (or username) variable is empty or unset, then
+  // fabgate-gnmid refuses to start (exit status 2) naming the variable: an empty password would
+  // admit every call that sends no password metadata. Given both non-empty, then it serves.
+  TempDir dir;
+  std::vector<std::string> args = {"--insecure-plaintext", "--credentials-env", "FGT_EC",
+                                   "--lab-insecure-plaintext-credentials"};
+  struct Case {
+    std::vector<std::string> env;
+    std::string says;
+  };
+  for (const auto& [env, says] :
+       {Case{{"FGT_EC_USERNAME=fabgate", "FGT_EC_PASSWORD="}, "FGT_EC_PASSWORD is empty"},
+        Case{{"FGT_EC_USERNAME=", "FGT_EC_PASSWORD=s3cret"}, "FGT_EC_USERNAME is empty"},
+        Case{{"FGT_EC_USERNAME=fabgate"}, "FGT_EC_PASSWORD is not set"}}) {
+    std::string err;
+    TargetProcess process;
+    auto served = start_with(process, dir, args, err, env);
+    EXPECT_FALSE(served) << says << ": served on port " << *served;
+    EXPECT_EQ(exit_status_of(process), 2) << err;
+    EXPECT_NE(err.find("fabgate-gnmid: error: --credentials-env FGT_EC: " + says +
+                       ": both $PREFIX_USERNAME and $PREFIX_PASSWORD must be set and non-empty"),
+              std::string::npos)
+        << err;
+  }
+  std::string err;
+  TargetProcess process;
+  auto served =
+      start_with(process, dir, args, err, {"FGT_EC_USERNAME=fabgate", "FGT_EC_PASSWORD=s3cret"});
+  EXPECT_TRUE(served) << err;
 }
 
 TEST(Gnmid, RefusesCredentialsOverPlaintextUnlessTheLabFlagIsGiven) {
