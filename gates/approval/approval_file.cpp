@@ -1,8 +1,15 @@
 #include "gates/approval/approval_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
+#include <utility>
 
 namespace fabgate::approval {
 
@@ -29,15 +36,82 @@ nlohmann::json to_json(const SignedApproval& approval) {
           {"signature", approval.signature}};
 }
 
-Result<SignedApproval> read_approval_file(const std::filesystem::path& file) {
+namespace {
+
+// The descriptor of an approval file, closed on every way out.
+class OpenFile {
+ public:
+  explicit OpenFile(int fd) : fd_(fd) {}
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+thread_local ApprovalReadings* active_readings = nullptr;
+
+}  // namespace
+
+Result<std::string> read_approval_bytes(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::invalid_input("approval " + name + ": cannot be read");
-  auto document = nlohmann::json::parse(in, nullptr, false);
+  auto refused = [&](const std::string& why) {
+    return Error::invalid_input("approval " + name + ": " + why);
+  };
+  OpenFile opened(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (opened.fd() < 0) {
+    const int failed = errno;
+    struct stat link {};
+    // O_NOFOLLOW answers ELOOP when the last part of the path is a symbolic link.
+    if (failed == ELOOP && ::lstat(file.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      return refused(
+          "is a symbolic link, refused: approval files are read without following links "
+          "(give the file itself)");
+    return refused(std::string("cannot be read: ") + std::strerror(failed));
+  }
+  struct stat info {};
+  if (::fstat(opened.fd(), &info) != 0)
+    return refused(std::string("cannot be read: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return refused("not an approval: " + kind_of(info.st_mode));
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxApprovalFileBytes)
+    return refused("not an approval: " + std::to_string(info.st_size) + " bytes, more than " +
+                   std::to_string(kMaxApprovalFileBytes) + " (an approval is about 1 KiB)");
+  // The size is checked again while reading: the file may grow after fstat.
+  std::string content;
+  char buffer[1 << 14];
+  while (true) {
+    ssize_t n = ::read(opened.fd(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return refused(std::string("cannot be read: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (content.size() + static_cast<std::size_t>(n) > kMaxApprovalFileBytes)
+      return refused("not an approval: it grew past " + std::to_string(kMaxApprovalFileBytes) +
+                     " bytes while it was read");
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  return content;
+}
+
+Result<SignedApproval> parse_approval(const std::string& name, std::string_view content) {
+  auto document = nlohmann::json::parse(content, nullptr, false);
   if (document.is_discarded() || !document.is_object())
-    return Error::invalid_input("approval " + name + ": not a JSON object");
-  if (document.value("format", "") != kApprovalFormat)
-    return Error::invalid_input("approval " + name + ": format is not " +
+    return Error::invalid_input("approval " + name + ": not an approval: not a JSON object");
+  auto format = document.find("format");
+  if (format == document.end() || !format->is_string() ||
+      format->get<std::string>() != kApprovalFormat)
+    return Error::invalid_input("approval " + name + ": not an approval: its format is not " +
                                 std::string(kApprovalFormat));
   SignedApproval approval;
   std::vector<std::string> problems;
@@ -61,6 +135,32 @@ Result<SignedApproval> read_approval_file(const std::filesystem::path& file) {
   if (!problems.empty())
     return Error::invalid_input("approval " + name + ": malformed", std::move(problems));
   return approval;
+}
+
+Result<SignedApproval> read_approval_file(const std::filesystem::path& file) {
+  auto content = read_approval_bytes(file);
+  if (!content.ok()) {
+    ApprovalReadings::record({file.string(), "", false});
+    return std::move(content).error();
+  }
+  auto approval = parse_approval(file.string(), content.value());
+  ApprovalReadings::record({file.string(), std::move(content).value(), approval.ok()});
+  return approval;
+}
+
+ApprovalReadings::ApprovalReadings() {
+  if (active_readings == nullptr) {
+    active_readings = this;
+    active_ = true;
+  }
+}
+
+ApprovalReadings::~ApprovalReadings() {
+  if (active_) active_readings = nullptr;
+}
+
+void ApprovalReadings::record(Reading reading) {
+  if (active_readings != nullptr) active_readings->readings_.push_back(std::move(reading));
 }
 
 std::string approval_file_name(const std::string& principal) {

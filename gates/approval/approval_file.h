@@ -5,8 +5,11 @@
 // commit, the approver and the time, so none of them can be edited without breaking the
 // signature.
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,9 +36,54 @@ std::string statement(const SignedApproval& approval);
 
 nlohmann::json to_json(const SignedApproval& approval);
 
-// Reads and checks an approval file's shape; an unreadable or malformed file is invalid input
-// naming the file.
+// The largest approval file read: a real one is about 1 KiB.
+inline constexpr std::size_t kMaxApprovalFileBytes = std::size_t{1} << 20;
+
+// Reads an approval file the one time it is read: opened once without following a symbolic
+// link (O_NOFOLLOW, O_CLOEXEC; O_NONBLOCK so a FIFO cannot hold the run), checked through that
+// descriptor to be a regular file of at most kMaxApprovalFileBytes, and read through the same
+// descriptor. Whatever is judged and copied into the evidence is these bytes, never the file
+// opened again by its path (it may have been swapped in between). A symbolic link, a folder,
+// a device, a larger file or an unreadable one is invalid input naming the file and why.
+Result<std::string> read_approval_bytes(const std::filesystem::path& file);
+
+// Judges bytes already read: a JSON object in format fabgate.approval/1 with every field a
+// non-empty string (no newline but in the signature). `name` names the file in messages;
+// anything else is invalid input "approval NAME: not an approval: WHY" (or "malformed" with
+// each field's problem as a detail).
+Result<SignedApproval> parse_approval(const std::string& name, std::string_view content);
+
+// read_approval_bytes, then parse_approval of those bytes. While an ApprovalReadings is alive
+// on this thread, every call is recorded there with the bytes it judged.
 Result<SignedApproval> read_approval_file(const std::filesystem::path& file);
+
+// What read_approval_file read and judged on this thread while this object lives, in call
+// order. The approval judge reads every file through read_approval_file; whoever copies the
+// approvals into the evidence bundle takes the bytes from here, so the copy is exactly what
+// was judged (a file swapped after the judge read it cannot put another file into the bundle).
+// One at a time per thread: a second one while the first lives records nothing.
+class ApprovalReadings {
+ public:
+  struct Reading {
+    std::string file;          // as given to read_approval_file
+    std::string content;       // the bytes judged; "" when the file could not be read
+    bool is_approval = false;  // the bytes parsed as an approval
+  };
+
+  ApprovalReadings();
+  ~ApprovalReadings();
+  ApprovalReadings(const ApprovalReadings&) = delete;
+  ApprovalReadings& operator=(const ApprovalReadings&) = delete;
+
+  const std::vector<Reading>& readings() const { return readings_; }
+
+  // Called by read_approval_file.
+  static void record(Reading reading);
+
+ private:
+  std::vector<Reading> readings_;
+  bool active_ = false;
+};
 
 // A file name for a principal: "alice@example.net" -> "alice@example.net.json"; characters
 // that are unsafe in file names become '_'.

@@ -29,8 +29,13 @@ struct ApprovalRecord {
   std::string reason;       // in words, for people
   // The copy of the file, signature included, in the run's evidence bundle
   // ("approvals/1-alice@example.net.json"), so the bundle proves its approvals after the file
-  // given is gone; "" when the file could not be read.
+  // given is gone; "" when the file was not read as an approval (unreadable, a symbolic link,
+  // not an approval): such files are listed, never copied.
   std::string bundle_copy;
+  // The file's bytes exactly as the judge read and judged them, set only when they parsed as an
+  // approval: the copy in the bundle is written from these bytes, never from the file opened
+  // again (it may have been swapped since). Not part of to_json(): the copy is the record.
+  std::string content;
 
   nlohmann::json to_json() const {
     return {{"file", file},

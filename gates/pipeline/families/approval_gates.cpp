@@ -107,24 +107,18 @@ void Pipeline::check_approval(GateRecord& record) {
 void Pipeline::copy_approvals_into_bundle(GateRecord& record) {
   // Approvals are copied as they are, signature included: the manifest then lists and hashes
   // them, and the bundle still proves what was approved after the file given (often in /tmp)
-  // is gone. A file too large to be an approval, or unreadable, is not copied; the judge
-  // already recorded why it did not count.
-  constexpr std::uintmax_t kMaxApprovalBytes = 1 << 20;
+  // is gone. What is copied is the content the judge read and judged (ApprovalRecord::content),
+  // never the file opened again by its path: a file swapped after it was judged cannot put
+  // another file into the evidence. A file that did not parse as an approval has no content
+  // and is not copied; the judge already recorded why it did not count.
   std::size_t index = 0;
   for (auto& approval : outcome_.approvals) {
     ++index;
-    std::error_code error;
-    const std::filesystem::path given(approval.file);
-    if (!std::filesystem::is_regular_file(given, error) ||
-        std::filesystem::file_size(given, error) > kMaxApprovalBytes)
-      continue;
-    std::ifstream in(given, std::ios::binary);
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in && !in.eof()) continue;
-    std::string name = given.filename().string();
+    if (approval.content.empty()) continue;
+    std::string name = std::filesystem::path(approval.file).filename().string();
     if (name.empty() || name.front() == '.') name = "approval" + name;
     const std::string copy = "approvals/" + std::to_string(index) + "-" + name;
-    auto written = with_.evidence.write_signed_copy(copy, content);  // byte for byte
+    auto written = with_.evidence.write_signed_copy(copy, approval.content);  // byte for byte
     if (!written.ok()) {
       record.details.push_back("evidence: " + written.error().message);
       continue;

@@ -163,6 +163,40 @@ TEST(ApprovalGate, APassingJudgementLetsTheChangeRun) {
   EXPECT_EQ(fixture.remote.sent("step"), 1u);
 }
 
+TEST(ApprovalGate, TheBundleGetsTheBytesTheJudgeJudgedNotTheFileAsItIsNow) {
+  // Given a judge that counted an approval whose file was replaced after it was judged, and
+  // listed a file that is no approval, then the bundle's copy is the content that was judged,
+  // listed in the manifest, and the other file is not copied (no bundle_copy, no file).
+  Fixture fixture;
+  testing::TempDir given("fabgate-approval-given");
+  testing::write_file(given.file("alice.json"), "{\"swapped\": \"after it was judged\"}\n");
+  testing::write_file(given.file("plan.json"), "{\"format\": \"fabgate.plan/1\"}\n");
+  const std::string judged = "{\"format\": \"fabgate.approval/1\", \"approver\": \"alice\"}\n";
+  fixture.judge.answer.verdict = Verdict::pass;
+  fixture.judge.answer.summary = "1 valid approval of 1 required";
+  ApprovalRecord alice;
+  alice.file = given.file("alice.json");
+  alice.approver = "alice@example.net";
+  alice.outcome = "valid";
+  alice.counted = true;
+  alice.content = judged;
+  ApprovalRecord plan;
+  plan.file = given.file("plan.json");
+  plan.outcome = "unreadable";
+  fixture.judge.answer.approvals = {alice, plan};
+  auto outcome = fixture.run(Mode::apply, &fixture.judge);
+  EXPECT_EQ(outcome.exit_code, ExitCode::accepted) << outcome.first_disproven;
+
+  EXPECT_EQ(testing::read_file((fixture.bundle_dir / "approvals/1-alice.json").string()), judged);
+  EXPECT_FALSE(std::filesystem::exists(fixture.bundle_dir / "approvals/2-plan.json"));
+  auto manifest = fixture.read("manifest.json");
+  ASSERT_EQ(manifest["approvals"].size(), 2u);
+  EXPECT_EQ(manifest["approvals"][0]["bundle_copy"], "approvals/1-alice.json");
+  EXPECT_EQ(manifest["approvals"][1]["bundle_copy"], "");
+  EXPECT_TRUE(manifest["files"].contains("approvals/1-alice.json"));
+  EXPECT_FALSE(manifest["approvals"][0].contains("content"));
+}
+
 TEST(ApprovalGate, WithoutAJudgeOnlyAPolicyOfNoApprovalsPasses) {
   Fixture needs_one;
   auto refused = needs_one.run(Mode::apply, nullptr);
