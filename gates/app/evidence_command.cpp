@@ -16,6 +16,18 @@
 
 namespace fabgate::app {
 
+namespace {
+
+// What a bundle that matches its manifest proves without a signature check: the hashes and the
+// bundle digest are public recipes, so whoever can write the folder can edit a file and reseal
+// manifest.json. Said on every such success, so nobody reads "intact" as "authentic".
+constexpr const char* kIntegrityOnly = "integrity only, not authenticity";
+constexpr const char* kNotChecked =
+    "authenticity: not checked: anyone who can write the bundle can edit it and reseal its "
+    "manifest";
+
+}  // namespace
+
 Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& dir,
                                      const std::string& allowed_signers, Console& console) {
   auto check = pipeline::verify_bundle(dir);
@@ -46,7 +58,10 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                             {"unsafe", result.unsafe},
                             {"malformed", result.malformed},
                             {"manifest_consistent", result.manifest_consistent},
-                            {"trusted", trusted}};
+                            {"trusted", trusted},
+                            {"authenticity", !signature  ? "not-checked"
+                                             : signed_ok ? "verified"
+                                                         : "failed"}};
     if (signature)
       document["signature"] = {{"status", std::string(approval::to_string(signature->status))},
                                {"signer", signature->signer},
@@ -73,11 +88,16 @@ Result<ExitCode> run_evidence_verify(const CommonOptions&, const std::string& di
                    signature->reason);
     else if (has_signature)
       console.line("signature: present, not checked (pass --allowed-signers FILE to check it)");
-    std::string intact_line = signature ? "every file matches manifest.json, signed by " +
-                                              signature->signer + " (" + signature->key + ")"
-                                        : "every file matches manifest.json";
+    std::string intact_line =
+        signature ? "every file matches manifest.json, signed by " + signature->signer + " (" +
+                        signature->key + ")"
+                  : "every file matches manifest.json (" + std::string(kIntegrityOnly) + ")";
     console.line(trusted ? console.green("intact") + ": " + intact_line
                          : console.red("TAMPERED") + ": this evidence cannot be trusted");
+    if (trusted && !signature) {
+      console.line(kNotChecked);
+      console.line("  pass --allowed-signers FILE to check who signed it (fabgate evidence sign)");
+    }
   }
   return trusted ? ExitCode::accepted : ExitCode::refused;
 }
@@ -177,6 +197,7 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
   if (console.json_mode()) {
     console.json(nlohmann::json{{"bundle", dir},
                                 {"intact", intact},
+                                {"authenticity", "not-checked"},
                                 {"page", has_page ? nlohmann::json(page.string()) : nullptr},
                                 {"mode", text_of(manifest, "mode")},
                                 {"change", manifest.value("change", nlohmann::json())},
@@ -244,10 +265,11 @@ Result<ExitCode> run_evidence_show(const CommonOptions&, const std::string& dir,
     }
   }
   console.line("");
-  console.line(std::string("integrity: ") +
-               (intact ? console.green("intact") : console.red("TAMPERED")) +
-               (intact ? " (every file matches manifest.json)"
-                       : " (run `fabgate evidence verify` for the files)"));
+  // Only an intact bundle gets here (a tampered one is not summarised, above).
+  console.line("integrity: " + console.green("intact") + " (every file matches manifest.json; " +
+               kIntegrityOnly + ")");
+  console.line(kNotChecked);
+  console.line("  check who signed it: fabgate evidence verify DIR --allowed-signers FILE");
   console.line("page:     " + (has_page ? page.string() : std::string("(no report.html)")));
   return intact ? ExitCode::accepted : ExitCode::refused;
 }
