@@ -100,4 +100,72 @@ Expected<std::optional<std::string>, GitFailure> CommitGraph::first_parent(
   return std::optional<std::string>(oid_hex(git_commit_parent_id(handle.get(), 0)));
 }
 
+Expected<std::optional<std::string>, GitFailure> CommitGraph::resolve_full_ref(
+    const std::string& name) const {
+  if (name.rfind("refs/", 0) != 0)
+    return GitFailure{GitFailure::Kind::bad_ref,
+                      "git: '" + name +
+                          "' is not a full reference name (refs/heads/..., "
+                          "refs/remotes/... or refs/tags/...)"};
+  git_reference* raw = nullptr;
+  int code = git_reference_lookup(&raw, state_->repository.get(), name.c_str());
+  if (code == GIT_ENOTFOUND) {
+    git_error_clear();
+    return std::optional<std::string>();
+  }
+  if (code != 0)
+    return GitFailure{GitFailure::Kind::bad_ref, "git: look up reference '" + name + "' in " +
+                                                     state_->shown + ": " + last_git_error()};
+  ReferenceHandle reference(raw);
+  git_object* raw_commit = nullptr;
+  if (git_reference_peel(&raw_commit, reference.get(), GIT_OBJECT_COMMIT) != 0)
+    return GitFailure{GitFailure::Kind::bad_ref,
+                      "git: reference '" + name + "' does not name a commit: " + last_git_error()};
+  ObjectHandle commit(raw_commit);
+  return std::optional<std::string>(oid_hex(git_object_id(commit.get())));
+}
+
+Expected<CommitGraph::CommitRange, GitFailure> CommitGraph::commits_between(
+    const std::string& hidden, const std::string& tip, std::size_t limit) const {
+  auto failed = [&](const std::string& what) {
+    return GitFailure{GitFailure::Kind::read_failed, "git: commits " + hidden.substr(0, 12) + ".." +
+                                                         tip.substr(0, 12) + ": " + what + ": " +
+                                                         last_git_error()};
+  };
+  auto newest = state_->oid_of(tip);
+  if (!newest.ok()) return std::move(newest).error();
+  git_revwalk* raw_walk = nullptr;
+  if (git_revwalk_new(&raw_walk, state_->repository.get()) != 0) return failed("walk");
+  RevwalkHandle walk(raw_walk);
+  if (git_revwalk_push(walk.get(), &newest.value()) != 0) return failed("start");
+  if (!hidden.empty()) {
+    auto oldest = state_->oid_of(hidden);
+    if (!oldest.ok()) return std::move(oldest).error();
+    if (git_revwalk_hide(walk.get(), &oldest.value()) != 0) return failed("hide");
+  }
+  CommitRange range;
+  git_oid oid;
+  int code = 0;
+  while ((code = git_revwalk_next(&oid, walk.get())) == 0) {
+    if (range.commits.size() >= limit) {
+      range.truncated = true;
+      break;
+    }
+    git_commit* raw = nullptr;
+    if (git_commit_lookup(&raw, state_->repository.get(), &oid) != 0) return failed("read");
+    CommitHandle commit(raw);
+    CommitPeople people;
+    people.id = oid_hex(&oid);
+    if (const git_signature* author = git_commit_author(commit.get()); author && author->email)
+      people.author_email = author->email;
+    if (const git_signature* committer = git_commit_committer(commit.get());
+        committer && committer->email)
+      people.committer_email = committer->email;
+    range.commits.push_back(std::move(people));
+  }
+  if (code != 0 && code != GIT_ITEROVER && !range.truncated) return failed("walk");
+  git_error_clear();
+  return range;
+}
+
 }  // namespace fabgate::git

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "adapters/core/result.h"
 #include "adapters/git/git_repository.h"
@@ -33,6 +34,27 @@ class CommitGraph {
                                          const std::string& commit) const;
   // The first parent of `commit`; nullopt for a root commit.
   Expected<std::optional<std::string>, GitFailure> first_parent(const std::string& commit) const;
+  // The commit a reference names by its full name ("refs/heads/main", "refs/remotes/origin/main",
+  // "refs/tags/v1"), peeled to a commit, with no revision shorthand: "main" is not a full name
+  // and is refused (bad_ref), so a tag can never stand in for a branch of the same name. nullopt
+  // when no such reference exists.
+  Expected<std::optional<std::string>, GitFailure> resolve_full_ref(const std::string& name) const;
+
+  // Who made one commit, as the self-approval check reads them.
+  struct CommitPeople {
+    std::string id;
+    std::string author_email;
+    std::string committer_email;
+  };
+  // The commits reachable from `tip` but not from `hidden` (empty: none hidden), newest first,
+  // at most `limit`; `truncated` is set when there were more. `git log hidden..tip`.
+  struct CommitRange {
+    std::vector<CommitPeople> commits;
+    bool truncated = false;
+  };
+  Expected<CommitRange, GitFailure> commits_between(const std::string& hidden,
+                                                    const std::string& tip,
+                                                    std::size_t limit) const;
 
  private:
   struct State;

@@ -24,6 +24,8 @@ using CommitHandle = std::unique_ptr<git_commit, Deleter<git_commit_free>>;
 using TreeHandle = std::unique_ptr<git_tree, Deleter<git_tree_free>>;
 using TreeEntryHandle = std::unique_ptr<git_tree_entry, Deleter<git_tree_entry_free>>;
 using BlobHandle = std::unique_ptr<git_blob, Deleter<git_blob_free>>;
+using ReferenceHandle = std::unique_ptr<git_reference, Deleter<git_reference_free>>;
+using RevwalkHandle = std::unique_ptr<git_revwalk, Deleter<git_revwalk_free>>;
 
 // libgit2's last error on this thread, cleared so a later call cannot report it again.
 inline std::string last_git_error() {

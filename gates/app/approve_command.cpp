@@ -13,6 +13,7 @@
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/app/intent_loading.h"
+#include "gates/app/trusted_policy.h"
 #include "gates/approval/approval_file.h"
 #include "gates/approval/child_process.h"
 #include "gates/approval/signature_tool.h"
@@ -144,6 +145,14 @@ Result<std::string> recomputed_digest(const CommonOptions& common, const Plan& p
   if (!loaded.ok()) return unavailable(loaded.error().message);
   if (loaded->commit.id != plan.commit)
     return unavailable(at_commit.repo + " resolves it to " + loaded->commit.id);
+  // The digest apply will compute: the change from its commit, the fleet settings from the
+  // trusted ref's tip (trusted_policy.h), exactly as plan and apply load them.
+  if (loaded->outcome.diagnostics.empty()) {
+    auto trusted = read_trusted_policy(at_commit, loaded.value(), nullptr);
+    if (!trusted.ok()) return unavailable(trusted.error().message);
+    loaded = read_intent_under_trusted_ref(at_commit, trusted.value());
+    if (!loaded.ok()) return unavailable(loaded.error().message);
+  }
   if (!loaded->outcome.diagnostics.empty())
     return Error::invalid_input(
         "approve: plan " + name + ": the intent at commit " + at + " is invalid",

@@ -35,18 +35,33 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   auto controller = controller_name(options.controller);
   if (!controller.ok()) return std::move(controller).error();
   // Intent: read from the commit, refuse uncommitted edits, find the change.
-  auto loaded = read_intent(common);
-  if (!loaded.ok()) return std::move(loaded).error();
-  if (!loaded->outcome.diagnostics.empty())
-    return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " is invalid",
-                                loaded->outcome.diagnostics.lines());
-  auto committed = require_committed(loaded.value());
+  auto own = read_intent(common);
+  if (!own.ok()) return std::move(own).error();
+  if (!own->outcome.diagnostics.empty())
+    return Error::invalid_input("intent at " + own->commit.id.substr(0, 12) + " is invalid",
+                                own->outcome.diagnostics.lines());
+  auto committed = require_committed(own.value());
   if (!committed.ok()) return std::move(committed).error();
-  // The approval policy, allowed_signers and exceptions register come from the trusted ref,
-  // never from this commit (docs/approvals.md "Where the policy comes from").
+  // The fleet settings (fabgate.yaml, the inventory, allowed_signers, the exceptions register,
+  // the budgets) come from the trusted ref's tip, never from this commit, whose author is not
+  // trusted before the change is approved (docs/security.md). The change's steps, rollback,
+  // probes and expectations come from this commit.
   approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
-  auto trusted = read_trusted_policy(common, loaded.value(), &commit_signatures);
+  auto trusted = read_trusted_policy(common, own.value(), &commit_signatures);
   if (!trusted.ok()) return std::move(trusted).error();
+  auto loaded = read_intent_under_trusted_ref(common, trusted.value());
+  if (!loaded.ok()) return std::move(loaded).error();
+  if (!loaded->outcome.diagnostics.empty()) {
+    auto lines = loaded->outcome.diagnostics.lines();
+    lines.push_back("fabgate.yaml and the inventory are read from " + trusted->source +
+                    ", not from commit " + own->commit.id.substr(0, 12) +
+                    ": a change that needs new devices or settings merges them there first");
+    return Error::invalid_input("intent at " + own->commit.id.substr(0, 12) +
+                                    " is invalid under the fleet settings of the trusted ref",
+                                lines);
+  }
+  if (auto inside = refuse_fleet_files_in_work_tree(loaded.value()); !inside.ok())
+    return std::move(inside).error();
   loaded->outcome.repository->trusted_policy = std::move(trusted).value();
   const auto& repository = *loaded->outcome.repository;
   warn_lab_only_settings(repository, console);
@@ -64,8 +79,14 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   }
 
   // Secrets the commands use: all present, or the change is refused before anything is sent.
-  auto secrets = step_secret_values(repository, *change, CommandsSent::change);
-  if (!secrets.ok()) return std::move(secrets).error();
+  // A plan is made before anyone approved the change, so it gets none: a probe that would
+  // carry one is not run at plan time (no-evidence, docs/security.md).
+  pipeline::SecretValues secret_values;
+  if (mode != pipeline::Mode::plan) {
+    auto secrets = step_secret_values(repository, *change, CommandsSent::change);
+    if (!secrets.ok()) return std::move(secrets).error();
+    secret_values = std::move(secrets).value();
+  }
 
   // Evidence first: nothing is sent to a device before there is somewhere to record it.
   auto evidence_root = common.evidence_dir.empty()
@@ -86,7 +107,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
        options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
                                     : ssh::UnknownHostKeys::refuse,
        parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,
-       operator_name, std::move(secrets).value(), budget_wait, controller.value()});
+       operator_name, std::move(secret_values), budget_wait, controller.value(),
+       mode == pipeline::Mode::plan ? repository.settings.secret_env : std::vector<std::string>{}});
   if (!collaborators.ok()) return std::move(collaborators).error();
   auto& run = *collaborators.value();
   GatePrinter observer(console);

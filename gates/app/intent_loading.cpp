@@ -23,9 +23,14 @@ intent::CommitInfo to_commit_info(const git::CommitMeta& meta) {
 Result<LoadedIntent> read_intent(const CommonOptions& options) {
   auto tree = git::CommitTree::open(options.repo, options.ref, "fabgate.yaml");
   if (!tree.ok()) return Error::invalid_input(tree.error().message);
+  return read_intent_from(tree.value(), tree.value());
+}
+
+LoadedIntent read_intent_from(const git::FileTree& files, const git::CommitTree& commit_tree) {
+  const git::CommitTree* tree = &commit_tree;
   LoadedIntent loaded;
-  loaded.outcome = intent::load_intent_repository(tree.value(), to_commit_info(tree->commit()),
-                                                  tree->intent_root());
+  loaded.outcome =
+      intent::load_intent_repository(files, to_commit_info(tree->commit()), tree->intent_root());
   loaded.commit = to_commit_info(tree->commit());
   loaded.commit_signature = tree->commit().signature;
   loaded.commit_signed_data = tree->commit().signed_data;
@@ -37,11 +42,11 @@ Result<LoadedIntent> read_intent(const CommonOptions& options) {
     return tree->intent_root().empty() ? path : tree->intent_root() + "/" + path;
   };
   for (const auto& path : paths) {
-    if (tree->read(path)) {
+    if (files.read(path)) {
       loaded.files.push_back(shown_path(path));
       continue;
     }
-    for (const auto& file : tree->list(path)) loaded.files.push_back(shown_path(file));
+    for (const auto& file : files.list(path)) loaded.files.push_back(shown_path(file));
   }
   for (const auto& difference : tree->work_tree_differences(paths)) {
     std::string shown =

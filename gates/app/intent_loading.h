@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "adapters/core/result.h"
+#include "adapters/git/git_repository.h"
 #include "gates/app/console.h"
 #include "gates/app/options.h"
 #include "gates/intent/loader.h"
@@ -28,6 +29,9 @@ struct LoadedIntent {
 // Opens the repository and reads the intent from the commit (never the work tree). Only an
 // unusable repository or ref is an Error here; validation problems are in outcome.
 Result<LoadedIntent> read_intent(const CommonOptions& options);
+// The same from `files` (the commit's tree, or a tree that serves some of its files from
+// elsewhere: trusted_policy.h), with commit facts and work-tree differences from `commit_tree`.
+LoadedIntent read_intent_from(const git::FileTree& files, const git::CommitTree& commit_tree);
 
 // read_intent, then: invalid intent -> invalid_input listing every problem; work-tree
 // differences are printed as warnings. For commands that only read (snapshot, diff).

@@ -127,7 +127,7 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
       token_fenced_(
           ssh_remote_, [this](const std::string& device) { return budgets_.fence_token(device); },
           setup.repository.settings.safeguards.lock_dir),
-      with_secrets_(token_fenced_, setup.secrets),
+      with_secrets_(token_fenced_, setup.secrets, setup.withheld_secrets),
       fenced_(with_secrets_, budgets_.fence()),
       remote_(fenced_, setup.evidence),
       fenced_gnmi_(grpc_gnmi_, budgets_.fence()),

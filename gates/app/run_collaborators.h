@@ -35,11 +35,14 @@ struct RunSetup {
   Duration budget_wait{0};
   // This controller's name in the coordination store (controller_name()); empty: the host name.
   std::string controller;
+  // secrets.env names whose commands are refused rather than sent (plan: nothing approved yet).
+  std::vector<std::string> withheld_secrets;
 };
 
 // The name this controller gives itself in the coordination store: --controller, else
-// $FABGATE_CONTROLLER; empty for neither (the store then gets the host name). Invalid input (exit 2) when it is empty, longer than
-// 128 bytes, or holds a control character: other operators read it in refusals and status.
+// $FABGATE_CONTROLLER; empty for neither (the store then gets the host name). Invalid input (exit
+// 2) when it is empty, longer than 128 bytes, or holds a control character: other operators read it
+// in refusals and status.
 Result<std::string> controller_name(const std::string& option);
 
 // The real collaborators of one run, all recording into its evidence bundle: SSH sessions

@@ -50,19 +50,31 @@ std::optional<std::string> age_problem(const std::string& approved_at,
 // Who made the change, as the self-approval check knows them: the commit's author and
 // committer e-mails, or, when approval.require_signed_commits is on, the principal whose key
 // verifiably signed the commit (e-mails are whatever `git commit --author` was told).
+// Every commit between the trusted ref's history and the change counts (the trusted policy
+// lists them): a colleague's fix-up on top of the author's commit leaves the author an author.
 struct ChangeMaker {
   std::string identity;
-  const char* did;  // "authored", "committed", "signed"
+  std::string did;     // "authored", "committed", "signed"
+  std::string commit;  // full id
 };
 
 std::vector<ChangeMaker> change_makers(const intent::IntentRepository& repository) {
   const auto& trusted = repository.trusted_policy;
+  std::vector<ChangeMaker> makers;
   if (trusted && trusted->approval.require_signed_commits) {
     if (trusted->commit_signer.empty()) return {};
-    return {{trusted->commit_signer, "signed"}};
+    makers.push_back({trusted->commit_signer, "signed", repository.commit.id});
+  } else {
+    makers.push_back({repository.commit.author_email, "authored", repository.commit.id});
+    makers.push_back({repository.commit.committer_email, "committed", repository.commit.id});
   }
-  return {{repository.commit.author_email, "authored"},
-          {repository.commit.committer_email, "committed"}};
+  // The other commits of the change: their e-mails are all that is known of them (with signed
+  // commits only the change's own commit is verified; its other makers still may not approve).
+  if (trusted)
+    for (const auto& maker : trusted->change_makers)
+      if (maker.commit != repository.commit.id)
+        makers.push_back({maker.email, maker.did, maker.commit});
+  return makers;
 }
 
 // Whether the approval comes from whoever made the change: by the principal it was signed as,
@@ -74,10 +86,12 @@ Expected<std::optional<std::string>, SignatureFailure> own_change(
     const SignedApproval& approval, const std::string& approval_key, SignatureTool& tool) {
   const std::string short_commit = repository.commit.id.substr(0, 12);
   const auto people = change_makers(repository);
-  for (const auto& [identity, did] : people)
+  for (const auto& [identity, did, made] : people)
     if (!identity.empty() && lower(approval.approver) == lower(identity))
-      return std::optional<std::string>(approval.approver + " " + did + " commit " + short_commit +
-                                        " and cannot approve it");
+      return std::optional<std::string>(
+          approval.approver + " " + did + " commit " + made.substr(0, 12) +
+          (made == repository.commit.id ? "" : " of this change (" + short_commit + ")") +
+          " and cannot approve it");
   const auto& trusted = repository.trusted_policy;
   if (trusted && trusted->approval.require_signed_commits && !trusted->commit_signing_key.empty() &&
       approval_key == trusted->commit_signing_key)
@@ -87,14 +101,14 @@ Expected<std::optional<std::string>, SignatureFailure> own_change(
                                       "); a change's signer cannot approve it");
   for (const auto& principal : signers.principals()) {
     if (principal == approval.approver) continue;
-    for (const auto& [identity, did] : people) {
+    for (const auto& [identity, did, made] : people) {
       if (identity.empty() || lower(principal) != lower(identity)) continue;
       auto also =
           tool.verify(signers.usable_text(), principal, statement(approval), approval.signature);
       if (also.ok())
         return std::optional<std::string>(
             "the key " + also->key_fingerprint + " that signed as " + approval.approver +
-            " is also listed for " + principal + ", who " + did + " commit " + short_commit +
+            " is also listed for " + principal + ", who " + did + " commit " + made.substr(0, 12) +
             "; a change's author or committer cannot approve it under another name");
       if (also.error().kind != SignatureFailure::Kind::rejected) return also.error();
     }
@@ -202,6 +216,8 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
                             short_digest(plan_digest) + " at commit " + commit);
     } else if (auto too_old = age_problem(approval->approved_at, policy.max_age, now)) {
       conclude("expired", *too_old);
+    } else if (trusted && !trusted->change_makers_problem.empty()) {
+      conclude("not-verified", trusted->change_makers_problem);
     } else if (auto own = own_change(repository, signers, *approval, record.key, tool_);
                !own.ok()) {
       tool_failed = true;

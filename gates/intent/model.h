@@ -377,15 +377,27 @@ struct TrustedPolicy {
   std::string source;  // "main at 1a2b3c4d5e6f (parent of the change's commit 9f8e...)"
   std::string commit;  // the commit the policy was read from
   ApprovalPolicy approval;
-  std::optional<std::string> allowed_signers;  // its text there; nullopt: not in that commit
-  std::string exceptions_path;                 // relative to the intent root
-  std::optional<std::string> exceptions;       // the register's text there; nullopt: none
-  std::string budgets_path;                    // relative to the intent root
-  std::optional<std::string> budgets;          // policies/budgets.yaml there; nullopt: none
+  std::optional<std::string> allowed_signers;        // its text there; nullopt: not in that commit
+  std::string exceptions_path;                       // relative to the intent root
+  std::optional<std::string> exceptions;             // the register's text there; nullopt: none
+  std::string budgets_path;                          // relative to the intent root
+  std::optional<std::string> budgets;                // policies/budgets.yaml there; nullopt: none
   std::optional<CoordinationSettings> coordination;  // fabgate.yaml's coordination there
   // Policy files the change's commit edits relative to that commit ("fabgate.yaml approval
   // block: min_approvals 1 -> 0"); such a change needs at least one approval.
   std::vector<std::string> edits;
+  // Everyone who authored or committed a commit of the change (the change's commit and every
+  // commit between it and the trusted ref's history, `git log BASE..CHANGE`): none of them may
+  // approve it. A reviewer's fix-up on top does not make the author an approver.
+  struct ChangeMaker {
+    std::string email;
+    std::string did;     // "authored", "committed"
+    std::string commit;  // full id
+  };
+  std::vector<ChangeMaker> change_makers;
+  // Set when there were more commits than fabgate reads between the base and the change: who
+  // made the change cannot be told, so no approval counts.
+  std::string change_makers_problem;
   // With approval.require_signed_commits: the principal whose key signed the change's commit
   // and that key's fingerprint, or why the signature was not verified.
   std::string commit_signer;

@@ -72,6 +72,14 @@ std::string substitute_secrets(std::string_view text, const SecretValues& values
 RemoteResult SecretSubstitutingRemote::run(const intent::Device& device, ssh::CredentialRole role,
                                            const std::string& command, Duration deadline,
                                            std::string_view purpose) {
+  if (auto names = secret_references(command, withheld_); !names.empty()) {
+    std::string listed;
+    for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
+                           "not sent: it uses the secrets.env variable(s) " + listed +
+                               ", and a plan delivers no secrets: they reach devices only in an "
+                               "apply or rehearse of an approved change"};
+  }
   std::string substituted = substitute_secrets(command, values_);
   if (substituted == command) return inner_.run(device, role, command, deadline, purpose);
   // The values must not appear in the device's process list: the text goes on stdin.

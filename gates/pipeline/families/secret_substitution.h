@@ -35,8 +35,12 @@ std::string substitute_secrets(std::string_view text, const SecretValues& values
 // the value while the command runs (docs/ssh.md).
 class SecretSubstitutingRemote final : public Remote {
  public:
-  SecretSubstitutingRemote(Remote& inner, SecretValues values)
-      : inner_(inner), values_(std::move(values)) {}
+  // `withheld`: secrets.env names this run must not deliver (a plan, made before anyone
+  // approved the change): a command that refers to one is refused, never sent with the
+  // reference left for the device's shell to expand.
+  SecretSubstitutingRemote(Remote& inner, SecretValues values,
+                           std::vector<std::string> withheld = {})
+      : inner_(inner), values_(std::move(values)), withheld_(std::move(withheld)) {}
   RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
                    const std::string& command, Duration deadline,
                    std::string_view purpose) override;
@@ -44,6 +48,7 @@ class SecretSubstitutingRemote final : public Remote {
  private:
   Remote& inner_;
   SecretValues values_;
+  std::vector<std::string> withheld_;
 };
 
 }  // namespace fabgate::pipeline

@@ -425,7 +425,8 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << exit_meaning(context.mode, outcome.exit_code) << "\n";
   md << "- Approval policy: " << repository.approval_policy().min_approvals << " approval(s) from `"
      << repository.approval_policy().allowed_signers
-     << "`, counted by distinct key; neither the commit's author nor its committer can approve; "
+     << "`, counted by distinct key; nobody who authored or committed a commit of the change "
+        "can approve; "
      << (repository.approval_policy().max_age
              ? "approvals older than " + format_duration(*repository.approval_policy().max_age) +
                    " do not count; "
@@ -433,8 +434,17 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << "rehearsal "
      << (repository.approval_policy().require_rehearsal ? "required" : "not required") << "\n"
      << (repository.trusted_policy
-             ? "- Approval policy read from: " + repository.trusted_policy->source + "\n\n"
-             : std::string("\n"));
+             ? "- Approval policy read from: " + repository.trusted_policy->source + "\n"
+             : std::string());
+  // Fleet settings are read from the trusted ref only: what the change edits of them is
+  // listed for the reviewer and is not in force until it is merged there (docs/security.md).
+  if (repository.trusted_policy && !repository.trusted_policy->edits.empty()) {
+    md << "- **Fleet settings this change edits** (not used by this plan or its apply; in "
+          "force only once merged into the trusted ref, and the change needs an approval):\n";
+    for (const auto& edit : repository.trusted_policy->edits)
+      md << "  - " << md_cell(redactor, edit) << "\n";
+  }
+  md << "\n";
 
   md << "## What changes where\n\n";
   for (const auto& step : change.steps) md << step_line(step);
@@ -449,8 +459,8 @@ std::string render_review_markdown(const ReportContext& context, const RunOutcom
      << repository.inventory.devices.size() << "\n";
   if (!change.out_of_service.empty())
     md << "- Left out of service once accepted (the redundancy budgets count "
+       << (change.out_of_service.size() == 1 ? "it" : "them") << " until a change returns "
        << (change.out_of_service.size() == 1 ? "it" : "them")
-       << " until a change returns " << (change.out_of_service.size() == 1 ? "it" : "them")
        << "): " << join(change.out_of_service, ", ") << "\n";
   if (!change.back_in_service.empty())
     md << "- Returned to service once accepted: " << join(change.back_in_service, ", ") << "\n";

@@ -607,7 +607,7 @@ TEST_F(ApprovalEndToEnd, SignedEvidenceVerifiesOnlyForAListedKeyAndTheManifestIt
 
 // ---- the policy comes from the trusted ref, never from the change's commit (issue 31) ----
 
-TEST_F(ApprovalEndToEnd, ACommitThatLowersMinApprovalsIsStillJudgedByThePolicyBeforeIt) {
+TEST_F(ApprovalEndToEnd, ACommitThatLowersMinApprovalsIsStillJudgedByTheStricterRulesBeforeIt) {
   // Given min_approvals 1 committed on main, when one more commit carries a new step and
   // quietly sets min_approvals 0, then apply without an approval is still refused (exit 3,
   // nothing sent), the gate names the edit and the ref the policy came from; the plan is then
@@ -627,8 +627,10 @@ TEST_F(ApprovalEndToEnd, ACommitThatLowersMinApprovalsIsStillJudgedByThePolicyBe
   EXPECT_NE(out.output.find("fabgate.yaml approval.min_approvals: 1 -> 0"), std::string::npos)
       << out.output;
   EXPECT_NE(
-      out.output.find("approval policy from main at " + policy_commit.substr(0, 12) +
-                      " (the parent of " + repo_.head().substr(0, 12) + ", which is on main)"),
+      out.output.find("approval policy from main at " + repo_.head().substr(0, 12) +
+                      " (its tip); the stricter rules of main at " + policy_commit.substr(0, 12) +
+                      " (the parent of " + repo_.head().substr(0, 12) +
+                      ", which is on main) apply: min_approvals 1 (tip: 0)"),
       std::string::npos)
       << out.output;
   EXPECT_EQ(config("d1"), "mtu 9000\n");
@@ -638,7 +640,8 @@ TEST_F(ApprovalEndToEnd, ACommitThatLowersMinApprovalsIsStillJudgedByThePolicyBe
   auto plan_dir = plan();
   auto review = read_file((plan_dir / "review.md").string());
   EXPECT_NE(review.find("- Approval policy: 1 approval(s)"), std::string::npos) << review;
-  EXPECT_NE(review.find("- Approval policy read from: main at " + policy_commit.substr(0, 12)),
+  EXPECT_NE(review.find("- Approval policy read from: main at " + repo_.head().substr(0, 12) +
+                        " (its tip); the stricter rules of main at " + policy_commit.substr(0, 12)),
             std::string::npos)
       << review;
   std::string file = repo_.file("reviewer.json");
@@ -676,13 +679,14 @@ TEST_F(ApprovalEndToEnd, AKeyTheChangeAddsToAllowedSignersCannotApproveIt) {
 }
 
 TEST_F(ApprovalEndToEnd, AChangeCannotWaiveItsOwnFailingProbe) {
-  // Given no approvals required and a probe that cannot run, when the change's own commit adds
-  // an exception waiving it, then the waiver is not in force (it is not at the trusted ref) and
-  // the edit to the register needs a reviewer: exit 3 and nothing sent; plan shows the probe
-  // unwaived.
+  // Given no approvals required and a probe that cannot run, when the change's own commit (on
+  // its branch, as a pull request) adds an exception waiving it, then the waiver is not in
+  // force (it is not at the trusted ref) and the edit to the register needs a reviewer: exit 3
+  // and nothing sent; plan shows the probe unwaived.
   commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
                             "/nonexistent/rdma-check"),
                      0);
+  repo_.run("git checkout -q -b waiver");
   repo_.write(
       "policies/exceptions.yaml",
       "exceptions:\n  - id: EXC-7\n    scope: {device: d2, rule: \"probe:config-healthy\"}\n"
@@ -777,6 +781,135 @@ TEST_F(ApprovalEndToEnd, WithoutATrustedRefApplyIsRefusedAndValidateSaysWhy) {
   EXPECT_NE(validated.output.find("approval  policy from main at " + repo_.head().substr(0, 12)),
             std::string::npos)
       << validated.output;
+}
+
+// ---- the change's author is not trusted until the change is approved (issue 42) ----
+
+TEST_F(ApprovalEndToEnd, ABranchFromBeforeTheApprovalRuleIsStillJudgedByIt) {
+  // Given main that first required no approvals and then one, when a pull request branches
+  // from the commit before the rule (so its merge base has none), then apply without an
+  // approval is refused under the tip's rule: exit 3, nothing sent.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 0);
+  const std::string before = repo_.head();
+  repo_.run("sed -i 's/min_approvals: 0/min_approvals: 1/' fabgate.yaml");
+  repo_.commit_all("require a review");
+  repo_.run("git checkout -q -b old-base " + before);
+  repo_.run("sed -i 's/mtu 9100/mtu 9200/' changes/c.yaml");
+  repo_.commit_all("my change");
+  auto out = fabgate("apply c");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_EQ(out.output.find("policy requires no approvals"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("0 valid approvals of 1 required"), std::string::npos) << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(commands("step", "d1").empty());
+}
+
+TEST_F(ApprovalEndToEnd, ATagNamedLikeThePolicyBranchCannotLowerThePolicy) {
+  // Given main naming release as its policy ref, where release requires an approval, when the
+  // author pushes a tag 'release' at a commit of their own whose parent lowers min_approvals
+  // to 0, then a short policy_ref is refused (exit 2) and the full one reads the branch
+  // (exit 3); nothing is sent either way.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  repo_.run("git branch release");
+  repo_.run("git checkout -q -b attack");
+  repo_.run("sed -i 's/min_approvals: 1/min_approvals: 0/' fabgate.yaml");
+  repo_.commit_all("lower");
+  repo_.run("sed -i 's/mtu 9100/mtu 9200/' changes/c.yaml");
+  repo_.commit_all("my change");
+  repo_.run("git tag release");
+  repo_.run("git checkout -q main && printf '  policy_ref: release\\n' >> fabgate.yaml");
+  repo_.commit_all("policy from release");
+  repo_.run("git checkout -q attack");
+  auto short_name = fabgate("apply c");
+  EXPECT_EQ(short_name.exit_code, 2) << short_name.output;
+  EXPECT_NE(short_name.output.find("is not a full reference name"), std::string::npos)
+      << short_name.output;
+
+  repo_.run(
+      "git checkout -q main && sed -i 's|policy_ref: release|policy_ref: refs/heads/release|'"
+      " fabgate.yaml");
+  repo_.commit_all("full name");
+  repo_.run("git checkout -q attack");
+  auto full = fabgate("apply c");
+  EXPECT_EQ(full.exit_code, 3) << full.output;
+  EXPECT_NE(full.output.find("0 valid approvals of 1 required"), std::string::npos) << full.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_TRUE(bundles().empty() || commands_in(bundles().back(), "step", "d1").empty());
+}
+
+TEST_F(ApprovalEndToEnd, PlanRunsNoProxyCommandThePullRequestChose) {
+  // Given main with `ssh: config: none`, when a pull request points ssh.config at a file of
+  // its own whose ProxyCommand writes a marker and sets secrets.env and new credentials, then
+  // plan connects with main's settings: the marker is never written, the plan is made (exit
+  // 0), and the review lists the fleet edits.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  const std::string marker = repo_.file("../proxy-ran-" + std::to_string(::getpid()));
+  repo_.run("git checkout -q -b pr");
+  repo_.write("proxy.conf", "Host *\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
+  repo_.run(
+      "sed -i 's|config: none|config: proxy.conf|' fabgate.yaml && printf "
+      "'secrets:\\n  env: [FABGATE_RUNNER_TOKEN]\\n' >> fabgate.yaml");
+  repo_.commit_all("faster ssh");
+  auto out = fabgate_with("FABGATE_RUNNER_TOKEN=runner-secret", "plan c");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the pull request's ProxyCommand ran";
+  auto bundle = evidence_of(out);
+  ASSERT_FALSE(bundle.empty());
+  const std::string review = read_file((bundle / "review.md").string());
+  EXPECT_NE(review.find("**Fleet settings this change edits**"), std::string::npos) << review;
+  EXPECT_NE(review.find("  - fabgate.yaml: edited"), std::string::npos) << review;
+  std::filesystem::remove(marker);
+}
+
+TEST_F(ApprovalEndToEnd, APlanDeliversNoSecretAndApplyDoes) {
+  // Given main naming FABGATE_TEST_TOKEN in secrets.env and a probe that writes it on the
+  // host, then plan (made before anyone approved the change) does not send that probe: the
+  // host never sees the value, the probe is no-evidence and the plan is refused (exit 3);
+  // apply of the same change delivers it.
+  const std::string seen = sshd_->home() + "/seen-token";
+  std::string yaml = change("echo 'mtu 9100' >> {home}/d1.conf", "cp {home}/d1.bak {home}/d1.conf",
+                            "printf %s $FABGATE_TEST_TOKEN > " + seen);
+  reviewer_key_ = make_key("reviewer");
+  repo_.write("policies/allowed_signers", signer_line("reviewer@example.net", reviewer_key_));
+  commit_intent(yaml, "secrets:\n  env: [FABGATE_TEST_TOKEN]\napproval:\n  min_approvals: 0\n");
+  auto planned = fabgate_with("FABGATE_TEST_TOKEN=tok-123", "plan c");
+  EXPECT_EQ(planned.exit_code, 3) << planned.output;
+  EXPECT_NE(planned.output.find("a plan delivers no secrets"), std::string::npos) << planned.output;
+  EXPECT_FALSE(std::filesystem::exists(seen));
+  std::filesystem::remove_all(evidence_);
+  auto applied = fabgate_with("FABGATE_TEST_TOKEN=tok-123", "apply c");
+  EXPECT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(read_file(seen), "tok-123");
+}
+
+TEST_F(ApprovalEndToEnd, AnAuthorCannotApproveTheirChangeAfterAColleaguesFixUp) {
+  // Given min_approvals 1, when alice (author@example.net) commits the change on a branch and
+  // bob adds a typo fix on top, then alice's signed approval is a self-approval (exit 3,
+  // nothing sent) although the tip commit is bob's; a reviewer who made no commit counts.
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  repo_.run("git checkout -q -b feature");
+  repo_.run("sed -i 's/mtu 9100/mtu 9200/' changes/c.yaml");
+  repo_.commit_all("alice's change");
+  repo_.run(
+      "sed -i 's/test change/test change, typo fixed/' changes/c.yaml && git add -A && "
+      "git -c user.name=Bob -c user.email=bob@example.net commit -q -m typo");
+  auto plan_dir = plan();
+  std::string own = repo_.file("alice.json");
+  ASSERT_EQ(approve(plan_dir, author_key_, "author@example.net", own).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto out = fabgate("apply c --approval " + shell_quoted(own));
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("self-approval: author@example.net authored commit"), std::string::npos)
+      << out.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+
+  plan_dir = plan();
+  std::string reviewer = repo_.file("reviewer.json");
+  ASSERT_EQ(approve(plan_dir, reviewer_key_, "reviewer@example.net", reviewer).exit_code, 0);
+  std::filesystem::remove_all(evidence_);
+  auto approved = fabgate("apply c --approval " + shell_quoted(reviewer));
+  EXPECT_EQ(approved.exit_code, 0) << approved.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9200\n");
 }
 
 }  // namespace
