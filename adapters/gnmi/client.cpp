@@ -61,10 +61,13 @@ GnmiResult<std::optional<GnmiLogin>> login_from_environment(std::string_view pre
   std::string password_var = std::string(prefix) + "_PASSWORD";
   const char* user = std::getenv(user_var.c_str());
   const char* password = std::getenv(password_var.c_str());
-  if (user == nullptr || password == nullptr) {
+  // An empty value is as good as none: a target that compares it would let in a caller that
+  // sends no password at all.
+  if (user == nullptr || password == nullptr || *user == '\0' || *password == '\0') {
     return GnmiFailure{GnmiFailure::Kind::auth, "gnmi: credentials: " + user_var + " and " +
                                                     password_var +
-                                                    " must both be set in the environment"};
+                                                    " must both be set, and not empty, in the "
+                                                    "environment"};
   }
   return std::optional<GnmiLogin>{GnmiLogin{user, password}};
 }

@@ -9,8 +9,8 @@ namespace {
 
 TEST(GnmiLogin, ComesFromTheEnvironmentAndIsNeverSilentlyAnonymous) {
   // Given a credential prefix whose variables are set, then they become the login; given one
-  // whose variables are missing, then it is an auth failure naming the variables; given no
-  // prefix, then there is no login.
+  // whose variables are missing or empty, then it is an auth failure naming the variables; given
+  // no prefix, then there is no login.
   ::setenv("FGT_UNIT_USERNAME", "ops", 1);
   ::setenv("FGT_UNIT_PASSWORD", "pw", 1);
   auto login = login_from_environment("FGT_UNIT");
@@ -23,7 +23,14 @@ TEST(GnmiLogin, ComesFromTheEnvironmentAndIsNeverSilentlyAnonymous) {
   EXPECT_EQ(missing.error().kind, GnmiFailure::Kind::auth);
   EXPECT_EQ(missing.error().message,
             "gnmi: credentials: FGT_UNIT_ABSENT_USERNAME and FGT_UNIT_ABSENT_PASSWORD must both "
-            "be set in the environment");
+            "be set, and not empty, in the environment");
+
+  // An empty password is refused like a missing one: it would log in as nobody in particular.
+  ::setenv("FGT_UNIT_PASSWORD", "", 1);
+  auto empty = login_from_environment("FGT_UNIT");
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().kind, GnmiFailure::Kind::auth);
+  ::unsetenv("FGT_UNIT_PASSWORD");
 
   auto none = login_from_environment("");
   ASSERT_TRUE(none);
