@@ -54,6 +54,10 @@ Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& devic
   }
   // Connecting happens outside the map lock so other devices connect in parallel.
   std::lock_guard lock(entry->mutex);
+  if (entry->shell && entry->shell->connection_lost()) {
+    entry->lost.push_back(std::move(entry->shell));
+    entry->attempted = false;
+  }
   if (!entry->attempted) {
     entry->attempted = true;
     auto connected = connector_.connect(device, role);

@@ -63,8 +63,12 @@ class LibsshConnector final : public ShellConnector {
 //
 // A failed connect is remembered too: later calls for the same pair return the same failure
 // without another attempt, so an unreachable device costs one connect timeout per run rather
-// than one per command. Different devices may be used from different threads at once; one
-// device's shell must be used by one thread at a time (libssh sessions are not thread-safe).
+// than one per command. A session whose connection was lost after it was opened
+// (RemoteShell::connection_lost(): a step that restarted the management plane or killed its own
+// session) is opened again on the next call, once per loss, so that the device's rollback can
+// still reach it; a failure of that new connect is remembered the same way. Different devices may
+// be used from different threads at once; one device's shell must be used by one thread at a time
+// (libssh sessions are not thread-safe).
 class ConnectionCache {
  public:
   explicit ConnectionCache(ShellConnector& connector) : connector_(connector) {}
@@ -86,6 +90,9 @@ class ConnectionCache {
     std::mutex mutex;
     bool attempted = false;
     std::unique_ptr<RemoteShell> shell;
+    // Sessions replaced after their connection was lost, kept so that the pointers handed out
+    // for them stay valid until close_all().
+    std::vector<std::unique_ptr<RemoteShell>> lost;
     std::optional<SshFailure> failure;
   };
 

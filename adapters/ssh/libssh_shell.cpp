@@ -149,6 +149,16 @@ LibsshShell::LibsshShell(SshSession session, const SshOptions& options,
 Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::connect(const SshDevice& device,
                                                                         CredentialRole role,
                                                                         const SshOptions& options) {
+  // No command of the caller's is sent before a session exists: whatever fails here (the
+  // shell start-up check included, which runs only `true`) is proven not sent.
+  auto opened = open(device, role, options);
+  if (!opened) return before_sending(opened.error());
+  return opened;
+}
+
+Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::open(const SshDevice& device,
+                                                                     CredentialRole role,
+                                                                     const SshOptions& options) {
   SshLogin login = device.login(role);
   login.identity_file = expand_home(login.identity_file);
   // A bad key file is refused before the network is touched.
@@ -196,7 +206,8 @@ Expected<Ok, SshFailure> LibsshShell::measure_shell_startup(const std::string& d
                                                             Duration limit) {
   auto ran = std::move(run_each_locked({Request{"true", limit}}).front());
   if (!ran) {
-    SshFailure failure = ran.error();
+    // Only `true` was sent: the command the caller asked for was not.
+    SshFailure failure = before_sending(ran.error());
     if (failure.kind == SshFailure::Kind::timeout) {
       failure = shell_startup_timeout(device, limit);
     } else {
@@ -228,19 +239,28 @@ std::string LibsshShell::slow_shell_hint() const {
          " on this session (check the login shell's start-up files)";
 }
 
-SshFailure LibsshShell::lost(const std::string& while_doing, Clock::time_point since) {
+SshFailure LibsshShell::lost(const std::string& while_doing, Clock::time_point since,
+                             SshFailure::Delivery delivery) {
+  const bool sent = delivery == SshFailure::Delivery::sent;
+  // Said of every failure once the exec request went out, so the operator reads why the step
+  // counts as applied.
+  const std::string fate = sent ? " (after the command was sent: its outcome is unknown)" : "";
   if (elapsed_since(since) >= session_timeout_) {
     return SshFailure{SshFailure::Kind::timeout,
                       while_doing + ": the server did not answer within " +
-                          seconds_text(session_timeout_) + slow_shell_hint()};
+                          seconds_text(session_timeout_) + fate + slow_shell_hint(),
+                      delivery};
   }
   if (!ssh_is_connected(session_.get())) {
     broken_ = true;
-    return SshFailure{SshFailure::Kind::unreachable, "connection lost while " + while_doing + ": " +
-                                                         ssh_get_error(session_.get())};
+    return SshFailure{
+        SshFailure::Kind::unreachable,
+        "connection lost while " + while_doing + fate + ": " + ssh_get_error(session_.get()),
+        delivery};
   }
   return SshFailure{SshFailure::Kind::rejected,
-                    "server refused " + while_doing + ": " + ssh_get_error(session_.get())};
+                    "server refused " + while_doing + fate + ": " + ssh_get_error(session_.get()),
+                    delivery};
 }
 
 Expected<CommandResult, SshFailure> LibsshShell::run(const std::string& command,
@@ -294,8 +314,9 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
   auto start_next = [&]() -> bool {
     const auto& request = commands[next];
     if (broken_) {
-      outcomes[next] =
-          SshFailure{SshFailure::Kind::unreachable, "the connection was lost earlier in this run"};
+      outcomes[next] = SshFailure{SshFailure::Kind::unreachable,
+                                  "not sent: the connection was lost earlier in this run",
+                                  SshFailure::Delivery::not_sent};
       ++next;
       return true;
     }
@@ -316,14 +337,15 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
         channel_limit = std::max<std::size_t>(1, running.size());
         return false;
       }
-      outcomes[next++] = lost("channel open", command.start);
+      outcomes[next++] = lost("channel open", command.start, SshFailure::Delivery::not_sent);
       refused_since.reset();
       return true;
     }
     refused_since.reset();
     const auto exec_start = Clock::now();
     if (ssh_channel_request_exec(command.channel.get(), request.command.c_str()) != SSH_OK) {
-      outcomes[next++] = lost("command start (exec request)", exec_start);
+      outcomes[next++] =
+          lost("command start (exec request)", exec_start, SshFailure::Delivery::sent);
       return true;
     }
     if (!request.input.empty()) {
@@ -337,7 +359,8 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
         written += static_cast<std::size_t>(n);
       }
       if (written < request.input.size() || ssh_channel_send_eof(command.channel.get()) != SSH_OK) {
-        outcomes[next++] = lost("writing the command to standard input", exec_start);
+        outcomes[next++] =
+            lost("writing the command to standard input", exec_start, SshFailure::Delivery::sent);
         return true;
       }
     }
@@ -376,7 +399,7 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
         int count = ssh_channel_read_nonblocking(command.channel.get(), buffer.data(),
                                                  static_cast<uint32_t>(buffer.size()), stream);
         if (count == SSH_ERROR) {
-          outcome = lost("reading output", Clock::now());
+          outcome = lost("reading output", Clock::now(), SshFailure::Delivery::sent);
           break;
         }
         if (count <= 0) continue;
@@ -400,10 +423,17 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
         if (ssh_channel_is_eof(command.channel.get()) ||
             ssh_channel_is_closed(command.channel.get())) {
           command.result.exit_status = ssh_channel_get_exit_status(command.channel.get());
-          ssh_channel_close(command.channel.get());
-          command.result.duration =
-              std::chrono::duration_cast<Duration>(Clock::now() - command.start);
-          outcome = std::move(command.result);
+          if (command.result.exit_status < 0 && !ssh_is_connected(session_.get())) {
+            // The transport went away under the command (it killed its own session, the
+            // management plane bounced) before any exit status: that is no result.
+            outcome = lost("waiting for the command's exit status", Clock::now(),
+                           SshFailure::Delivery::sent);
+          } else {
+            ssh_channel_close(command.channel.get());
+            command.result.duration =
+                std::chrono::duration_cast<Duration>(Clock::now() - command.start);
+            outcome = std::move(command.result);
+          }
         } else if (Clock::now() >= command.end) {
           stop_remote(command);
           outcome = SshFailure{SshFailure::Kind::timeout,
@@ -442,8 +472,10 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
   using Results = std::vector<Expected<CommandResult, SshFailure>>;
   if (commands.empty()) return {};
   if (broken_) {
-    return Results(commands.size(), SshFailure{SshFailure::Kind::unreachable,
-                                               "the connection was lost earlier in this run"});
+    return Results(commands.size(),
+                   SshFailure{SshFailure::Kind::unreachable,
+                              "not sent: the connection was lost earlier in this run",
+                              SshFailure::Delivery::not_sent});
   }
   const std::string nonce = batch_nonce();
   std::vector<std::string> texts;
@@ -456,11 +488,13 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
   const auto opened_at = Clock::now();
   SshChannel channel{ssh_channel_new(session_.get())};
   if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
-    return Results(commands.size(), lost("channel open", opened_at));
+    return Results(commands.size(),
+                   lost("channel open", opened_at, SshFailure::Delivery::not_sent));
   }
   const auto exec_at = Clock::now();
   if (ssh_channel_request_exec(channel.get(), kBatchCommand) != SSH_OK) {
-    return Results(commands.size(), lost("command start (exec request)", exec_at));
+    return Results(commands.size(),
+                   lost("command start (exec request)", exec_at, SshFailure::Delivery::sent));
   }
   // The script may exceed the channel's window: sh reads it as it comes, so a blocking write
   // only waits on the network, bounded by the session timeout.
@@ -472,7 +506,8 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
     written += static_cast<std::size_t>(n);
   }
   if (written < script.size() || ssh_channel_send_eof(channel.get()) != SSH_OK) {
-    return Results(commands.size(), lost("writing the batch script to standard input", exec_at));
+    return Results(commands.size(), lost("writing the batch script to standard input", exec_at,
+                                         SshFailure::Delivery::sent));
   }
 
   FrameReader out(nonce, commands.size(), FrameReader::Stream::stdout_stream, output_cap_);
@@ -502,7 +537,8 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
                                                static_cast<uint32_t>(buffer.size()), stream);
       if (count == SSH_ERROR) {
         shell_ended = true;
-        lost("reading output", Clock::now());  // marks a broken transport
+        lost("reading output", Clock::now(),
+             SshFailure::Delivery::sent);  // marks a broken transport
         break;
       }
       if (count <= 0) continue;
@@ -529,10 +565,11 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
       const auto& output = reader->output(current);
       if (output.seen > output_limit_) {
         stop_remote();
-        stopped.emplace(current, SshFailure{SshFailure::Kind::output_too_large,
-                                            "stopped after " + std::to_string(output.seen) +
-                                                " bytes on " + (reader == &out ? "stdout" : "stderr") +
-                                                " (limit " + std::to_string(output_limit_) + ")"});
+        stopped.emplace(current,
+                        SshFailure{SshFailure::Kind::output_too_large,
+                                   "stopped after " + std::to_string(output.seen) + " bytes on " +
+                                       (reader == &out ? "stdout" : "stderr") + " (limit " +
+                                       std::to_string(output_limit_) + ")"});
       }
     }
     if (stopped) break;
@@ -567,7 +604,8 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
       }
       break;
     }
-    const auto wait = std::chrono::duration_cast<Duration>(deadline_at - Clock::now()) + Duration{1};
+    const auto wait =
+        std::chrono::duration_cast<Duration>(deadline_at - Clock::now()) + Duration{1};
     wait_readable(session_.get(), std::clamp(wait, Duration{0}, Duration{200}));
   }
   if (done() >= commands.size()) ssh_channel_close(channel.get());
@@ -595,8 +633,9 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
     }
     std::string why;
     if (stopped) {
-      why = "not run: the batch was stopped at an earlier command (" + commands[stopped->first].command +
-            ": " + std::string(to_string(stopped->second.kind)) + ")";
+      why = "not run: the batch was stopped at an earlier command (" +
+            commands[stopped->first].command + ": " + std::string(to_string(stopped->second.kind)) +
+            ")";
     } else if (out.malformed() || err.malformed()) {
       why = "the batch's output could not be read (" +
             (out.malformed() ? out.problem() : err.problem()) + "); not evidence";
@@ -610,9 +649,8 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
       why = "not run: the batch's shell ended at an earlier command (" +
             commands[complete].command + ")";
     }
-    results.push_back(SshFailure{broken_ ? SshFailure::Kind::unreachable
-                                         : SshFailure::Kind::incomplete,
-                                 why});
+    results.push_back(
+        SshFailure{broken_ ? SshFailure::Kind::unreachable : SshFailure::Kind::incomplete, why});
   }
   return results;
 }

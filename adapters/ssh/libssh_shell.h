@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -37,6 +38,8 @@ class LibsshShell final : public RemoteShell {
   std::vector<Expected<CommandResult, SshFailure>> run_batch(
       const std::vector<Request>& commands) override;
 
+  bool connection_lost() const override { return broken_; }
+
   // The exec request of run_batch(): a POSIX sh that reads the framed script from standard
   // input, whatever the login shell is (it only has to run this line).
   static constexpr const char* kBatchCommand = "exec /bin/sh -s";
@@ -55,7 +58,15 @@ class LibsshShell final : public RemoteShell {
   LibsshShell(SshSession session, const SshOptions& options,
               std::optional<AcceptedHostKey> accepted);
 
-  SshFailure lost(const std::string& while_doing, std::chrono::steady_clock::time_point since);
+  // connect() without marking its failures as before sending.
+  static Expected<std::unique_ptr<LibsshShell>, SshFailure> open(const SshDevice& device,
+                                                                 CredentialRole role,
+                                                                 const SshOptions& options);
+  // The failure of a libssh call on the session while `while_doing`: a timeout, a lost
+  // connection (marks the session broken) or a refusal. `delivery` says whether the command's
+  // exec request had been issued by then.
+  SshFailure lost(const std::string& while_doing, std::chrono::steady_clock::time_point since,
+                  SshFailure::Delivery delivery);
   // Runs `true` to time the login shell's start-up, with mutex_ held; a shell that does not
   // finish in time fails the connection with that cause (see SshOptions::shell_startup_timeout).
   Expected<Ok, SshFailure> measure_shell_startup(const std::string& device, Duration limit);
@@ -78,8 +89,9 @@ class LibsshShell final : public RemoteShell {
   std::optional<Duration> shell_startup_;
   Duration slow_shell_startup_;
   Duration session_timeout_;  // libssh's limit on each blocking call (channel open, exec)
-  bool broken_ = false;       // the transport failed; later commands fail fast
-  std::string device_;        // the inventory name, for messages
+  // The transport failed; later commands fail fast. Read by connection_lost() from any thread.
+  std::atomic<bool> broken_{false};
+  std::string device_;  // the inventory name, for messages
   // Set while ShellStartupCheck::on_first_use has not measured the start-up yet (limit > 0).
   std::optional<Duration> startup_pending_;
   std::function<void(Duration)> startup_observer_;

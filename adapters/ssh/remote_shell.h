@@ -84,6 +84,11 @@ class RemoteShell {
       const std::vector<Request>& commands) {
     return run_each(commands);
   }
+
+  // True once the session's transport was lost (a command killed its own session, the device's
+  // management plane bounced): every later command would fail unsent, so a ConnectionCache
+  // opens a new session instead. Safe to call from any thread.
+  virtual bool connection_lost() const { return false; }
 };
 
 }  // namespace fabgate::ssh

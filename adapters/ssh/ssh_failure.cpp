@@ -23,6 +23,15 @@ std::string_view to_string(SshFailure::Kind kind) {
   return "unknown";
 }
 
+std::string_view to_string(SshFailure::Delivery delivery) {
+  return delivery == SshFailure::Delivery::not_sent ? "not-sent" : "sent";
+}
+
+SshFailure before_sending(SshFailure failure) {
+  failure.delivery = SshFailure::Delivery::not_sent;
+  return failure;
+}
+
 std::string_view to_string(CredentialRole role) {
   return role == CredentialRole::change ? "change" : "read";
 }

@@ -295,6 +295,70 @@ TEST_F(LibsshShellTest, ReportsAClosedPortAsUnreachable) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(6));
 }
 
+TEST_F(LibsshShellTest, ACommandThatDropsItsOwnSessionAfterActingFailsAsSentNotAsNotSent) {
+  // Given a command that changes the device (creates a file) and then kills the sshd process
+  // serving its session, as a step that bounces the management plane does, then the file
+  // exists, the failure says the command was sent (its outcome unknown) and the session is
+  // lost; the next command on that session fails as provably not sent.
+  auto shell = connect_or_fail(sshd_->device("leaf1"), sshd_->options());
+  ASSERT_TRUE(shell);
+  const std::string marker = sshd_->home() + "/vlan-100";
+  auto result = shell->run("touch '" + marker + "'; kill -9 $PPID; sleep 5", Duration{20'000});
+  ASSERT_FALSE(result) << "exit " << result->exit_status << "\n" << sshd_->log();
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the command did not run";
+  EXPECT_EQ(result.error().delivery, SshFailure::Delivery::sent)
+      << to_string(result.error().kind) << ": " << result.error().message;
+  EXPECT_TRUE(result.error().may_have_run());
+  EXPECT_EQ(result.error().kind, SshFailure::Kind::unreachable) << result.error().message;
+  EXPECT_NE(result.error().message.find("after the command was sent"), std::string::npos)
+      << result.error().message;
+  EXPECT_TRUE(shell->connection_lost());
+
+  auto next = shell->run("touch '" + marker + ".next'", Duration{10'000});
+  ASSERT_FALSE(next);
+  EXPECT_EQ(next.error().delivery, SshFailure::Delivery::not_sent) << next.error().message;
+  EXPECT_FALSE(std::filesystem::exists(marker + ".next"));
+}
+
+TEST_F(LibsshShellTest, FailuresBeforeTheExecAreProvenNotSent) {
+  // Given a host key that does not match and a key the server refuses, then both connects fail
+  // as not sent: no command of the caller's can have run.
+  auto changed = sshd_->options();
+  changed.known_hosts_file = sshd_->changed_known_hosts();
+  auto refused_key = LibsshShell::connect(sshd_->device("leaf1"), CredentialRole::read, changed);
+  ASSERT_FALSE(refused_key);
+  EXPECT_EQ(refused_key.error().kind, SshFailure::Kind::host_key);
+  EXPECT_EQ(refused_key.error().delivery, SshFailure::Delivery::not_sent);
+
+  auto stranger = sshd_->device("leaf1");
+  stranger.read.identity_file = sshd_->stranger_key();
+  stranger.read.use_agent = false;
+  auto refused_login = LibsshShell::connect(stranger, CredentialRole::read, sshd_->options());
+  ASSERT_FALSE(refused_login);
+  EXPECT_EQ(refused_login.error().kind, SshFailure::Kind::auth);
+  EXPECT_EQ(refused_login.error().delivery, SshFailure::Delivery::not_sent);
+}
+
+TEST_F(LibsshShellTest, TheConnectionCacheOpensANewSessionAfterOneWasLost) {
+  // Given a device whose session a command dropped, then the next command through the run's
+  // connection cache logs in again and runs (the device's rollback can reach it).
+  LibsshConnector connector(sshd_->options());
+  ConnectionCache cache(connector);
+  auto device = sshd_->device("leaf1");
+  auto first = cache.shell(device, CredentialRole::change);
+  ASSERT_TRUE(first) << first.error().message;
+  auto dropped = first.value()->run("kill -9 $PPID; sleep 5", Duration{20'000});
+  ASSERT_FALSE(dropped);
+  EXPECT_TRUE(dropped.error().may_have_run());
+
+  auto again = cache.shell(device, CredentialRole::change);
+  ASSERT_TRUE(again) << again.error().message;
+  auto undo = again.value()->run("echo rolled-back", Duration{10'000});
+  ASSERT_TRUE(undo) << undo.error().message << "\n" << sshd_->log();
+  EXPECT_EQ(undo->stdout_text, "rolled-back\n");
+  EXPECT_EQ(accepted_logins(), 2);
+}
+
 TEST(LibsshShellConcurrency, ServesManyTargetsInParallelWithOneSessionEach) {
   // Given 60 targets, 3 ordered commands each and 16 workers, then every command succeeds,
   // each target's commands ran in order, and the server saw exactly one login per target.
@@ -525,7 +589,8 @@ TEST(LibsshShellBatchStartup, AShellThatDoesNotStartFailsTheBatchWithThatCause) 
   auto shell = LibsshShell::connect(sshd->device("leaf1"), CredentialRole::read, options);
   ASSERT_TRUE(shell) << shell.error().message;
   const auto started = std::chrono::steady_clock::now();
-  auto results = shell.value()->run_batch({{"echo a", Duration{10'000}}, {"echo b", Duration{10'000}}});
+  auto results =
+      shell.value()->run_batch({{"echo a", Duration{10'000}}, {"echo b", Duration{10'000}}});
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
   ASSERT_FALSE(results[0]);
   EXPECT_EQ(results[0].error().kind, SshFailure::Kind::timeout);
