@@ -35,6 +35,11 @@ struct GnmiFailure {
   // subscription mode, an encoding). It says nothing against the target or the paths; any
   // other refusal (NOT_FOUND, INVALID_ARGUMENT, ...) does not set it.
   bool unimplemented = false;
+  // For a Set: whether the request may have reached the target. `not_sent` is a proof (the
+  // failure came before the Set was written: no connection, TLS, login, or the target did not
+  // answer the connection check before it); `sent`, the default, means its fate is unknown.
+  enum class Delivery { not_sent, sent };
+  Delivery delivery = Delivery::sent;
 };
 
 std::string_view to_string(GnmiFailure::Kind kind);

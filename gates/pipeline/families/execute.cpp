@@ -5,8 +5,8 @@
 #include <mutex>
 
 #include "adapters/ssh/fan_out.h"
-#include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/families/gnmi_steps.h"
+#include "gates/pipeline/reporting/evidence.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -38,6 +38,8 @@ std::string_view to_string(StepState state) {
       return "failed";
     case StepState::timed_out:
       return "timed-out";
+    case StepState::outcome_unknown:
+      return "outcome-unknown";
     case StepState::in_flight:
       return "in-flight";
   }
@@ -106,13 +108,17 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
     run_gnmi_step(*device, step, timeout, timeout_cause, run);
   }
   run.duration = std::chrono::duration_cast<Duration>(now_utc() - run.started);
-  if (evidence_)
-    evidence_->append_journal({{"event", phase + "-end"},
-                               {"device", step.device},
-                               {"index", index},
-                               {"state", std::string(to_string(run.state))},
-                               {"exit_status", run.exit_status},
-                               {"at", format_utc(now_utc())}});
+  if (evidence_) {
+    nlohmann::json end = {{"event", phase + "-end"},
+                          {"device", step.device},
+                          {"index", index},
+                          {"state", std::string(to_string(run.state))},
+                          {"exit_status", run.exit_status},
+                          {"at", format_utc(now_utc())}};
+    // Why a step whose outcome is unknown counts as applied, for recover's execution.json.
+    if (run.state == StepState::outcome_unknown) end["reason"] = run.reason;
+    evidence_->append_journal(end);
+  }
   return run;
 }
 
@@ -134,6 +140,13 @@ void Executor::run_ssh_step(const intent::Device& device, const intent::Step& st
     return;
   }
   const auto& failure = result.error();
+  if (!failure.may_have_run()) {
+    // Only a failure the adapter proved came before the exec request leaves the device as it
+    // was (connect, host key, login, a channel the server would not open).
+    run.state = StepState::not_sent;
+    run.reason = describe_failure(device, step.run, failure);
+    return;
+  }
   switch (failure.kind) {
     case ssh::SshFailure::Kind::timeout:
     case ssh::SshFailure::Kind::output_too_large:
@@ -142,14 +155,17 @@ void Executor::run_ssh_step(const intent::Device& device, const intent::Step& st
                         ? "timed out after " + format_duration(timeout) + " (" + timeout_cause + ")"
                         : failure.message);
       break;
-    case ssh::SshFailure::Kind::rejected:
-      // The link broke or the server refused the exec: whether the command ran is unknown.
-      run.state = StepState::timed_out;
-      run.reason = describe_failure(device, step.run, failure);
-      break;
     default:
-      run.state = StepState::not_sent;
-      run.reason = describe_failure(device, step.run, failure);
+      // Sent, then the session dropped or the server failed: nothing says whether it ran. A
+      // step that bounces the management plane (ifreload, a daemon restart, an ACL) ends here
+      // after it changed the device, so unknown is taken as applied.
+      run.state = StepState::outcome_unknown;
+      run.reason = describe_failure(device, step.run, failure) + "; " +
+                   (failure.kind == ssh::SshFailure::Kind::unreachable ||
+                            failure.kind == ssh::SshFailure::Kind::incomplete
+                        ? "the session dropped after the command was sent"
+                        : "its outcome is unknown") +
+                   "; treated as applied";
   }
 }
 
@@ -162,13 +178,22 @@ void Executor::run_gnmi_step(const intent::Device& device, const intent::Step& s
     return;
   }
   const auto& failure = result.error();
+  if (failure.delivery == gnmi::GnmiFailure::Delivery::not_sent) {
+    // No channel, no handshake, no login, no answer to the connection check: the Set was never
+    // written (GrpcGnmiSteps proves it before sending).
+    run.state = StepState::not_sent;
+    run.reason = failure.message;
+    return;
+  }
   switch (failure.kind) {
     case gnmi::GnmiFailure::Kind::unreachable:
     case gnmi::GnmiFailure::Kind::tls:
     case gnmi::GnmiFailure::Kind::auth:
-      // No channel, no handshake or no login: the Set never reached the target's config.
-      run.state = StepState::not_sent;
-      run.reason = failure.message;
+      // The Set was written, then the connection went (UNAVAILABLE) or the target refused the
+      // login: whether it applied is unknown, so it counts as applied.
+      run.state = StepState::outcome_unknown;
+      run.reason =
+          failure.message + "; the connection failed after the Set was sent; treated as applied";
       break;
     case gnmi::GnmiFailure::Kind::rejected:
       // A refused Set applied nothing (gNMI Set is atomic), but "failed" keeps the device in
@@ -183,8 +208,8 @@ void Executor::run_gnmi_step(const intent::Device& device, const intent::Step& s
       break;
     case gnmi::GnmiFailure::Kind::internal:
       // The reply was lost or unreadable: whether the target applied the Set is unknown.
-      run.state = StepState::timed_out;
-      run.reason = failure.message;
+      run.state = StepState::outcome_unknown;
+      run.reason = failure.message + "; no readable reply to the Set; treated as applied";
       break;
   }
 }

@@ -16,11 +16,17 @@ class GnmiSteps;
 
 enum class StepState {
   not_started,  // never sent
-  not_sent,     // the connection failed before the command was sent: nothing was applied
+  not_sent,     // failed provably before the command was sent (connect, host key, login, a
+                // channel refused before the exec, a gNMI channel that never connected):
+                // nothing was applied
   succeeded,    // exit 0
   failed,       // non-zero exit: may have partly applied
   timed_out,    // stopped at its deadline: may have applied
-  in_flight,    // journaled as started, never as ended: the controller died; may have applied
+  // Sent, then the outcome was lost: the session dropped or the server failed after the exec
+  // request (or the gNMI Set) went out, so no exit status or reply says what happened. Treated
+  // as applied: the device is rolled back and `fabgate recover` undoes it.
+  outcome_unknown,
+  in_flight,  // journaled as started, never as ended: the controller died; may have applied
 };
 std::string_view to_string(StepState state);
 
@@ -39,7 +45,8 @@ struct StepRun {
   // A step that reached the device may have changed it, even when it failed or timed out.
   bool may_have_applied() const {
     return state == StepState::succeeded || state == StepState::failed ||
-           state == StepState::timed_out || state == StepState::in_flight;
+           state == StepState::timed_out || state == StepState::outcome_unknown ||
+           state == StepState::in_flight;
   }
 };
 nlohmann::json to_json(const StepRun& run);

@@ -1,5 +1,7 @@
 #include "gates/pipeline/families/gnmi_steps.h"
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "adapters/core/text.h"
@@ -72,16 +74,41 @@ gnmi::GnmiResult<std::unique_ptr<gnmi::GnmiClient>> connect_gnmi(const intent::D
   return gnmi::connect(options.value());
 }
 
+namespace {
+gnmi::GnmiFailure not_sent(gnmi::GnmiFailure failure) {
+  failure.delivery = gnmi::GnmiFailure::Delivery::not_sent;
+  return failure;
+}
+}  // namespace
+
 gnmi::GnmiResult<gnmi::SetResult> GrpcGnmiSteps::apply(
     const intent::Device& device, const std::vector<intent::GnmiSetOperation>& operations,
     Duration deadline, std::string_view) {
+  const auto start = std::chrono::steady_clock::now();
   auto set_operations = to_set_operations(device, operations);
-  if (!set_operations.ok()) return set_operations.error();
+  if (!set_operations.ok()) return not_sent(set_operations.error());
   auto options = client_options_for(device);
-  if (!options.ok()) return options.error();
+  if (!options.ok()) return not_sent(options.error());
   auto client = gnmi::connect(options.value());
-  if (!client.ok()) return client.error();
-  return client.value()->set(set_operations.value(), deadline);
+  if (!client.ok()) return not_sent(client.error());
+  // The channel connects lazily, and a Set that fails UNAVAILABLE cannot say whether it was
+  // written before the connection went. So the connection is proven first with Capabilities:
+  // when that fails (no connection, TLS, login, no answer), the Set was never written and the
+  // step is not sent; once it answered, any failure of the Set leaves its fate unknown. An
+  // UNIMPLEMENTED answer proves the connection too.
+  auto answered = client.value()->capabilities(deadline);
+  if (!answered.ok() && !answered.error().unimplemented) {
+    auto failure = not_sent(answered.error());
+    failure.message += " (connection check before the Set; the Set was not sent)";
+    return failure;
+  }
+  const auto left =
+      deadline - std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - start);
+  if (left <= Duration::zero())
+    return not_sent({gnmi::GnmiFailure::Kind::timeout,
+                     "gnmi: " + device.name + ": Set not sent: the connection check used the " +
+                         "whole step timeout of " + format_duration(deadline)});
+  return client.value()->set(set_operations.value(), left);
 }
 
 gnmi::GnmiResult<gnmi::SetResult> FencedGnmiSteps::apply(

@@ -412,13 +412,17 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
     } else if (auto it = open_steps.find(key); it != open_steps.end()) {
       auto& step = run.steps[it->second];
       std::string state = body.value("state", "");
-      for (auto candidate :
-           {StepState::not_sent, StepState::succeeded, StepState::failed, StepState::timed_out})
+      // A state this reader does not know stays in-flight: may have applied.
+      for (auto candidate : {StepState::not_sent, StepState::succeeded, StepState::failed,
+                             StepState::timed_out, StepState::outcome_unknown})
         if (state == to_string(candidate)) step.state = candidate;
       if (body.contains("exit_status") && body["exit_status"].is_number_integer())
         step.exit_status = body["exit_status"].get<int>();
       if (auto at = parse_iso8601(body.value("at", ""))) step.duration = *at - step.started;
       step.reason = step.state == StepState::in_flight ? step.reason : "";
+      if (step.state == StepState::outcome_unknown && body.contains("reason") &&
+          body["reason"].is_string())
+        step.reason = body["reason"].get<std::string>();
       open_steps.erase(it);
     }
   }

@@ -155,12 +155,13 @@ TEST(ExecutorGnmi, ATimedOutSetMayHaveAppliedAndIsRolledBack) {
 }
 
 TEST(ExecutorGnmi, AnUnreachableTargetLeavesTheDeviceUntouched) {
-  // Given a target that does not answer, then the step is not-sent, nothing needs rolling back
-  // and the failure names the cause.
+  // Given a target that does not answer before the Set is written, then the step is not-sent,
+  // nothing needs rolling back and the failure names the cause.
   NoSshRemote ssh;
   ScriptedGnmiSteps gnmi;
-  gnmi.failures = {
-      {GnmiFailure::Kind::unreachable, "gnmi: leaf1 (10.255.0.21:9339): Set: connection refused"}};
+  gnmi.failures = {{GnmiFailure::Kind::unreachable,
+                    "gnmi: leaf1 (10.255.0.21:9339): Set: connection refused", false,
+                    GnmiFailure::Delivery::not_sent}};
   auto inventory = lab_inventory();
   auto change = mtu_change();
   Executor executor(ssh, inventory, change, nullptr, 4, &gnmi);
@@ -170,6 +171,32 @@ TEST(ExecutorGnmi, AnUnreachableTargetLeavesTheDeviceUntouched) {
   EXPECT_TRUE(execution.touched.empty());
   ASSERT_TRUE(execution.failure.has_value());
   EXPECT_NE(execution.failure->find("connection refused"), std::string::npos);
+}
+
+TEST(ExecutorGnmi, AConnectionLostAfterTheSetWasWrittenCountsAsAppliedAndIsRolledBack) {
+  // Given a Set that was written and then answered UNAVAILABLE (the target restarted its
+  // management plane), then the step's outcome is unknown, it counts as applied, the reason
+  // says so, and the rollback Set is sent to the device.
+  NoSshRemote ssh;
+  ScriptedGnmiSteps gnmi;
+  gnmi.failures = {{GnmiFailure::Kind::unreachable,
+                    "gnmi: leaf1 (10.255.0.21:9339): Set: Socket closed (gRPC status 14)"}};
+  auto inventory = lab_inventory();
+  auto change = mtu_change();
+  Executor executor(ssh, inventory, change, nullptr, 4, &gnmi);
+  auto execution = executor.apply(in_a_minute());
+  ASSERT_EQ(execution.runs.size(), 1u);
+  EXPECT_EQ(execution.runs[0].state, StepState::outcome_unknown);
+  EXPECT_EQ(to_string(execution.runs[0].state), "outcome-unknown");
+  EXPECT_TRUE(execution.runs[0].may_have_applied());
+  EXPECT_NE(execution.runs[0].reason.find("after the Set was sent; treated as applied"),
+            std::string::npos)
+      << execution.runs[0].reason;
+  EXPECT_EQ(execution.touched, std::vector<std::string>{"leaf1"});
+  auto rollback = executor.rollback(execution.touched);
+  EXPECT_TRUE(rollback.complete());
+  ASSERT_EQ(gnmi.calls.size(), 2u);
+  EXPECT_EQ(gnmi.calls[1].purpose, "rollback");
 }
 
 TEST(ExecutorGnmi, ARejectedSetFailsTheStepAndARejectedRollbackFailsTheDevice) {

@@ -333,6 +333,33 @@ TEST_F(JournalTest, CrashedRunListsWhatMayHaveBeenAppliedAndWhere) {
   EXPECT_EQ(crashed->steps[2].state, StepState::in_flight);
 }
 
+TEST_F(JournalTest, AStepWhoseOutcomeIsUnknownIsUndoneByRecoverAndKeepsItsReason) {
+  // Given a run whose step on d1 was sent and then lost its session (step-end outcome-unknown),
+  // then recover undoes d1 as applied and its execution.json can say why.
+  auto writer = JournalWriter::create(path(), Redactor{});
+  ASSERT_TRUE(writer.ok());
+  auto& w = **writer;
+  ASSERT_TRUE(w.append(run_start().to_json()).ok());
+  ASSERT_TRUE(w.append({{"event", "step-start"}, {"device", "d1"}, {"index", 1}}).ok());
+  const std::string why =
+      "d1: ifreload -a: unreachable: connection lost; the session dropped after the command was "
+      "sent; treated as applied";
+  ASSERT_TRUE(w.append({{"event", "step-end"},
+                        {"device", "d1"},
+                        {"index", 1},
+                        {"state", "outcome-unknown"},
+                        {"reason", why}})
+                  .ok());
+  auto journal = read_journal(path());
+  ASSERT_TRUE(journal.ok());
+  auto crashed = read_crashed_run(journal.value());
+  ASSERT_TRUE(crashed.ok()) << crashed.error().message;
+  EXPECT_EQ(crashed->touched, (std::vector<std::string>{"d1"}));
+  ASSERT_EQ(crashed->steps.size(), 1u);
+  EXPECT_EQ(crashed->steps[0].state, StepState::outcome_unknown);
+  EXPECT_EQ(crashed->steps[0].reason, why);
+}
+
 TEST_F(JournalTest, JournalWithoutRunStartIsInvalidInput) {
   auto writer = JournalWriter::create(path(), Redactor{});
   ASSERT_TRUE(writer.ok());
