@@ -11,7 +11,6 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/app/trusted_policy.h"
-#include "gates/approval/approval_copies.h"
 #include "gates/approval/approval_judge.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/plan_digest.h"
@@ -126,9 +125,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                              normal(evidence_root)};
   // Approvals are verified with ssh-keygen against allowed_signers at the trusted ref.
   approval::SshKeygen keygen;
-  approval::SignedApprovalJudge signed_judge({options.approvals, options.rehearsal}, keygen);
   // The bundle gets the bytes that were judged (each file read once), never a second read.
-  approval::JudgeWithCopies judge(signed_judge, options.approvals);
+  approval::SignedApprovalJudge judge({options.approvals, options.rehearsal}, keygen);
   pipeline_options.approval_judge = &judge;
   if (mode == pipeline::Mode::plan) pipeline_options.rehearsal_for_review = options.rehearsal;
   pipeline_options.annotate = [&](pipeline::EvidenceBundle& into, nlohmann::json& manifest) {

@@ -4,33 +4,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "gates/approval/approval_file.h"
-
 namespace fabgate::approval {
-
-JudgeWithCopies::JudgeWithCopies(pipeline::ApprovalJudge& judge, std::vector<std::string> given)
-    : judge_(judge), given_(std::move(given)) {}
-
-pipeline::ApprovalJudgement JudgeWithCopies::judge(const intent::IntentRepository& repository,
-                                                   const intent::Change& change,
-                                                   const std::string& plan_digest,
-                                                   pipeline::RehearsalCheck rehearsal) {
-  ApprovalReadings readings;
-  auto judgement = judge_.judge(repository, change, plan_digest, rehearsal);
-  // The judge reads each file once, in the order of its records; a record is matched with the
-  // next reading of the same file, so the same file given twice gets each its own bytes.
-  const auto& read = readings.readings();
-  std::size_t next = 0;
-  for (auto& record : judgement.approvals) {
-    auto found = std::find_if(read.begin() + static_cast<std::ptrdiff_t>(next), read.end(),
-                              [&](const auto& reading) { return reading.file == record.file; });
-    if (found == read.end()) continue;
-    next = static_cast<std::size_t>(found - read.begin()) + 1;
-    if (found->is_approval) record.content = found->content;
-  }
-  for (auto& line : non_approvals_in_folders(given_)) judgement.details.push_back(std::move(line));
-  return judgement;
-}
 
 std::vector<std::string> non_approvals_in_folders(const std::vector<std::string>& given) {
   std::vector<std::string> lines;

@@ -1,31 +1,13 @@
 #pragma once
 
-// The approval gate's judge as `apply` and `rehearse` run it: the real judge, with each
-// approval record carrying the bytes that judge read and judged (ApprovalRecord::content), so
-// that the pipeline copies exactly those into the evidence bundle and never opens the file a
-// second time; and every entry of an approvals folder that is not an approval file listed by
-// name with why (it is not judged, and not copied).
+// What an approvals folder holds besides approval files: the approval judge lists each such
+// entry by name with why (it is neither judged nor copied into the bundle), so a reviewer sees
+// what was left out.
 
 #include <string>
 #include <vector>
 
-#include "gates/pipeline/families/approval_gate.h"
-
 namespace fabgate::approval {
-
-class JudgeWithCopies final : public pipeline::ApprovalJudge {
- public:
-  // `judge` reads approval files through read_approval_file (SignedApprovalJudge does);
-  // `given` is what --approval named (files, or folders of *.json files).
-  JudgeWithCopies(pipeline::ApprovalJudge& judge, std::vector<std::string> given);
-  pipeline::ApprovalJudgement judge(const intent::IntentRepository& repository,
-                                    const intent::Change& change, const std::string& plan_digest,
-                                    pipeline::RehearsalCheck rehearsal) override;
-
- private:
-  pipeline::ApprovalJudge& judge_;
-  std::vector<std::string> given_;
-};
 
 // "DIR/notes.txt: not an approval (not a .json file), not copied" for every entry of a folder
 // in `given` that is not taken as an approval file: a file without the .json extension, a

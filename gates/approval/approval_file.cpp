@@ -61,8 +61,6 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-thread_local ApprovalReadings* active_readings = nullptr;
-
 }  // namespace
 
 Result<std::string> read_approval_bytes(const std::filesystem::path& file) {
@@ -139,28 +137,8 @@ Result<SignedApproval> parse_approval(const std::string& name, std::string_view 
 
 Result<SignedApproval> read_approval_file(const std::filesystem::path& file) {
   auto content = read_approval_bytes(file);
-  if (!content.ok()) {
-    ApprovalReadings::record({file.string(), "", false});
-    return std::move(content).error();
-  }
-  auto approval = parse_approval(file.string(), content.value());
-  ApprovalReadings::record({file.string(), std::move(content).value(), approval.ok()});
-  return approval;
-}
-
-ApprovalReadings::ApprovalReadings() {
-  if (active_readings == nullptr) {
-    active_readings = this;
-    active_ = true;
-  }
-}
-
-ApprovalReadings::~ApprovalReadings() {
-  if (active_) active_readings = nullptr;
-}
-
-void ApprovalReadings::record(Reading reading) {
-  if (active_readings != nullptr) active_readings->readings_.push_back(std::move(reading));
+  if (!content.ok()) return std::move(content).error();
+  return parse_approval(file.string(), content.value());
 }
 
 std::string approval_file_name(const std::string& principal) {

@@ -53,37 +53,8 @@ Result<std::string> read_approval_bytes(const std::filesystem::path& file);
 // each field's problem as a detail).
 Result<SignedApproval> parse_approval(const std::string& name, std::string_view content);
 
-// read_approval_bytes, then parse_approval of those bytes. While an ApprovalReadings is alive
-// on this thread, every call is recorded there with the bytes it judged.
+// read_approval_bytes, then parse_approval of those bytes.
 Result<SignedApproval> read_approval_file(const std::filesystem::path& file);
-
-// What read_approval_file read and judged on this thread while this object lives, in call
-// order. The approval judge reads every file through read_approval_file; whoever copies the
-// approvals into the evidence bundle takes the bytes from here, so the copy is exactly what
-// was judged (a file swapped after the judge read it cannot put another file into the bundle).
-// One at a time per thread: a second one while the first lives records nothing.
-class ApprovalReadings {
- public:
-  struct Reading {
-    std::string file;          // as given to read_approval_file
-    std::string content;       // the bytes judged; "" when the file could not be read
-    bool is_approval = false;  // the bytes parsed as an approval
-  };
-
-  ApprovalReadings();
-  ~ApprovalReadings();
-  ApprovalReadings(const ApprovalReadings&) = delete;
-  ApprovalReadings& operator=(const ApprovalReadings&) = delete;
-
-  const std::vector<Reading>& readings() const { return readings_; }
-
-  // Called by read_approval_file.
-  static void record(Reading reading);
-
- private:
-  std::vector<Reading> readings_;
-  bool active_ = false;
-};
 
 // A file name for a principal: "alice@example.net" -> "alice@example.net.json"; characters
 // that are unsafe in file names become '_'.

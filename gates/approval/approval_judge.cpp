@@ -10,6 +10,7 @@
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
 #include "gates/approval/allowed_signers.h"
+#include "gates/approval/approval_copies.h"
 #include "gates/approval/approval_file.h"
 #include "gates/approval/rehearsal_record.h"
 
@@ -170,7 +171,12 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
       record.outcome = outcome;
       record.reason = std::move(reason);
     };
-    auto approval = read_approval_file(file);
+    // Read once (no link followed); these bytes are judged, and they, never the file opened
+    // again, are what the pipeline copies into the bundle (record.content).
+    auto bytes = read_approval_bytes(file);
+    auto approval =
+        bytes.ok() ? parse_approval(file, bytes.value()) : Result<SignedApproval>(bytes.error());
+    if (approval.ok()) record.content = bytes.value();
     if (!approval.ok()) {
       conclude("unreadable",
                approval.error().message + (approval.error().details.empty()
@@ -261,6 +267,8 @@ pipeline::ApprovalJudgement SignedApprovalJudge::judge(const intent::IntentRepos
   for (const auto& record : judgement.approvals)
     judgement.details.push_back((record.approver.empty() ? record.file : record.approver) + ": " +
                                 record.outcome + ": " + record.reason);
+  for (auto& line : non_approvals_in_folders(evidence_.approvals))
+    judgement.details.push_back(std::move(line));
   if (trusted) judgement.details.push_back("approval policy from " + trusted->source);
   if (!approvals_ok && judgement.approvals.empty())
     judgement.details.push_back(

@@ -95,55 +95,6 @@ TEST(ApprovalFile, JsonThatIsNoApprovalSaysSo) {
             std::vector<std::string>{"'digest' is missing or not a string"});
 }
 
-// Reads its files the way SignedApprovalJudge does (read_approval_file, once each, in order),
-// and then, as an attacker racing the run would, replaces each file with another approval
-// before the judgement is handed back.
-class SwappingJudge final : public pipeline::ApprovalJudge {
- public:
-  explicit SwappingJudge(std::vector<std::string> files) : files_(std::move(files)) {}
-  pipeline::ApprovalJudgement judge(const intent::IntentRepository&, const intent::Change&,
-                                    const std::string&, pipeline::RehearsalCheck) override {
-    pipeline::ApprovalJudgement judgement;
-    for (const auto& file : files_) {
-      pipeline::ApprovalRecord record;
-      record.file = file;
-      auto approval = read_approval_file(file);
-      record.outcome = approval.ok() ? "valid" : "unreadable";
-      judgement.approvals.push_back(record);
-      write_file(file + ".new", approval_text("mallory@example.net"));
-      std::filesystem::rename(file + ".new", file);
-    }
-    return judgement;
-  }
-
- private:
-  std::vector<std::string> files_;
-};
-
-TEST(ApprovalFile, TheBytesJudgedAreTheBytesHandedOnForTheBundle) {
-  // Given two approvals (the same file given twice) and a JSON file that is no approval, each
-  // replaced on disk right after the judge read it, then each approval's record carries the
-  // bytes the judge read (not the file as it is now), and the non-approval carries none, so
-  // it is not copied into the bundle.
-  testing::TempDir dir("fabgate-approval-file");
-  const std::string alice = approval_text("alice@example.net");
-  write_file(dir.file("alice.json"), alice);
-  write_file(dir.file("plan.json"), "{\"format\": \"fabgate.plan/1\"}\n");
-  const std::vector<std::string> given = {dir.file("alice.json"), dir.file("plan.json"),
-                                          dir.file("alice.json")};
-  SwappingJudge swapping(given);
-  JudgeWithCopies judge(swapping, given);
-  auto judgement = judge.judge(intent::IntentRepository{}, intent::Change{}, "sha256:x",
-                               pipeline::RehearsalCheck::per_policy);
-
-  ASSERT_EQ(judgement.approvals.size(), 3u);
-  EXPECT_EQ(judgement.approvals[0].content, alice);
-  EXPECT_EQ(judgement.approvals[1].content, "");
-  // The second time the file was read it was already Mallory's: that is what was judged.
-  EXPECT_EQ(judgement.approvals[2].content, approval_text("mallory@example.net"));
-  EXPECT_NE(read_file(dir.file("alice.json")), alice);
-}
-
 TEST(ApprovalFile, EntriesOfAnApprovalsFolderThatAreNoApprovalFilesAreListed) {
   // Given an approvals folder with an approval, a note, a sub-folder, a link to the approval
   // and a link that leads nowhere, then the note, the sub-folder and the dangling link are

@@ -96,6 +96,53 @@ class ApprovalJudgeTest : public ::testing::Test {
   int files_ = 0;
 };
 
+// Verifies with ssh-keygen, then replaces every approval file on disk with another text: the
+// judge has read the file by then, so what the bundle gets must not change.
+class SwappingTool final : public SignatureTool {
+ public:
+  explicit SwappingTool(SignatureTool& real) : real_(real) {}
+  Expected<std::string, SignatureFailure> sign(const std::string& key_file,
+                                               std::string_view message, Prompt prompt) override {
+    return real_.sign(key_file, message, prompt);
+  }
+  Expected<VerifiedSignature, SignatureFailure> verify(std::string_view allowed_signers,
+                                                       const std::string& principal,
+                                                       std::string_view message,
+                                                       std::string_view signature) override {
+    for (const auto& file : files) std::ofstream(file) << "{\"swapped\": true}\n";
+    return real_.verify(allowed_signers, principal, message, signature);
+  }
+  Expected<std::vector<std::string>, SignatureFailure> find_principals(
+      std::string_view allowed_signers, std::string_view signature) override {
+    return real_.find_principals(allowed_signers, signature);
+  }
+  std::vector<std::string> files;
+
+ private:
+  SignatureTool& real_;
+};
+
+TEST_F(ApprovalJudgeTest, TheBundleGetsTheBytesJudgedAndOnlyApprovals) {
+  // Given alice's approval and a JSON file that is no approval, when both are replaced on disk
+  // while the judge verifies, then alice's record carries the bytes that were judged (not the
+  // file as it is now) and the other record carries nothing, so nothing of it is copied.
+  const std::string file = approval("alice@example.net", alice_);
+  const std::string judged = read_file(file);
+  const std::string other = dir_.file("plan.json");
+  std::ofstream(other) << "{\"format\": \"fabgate.plan/1\"}\n";
+  SwappingTool tool(keygen_);
+  tool.files = {file, other};
+  repository_.settings.approval.min_approvals = 1;
+  SignedApprovalJudge judge({{file, other}, ""}, tool);
+  auto judgement = judge.judge(repository_, change_, kDigest, RehearsalCheck::per_policy);
+  ASSERT_EQ(judgement.approvals.size(), 2u);
+  EXPECT_EQ(judgement.approvals[0].outcome, "valid") << judgement.approvals[0].reason;
+  EXPECT_EQ(judgement.approvals[0].content, judged);
+  EXPECT_NE(read_file(file), judged);
+  EXPECT_EQ(judgement.approvals[1].outcome, "unreadable");
+  EXPECT_EQ(judgement.approvals[1].content, "");
+}
+
 TEST_F(ApprovalJudgeTest, TwoDistinctReviewersMeetAPolicyOfTwo) {
   auto judgement =
       judge({approval("alice@example.net", alice_), approval("bob@example.net", bob_)});
