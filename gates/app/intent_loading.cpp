@@ -3,6 +3,7 @@
 #include "adapters/core/text.h"
 
 #include "adapters/git/git_repository.h"
+#include "gates/app/trusted_policy.h"
 #include "gates/intent/loader.h"
 
 namespace fabgate::app {
@@ -59,6 +60,19 @@ LoadedIntent read_intent_from(const git::FileTree& files, const git::CommitTree&
 Result<LoadedIntent> load_valid_intent(const CommonOptions& options, Console& console) {
   auto loaded = read_intent(options);
   if (!loaded.ok()) return std::move(loaded).error();
+  // snapshot and status reach devices and the coordination store too: with the fleet
+  // settings of the trusted ref, never the commit's own (trusted_policy.h, docs/security.md).
+  if (loaded->outcome.diagnostics.empty()) {
+    auto trusted = read_trusted_policy(options, loaded.value(), nullptr);
+    if (!trusted.ok()) return std::move(trusted).error();
+    loaded = read_intent_under_trusted_ref(options, trusted.value());
+    if (!loaded.ok()) return std::move(loaded).error();
+    if (loaded->outcome.diagnostics.empty()) {
+      if (auto inside = refuse_fleet_files_in_work_tree(loaded.value()); !inside.ok())
+        return std::move(inside).error();
+      loaded->outcome.repository->trusted_policy = std::move(trusted).value();
+    }
+  }
   if (!loaded->outcome.diagnostics.empty()) {
     return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " is invalid (" +
                                     std::to_string(loaded->outcome.diagnostics.size()) +

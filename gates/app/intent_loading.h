@@ -33,8 +33,9 @@ Result<LoadedIntent> read_intent(const CommonOptions& options);
 // elsewhere: trusted_policy.h), with commit facts and work-tree differences from `commit_tree`.
 LoadedIntent read_intent_from(const git::FileTree& files, const git::CommitTree& commit_tree);
 
-// read_intent, then: invalid intent -> invalid_input listing every problem; work-tree
-// differences are printed as warnings. For commands that only read (snapshot, diff).
+// read_intent, then the fleet settings from the trusted ref (trusted_policy.h; no trusted ref:
+// an Error, exit 2), then: invalid intent -> invalid_input listing every problem; work-tree
+// differences are printed as warnings. For commands that only read (snapshot, status).
 Result<intent::IntentRepository> load_intent(const CommonOptions& options, Console& console);
 // load_intent, keeping where the intent lives (intent_dir: paths fabgate.yaml gives relative to
 // it) and which commit it is; outcome.repository is set.

@@ -912,5 +912,21 @@ TEST_F(ApprovalEndToEnd, AnAuthorCannotApproveTheirChangeAfterAColleaguesFixUp) 
   EXPECT_EQ(config("d1"), "mtu 9000\nmtu 9200\n");
 }
 
+TEST_F(ApprovalEndToEnd, SnapshotOnAPullRequestCheckoutUsesTheTrustedSettingsToo) {
+  // Given a pull request whose fabgate.yaml points ssh.config at a ProxyCommand that writes a
+  // marker, when `fabgate snapshot` runs on that checkout, then it connects with main's
+  // settings: the marker is never written and d1 is collected (exit 0).
+  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+  const std::string marker = repo_.file("../snapshot-proxy-ran-" + std::to_string(::getpid()));
+  repo_.run("git checkout -q -b pr");
+  repo_.write("proxy.conf", "Host *\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
+  repo_.run("sed -i 's|config: none|config: proxy.conf|' fabgate.yaml");
+  repo_.commit_all("faster ssh");
+  auto out = fabgate("snapshot d1 --output " + shell_quoted(repo_.file("../snap.json")));
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the pull request's ProxyCommand ran";
+  std::filesystem::remove(marker);
+}
+
 }  // namespace
 }  // namespace fabgate
