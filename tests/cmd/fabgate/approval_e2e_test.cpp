@@ -88,6 +88,21 @@ class ApprovalEndToEnd : public FabgateEndToEnd {
     ASSERT_EQ(out.exit_code, 0) << out.output;
   }
 
+  // main with min_approvals 1, then a pull request branch whose fabgate.yaml points ssh.config
+  // at its own file with a ProxyCommand that writes a marker (whose path is returned) and names
+  // FABGATE_RUNNER_TOKEN as a secret.
+  std::string pull_request_with_proxy_command(const std::string& name) {
+    commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
+    const std::string marker = repo_.file("../" + name + "-" + std::to_string(::getpid()));
+    repo_.run("git checkout -q -b pr");
+    repo_.write("proxy.conf", "Host *\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
+    repo_.run(
+        "sed -i 's|config: none|config: proxy.conf|' fabgate.yaml && printf "
+        "'secrets:\\n  env: [FABGATE_RUNNER_TOKEN]\\n' >> fabgate.yaml");
+    repo_.commit_all("faster ssh");
+    return marker;
+  }
+
   std::string reviewer_key_, author_key_;
 };
 
@@ -842,14 +857,7 @@ TEST_F(ApprovalEndToEnd, PlanRunsNoProxyCommandThePullRequestChose) {
   // its own whose ProxyCommand writes a marker and sets secrets.env and new credentials, then
   // plan connects with main's settings: the marker is never written, the plan is made (exit
   // 0), and the review lists the fleet edits.
-  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
-  const std::string marker = repo_.file("../proxy-ran-" + std::to_string(::getpid()));
-  repo_.run("git checkout -q -b pr");
-  repo_.write("proxy.conf", "Host *\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
-  repo_.run(
-      "sed -i 's|config: none|config: proxy.conf|' fabgate.yaml && printf "
-      "'secrets:\\n  env: [FABGATE_RUNNER_TOKEN]\\n' >> fabgate.yaml");
-  repo_.commit_all("faster ssh");
+  const std::string marker = pull_request_with_proxy_command("proxy-ran");
   auto out = fabgate_with("FABGATE_RUNNER_TOKEN=runner-secret", "plan c");
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the pull request's ProxyCommand ran";
@@ -916,12 +924,7 @@ TEST_F(ApprovalEndToEnd, SnapshotOnAPullRequestCheckoutUsesTheTrustedSettingsToo
   // Given a pull request whose fabgate.yaml points ssh.config at a ProxyCommand that writes a
   // marker, when `fabgate snapshot` runs on that checkout, then it connects with main's
   // settings: the marker is never written and d1 is collected (exit 0).
-  commit_with_policy(change("echo 'mtu 9100' >> {home}/d1.conf"), 1);
-  const std::string marker = repo_.file("../snapshot-proxy-ran-" + std::to_string(::getpid()));
-  repo_.run("git checkout -q -b pr");
-  repo_.write("proxy.conf", "Host *\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
-  repo_.run("sed -i 's|config: none|config: proxy.conf|' fabgate.yaml");
-  repo_.commit_all("faster ssh");
+  const std::string marker = pull_request_with_proxy_command("snapshot-proxy-ran");
   auto out = fabgate("snapshot d1 --output " + shell_quoted(repo_.file("../snap.json")));
   EXPECT_EQ(out.exit_code, 0) << out.output;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the pull request's ProxyCommand ran";
