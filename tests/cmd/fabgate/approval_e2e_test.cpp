@@ -854,7 +854,7 @@ TEST_F(ApprovalEndToEnd, ATagNamedLikeThePolicyBranchCannotLowerThePolicy) {
 
 TEST_F(ApprovalEndToEnd, PlanRunsNoProxyCommandThePullRequestChose) {
   // Given main with `ssh: config: none`, when a pull request points ssh.config at a file of
-  // its own whose ProxyCommand writes a marker and sets secrets.env and new credentials, then
+  // its own whose ProxyCommand writes a marker and names a secret in secrets.env, then
   // plan connects with main's settings: the marker is never written, the plan is made (exit
   // 0), and the review lists the fleet edits.
   const std::string marker = pull_request_with_proxy_command("proxy-ran");
