@@ -60,7 +60,21 @@ void Pipeline::finish_safeguards(RunOutcome& outcome) {
                 "has repaired them, `fabgate recover` or a run with --take-over-locks takes the "
                 "lock over");
   } else {
-    with_.safeguards->release_locks();
+    // A run whose lease fence closed (before its first step: it lost its lease while queued)
+    // sends nothing more, not even the release of its own device-side locks: say that they
+    // stay, rather than let "nothing was touched" hide a lock that refuses the next run.
+    const bool fenced = with_.safeguards->holds_locks() && lease_lost().has_value();
+    auto released = with_.safeguards->release_locks();
+    if (fenced)
+      outcome.diagnosis.push_back(
+          "the targets' device-side locks stay held by this run: it lost its coordination "
+          "lease, after which it sends nothing to any device, not even a lock's release (" +
+          join(released, "; ") + "); " +
+          (outcome.exit_code == ExitCode::refused
+               ? "no step was sent, so the next run there may take them over with "
+                 "--take-over-locks"
+               : "the next run there is refused until it takes them over with "
+                 "--take-over-locks"));
   }
   (void)with_.evidence.write_json("safeguards.json", with_.safeguards->to_json());
 }

@@ -11,9 +11,12 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "adapters/core/text.h"
 #include "adapters/etcd/etcd_client.h"
@@ -428,6 +431,202 @@ TEST_F(BudgetsEndToEnd, TwoDrainsStartedTogetherWithWaitNeverTakeThePodOutTogeth
     }
   }
   EXPECT_EQ(drains, 6);
+}
+
+// Runs that wait in the queue (--wait) and do not get through: alice's change on d1 holds the
+// pod's one unit until the test lets it go, and bob's change on d2 waits behind it.
+class BudgetsQueueEndToEnd : public BudgetsEndToEnd {
+ protected:
+  // Alice's change c on d1: its step changes d1 and then holds until the test creates
+  // {home}/let-go (at most 90 s, so a test that dies leaves nothing running for long).
+  static std::string held_change() {
+    return "id: c\ntitle: drain d1\ntargets: [d1]\n"
+           "bounds: {max_targets: 1, step_timeout: 2m, deadline: 3m}\nsteps:\n  - device: d1\n"
+           "    run: cp {home}/d1.conf {home}/d1.bak && echo 'shutdown' >> {home}/d1.conf && "
+           "i=0; while [ ! -f {home}/let-go ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done\n"
+           "rollback:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
+           "acceptance:\n  probes:\n    - name: nothing-broken\n      layer: workload\n"
+           "      host: d1\n      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
+           "      timeout: 10s\n";
+  }
+
+  // Commits the fabric and starts alice's run; returns once it holds the pod's claim.
+  ChildProcess start_alice_holding_the_pod() {
+    commit_fabric(kOneLeafPerPod, 0, "", held_change());
+    auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"));
+    EXPECT_TRUE(eventually([&] { return claims_in_pod() == 1; }, 60s))
+        << read_file(repo_.file("alice.log"));
+    return alice;
+  }
+
+  // Lets alice's step end; her run is then accepted and releases the pod.
+  void let_alice_finish(ChildProcess& alice) {
+    write_file(sshd_->home() + "/let-go", "");
+    EXPECT_EQ(wait_for(alice, 120s), 0) << read_file(repo_.file("alice.log"));
+    EXPECT_EQ(claims_in_pod(), 0u) << read_file(repo_.file("alice.log"));
+  }
+
+  // Keys under the fabric's prefix + `what` ("/queue/"), or a failure naming the read.
+  std::vector<std::string> keys_under(const std::string& what) {
+    auto client = store();
+    auto range = client.get_prefix(kPrefix + what);
+    EXPECT_TRUE(range) << what << ": " << range.error().message;
+    std::vector<std::string> keys;
+    if (range)
+      for (const auto& kv : range->kvs) keys.push_back(kv.key);
+    return keys;
+  }
+
+  // Bob's run while queued: its queue entry once it exists (60 s at most), else nullopt.
+  std::optional<etcd::KeyValue> queued_entry() {
+    std::optional<etcd::KeyValue> entry;
+    eventually(
+        [&] {
+          auto client = store();
+          auto range = client.get_prefix(std::string(kPrefix) + "/queue/");
+          if (range && !range->kvs.empty()) entry = range->kvs.front();
+          return entry.has_value();
+        },
+        60s);
+    return entry;
+  }
+
+  // Bob's run (bundle `bob_bundle`) left nothing: d2 as it was, no step or rollback sent to it,
+  // no queue entry, no claim, no fleet lock and no alive key of his; alice's claim untouched.
+  void expect_bob_left_nothing(const std::filesystem::path& bob_bundle) {
+    const std::string run = run_id_of(bob_bundle);
+    EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's queued run touched d2";
+    for (const char* purpose : {"step", "rollback"})
+      EXPECT_TRUE(commands_in(bob_bundle, purpose, "d2").empty()) << purpose << " sent to d2";
+    EXPECT_TRUE(keys_under("/queue/").empty()) << "bob's queue entry stayed";
+    for (const auto& key : keys_under("/")) {
+      EXPECT_EQ(key.find(run), std::string::npos)
+          << "bob's run " << run << " left " << key << " in the store";
+    }
+    EXPECT_TRUE(keys_under("/locks/d2").empty()) << "bob's fleet lock on d2 stayed";
+    EXPECT_EQ(claims_in_pod(), 1u) << "alice's claim went with bob's run";
+  }
+};
+
+TEST_F(BudgetsQueueEndToEnd, ARunWhoseWaitRunsOutInTheQueueIsRefusedAndLeavesTheQueue) {
+  // Given alice's run holding pod p1's one unit, when bob's run on d2 waits with --wait 3s and
+  // alice still holds it after that, then bob's run is refused (exit 3) saying how long it
+  // waited and what it still waits for, nothing is sent to d2, and his queue entry, fleet lock
+  // and every other key of his run are gone from the store while alice's run goes on.
+  auto alice = start_alice_holding_the_pod();
+  ASSERT_FALSE(HasFailure());
+  auto bob = start_fabgate("apply b --operator bob --wait 3s", repo_.file("bob.log"));
+  const int bob_exit = wait_for(bob, 120s);
+  const std::string bob_log = read_file(repo_.file("bob.log"));
+  ASSERT_EQ(bob_exit, 3) << bob_log;
+  EXPECT_NE(bob_log.find("waited 3s (--wait) and still: budget leaves-per-pod (pod=p1) allows 1 "
+                         "of 2 devices in change or out of service at once; this change needs "
+                         "d2; held by run "),
+            std::string::npos)
+      << bob_log;
+  EXPECT_NE(bob_log.find("(alice, change c, on " + host_name() + ", alive, holds d1)"),
+            std::string::npos)
+      << bob_log;
+  const auto bob_bundle = evidence_of(CommandOutput{bob_exit, bob_log});
+  auto coordination = read_json(bob_bundle / "coordination.json");
+  EXPECT_TRUE(coordination.contains("queued_at"))
+      << "bob never joined the queue: " << coordination.dump();
+  EXPECT_TRUE(process_alive(alice.pid())) << "alice's run ended: the store shows nothing of hers";
+  expect_bob_left_nothing(bob_bundle);
+  let_alice_finish(alice);
+}
+
+TEST_F(BudgetsQueueEndToEnd, ARunInterruptedWhileQueuedStopsAtOnceAndLeavesTheQueue) {
+  // Given bob's run waiting in the queue (--wait 2m) behind alice's, when it gets SIGINT
+  // (Ctrl-C), then it stops waiting at once and is refused (exit 3) naming the signal and what
+  // it waited for, long before its 2 minutes; nothing is sent to d2, and its queue entry, fleet
+  // lock and alive key are gone; alice's run goes on and is accepted.
+  auto alice = start_alice_holding_the_pod();
+  ASSERT_FALSE(HasFailure());
+  auto bob = start_fabgate("apply b --operator bob --wait 2m", repo_.file("bob.log"));
+  ASSERT_TRUE(queued_entry()) << read_file(repo_.file("bob.log"));
+  ASSERT_EQ(::kill(bob.pid(), SIGINT), 0);
+  const auto signalled = std::chrono::steady_clock::now();
+  const int bob_exit = wait_for(bob, 90s);
+  const auto stopped_after = std::chrono::steady_clock::now() - signalled;
+  const std::string bob_log = read_file(repo_.file("bob.log"));
+  ASSERT_EQ(bob_exit, 3) << bob_log;
+  // Its end (releasing the device-side and fleet locks, sealing the bundle) takes a few
+  // seconds on a loaded machine; a run that went on waiting would take 2 minutes.
+  EXPECT_LT(stopped_after, 30s) << bob_log;
+  EXPECT_NE(bob_log.find("stopped waiting in the queue: SIGINT received; still: budget "
+                         "leaves-per-pod (pod=p1) allows 1 of 2 devices"),
+            std::string::npos)
+      << bob_log;
+  expect_bob_left_nothing(evidence_of(CommandOutput{bob_exit, bob_log}));
+  let_alice_finish(alice);
+}
+
+TEST_F(BudgetsQueueEndToEnd, ARunWhoseLeaseIsRevokedWhileQueuedStopsWithoutTouchingAnything) {
+  // Given bob's run waiting in the queue (--wait 2m) behind alice's, when its lease is revoked
+  // in the store (what other controllers then see as a dead run), then its next renewal finds
+  // the lease gone and the run stops waiting: refused (exit 3) naming the expired lease, the
+  // coordination-lease gate failed, its fence closed in coordination.json, nothing sent to d2,
+  // and nothing of its run left in the store; alice's run goes on and is accepted. Its
+  // device-side lock on d2 stays (a run past its lease sends nothing, not even a release), and
+  // the run says so, naming --take-over-locks, with which the next run on d2 then passes.
+  auto alice = start_alice_holding_the_pod();
+  ASSERT_FALSE(HasFailure());
+  auto bob = start_fabgate("apply b --operator bob --wait 2m", repo_.file("bob.log"));
+  auto entry = queued_entry();
+  ASSERT_TRUE(entry) << read_file(repo_.file("bob.log"));
+  ASSERT_NE(entry->lease, 0) << "the queue entry is not on the run's lease";
+  {
+    auto client = store();
+    auto revoked = client.revoke(entry->lease);
+    ASSERT_TRUE(revoked) << revoked.error().message;
+  }
+  // The 10 s lease is renewed every 3.3 s: the first renewal after the revoke finds it gone.
+  const int bob_exit = wait_for(bob, 90s);
+  const std::string bob_log = read_file(repo_.file("bob.log"));
+  ASSERT_EQ(bob_exit, 3) << bob_log;
+  EXPECT_NE(bob_log.find("stopped waiting in the queue: the coordination store says lease " +
+                         std::to_string(entry->lease) + " of this run has expired"),
+            std::string::npos)
+      << bob_log;
+  EXPECT_NE(bob_log.find("coordination-lease"), std::string::npos) << bob_log;
+  const auto bob_bundle = evidence_of(CommandOutput{bob_exit, bob_log});
+  auto coordination = read_json(bob_bundle / "coordination.json");
+  EXPECT_EQ(coordination["fence"].value("closed", false), true) << coordination.dump();
+  EXPECT_NE(bob_log.find("the targets' device-side locks stay held by this run: it lost its "
+                         "coordination lease"),
+            std::string::npos)
+      << bob_log;
+  EXPECT_NE(bob_log.find("the next run there may take them over with --take-over-locks"),
+            std::string::npos)
+      << bob_log;
+  expect_bob_left_nothing(bob_bundle);
+  let_alice_finish(alice);
+  auto next = fabgate("apply b --operator bob --take-over-locks");
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+}
+
+TEST_F(BudgetsEndToEnd, AWaitThatIsNotADurationIsInvalidInputBeforeAnythingIsRead) {
+  // Given a fabric with a coordination store, when apply is given --wait 0s, abc or 25h (the
+  // wait is 1ms-24h), then it exits 2 naming the value and the accepted form, before anything
+  // is read: even a change that does not exist is not looked up, no evidence folder is
+  // written, and nothing is written to the store.
+  commit_fabric(kOneLeafPerPod, 0);
+  for (const char* wait : {"0s", "abc", "25h"}) {
+    auto run = fabgate("apply no-such-change --operator bob --wait " + std::string(wait));
+    EXPECT_EQ(run.exit_code, 2) << wait << ": " << run.output;
+    EXPECT_NE(run.output.find("--wait " + std::string(wait) + ": not a duration"),
+              std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find("at most 24h"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("no-such-change"), std::string::npos)
+        << "the intent was read: " << run.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(evidence_)) << "a run was started";
+  auto client = store();
+  auto written = client.get_prefix(std::string(kPrefix) + "/");
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_TRUE(written->kvs.empty()) << written->kvs.front().key;
 }
 
 TEST_F(BudgetsEndToEnd, ARunCutOffFromEtcdStopsSendingAndLeavesTheRevertToItsTimer) {
