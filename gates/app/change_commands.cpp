@@ -64,7 +64,10 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   loaded->outcome.repository->trusted_policy = std::move(trusted).value();
   const auto& repository = *loaded->outcome.repository;
   warn_lab_only_settings(repository, console);
-  if (auto problems = policy_problems(repository); !problems.empty())
+  // The commit's own policy files, as validate checks them; the trusted ref's budgets and
+  // exceptions are judged by the gates that use them (a change beyond the trusted budget is
+  // refused by the budgets gate, exit 3, with its evidence).
+  if (auto problems = policy_problems(*own->outcome.repository); !problems.empty())
     return Error::invalid_input("policies at " + loaded->commit.id.substr(0, 12) + " are invalid",
                                 problems);
   const intent::Change* change = repository.find_change(options.change);

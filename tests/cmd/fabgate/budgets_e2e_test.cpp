@@ -94,8 +94,7 @@ class BudgetsEndToEnd : public CoordinatedEndToEnd {
     auto journal_says = [&](const std::string& text) {
       for (const auto& bundle : bundles()) {
         std::ifstream in(bundle / "journal.jsonl");  // absent a moment after the folder exists
-        std::string journal((std::istreambuf_iterator<char>(in)),
-                            std::istreambuf_iterator<char>());
+        std::string journal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (journal.find(text) != std::string::npos) return true;
       }
       return false;
@@ -162,8 +161,8 @@ TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
   EXPECT_EQ(bad_name.exit_code, 2) << bad_name.output;
   EXPECT_NE(bad_name.output.find("--controller: not a controller name"), std::string::npos)
       << bad_name.output;
-  auto alice = start_fabgate("apply c --operator alice --controller ci-runner-7",
-                             repo_.file("alice.log"));
+  auto alice =
+      start_fabgate("apply c --operator alice --controller ci-runner-7", repo_.file("alice.log"));
   ASSERT_TRUE(eventually([&] { return claims_in_pod() == 1; }, 30s))
       << read_file(repo_.file("alice.log"));
 
@@ -198,15 +197,16 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
   // controller is named by $FABGATE_CONTROLLER.
   std::string drain = slow_change("c", "d1", 0) + "out_of_service: [d1]\n";
   commit_fabric(kOneLeafPerPod, 0, "", drain);
-  std::string undrain = "id: u\ntitle: undrain d1\ntargets: [d1]\n"
-                        "bounds: {max_targets: 1, step_timeout: 30s, deadline: 1m}\n"
-                        "steps:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
-                        "rollback:\n  - device: d1\n    run: echo shutdown >> {home}/d1.conf\n"
-                        "acceptance:\n  probes:\n    - name: nothing-broken\n"
-                        "      layer: workload\n      host: d1\n"
-                        "      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
-                        "      timeout: 10s\n"
-                        "back_in_service: [d1]\n";
+  std::string undrain =
+      "id: u\ntitle: undrain d1\ntargets: [d1]\n"
+      "bounds: {max_targets: 1, step_timeout: 30s, deadline: 1m}\n"
+      "steps:\n  - device: d1\n    run: cp {home}/d1.bak {home}/d1.conf\n"
+      "rollback:\n  - device: d1\n    run: echo shutdown >> {home}/d1.conf\n"
+      "acceptance:\n  probes:\n    - name: nothing-broken\n"
+      "      layer: workload\n      host: d1\n"
+      "      run: \"! grep -q broken {home}/d1.conf {home}/d2.conf\"\n"
+      "      timeout: 10s\n"
+      "back_in_service: [d1]\n";
   repo_.write("changes/u.yaml",
               std::regex_replace(undrain, std::regex("\\{home\\}"), sshd_->home()));
   repo_.commit_all("undrain d1");
@@ -236,8 +236,7 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
             std::string::npos)
       << bob.output;
   EXPECT_NE(bob.output.find(", left out by run "), std::string::npos) << bob.output;
-  EXPECT_NE(bob.output.find(": alice, change c, on ci-runner-9)"), std::string::npos)
-      << bob.output;
+  EXPECT_NE(bob.output.find(": alice, change c, on ci-runner-9)"), std::string::npos) << bob.output;
   EXPECT_EQ(config("d2"), "mtu 9000\n") << "bob's refused run touched d2";
 
   auto fleet = status_json();
@@ -260,11 +259,11 @@ TEST_F(BudgetsEndToEnd, ADrainedLeafCountsAfterItsRunUntilItsUndrainIsAccepted) 
 }
 
 TEST_F(BudgetsEndToEnd, AChangeThatRaisesItsOwnBudgetIsJudgedByTheBudgetBeforeIt) {
-  // Given one leaf per pod on main, when a commit raises the budget to two and, in the same
-  // commit, drains both leaves, then apply judges it by the budget of the commit before it: it
-  // is refused (exit 3) with both devices untouched, and the budget edit is named as a policy
-  // edit.
+  // Given one leaf per pod on main, when a pull request raises the budget to two and, in the
+  // same commit, drains both leaves, then apply judges it by main's budget: it is refused
+  // (exit 3) with both devices untouched, and the budget edit is named as a policy edit.
   commit_fabric(kOneLeafPerPod, 0);
+  repo_.run("git checkout -q -b proposal");
   repo_.write("policies/budgets.yaml",
               "budgets:\n  - name: leaves-per-pod\n    role: leaf\n    per: pod\n"
               "    max_in_change: 2\n");
@@ -318,7 +317,8 @@ TEST_F(BudgetsEndToEnd, ARunKilledMidChangeKeepsItsClaimUntilRecover) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
-TEST_F(BudgetsEndToEnd, ARunKilledMidChangeIsRecoveredFromAnotherControllerThroughTheSharedJournal) {
+TEST_F(BudgetsEndToEnd,
+       ARunKilledMidChangeIsRecoveredFromAnotherControllerThroughTheSharedJournal) {
   // Given alice's run SIGKILLed while its step runs on d1, and her controller's disk (its
   // evidence folder) gone, when a second controller (another clone of the intent repository,
   // its own evidence folder) runs `fabgate recover RUN`, then the journal and the baseline come
@@ -716,8 +716,8 @@ class BudgetsBehindALink : public BudgetsEndToEnd {
     ASSERT_EQ(network_->failure(), "");
     BudgetsEndToEnd::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    etcd_ = std::make_unique<etcd::testing::Cluster>(1, nullptr,
-                                                     etcd::testing::Network::behind_link);
+    etcd_ =
+        std::make_unique<etcd::testing::Cluster>(1, nullptr, etcd::testing::Network::behind_link);
     ASSERT_TRUE(etcd_->ready()) << "etcd did not start behind its link: " << etcd_->log(0);
   }
 
@@ -777,10 +777,12 @@ TEST_F(BudgetsEndToEnd, ARunGoesOnWhenTheEtcdLeaderIsKilledDuringItsChange) {
 }
 
 TEST_F(BudgetsEndToEnd, RecoverReleasesTheClaimInTheStoreTheRunClaimedIn) {
-  // Given a commit that points its own `coordination:` at a store nobody runs (a closed port),
-  // then apply claims in the trusted ref's store, not the commit's; when the run is SIGKILLed
-  // mid-change, recover too reads the trusted ref's store and releases the claim there.
+  // Given a pull request that points its own `coordination:` at a store nobody runs (a closed
+  // port), then apply claims in the trusted ref's store, not the commit's; when the run is
+  // SIGKILLed mid-change, recover too reads the trusted ref's store and releases the claim
+  // there.
   commit_fabric(kOneLeafPerPod, 20, "", "", "3s");
+  repo_.run("git checkout -q -b proposal");
   std::string settings = read_file(repo_.file("fabgate.yaml"));
   settings = std::regex_replace(
       settings, std::regex("endpoints: \\[[^\\]]*\\]"),
