@@ -1,10 +1,13 @@
 #include "gates/app/recover_command.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "adapters/core/build_info.h"
 #include "adapters/core/foreign_json.h"
@@ -14,12 +17,12 @@
 #include "gates/app/run_collaborators.h"
 #include "gates/app/step_secrets.h"
 #include "gates/app/trusted_policy.h"
+#include "gates/approval/signature_tool.h"
 #include "gates/coordination/budgets.h"
 #include "gates/coordination/claims.h"
 #include "gates/coordination/locks.h"
 #include "gates/coordination/shared_journal.h"
 #include "gates/coordination/store_settings.h"
-#include "gates/approval/signature_tool.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/reporting/report_html.h"
 #include "gates/pipeline/reporting/reports.h"
@@ -143,8 +146,8 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
             " has no coordination: store to find run " + run_id + "'s journal in",
         {"give the run's evidence folder (<evidence>/<change>/<time>-" + run_id +
          "), or recover from a repository whose fabgate.yaml names the fabric's etcd"});
-  auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination,
-                                                                    loaded->intent_dir));
+  auto client =
+      etcd::EtcdClient::open(coordination::store_settings(*coordination, loaded->intent_dir));
   auto unusable = [&](const std::string& what) {
     return Error::refused("recover: the coordination store cannot be used to find run " + run_id +
                           ": " + what);
@@ -175,19 +178,18 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
   // The run-start record names the change; the meta record the folder name on its controller.
   // Read from the store, so foreign data: typed, depth-limited lookups that never throw.
   auto first = parse_foreign_json(shared->records.front());
-  const std::string change =
-      first.ok() && string_member(first.document, "event") == std::optional<std::string>("run-start")
-          ? string_member(first.document, "change").value_or("")
-          : "";
+  const std::string change = first.ok() && string_member(first.document, "event") ==
+                                               std::optional<std::string>("run-start")
+                                 ? string_member(first.document, "change").value_or("")
+                                 : "";
   if (!coordination::plain_key_segment(change))
     return Error::invalid_input("recover: the shared journal of run " + run_id +
                                 " does not start with a readable run-start record");
-  std::string folder = shared->meta.is_object() && shared->meta.contains("evidence") &&
-                               shared->meta["evidence"].is_string()
-                           ? std::filesystem::path(shared->meta["evidence"].get<std::string>())
-                                 .filename()
-                                 .string()
-                           : "";
+  std::string folder =
+      shared->meta.is_object() && shared->meta.contains("evidence") &&
+              shared->meta["evidence"].is_string()
+          ? std::filesystem::path(shared->meta["evidence"].get<std::string>()).filename().string()
+          : "";
   if (!coordination::plain_key_segment(folder) || !folder.ends_with("-" + run_id))
     folder = "from-etcd-" + run_id;
   const std::filesystem::path root =
@@ -208,7 +210,8 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
   if (auto written = pipeline::write_file_atomically(dir / kJournalFile, lines); !written.ok())
     return std::move(written).error();
   if (shared->baseline) {
-    if (auto written = pipeline::write_file_atomically(dir / "snapshots/pre.json", *shared->baseline);
+    if (auto written =
+            pipeline::write_file_atomically(dir / "snapshots/pre.json", *shared->baseline);
         !written.ok())
       return std::move(written).error();
   }
@@ -220,7 +223,8 @@ Result<std::filesystem::path> fetch_from_store(const CommonOptions& common,
                                                          : nlohmann::json(shared->no_baseline)},
                            {"run_meta", shared->meta},
                            {"copied_at", format_utc(now_utc())}};
-  if (auto written = pipeline::write_file_atomically(dir / "shared-journal.json", source.dump(2) + "\n");
+  if (auto written =
+          pipeline::write_file_atomically(dir / "shared-journal.json", source.dump(2) + "\n");
       !written.ok())
     return std::move(written).error();
   std::string from = shared->meta.is_object() ? shared->meta.value("controller", "") : "";
@@ -258,8 +262,10 @@ Result<StoreRelease> release_what_the_run_left(const pipeline::CrashedRun& crash
       trusted ? trusted->coordination : repository.settings.coordination;
   if (!coordination)
     return Error::invalid_input(
-        "recover: " + run + " without releasing what it held in its coordination store, and "
-            "the intent at " + start.commit.substr(0, 12) + " names no coordination: store",
+        "recover: " + run +
+            " without releasing what it held in its coordination store, and "
+            "the intent at " +
+            start.commit.substr(0, 12) + " names no coordination: store",
         {"release its keys with etcdctl (docs/coordination.md lists them)"});
   const std::string& prefix = coordination->prefix;
   auto failed = [&](const std::string& what, const std::string& message) {
@@ -269,9 +275,9 @@ Result<StoreRelease> release_what_the_run_left(const pipeline::CrashedRun& crash
   };
   auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination, intent_dir));
   if (!client)
-    return failed("cannot open the store",
-                  "etcd " + std::string(etcd::to_string(client.error().kind)) + ": " +
-                      client.error().message);
+    return failed("cannot open the store", "etcd " +
+                                               std::string(etcd::to_string(client.error().kind)) +
+                                               ": " + client.error().message);
   // The run's journal in etcd is erased last by every release: while it is there, the release
   // is unfinished; once it is gone there is nothing to do (and an accepted drain's service
   // records, perhaps undrained since, must not be written again).
@@ -279,9 +285,9 @@ Result<StoreRelease> release_what_the_run_left(const pipeline::CrashedRun& crash
   auto shared = journal.last_sequence(start.run_id);
   if (!shared) return failed("cannot read its shared journal", shared.error().message);
   if (*shared == 0)
-    return StoreRelease{ExitCode::invalid_input,
-                        "nothing to recover: " + run + " and nothing of it is left in " + prefix +
-                            " (released since, by an earlier recover)"};
+    return StoreRelease{ExitCode::invalid_input, "nothing to recover: " + run +
+                                                     " and nothing of it is left in " + prefix +
+                                                     " (released since, by an earlier recover)"};
   // Locks first, as the run's own end does: the claims' release removes the alive key.
   coordination::LockLedger locks(*client, prefix);
   auto locks_released = locks.release(start.run_id);
@@ -315,6 +321,114 @@ Result<StoreRelease> release_what_the_run_left(const pipeline::CrashedRun& crash
                       "recover: " + run + " but its end could not release what it held in " +
                           prefix + ": released now (" + join(done, "; ") +
                           "); the devices were not touched (the run verified them)"};
+}
+
+// What recover holds in the fabric's etcd once it took a dead run over: its own lease, on which
+// P/recovering/<run> lives until recover ends (revoked then, however it ends), so that a second
+// recover of the run is refused meanwhile.
+struct StoreTakeOver {
+  std::optional<etcd::EtcdClient> client;
+  std::int64_t lease = 0;
+  StoreTakeOver() = default;
+  StoreTakeOver(const StoreTakeOver&) = delete;
+  StoreTakeOver& operator=(const StoreTakeOver&) = delete;
+  ~StoreTakeOver() {
+    if (client && lease != 0) (void)client->revoke(lease);
+  }
+};
+
+// With `coordination:` (the trusted ref's, as the run used), recover takes the run over in the
+// store before anything reaches a device (gates/coordination/locks.h): one transaction, guarded
+// by the run's alive key being absent (its lease lapsed) and by no other recover having taken
+// it over, rewrites the run's fleet locks (strictly newer fencing tokens, which the devices then
+// record before any rollback) and marks the take-over on recover's own lease. Refused (exit 3,
+// nothing touched) while the run is alive, naming its controller and when its lease may lapse,
+// or when another recover won, naming it.
+Status take_over_in_store(const pipeline::CrashedRun& crashed,
+                          const intent::IntentRepository& repository,
+                          const std::filesystem::path& intent_dir, const std::string& controller,
+                          const std::string& operator_name, const std::filesystem::path& run_dir,
+                          StoreTakeOver& held, Console& console) {
+  const auto& trusted = repository.trusted_policy;
+  const std::optional<intent::CoordinationSettings> coordination =
+      trusted ? trusted->coordination : repository.settings.coordination;
+  if (!coordination) return Ok{};
+  const std::string& run_id = crashed.start.run_id;
+  auto refused = [&](const std::string& why) {
+    return Error::refused("recover: run " + run_id + " cannot be taken over in " +
+                              coordination->prefix + ": " + why + "; nothing was touched",
+                          {"run `fabgate recover` again once the store answers"});
+  };
+  auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination, intent_dir));
+  if (!client)
+    return refused("etcd " + std::string(etcd::to_string(client.error().kind)) + ": " +
+                   client.error().message);
+  held.client.emplace(std::move(client).value());
+  // Held while recover runs; long enough for recover to reach its own fleet-locks gate, whose
+  // alive key (kept alive) then says the run is being recovered.
+  const std::int64_t ttl =
+      std::max<std::int64_t>(60, (coordination->lease_ttl.count() + 999) / 1000);
+  auto lease = held.client->grant(ttl);
+  if (!lease)
+    return refused("could not take a lease: etcd " +
+                   std::string(etcd::to_string(lease.error().kind)) + ": " + lease.error().message);
+  held.lease = lease->id;
+  // A run whose controller died keeps its alive key until etcd expires its lease: wait for
+  // that, once, at most the TTL the lease has left (and 2 s). A live run renews it meanwhile,
+  // and the take-over below then refuses, naming it.
+  const std::string alive_key = coordination->prefix + "/runs/" + run_id + "/alive";
+  if (auto alive = held.client->get(alive_key); alive && !alive->kvs.empty()) {
+    auto left = held.client->time_to_live(alive->kvs.front().lease);
+    const std::int64_t seconds = left && left->ttl > 0 ? left->ttl : 0;
+    if (!console.json_mode())
+      console.line("recover: run " + run_id + " still holds its lease in " + coordination->prefix +
+                   " (" + std::to_string(seconds) + " s left): waiting for it to lapse");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(seconds + 2);
+    std::int64_t last = seconds;
+    bool lapsed = false;
+    while (std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      auto again = held.client->get(alive_key);
+      if (again && again->kvs.empty()) {
+        lapsed = true;
+        break;
+      }
+      // Renewed: the run is alive, and the take-over below refuses, naming it.
+      auto now_left = held.client->time_to_live(alive->kvs.front().lease);
+      if (now_left && now_left->ttl > last) break;
+      if (now_left && now_left->ttl >= 0) last = now_left->ttl;
+    }
+    // A live run that ended meanwhile released its key: its sealed bundle says so.
+    if (lapsed && std::filesystem::exists(run_dir / "manifest.json"))
+      return Error::refused("recover: run " + run_id +
+                            " ended while recover waited for its lease (its evidence is sealed: " +
+                            (run_dir / "manifest.json").string() + "); nothing to recover");
+  }
+  coordination::LockLedger ledger(*held.client, coordination->prefix);
+  auto taken =
+      ledger.take_over({run_id, operator_name, crashed.start.change, controller, held.lease});
+  if (!taken) {
+    using Kind = coordination::FleetLockFailure::Kind;
+    const auto& failure = taken.error();
+    if (failure.kind == Kind::alive)
+      return Error::refused("recover: " + failure.message.substr(failure.message.find("run ")),
+                            {"recover a run only once it has died; fabgate status lists the runs "
+                             "in flight and the dead ones"});
+    if (failure.kind == Kind::recovering)
+      return Error::refused("recover: " + failure.message.substr(failure.message.find("run ")),
+                            {"fabgate status shows when that recover has finished"});
+    return refused(failure.message);
+  }
+  std::string tokens;
+  for (const auto& [device, token] : *taken)
+    tokens += (tokens.empty() ? "" : ", ") + device + " " + std::to_string(token);
+  if (!console.json_mode())
+    console.line("recover: took run " + run_id + " over in " + coordination->prefix +
+                 (tokens.empty() ? " (it held no device lock there)"
+                                 : ": its device locks now carry newer fencing tokens (" + tokens +
+                                       "); the devices refuse the run's own commands once "
+                                       "recover locked them"));
+  return Ok{};
 }
 
 }  // namespace
@@ -351,9 +465,8 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
       crashed->ended_with && *crashed->ended_with == to_int(ExitCode::not_restored);
   // A run that ended in a known state but left its locks, claims and shared journal in the
   // fabric's etcd (its end could not reach the store) has those to release, nothing else.
-  const bool left_in_store =
-      crashed->ended_with && !finishes_not_restored && crashed->shared_in_store &&
-      !crashed->released_in_store;
+  const bool left_in_store = crashed->ended_with && !finishes_not_restored &&
+                             crashed->shared_in_store && !crashed->released_in_store;
   if (std::filesystem::exists(dir / "manifest.json", ec) && !finishes_not_restored &&
       !left_in_store) {
     std::string ended =
@@ -423,6 +536,13 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // The rollback may use secrets: refused before anything is sent when one is missing.
   auto secrets = step_secret_values(repository, *change, CommandsSent::recovery);
   if (!secrets.ok()) return std::move(secrets).error();
+
+  // Nothing reaches a device before the run is recover's alone.
+  StoreTakeOver take_over;
+  if (auto taken = take_over_in_store(crashed.value(), repository, loaded->intent_dir,
+                                      controller.value(), operator_name, dir, take_over, console);
+      !taken.ok())
+    return std::move(taken).error();
 
   auto bundle = finishes_not_restored
                     ? pipeline::EvidenceBundle::reopen_not_restored(dir, start.run_id, redactor)

@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -46,7 +49,7 @@ std::string record_of(const RunIdentity& run) {
 DeviceLockEntry entry_from(const etcd::KeyValue& kv, const std::string& device) {
   DeviceLockEntry entry;
   entry.device = device;
-  entry.token = kv.create_revision;
+  entry.token = kv.mod_revision;  // the revision of the take that wrote it
   auto parsed = parse_foreign_json(kv.value);
   auto recorded = parsed.ok() ? recorded_run(parsed.document) : std::nullopt;
   if (!recorded || !plain_key_segment(recorded->run.run_id)) {
@@ -58,6 +61,40 @@ DeviceLockEntry entry_from(const etcd::KeyValue& kv, const std::string& device) 
   auto lease = string_member(parsed.document, "lease").value_or("0");
   entry.holder.lease = static_cast<std::int64_t>(std::strtoull(lease.c_str(), nullptr, 16));
   return entry;
+}
+
+// Why a run may not be taken (again) or taken over: its alive key, or another recover's
+// take-over, on a lease that is not `own_lease`; nullopt when neither stands in the way.
+std::optional<FleetLockFailure> in_use(etcd::EtcdClient& client, const std::string& run_id,
+                                       std::int64_t own_lease, const etcd::Range& alive,
+                                       const etcd::Range& recovering) {
+  auto seconds_left = [&](std::int64_t lease) -> std::string {
+    if (lease == 0) return "";
+    auto status = client.time_to_live(lease);
+    if (!status || status->ttl < 0) return "";
+    return "; its lease " + lease_hex(lease) + " has " + std::to_string(status->ttl) +
+           " s left of " + std::to_string(status->granted_ttl) +
+           " s (recover may run once it lapsed unrenewed)";
+  };
+  if (!alive.kvs.empty() && alive.kvs.front().lease != own_lease) {
+    const auto& kv = alive.kvs.front();
+    return failure(Kind::alive, "coordination: run " + run_id + " is alive: its controller (" +
+                                    kv.value + ") still keeps its lease" + seconds_left(kv.lease) +
+                                    "; a live run is not recovered under its feet");
+  }
+  if (!recovering.kvs.empty() && recovering.kvs.front().lease != own_lease) {
+    const auto& kv = recovering.kvs.front();
+    auto parsed = parse_foreign_json(kv.value);
+    std::string who = parsed.ok() ? string_member(parsed.document, "controller").value_or("") : "";
+    std::string by = parsed.ok() ? string_member(parsed.document, "operator").value_or("") : "";
+    std::string since = parsed.ok() ? string_member(parsed.document, "since").value_or("") : "";
+    return failure(Kind::recovering,
+                   "coordination: run " + run_id + " is being recovered by controller " +
+                       (who.empty() ? "(unknown)" : who) + (by.empty() ? "" : " (" + by + ")") +
+                       (since.empty() ? "" : " since " + since) +
+                       ", which took its device locks over first; only one recover may act");
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -117,7 +154,15 @@ Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take
     std::vector<Compare> guards;
     std::vector<TxnOp> writes;
     std::vector<DeviceLockEntry> others;
-    std::map<std::string, std::int64_t> tokens;  // own keys kept: their create_revision
+    // The run's alive key: absent (a new run, or a dead one being recovered) or on this run's
+    // own lease. On another lease the run, or a recover of it, is alive and keeps its locks.
+    auto alive = client_.get(alive_key(run.run_id));
+    if (!alive) return store_failure("read whether run " + run.run_id + " is alive", alive.error());
+    if (auto busy = in_use(client_, run.run_id, run.lease, *alive, etcd::Range{})) return *busy;
+    guards.push_back(
+        alive->kvs.empty()
+            ? Compare::absent(alive_key(run.run_id))
+            : Compare::mod_revision_is(alive_key(run.run_id), alive->kvs.front().mod_revision));
     for (const auto& device : wanted) {
       auto read = client_.get(key_of(device));
       if (!read) return store_failure("read the lock of " + device, read.error());
@@ -130,9 +175,8 @@ Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take
           continue;
         }
         // Our own lock (a retried start, or recover of this run id): rewritten with the
-        // current lease, and its create_revision, so its token, stays what it was.
+        // current lease, and so with a newer token than the one it had.
         guards.push_back(Compare::mod_revision_is(key_of(device), read->kvs.front().mod_revision));
-        tokens[device] = read->kvs.front().create_revision;
       }
       writes.push_back(TxnOp::put(key_of(device), record_of(run)));
     }
@@ -148,14 +192,83 @@ Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take
     auto result = client_.txn(guards, writes);
     if (!result) return store_failure("lock the targets of run " + run.run_id, result.error());
     if (!result->succeeded) continue;  // a key changed between the read and the write
-    // Keys created by this transaction were created at its revision.
-    for (const auto& device : wanted)
-      if (!tokens.contains(device)) tokens[device] = result->revision;
+    // Every key was written by this transaction: its revision is each device's token.
+    std::map<std::string, std::int64_t> tokens;
+    for (const auto& device : wanted) tokens[device] = result->revision;
     return tokens;
   }
   return failure(Kind::contention, "coordination: run " + run.run_id +
                                        " lost the race for its device locks " +
                                        std::to_string(kMaxAttempts) + " times in a row");
+}
+
+Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take_over(
+    const RunIdentity& recoverer) {
+  const std::string& run_id = recoverer.run_id;
+  if (!plain_key_segment(run_id))
+    return failure(Kind::invalid, "coordination: run id '" + run_id + "' cannot be a key segment");
+  if (recoverer.lease == 0)
+    return failure(Kind::invalid, "coordination: a take-over of run " + run_id + " needs a lease");
+  nlohmann::json claim = {{"controller", recoverer.controller},
+                          {"operator", recoverer.operator_name},
+                          {"pid", static_cast<long long>(::getpid())},
+                          {"since", format_utc(now_utc())}};
+  const std::string recovering_record =
+      claim.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    // One consistent read of the run's alive key, its take-over key and every lock.
+    auto read = client_.txn({}, {TxnOp::get(alive_key(run_id)), TxnOp::get(recovering_key(run_id)),
+                                 TxnOp::get_prefix(prefix_ + "/locks/")});
+    if (!read)
+      return store_failure("read run " + run_id + "'s locks to take them over", read.error());
+    if (read->reads.size() != 3)
+      return failure(Kind::store, "coordination: read run " + run_id +
+                                      "'s locks to take them over: etcd answered " +
+                                      std::to_string(read->reads.size()) + " reads of 3");
+    const auto& alive = read->reads[0];
+    const auto& recovering = read->reads[1];
+    // A take-over is the recoverer's own only when made on its lease: a second call by the same
+    // recover (a retry) passes, any other recover is refused.
+    if (auto busy = in_use(client_, run_id, recoverer.lease, alive, recovering)) return *busy;
+    std::vector<Compare> guards = {Compare::absent(alive_key(run_id))};
+    guards.push_back(recovering.kvs.empty()
+                         ? Compare::absent(recovering_key(run_id))
+                         : Compare::mod_revision_is(recovering_key(run_id),
+                                                    recovering.kvs.front().mod_revision));
+    std::vector<TxnOp> writes;
+    std::vector<std::string> devices;
+    for (const auto& kv : read->reads[2].kvs) {
+      const std::string device = kv.key.substr(prefix_.size() + 7);
+      auto entry = entry_from(kv, device);
+      if (!entry.readable || entry.holder.run_id != run_id) continue;
+      guards.push_back(Compare::mod_revision_is(kv.key, kv.mod_revision));
+      writes.push_back(TxnOp::put(kv.key, record_of(recoverer)));
+      devices.push_back(device);
+    }
+    writes.push_back(TxnOp::put(recovering_key(run_id), recovering_record, recoverer.lease));
+    auto result = client_.txn(guards, writes);
+    if (!result) return store_failure("take over run " + run_id + "'s locks", result.error());
+    if (!result->succeeded) continue;  // read again: the refusal then names who won
+    std::map<std::string, std::int64_t> tokens;
+    for (const auto& device : devices) tokens[device] = result->revision;
+    return tokens;
+  }
+  return failure(Kind::contention, "coordination: the locks of run " + run_id +
+                                       " kept changing while they were taken over");
+}
+
+Expected<Ok, FleetLockFailure> LockLedger::end_take_over(const std::string& run_id,
+                                                         std::int64_t lease) {
+  if (!plain_key_segment(run_id))
+    return failure(Kind::invalid, "coordination: run id '" + run_id + "' cannot be a key segment");
+  auto read = client_.get(recovering_key(run_id));
+  if (!read) return store_failure("end the take-over of run " + run_id, read.error());
+  if (read->kvs.empty() || read->kvs.front().lease != lease) return Ok{};
+  auto removed = client_.txn(
+      {Compare::mod_revision_is(recovering_key(run_id), read->kvs.front().mod_revision)},
+      {TxnOp::del(recovering_key(run_id))});
+  if (!removed) return store_failure("end the take-over of run " + run_id, removed.error());
+  return Ok{};
 }
 
 Expected<int, FleetLockFailure> LockLedger::release(const std::string& run_id) {

@@ -12,10 +12,21 @@
 //
 // A lock key carries no lease, like a budget claim: a run that dies keeps its locks (its
 // devices may still be changed) until `fabgate recover` releases them; its liveness is its
-// alive key. The key's create_revision is the run's FENCING TOKEN for that device: etcd's
-// revisions only grow, so whoever locks the device later gets a larger token. The device-side
-// lock records the newest token it saw and refuses older ones (gates/pipeline/safety/
-// device_lock.h, docs/coordination.md "Fencing tokens").
+// alive key. The revision of the transaction that last wrote the key (its mod_revision) is the
+// holder's FENCING TOKEN for that device: etcd's revisions only grow, and every take, take-over
+// included, rewrites the key, so whoever holds the device later has a strictly larger token
+// than every earlier holder. (etcd refuses a delete and a put of one key in one transaction, so
+// a take-over cannot recreate the key atomically; rewriting it under guards gives the same
+// token order.) The device-side lock records the current token and refuses every other one
+// (gates/pipeline/safety/device_lock.h, docs/coordination.md "Fencing tokens").
+//
+// A TAKE-OVER (`fabgate recover` of a dead run, from any controller) first takes over the run's
+// locks in one transaction guarded by the run's alive key being absent (its lease lapsed: the
+// run is dead), by no other take-over of it being in progress, and by each lock still being the
+// record read: it rewrites them (newer tokens) and writes
+//   P/recovering/<run>   the recovering controller (JSON: controller, operator, pid, since), on
+//                        the recover's own lease
+// so of two recovers at once exactly one proceeds; the other is refused naming the winner.
 
 #include <cstdint>
 #include <map>
@@ -33,7 +44,7 @@ struct DeviceLockEntry {
   std::string device;
   RunIdentity holder;      // lease as recorded (0: none or unreadable)
   std::string since;       // ISO 8601 UTC, as the holder wrote it
-  std::int64_t token = 0;  // the key's create_revision: the holder's fencing token
+  std::int64_t token = 0;  // the key's mod_revision: the holder's fencing token
   bool alive = false;      // the holder's alive key exists
   bool readable = true;    // false: a record this version cannot read (never taken as free)
 
@@ -47,6 +58,9 @@ struct FleetLockFailure {
     contention,  // other runs kept changing the keys between read and write
     store,       // etcd failed or answered something unreadable
     invalid,     // a run id or device name that cannot be a key segment
+    alive,       // take / take_over: the run's alive key is held on another lease (the run, or
+                 // a recover of it, is alive): `message` names its controller
+    recovering,  // take_over: another controller is taking the run over: `message` names it
   };
   Kind kind = Kind::store;
   std::string message;
@@ -60,12 +74,28 @@ class LockLedger {
   LockLedger(etcd::EtcdClient& client, std::string prefix);
 
   // Locks every device for `run` in one transaction conditional on each key being absent, or
-  // still the run's own record as read (retaking is idempotent: a retried start, or `fabgate
-  // recover` of the same run id, keeps the key and so its token). With run.lease the run's
-  // alive key is written in the same transaction. Returns each device's fencing token. Any
-  // device held by another run refuses the whole request and writes nothing.
+  // still the run's own record as read, and on the run's alive key being absent or on this
+  // run's lease (a run alive on another lease is never retaken: `alive`). Every key is written,
+  // so each device's fencing token is the transaction's revision, newer than any earlier
+  // holder's, a retake by the same run id (`fabgate recover`) included. With run.lease the
+  // run's alive key is written in the same transaction. Returns each device's fencing token.
+  // Any device held by another run refuses the whole request and writes nothing.
   Expected<std::map<std::string, std::int64_t>, FleetLockFailure> take(
       const RunIdentity& run, const std::vector<std::string>& devices);
+
+  // Takes a dead run over for `fabgate recover`: `recoverer.run_id` is the dead run's id,
+  // `recoverer.lease` the recover's own lease (required), its controller and operator who
+  // recovers. In ONE transaction guarded by the run's alive key being absent, by
+  // P/recovering/<run> being absent, and by every lock of the run being the record read, it
+  // rewrites those locks for the recoverer (newer fencing tokens) and writes
+  // P/recovering/<run> on the recoverer's lease. Refused as `alive` while the run's alive key
+  // exists (naming its controller and the seconds its lease has left), as `recovering` when
+  // another recover won (naming its controller); other runs' locks are left alone. Returns the
+  // new tokens of the run's devices (empty when it held no lock).
+  Expected<std::map<std::string, std::int64_t>, FleetLockFailure> take_over(
+      const RunIdentity& recoverer);
+  // Ends a take-over: removes P/recovering/<run> if it is still the recoverer's (its lease).
+  Expected<Ok, FleetLockFailure> end_take_over(const std::string& run_id, std::int64_t lease);
 
   // Removes every lock `run_id` holds; how many. Each delete is conditional on the key being
   // unchanged since it was read, so a lock another run took meanwhile is never removed.
@@ -76,6 +106,12 @@ class LockLedger {
 
  private:
   std::string key_of(const std::string& device) const { return prefix_ + "/locks/" + device; }
+  std::string alive_key(const std::string& run_id) const {
+    return prefix_ + "/runs/" + run_id + "/alive";
+  }
+  std::string recovering_key(const std::string& run_id) const {
+    return prefix_ + "/recovering/" + run_id;
+  }
   Expected<Ok, FleetLockFailure> read_liveness(std::vector<DeviceLockEntry>& entries);
 
   etcd::EtcdClient& client_;

@@ -9,6 +9,7 @@
 
 #include "adapters/core/text.h"
 #include "gates/pipeline/reporting/evidence.h"
+#include "gates/pipeline/safety/device_lock.h"
 
 namespace fabgate::pipeline {
 namespace {
@@ -102,8 +103,9 @@ std::string device_fence_file(const std::string& lock_dir, const std::string& de
 }
 
 namespace {
-// The guard's one line on stderr, which judged() recognises with the exit status.
-constexpr std::string_view kStaleMark = "fabgate-fence: stale ";
+// The start of the guard's one line on stderr (fenced_command, device_lock.h), which judged()
+// recognises with the exit status.
+constexpr std::string_view kGuardMark = "fabgate-fence: ";
 }  // namespace
 
 std::optional<std::int64_t> TokenFencedRemote::token_for(const intent::Device& device,
@@ -116,27 +118,25 @@ std::optional<std::int64_t> TokenFencedRemote::token_for(const intent::Device& d
 
 std::string TokenFencedRemote::guarded(const intent::Device& device, std::int64_t token,
                                        const std::string& command) const {
-  // Variables prefixed fabgate_ so the command's own names are not disturbed; `read` of a
-  // missing or damaged file leaves the command to run, as a device without a fence does.
-  const std::string t = std::to_string(token);
-  return "fabgate_fence=" + shell_quote(device_fence_file(lock_dir_, device.name)) +
-         "; fabgate_seen=0; fabgate_seen_run=; if [ -r \"$fabgate_fence\" ]; then read -r "
-         "fabgate_seen fabgate_seen_run < \"$fabgate_fence\" || :; fi; case $fabgate_seen in "
-         "''|*[!0-9]*) fabgate_seen=0 ;; esac; if [ \"$fabgate_seen\" -gt " +
-         t + " ]; then echo \"" + std::string(kStaleMark) + "fencing token " + t +
-         ": this device saw $fabgate_seen (run $fabgate_seen_run)\" >&2; exit " +
-         std::to_string(kRefusedStatus) + "; fi\n" + command;
+  // The generation this process acquired the device's lock with, when it did so with this
+  // token: the guard then also refuses a later holder's equal token.
+  auto mark = fence_mark(lock_dir_, device.name);
+  const long generation = mark && mark->token == token ? mark->generation : 0;
+  return fenced_command(lock_dir_, device.name, token, generation, command);
 }
 
 RemoteResult TokenFencedRemote::judged(const intent::Device& device, std::int64_t token,
                                        RemoteResult result) const {
   if (!result.ok() || result->exit_status != kRefusedStatus) return result;
-  auto mark = result->stderr_text.find(kStaleMark);
+  auto mark = result->stderr_text.find(kGuardMark);
   if (mark == std::string::npos) return result;  // the command's own exit status 86
-  std::string line = result->stderr_text.substr(mark + kStaleMark.size());
+  std::string line = result->stderr_text.substr(mark + kGuardMark.size());
   line = std::string(trim(line.substr(0, line.find('\n'))));
+  if (!line.starts_with("stale "))
+    return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
+                           "refused by " + device.name + " before it ran: " + line};
   return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
-                         "refused by " + device.name + " before it ran: stale " + line +
+                         "refused by " + device.name + " before it ran: " + line +
                              "; a newer run locked this device after this run's token " +
                              std::to_string(token) +
                              " was issued, so this run may not write "

@@ -91,22 +91,26 @@ class FencedRemote final : public Remote {
   const LeaseFence& fence_;
 };
 
-// Where a device keeps the newest fencing token it saw: "<token> <run>" in the folder of its
-// device-side lock (device_lock.h).
+// Where a device keeps the current holder's fencing token: "<token> <run> <generation>" in the
+// folder of its device-side lock (device_lock.h).
 std::string device_fence_file(const std::string& lock_dir, const std::string& device);
 
 // With `coordination:`, every command this run sends to a device it locked with a fencing token
-// (its etcd lock's create_revision) starts, ON THE DEVICE, with a short POSIX-sh guard: when the
-// device's fence file holds a newer token (a newer run locked it since), the guard prints one
-// line on stderr and exits kRefusedStatus before the command runs; this comes back as
-// `rejected` naming device, token and the newer token. The lease fence (FencedRemote, above it)
-// stops a run first; this stops what the lease fence cannot: a run paused or partitioned past
-// its lease (SIGSTOP, a VM freeze) whose command was already past its fence check, or that
-// wakes before noticing. It is check-then-act on the device: a newer run that takes the device
-// between the guard's read and the command's end is not stopped; what it guarantees is that a
-// command that STARTS after a newer token was recorded there does not run. Commands of the
-// device lock itself (purpose "device-lock") check the token in their own script and pass
-// unguarded. Sits below the recorder, which records the command as written.
+// (its etcd lock's mod_revision) is wrapped, ON THE DEVICE, in a short POSIX-sh guard
+// (fenced_command, device_lock.h): under a shared flock of the device's lock folder, held until
+// the command ends, the command runs only when the device's fence file holds exactly this run's
+// token and the generation this process acquired the device-side lock with; otherwise the guard
+// prints one line on stderr and exits kRefusedStatus before the command runs, which comes back
+// as `rejected` naming device, token and the one the device holds. The acquire that writes a
+// new token holds the same flock exclusively, so check and command are atomic against a
+// take-over: no command of an older holder starts after a newer token was written, and a newer
+// token is written only once the older holder's commands running there ended. (A device
+// without flock(1) runs the check unlocked: check then act.) The lease fence (FencedRemote,
+// above it) stops a run first; this stops what the lease fence cannot: a run paused or
+// partitioned past its lease (SIGSTOP, a VM freeze) whose command was already past its fence
+// check, or that wakes before noticing. Commands of the device lock itself (purpose
+// "device-lock") check the token in their own script and pass unguarded. Sits below the
+// recorder, which records the command as written.
 class TokenFencedRemote final : public Remote {
  public:
   static constexpr int kRefusedStatus = 86;

@@ -8,8 +8,10 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "adapters/core/text.h"
 #include "gates/pipeline/safety/confirm_timer.h"
@@ -155,7 +157,65 @@ fi
 )SH";
 }
 
+// Whether two holder records were written by the same controller process.
+bool same_process(const LockHolder& a, const LockHolder& b) {
+  return a.controller_host == b.controller_host && a.controller_boot_id == b.controller_boot_id &&
+         a.controller_pid_namespace == b.controller_pid_namespace &&
+         a.controller_pid == b.controller_pid && a.controller_start == b.controller_start;
+}
+
+struct FenceMarks {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, FenceMark> marks;
+};
+FenceMarks& fence_marks() {
+  static FenceMarks marks;
+  return marks;
+}
+
+// How long a device-side command waits for the lock folder's flock: an acquire holds it
+// exclusively for a few file operations; a command holds it shared while it runs.
+constexpr int kFlockWaitSeconds = 10;
+
 }  // namespace
+
+void remember_fence_mark(const std::string& lock_dir, const std::string& device, FenceMark mark) {
+  auto& registry = fence_marks();
+  std::lock_guard lock(registry.mutex);
+  registry.marks[{lock_dir, device}] = mark;
+}
+
+std::optional<FenceMark> fence_mark(const std::string& lock_dir, const std::string& device) {
+  auto& registry = fence_marks();
+  std::lock_guard lock(registry.mutex);
+  auto found = registry.marks.find({lock_dir, device});
+  if (found == registry.marks.end()) return std::nullopt;
+  return found->second;
+}
+
+std::string fenced_command(const std::string& lock_dir, const std::string& device,
+                           std::int64_t token, long generation, const std::string& command) {
+  // Variables prefixed fabgate_ so the command's own names are not disturbed. The shared flock
+  // is taken on fd 9 and kept by this shell until it exits; the command itself runs with fd 9
+  // closed, so a daemon it starts does not hold the lock (the shell keeps its saved copy, which
+  // is closed on exec).
+  std::string guard = "fabgate_fence=" + shell_quote(device_fence_file(lock_dir, device)) +
+                      "; fabgate_token=" + std::to_string(token) +
+                      "; fabgate_gen=" + std::to_string(generation) +
+                      "; fabgate_wait=" + std::to_string(kFlockWaitSeconds) + "\n";
+  guard += R"SH(fabgate_dir=${fabgate_fence%/fence}
+if [ -d "$fabgate_dir" ] && command -v flock >/dev/null 2>&1; then
+  exec 9<"$fabgate_dir" && flock -s -w "$fabgate_wait" 9 || { echo "fabgate-fence: busy: the lock folder $fabgate_dir stayed locked by a take-over for $fabgate_wait s" >&2; exit 86; }
+fi
+fabgate_seen=0; fabgate_seen_run=; fabgate_seen_gen=
+if [ -r "$fabgate_fence" ]; then read -r fabgate_seen fabgate_seen_run fabgate_seen_gen < "$fabgate_fence" || :; fi
+case $fabgate_seen in ''|*[!0-9]*) fabgate_seen=0 ;; esac
+if [ "$fabgate_seen" != "$fabgate_token" ]; then echo "fabgate-fence: stale fencing token $fabgate_token: this device saw $fabgate_seen (run $fabgate_seen_run)" >&2; exit 86; fi
+if [ "$fabgate_gen" != 0 ] && [ -n "$fabgate_seen_gen" ] && [ "$fabgate_seen_gen" != "$fabgate_gen" ]; then echo "fabgate-fence: stale fencing token $fabgate_token: this device's lock was taken over since (generation $fabgate_seen_gen of run $fabgate_seen_run holds it; this run's is $fabgate_gen)" >&2; exit 86; fi
+{
+)SH";
+  return guard + command + "\n} 9<&-";
+}
 
 LockHolder LockHolder::for_this_controller(std::string run, std::string change,
                                            std::string operator_name, Duration lease,
@@ -322,7 +382,9 @@ LockResult<AcquireOutcome> DeviceLock::acquire(const intent::Device& device,
     return LockFailure{LockFailure::Kind::invalid_name,
                        device.name + ": " + what + ": unusable device name or run id"};
   }
+  bool busy = false;  // the last attempt found the lock folder's flock held
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    busy = false;
     auto current = read(device, what);
     if (!current.ok()) return current.error();
 
@@ -331,13 +393,26 @@ LockResult<AcquireOutcome> DeviceLock::acquire(const intent::Device& device,
     outcome.generation = current->generation;
     bool free = current->generation == 0 || current->released;
     if (!free) {
-      if (current->holder && current->holder->run == holder.run) {
+      const bool same_run = current->holder && current->holder->run == holder.run;
+      if (same_run && same_process(*current->holder, holder)) {
         outcome.kind = AcquireOutcome::Kind::acquired;
         outcome.holder = *current->holder;
+        if (holder.fence_token > 0)
+          remember_fence_mark(options_.base_dir, device.name,
+                              {current->holder->fence_token, current->generation});
         return outcome;
       }
       std::optional<std::string> dead;
-      if (current->holder) {
+      if (same_run && holder.fence_token > 0 && current->holder->fence_token > 0 &&
+          current->holder->fence_token < holder.fence_token) {
+        // The run this recover continues, taken over in the coordination store, which only
+        // does that once the run's lease lapsed: superseded, even if its process still exists
+        // (frozen, or cut off from the store).
+        dead = "its fencing token " + std::to_string(current->holder->fence_token) +
+               " was superseded by " + std::to_string(holder.fence_token) +
+               " when the run was taken over in the coordination store";
+        outcome.holder = *current->holder;
+      } else if (current->holder) {
         dead = why_dead(*current->holder);
         outcome.holder = *current->holder;
       } else {
@@ -351,7 +426,9 @@ LockResult<AcquireOutcome> DeviceLock::acquire(const intent::Device& device,
         return outcome;
       }
       outcome.dead_because = *dead;
-      if (take_over == TakeOver::no) {
+      // The same run id in another, dead process: the run being recovered, whose lock is this
+      // recover's to take without --take-over-locks.
+      if (take_over == TakeOver::no && !same_run) {
         outcome.kind = AcquireOutcome::Kind::held_by_dead;
         return outcome;
       }
@@ -363,20 +440,29 @@ LockResult<AcquireOutcome> DeviceLock::acquire(const intent::Device& device,
         "dir=" + shell_quote(directory(device.name)) + "\nbase=" + shell_quote(options_.base_dir) +
         "\nnext=" + std::to_string(next) + "\nprevious=" + std::to_string(current->generation) +
         "\nrecord=" + shell_quote(to_record(holder)) +
-        "\ntoken=" + std::to_string(holder.fence_token) + "\nrun=" + shell_quote(holder.run) + "\n";
+        "\ntoken=" + std::to_string(holder.fence_token) + "\nrun=" + shell_quote(holder.run) +
+        "\nwait=" + std::to_string(kFlockWaitSeconds) + "\n";
     // Base and lock folders are sticky and world-writable like /tmp: controllers of different
     // people may log in as different users and must still exclude each other.
     command += R"SH(
 [ -d "$base" ] || mkdir -m 1777 "$base" 2>/dev/null || [ -d "$base" ] || { echo "cannot create $base" >&2; exit 1; }
 [ -d "$dir" ] || mkdir -m 1777 "$dir" 2>/dev/null || [ -d "$dir" ] || { echo "cannot create $dir" >&2; exit 1; }
 umask 022
-# The fence: a token older than the newest this device saw is refused, before any lock is
-# written. Check then act, on this one device: two runs with etcd locks on it cannot both be
-# here (etcd gave the device to one of them at a time), so what races is only a run that lost
-# its etcd lock and woke late, and it must lose; the newer run writes its token below.
+# Exclusive flock of the lock folder while the fence is checked, the generation created and the
+# fence written: guarded commands hold it shared while they run (fenced_command), so a take-over
+# waits for a command of the old holder still running here, and none starts after the new token
+# is written. Without flock(1) on the device, unlocked.
+if command -v flock >/dev/null 2>&1; then
+  exec 9<"$dir" || { echo "cannot open $dir" >&2; exit 1; }
+  flock -x -w "$wait" 9 || { echo outcome=busy; exit 0; }
+fi
+# The fence: a token older than the current one is refused, before any lock is written. Two
+# runs with etcd locks on it cannot both be here (etcd gave the device to one of them at a
+# time), so what races is only a run that lost its etcd lock and woke late, and it must lose;
+# the newer run writes its token and generation below.
 fence="$dir/fence"
 seen=0; seen_run=
-if [ "$token" -gt 0 ] && [ -r "$fence" ]; then read -r seen seen_run < "$fence" || :; fi
+if [ "$token" -gt 0 ] && [ -r "$fence" ]; then read -r seen seen_run seen_gen < "$fence" || :; fi
 case $seen in ''|*[!0-9]*) seen=0 ;; esac
 if [ "$token" -gt 0 ] && [ "$seen" -gt "$token" ]; then
   echo outcome=stale; echo "seen=$seen"; echo "seen_run=$seen_run"; exit 0
@@ -386,7 +472,7 @@ printf '%s\n' "$record" > "$tmp" || { rm -f "$tmp"; echo "cannot write $tmp" >&2
 if ln "$tmp" "$dir/gen-$next" 2>/dev/null; then
   rm -f "$tmp"
   if [ "$token" -gt 0 ]; then
-    printf '%s %s\n' "$token" "$run" > "$fence.tmp-$$" && mv -f "$fence.tmp-$$" "$fence" ||
+    printf '%s %s %s\n' "$token" "$run" "$next" > "$fence.tmp-$$" && mv -f "$fence.tmp-$$" "$fence" ||
       { rm -f "$fence.tmp-$$"; echo "cannot write $fence" >&2; exit 1; }
   fi
   echo outcome=acquired
@@ -406,6 +492,12 @@ fi
     auto lines = parse_lines(sent->stdout_text);
     std::string answer = first(lines, "outcome");
     if (answer == "lost") continue;  // someone else created gen-<next>: read again
+    if (answer == "busy") {
+      // A command of another holder still runs under the lock folder's shared flock (a step of
+      // a run being taken over, still running on the device): wait for it, then read again.
+      busy = true;
+      continue;
+    }
     if (answer == "stale") {
       outcome.kind = AcquireOutcome::Kind::stale_token;
       outcome.holder = holder;
@@ -422,8 +514,18 @@ fi
     outcome.kind = AcquireOutcome::Kind::acquired;
     outcome.holder = holder;
     outcome.generation = next;
+    if (holder.fence_token > 0)
+      remember_fence_mark(options_.base_dir, device.name, {holder.fence_token, next});
     return outcome;
   }
+  if (busy)
+    return LockFailure{LockFailure::Kind::contention,
+                       device.name + ": " + what +
+                           ": a command of another holder kept running on the device under its "
+                           "lock folder " +
+                           directory(device.name) + " (" +
+                           std::to_string(options_.max_attempts * kFlockWaitSeconds) +
+                           " s); the lock was not taken, run again once it ended"};
   return LockFailure{LockFailure::Kind::contention,
                      device.name + ": " + what + ": lost the race to other acquirers " +
                          std::to_string(options_.max_attempts) + " times"};

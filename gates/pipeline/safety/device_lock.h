@@ -7,8 +7,9 @@
 // path):
 //   <base>/<device>.lock/gen-<N>            holder record of generation N (one JSON line)
 //   <base>/<device>.lock/gen-<N>.released   marker: generation N was released by its holder
-//   <base>/<device>.lock/fence              "<token> <run>": the newest fencing token the device
-//                                           saw (with coordination: only; see below)
+//   <base>/<device>.lock/fence              "<token> <run> <N>": the fencing token of the current
+//                                           holder, which wrote it with generation N (with
+//                                           coordination: only; see below)
 //
 // The current generation is the highest N. The lock is free when there is none or the current
 // one is released; otherwise gen-N's holder holds it (alive or dead). Acquiring, and taking over
@@ -20,10 +21,15 @@
 // creates gen-<N+1> or finds that someone else did and reads again.
 //
 // Fencing tokens (with `coordination:`, docs/coordination.md "Fencing tokens"): a run that
-// locked the device in the fabric's etcd carries that lock's create_revision as its token. The
-// device keeps the newest token it saw in `fence`; acquiring with an older token is refused
-// (`stale_token`), and every command the run sends is guarded on the device by the same
-// comparison (TokenFencedRemote, remote.h).
+// locked the device in the fabric's etcd carries that lock's revision as its token (a take-over
+// in etcd gives a strictly newer one). The device keeps the current holder's token and
+// generation in `fence`; acquiring with an older token is refused (`stale_token`), and every
+// command the run sends is guarded on the device (TokenFencedRemote, remote.h, through
+// fenced_command below): it runs only while `fence` still holds exactly this run's token and
+// generation, so an older holder's command is refused once a newer one was written, even one
+// carrying an equal token. Check and command hold the lock folder's flock (shared), and the
+// acquire that writes `fence` holds it exclusively: a take-over waits for a command of the old
+// holder still running there, and no old command starts after the new token was written.
 
 #include <cstdint>
 #include <optional>
@@ -70,6 +76,25 @@ std::string describe(const LockHolder& holder);
 std::optional<std::string> why_dead(const LockHolder& holder, TimePoint now = now_utc());
 
 enum class TakeOver { no, yes };
+
+// The device-side acquisition this controller process made on a device with a token: the guard
+// of its commands (fenced_command) names the generation, so a later holder that wrote an equal
+// token still supersedes it. Process-wide, because one process runs one run and the lock
+// (Safeguards) and the guard (TokenFencedRemote, below the recorder) are built apart.
+struct FenceMark {
+  std::int64_t token = 0;
+  long generation = 0;
+};
+void remember_fence_mark(const std::string& lock_dir, const std::string& device, FenceMark mark);
+std::optional<FenceMark> fence_mark(const std::string& lock_dir, const std::string& device);
+
+// `command` preceded, on the device, by the token guard: under a shared flock of the device's
+// lock folder (held while the command runs), the command runs only when `fence` holds `token`
+// and, with generation > 0, that generation; otherwise one line `fabgate-fence: stale ...` on
+// stderr and exit 86 (TokenFencedRemote::kRefusedStatus). Without flock(1) on the device the
+// check runs unlocked.
+std::string fenced_command(const std::string& lock_dir, const std::string& device,
+                           std::int64_t token, long generation, const std::string& command);
 
 struct AcquireOutcome {
   enum class Kind {
@@ -138,9 +163,12 @@ class DeviceLock {
       : remote_(remote), options_(std::move(options)) {}
 
   // Takes the device's lock for `holder` (acquired), or says who holds it. A dead holder's
-  // lock is taken over only with TakeOver::yes; a live holder's never. Acquiring again with
-  // the run that already holds it answers acquired without a new generation, so after an `ssh`
-  // failure (the lock may or may not have been created) acquiring again is safe.
+  // lock is taken over only with TakeOver::yes; a live holder's never. Acquiring again from
+  // the controller process that already holds it answers acquired without a new generation, so
+  // after an `ssh` failure (the lock may or may not have been created) acquiring again is safe.
+  // The same run id held by ANOTHER process is the run `fabgate recover` recovers: taken over
+  // (a new generation, whatever `take_over` says) when its token is older than `holder`'s (etcd
+  // took it over) or it is dead, and `held` while it may be alive.
   LockResult<AcquireOutcome> acquire(const intent::Device& device, const LockHolder& holder,
                                      TakeOver take_over);
 

@@ -430,7 +430,8 @@ TEST_F(DeviceLockTest, AStaleFencingTokenIsRefusedByTheDeviceSideLock) {
   alice.fence_token = 11;
   ASSERT_EQ(alice_->lock.acquire(leaf1_, alice, TakeOver::no)->kind,
             AcquireOutcome::Kind::acquired);
-  EXPECT_EQ(testing::read_file(alice_->lock.fence_file("leaf1")), "11 a1b2c3d4\n");
+  EXPECT_EQ(testing::read_file(alice_->lock.fence_file("leaf1")), "11 a1b2c3d4 2\n")
+      << "token, run and the generation that wrote it";
   ASSERT_EQ(alice_->lock.release(leaf1_, alice.run)->kind, ReleaseOutcome::Kind::released);
   ASSERT_EQ(bob_->lock.acquire(leaf1_, holder("c0c0c0c0", "carol"), TakeOver::no)->kind,
             AcquireOutcome::Kind::acquired)
@@ -483,6 +484,91 @@ TEST_F(DeviceLockTest, AWriteWithAStaleTokenIsRefusedOnTheDeviceBeforeItRuns) {
   auto own_status = fenced.run(leaf1_, ssh::CredentialRole::change, "exit 86", 10s, "step");
   ASSERT_TRUE(own_status.ok()) << own_status.error().message;
   EXPECT_EQ(own_status->exit_status, 86);
+}
+
+TEST_F(DeviceLockTest, AnEqualTokenOfASupersededHolderIsRefusedOnTheDevice) {
+  // Given alice's run locked leaf1 with token 10 (generation 1) and was then judged dead (its
+  // lease ended), when bob's run takes her lock over carrying the same token 10 (generation 2),
+  // then alice's write carrying token 10 with her generation is refused by the device before it
+  // runs (equal to the token the device holds is not enough: the holder changed), naming both
+  // generations; bob's write runs, directly and through TokenFencedRemote.
+  auto alice = LockHolder::for_this_controller("a1b2c3d4", "c", "alice", 1h, now_utc() - 2h);
+  alice.fence_token = 10;
+  auto first = alice_->lock.acquire(leaf1_, alice, TakeOver::no);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_EQ(first->kind, AcquireOutcome::Kind::acquired);
+  auto bob = holder("b0b0b0b0", "bob");
+  bob.fence_token = 10;
+  auto taken = bob_->lock.acquire(leaf1_, bob, TakeOver::yes);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  ASSERT_EQ(taken->kind, AcquireOutcome::Kind::acquired) << taken->message();
+  ASSERT_GT(taken->generation, first->generation);
+
+  const std::string marker = dir_.file("written");
+  const std::string write = "touch " + marker + " && echo wrote";
+  auto stale = alice_->remote.run(
+      leaf1_, ssh::CredentialRole::change,
+      fenced_command(options_.base_dir, "leaf1", 10, first->generation, write), 10s, "step");
+  ASSERT_TRUE(stale.ok()) << stale.error().message;
+  EXPECT_EQ(stale->exit_status, TokenFencedRemote::kRefusedStatus);
+  EXPECT_NE(stale->stderr_text.find("fabgate-fence: stale fencing token 10: this device's lock "
+                                    "was taken over since (generation " +
+                                    std::to_string(taken->generation) +
+                                    " of run b0b0b0b0 holds it; this run's is " +
+                                    std::to_string(first->generation) + ")"),
+            std::string::npos)
+      << stale->stderr_text;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the superseded holder's write ran";
+
+  auto current = bob_->remote.run(
+      leaf1_, ssh::CredentialRole::change,
+      fenced_command(options_.base_dir, "leaf1", 10, taken->generation, write), 10s, "step");
+  ASSERT_TRUE(current.ok()) << current.error().message;
+  EXPECT_EQ(current->exit_status, 0) << current->stderr_text;
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  std::filesystem::remove(marker);
+  TokenFencedRemote fenced(
+      bob_->remote, [](const std::string&) -> std::optional<std::int64_t> { return 10; },
+      options_.base_dir);
+  auto through = fenced.run(leaf1_, ssh::CredentialRole::change, write, 10s, "step");
+  ASSERT_TRUE(through.ok()) << through.error().message;
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "this process's own generation was refused";
+}
+
+TEST_F(DeviceLockTest, ATakeOverWaitsForACommandOfTheOldHolderStillRunningOnTheDevice) {
+  // Given alice's guarded command (token 10) is running on leaf1 (a 2 s step) when bob's run
+  // takes her dead lock over with token 11, then bob's acquire completes only after her command
+  // ended (its mark is there when the acquire returns, so no rollback of bob's can interleave
+  // with it), and a command of alice's started after that is refused.
+  auto alice = LockHolder::for_this_controller("a1b2c3d4", "c", "alice", 1h, now_utc() - 2h);
+  alice.fence_token = 10;
+  auto first = alice_->lock.acquire(leaf1_, alice, TakeOver::no);
+  ASSERT_TRUE(first.ok() && first->kind == AcquireOutcome::Kind::acquired);
+  const std::string started = dir_.file("started");
+  const std::string ended = dir_.file("ended");
+  std::thread step([&] {
+    (void)alice_->remote.run(leaf1_, ssh::CredentialRole::change,
+                             fenced_command(options_.base_dir, "leaf1", 10, first->generation,
+                                            "touch " + started + "; sleep 2; touch " + ended),
+                             20s, "step");
+  });
+  for (int i = 0; i < 200 && !std::filesystem::exists(started); ++i)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(std::filesystem::exists(started)) << "alice's step did not start";
+  auto bob = holder("b0b0b0b0", "bob");
+  bob.fence_token = 11;
+  auto taken = bob_->lock.acquire(leaf1_, bob, TakeOver::yes);
+  const bool step_had_ended = std::filesystem::exists(ended);
+  step.join();
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ(taken->kind, AcquireOutcome::Kind::acquired) << taken->message();
+  EXPECT_TRUE(step_had_ended) << "the take-over did not wait for the running command";
+  auto late = alice_->remote.run(
+      leaf1_, ssh::CredentialRole::change,
+      fenced_command(options_.base_dir, "leaf1", 10, first->generation, "touch " + started), 10s,
+      "step");
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->exit_status, TokenFencedRemote::kRefusedStatus) << late->stderr_text;
 }
 
 }  // namespace
