@@ -492,14 +492,28 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // cannot make recover release claims in the wrong store. Recover must work in an emergency,
   // so a trusted ref that cannot be read (a clone without main) falls back to the commit's,
   // said loudly.
+  // The other fleet settings (the inventory's addresses and credentials, SSH config, secrets)
+  // come from there too, as they did for the run (trusted_policy.h); when the change's devices
+  // are no longer in the trusted inventory, the commit's own are used, said loudly.
   approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
   if (auto trusted = read_trusted_policy(at_commit, loaded.value(), &commit_signatures);
-      trusted.ok())
+      trusted.ok()) {
+    auto under_trusted = read_intent_under_trusted_ref(at_commit, trusted.value());
+    if (under_trusted.ok() && under_trusted->outcome.diagnostics.empty() &&
+        refuse_fleet_files_in_work_tree(under_trusted.value()).ok())
+      loaded = std::move(under_trusted);
+    else
+      console.warn("recover: the run's change is not valid under the fleet settings at " +
+                   trusted->source +
+                   "; devices, credentials and SSH settings are read from "
+                   "commit " +
+                   start.commit.substr(0, 12) + " itself");
     loaded->outcome.repository->trusted_policy = std::move(trusted).value();
-  else
+  } else {
     console.warn("recover: the trusted policy ref cannot be read (" + trusted.error().message +
                  "); budgets and the coordination store are read from commit " +
                  start.commit.substr(0, 12) + " itself");
+  }
   const auto& repository = *loaded->outcome.repository;
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.
