@@ -150,8 +150,9 @@ Result<std::string> recomputed_digest(const CommonOptions& common, const Plan& p
   if (loaded->outcome.diagnostics.empty()) {
     auto trusted = read_trusted_policy(at_commit, loaded.value(), nullptr);
     if (!trusted.ok()) return unavailable(trusted.error().message);
-    loaded = read_intent_under_trusted_ref(at_commit, trusted.value());
-    if (!loaded.ok()) return unavailable(loaded.error().message);
+    auto under_trusted = read_intent_under_trusted_ref(at_commit, trusted.value());
+    if (!under_trusted.ok()) return unavailable(under_trusted.error().message);
+    loaded = std::move(under_trusted).value().take();
   }
   if (!loaded->outcome.diagnostics.empty())
     return Error::invalid_input(

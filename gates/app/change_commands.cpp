@@ -48,8 +48,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
   auto trusted = read_trusted_policy(common, own.value(), &commit_signatures);
   if (!trusted.ok()) return std::move(trusted).error();
-  auto loaded = read_intent_under_trusted_ref(common, trusted.value());
-  if (!loaded.ok()) return std::move(loaded).error();
+  auto run_intent = read_intent_under_trusted_ref(common, trusted.value());
+  if (!run_intent.ok()) return std::move(run_intent).error();
+  const LoadedIntent* loaded = &run_intent->loaded();
   if (!loaded->outcome.diagnostics.empty()) {
     auto lines = loaded->outcome.diagnostics.lines();
     lines.push_back("fabgate.yaml and the inventory are read from " + trusted->source +
@@ -59,10 +60,9 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
                                     " is invalid under the fleet settings of the trusted ref",
                                 lines);
   }
-  if (auto inside = refuse_fleet_files_in_work_tree(loaded.value()); !inside.ok())
+  if (auto inside = refuse_fleet_files_in_work_tree(*loaded); !inside.ok())
     return std::move(inside).error();
-  loaded->outcome.repository->trusted_policy = std::move(trusted).value();
-  const auto& repository = *loaded->outcome.repository;
+  const auto& repository = run_intent->repository();
   warn_lab_only_settings(repository, console);
   // The commit's own policy files, as validate checks them; the trusted ref's budgets and
   // exceptions are judged by the gates that use them (a change beyond the trusted budget is
@@ -105,7 +105,7 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
   const std::string operator_name =
       options.operator_name.empty() ? default_operator() : options.operator_name;
   auto collaborators = RunCollaborators::create(
-      {repository, *change, loaded->intent_dir, bundle,
+      {run_intent.value(), *change, loaded->intent_dir, bundle,
        options.accept_new_host_keys ? ssh::UnknownHostKeys::accept_and_record
                                     : ssh::UnknownHostKeys::refuse,
        parallelism, options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no,

@@ -65,13 +65,12 @@ Result<LoadedIntent> load_valid_intent(const CommonOptions& options, Console& co
   if (loaded->outcome.diagnostics.empty()) {
     auto trusted = read_trusted_policy(options, loaded.value(), nullptr);
     if (!trusted.ok()) return std::move(trusted).error();
-    loaded = read_intent_under_trusted_ref(options, trusted.value());
-    if (!loaded.ok()) return std::move(loaded).error();
-    if (loaded->outcome.diagnostics.empty()) {
+    auto under_trusted = read_intent_under_trusted_ref(options, trusted.value());
+    if (!under_trusted.ok()) return std::move(under_trusted).error();
+    loaded = std::move(under_trusted).value().take();
+    if (loaded->outcome.diagnostics.empty())
       if (auto inside = refuse_fleet_files_in_work_tree(loaded.value()); !inside.ok())
         return std::move(inside).error();
-      loaded->outcome.repository->trusted_policy = std::move(trusted).value();
-    }
   }
   if (!loaded->outcome.diagnostics.empty()) {
     return Error::invalid_input("intent at " + loaded->commit.id.substr(0, 12) + " is invalid (" +

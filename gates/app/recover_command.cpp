@@ -496,30 +496,33 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // come from there too, as they did for the run (trusted_policy.h); when the change's devices
   // are no longer in the trusted inventory, the commit's own are used, said loudly.
   approval::SshKeygen commit_signatures(Duration{20'000}, "ssh-keygen", "git");
+  std::optional<RunIntent> run_intent;
   if (auto trusted = read_trusted_policy(at_commit, loaded.value(), &commit_signatures);
       trusted.ok()) {
     auto under_trusted = read_intent_under_trusted_ref(at_commit, trusted.value());
-    if (under_trusted.ok() && under_trusted->outcome.diagnostics.empty() &&
-        refuse_fleet_files_in_work_tree(under_trusted.value()).ok())
-      loaded = std::move(under_trusted);
-    else
+    if (under_trusted.ok() && under_trusted->loaded().outcome.diagnostics.empty() &&
+        refuse_fleet_files_in_work_tree(under_trusted->loaded()).ok()) {
+      run_intent = std::move(under_trusted).value();
+    } else {
       console.warn("recover: the run's change is not valid under the fleet settings at " +
                    trusted->source +
-                   "; devices, credentials and SSH settings are read from "
-                   "commit " +
+                   "; devices, credentials and SSH settings are read from commit " +
                    start.commit.substr(0, 12) + " itself");
-    loaded->outcome.repository->trusted_policy = std::move(trusted).value();
+      loaded->outcome.repository->trusted_policy = std::move(trusted).value();
+    }
   } else {
     console.warn("recover: the trusted policy ref cannot be read (" + trusted.error().message +
                  "); budgets and the coordination store are read from commit " +
                  start.commit.substr(0, 12) + " itself");
   }
-  const auto& repository = *loaded->outcome.repository;
+  if (!run_intent) run_intent = RunIntent::commit_only_for_recovery(std::move(loaded).value());
+  const LoadedIntent* run_loaded = &run_intent->loaded();
+  const auto& repository = run_intent->repository();
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.
   const Redactor redactor = run_redactor(repository, console);
   if (left_in_store) {
-    auto released = release_what_the_run_left(crashed.value(), repository, loaded->intent_dir,
+    auto released = release_what_the_run_left(crashed.value(), repository, run_loaded->intent_dir,
                                               controller.value(), console);
     if (!released.ok()) return std::move(released).error();
     if (std::filesystem::exists(dir / "manifest.json", ec))
@@ -553,7 +556,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
 
   // Nothing reaches a device before the run is recover's alone.
   StoreTakeOver take_over;
-  if (auto taken = take_over_in_store(crashed.value(), repository, loaded->intent_dir,
+  if (auto taken = take_over_in_store(crashed.value(), repository, run_loaded->intent_dir,
                                       controller.value(), operator_name, dir, take_over, console);
       !taken.ok())
     return std::move(taken).error();
@@ -567,7 +570,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // The same collaborators as apply, except that host keys are always checked strictly: a run
   // that accepted new keys on first use does not pass that trust on to its recovery.
   auto collaborators = RunCollaborators::create(
-      {repository, *change, loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
+      {*run_intent, *change, run_loaded->intent_dir, evidence, ssh::UnknownHostKeys::refuse,
        start.parallelism,
        options.take_over_locks ? pipeline::TakeOver::yes : pipeline::TakeOver::no, operator_name,
        std::move(secrets).value(), Duration{0}, controller.value()});

@@ -21,20 +21,20 @@ pipeline::BudgetSetup budget_setup(const RunSetup& setup) {
   out.intent_dir = setup.intent_dir;
   out.wait = setup.budget_wait;
   out.controller = setup.controller;
-  if (const auto& trusted = setup.repository.trusted_policy) {
+  if (const auto& trusted = setup.intent.repository().trusted_policy) {
     out.budgets_text = trusted->budgets;
     out.budgets_file = trusted->budgets_path;
     out.source = trusted->source;
     out.coordination = trusted->coordination;
     return out;
   }
-  const std::string path = setup.repository.settings.policies_dir + "/budgets.yaml";
-  if (auto text = setup.repository.policy_texts.find(path);
-      text != setup.repository.policy_texts.end())
+  const std::string path = setup.intent.repository().settings.policies_dir + "/budgets.yaml";
+  if (auto text = setup.intent.repository().policy_texts.find(path);
+      text != setup.intent.repository().policy_texts.end())
     out.budgets_text = text->second;
   out.budgets_file = path;
-  out.source = "commit " + setup.repository.commit.id.substr(0, 12);
-  out.coordination = setup.repository.settings.coordination;
+  out.source = "commit " + setup.intent.repository().commit.id.substr(0, 12);
+  out.coordination = setup.intent.repository().settings.coordination;
   return out;
 }
 
@@ -57,8 +57,9 @@ Result<std::string> controller_name(const std::string& option) {
     return byte < 0x20 || byte == 0x7f;
   });
   if (name.size() > 128 || control)
-    return Error::invalid_input(from + ": not a controller name",
-                                {"at most 128 bytes, no control characters (a host or runner name)"});
+    return Error::invalid_input(
+        from + ": not a controller name",
+        {"at most 128 bytes, no control characters (a host or runner name)"});
   return name;
 }
 
@@ -66,8 +67,8 @@ namespace {
 
 pipeline::SafeguardOptions safeguard_options(const RunSetup& setup) {
   pipeline::SafeguardOptions options;
-  options.locks.base_dir = setup.repository.settings.safeguards.lock_dir;
-  options.timers.base_dir = setup.repository.settings.safeguards.timer_dir;
+  options.locks.base_dir = setup.intent.repository().settings.safeguards.lock_dir;
+  options.timers.base_dir = setup.intent.repository().settings.safeguards.timer_dir;
   options.timers.rollback_step_timeout = setup.change.bounds.effective_rollback_timeout();
   options.take_over = setup.take_over;
   options.operator_name = setup.operator_name;
@@ -87,7 +88,8 @@ prom::HttpEndpoint http_endpoint(const intent::MonitoringEndpoint& endpoint,
                                  const std::filesystem::path& intent_dir) {
   prom::HttpEndpoint out;
   out.base_url = endpoint.url;
-  if (!endpoint.ca_file.empty()) out.ca_file = resolve_in_intent(intent_dir, endpoint.ca_file).string();
+  if (!endpoint.ca_file.empty())
+    out.ca_file = resolve_in_intent(intent_dir, endpoint.ca_file).string();
   out.timeout = endpoint.timeout;
   // The token's value is redacted like every configured secret (secrets.cpp).
   if (!endpoint.token_env.empty())
@@ -98,19 +100,20 @@ prom::HttpEndpoint http_endpoint(const intent::MonitoringEndpoint& endpoint,
 }  // namespace
 
 Result<std::unique_ptr<RunCollaborators>> RunCollaborators::create(const RunSetup& setup) {
-  const auto& settings = setup.repository.settings;
+  const auto& settings = setup.intent.repository().settings;
   ssh::SshOptions ssh_options;
   if (!settings.ssh.known_hosts.empty())
     ssh_options.known_hosts_file = resolve_in_intent(setup.intent_dir, settings.ssh.known_hosts);
   if (!settings.ssh.config.empty())
-    ssh_options.config_file = settings.ssh.config == "none"
-                                  ? settings.ssh.config
-                                  : resolve_in_intent(setup.intent_dir, settings.ssh.config).string();
+    ssh_options.config_file =
+        settings.ssh.config == "none"
+            ? settings.ssh.config
+            : resolve_in_intent(setup.intent_dir, settings.ssh.config).string();
   ssh_options.connect_timeout = settings.ssh.connect_timeout;
   ssh_options.shell_startup_timeout = settings.ssh.shell_startup_timeout;
   ssh_options.slow_shell_startup = settings.ssh.slow_shell_startup;
   ssh_options.unknown_host_keys = setup.unknown_host_keys;
-  auto profiles = pipeline::profiles_for(setup.repository);
+  auto profiles = pipeline::profiles_for(setup.intent.repository());
   if (!profiles.ok()) return std::move(profiles).error();
   return std::unique_ptr<RunCollaborators>(
       new RunCollaborators(setup, std::move(ssh_options), std::move(profiles.value())));
@@ -120,22 +123,23 @@ RunCollaborators::RunCollaborators(const RunSetup& setup, ssh::SshOptions ssh_op
                                    snapshot::ProfileSet profiles)
     : evidence_(setup.evidence),
       targets_(setup.change.targets),
-      budgets_(budget_setup(setup), setup.repository.inventory, setup.change, setup.evidence),
+      budgets_(budget_setup(setup), setup.intent.repository().inventory, setup.change,
+               setup.evidence),
       connector_(std::move(ssh_options)),
       connections_(connector_),
       ssh_remote_(connections_),
       token_fenced_(
           ssh_remote_, [this](const std::string& device) { return budgets_.fence_token(device); },
-          setup.repository.settings.safeguards.lock_dir),
+          setup.intent.repository().settings.safeguards.lock_dir),
       with_secrets_(token_fenced_, setup.secrets, setup.withheld_secrets),
       fenced_(with_secrets_, budgets_.fence()),
       remote_(fenced_, setup.evidence),
       fenced_gnmi_(grpc_gnmi_, budgets_.fence()),
       gnmi_steps_(fenced_gnmi_, setup.evidence),
       snapshotter_(std::move(profiles), connections_, &setup.evidence, setup.parallelism),
-      safeguards_(remote_, setup.repository.inventory, setup.change, setup.evidence,
+      safeguards_(remote_, setup.intent.repository().inventory, setup.change, setup.evidence,
                   with_fence_tokens(safeguard_options(setup), budgets_)) {
-  const auto& monitoring = setup.repository.settings.monitoring;
+  const auto& monitoring = setup.intent.repository().settings.monitoring;
   if (monitoring.prometheus)
     prometheus_ = std::make_unique<prom::PrometheusClient>(
         http_endpoint(monitoring.prometheus->endpoint, setup.intent_dir));

@@ -6,6 +6,7 @@
 
 #include "adapters/core/result.h"
 #include "adapters/ssh/connection_cache.h"
+#include "gates/app/trusted_policy.h"
 #include "gates/intent/model.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/families/collector_snapshotter.h"
@@ -21,7 +22,9 @@ class Console;
 
 // What a run that may touch devices (apply, rehearse, recover) is built from.
 struct RunSetup {
-  const intent::IntentRepository& repository;
+  // The change from its commit, every fleet setting from the trusted ref (trusted_policy.h):
+  // what SSH, gNMI, monitoring and etcd are reached with comes from nothing else.
+  const RunIntent& intent;
   const intent::Change& change;
   std::filesystem::path intent_dir;  // relative settings paths (known_hosts) resolve from here
   pipeline::EvidenceBundle& evidence;

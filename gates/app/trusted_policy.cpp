@@ -398,8 +398,8 @@ bool inside(const std::filesystem::path& path, const std::filesystem::path& fold
 
 }  // namespace
 
-Result<LoadedIntent> read_intent_under_trusted_ref(const CommonOptions& common,
-                                                   const intent::TrustedPolicy& trusted) {
+Result<RunIntent> read_intent_under_trusted_ref(const CommonOptions& common,
+                                                const intent::TrustedPolicy& trusted) {
   auto change_tree = git::CommitTree::open(common.repo, common.ref, "fabgate.yaml");
   if (!change_tree.ok()) return Error::invalid_input(change_tree.error().message);
   const std::filesystem::path intent_dir = change_tree->work_tree() / change_tree->intent_root();
@@ -415,7 +415,9 @@ Result<LoadedIntent> read_intent_under_trusted_ref(const CommonOptions& common,
   FleetOverlayTree overlay(change_tree.value(), trusted_tree.value(),
                            {"fabgate.yaml", fleet.inventory, fleet.approval.allowed_signers,
                             exceptions_path(fleet), budgets_path(fleet)});
-  return read_intent_from(overlay, change_tree.value());
+  RunIntent run(read_intent_from(overlay, change_tree.value()));
+  if (run.loaded_.outcome.repository) run.loaded_.outcome.repository->trusted_policy = trusted;
+  return run;
 }
 
 Status refuse_fleet_files_in_work_tree(const LoadedIntent& loaded) {

@@ -44,14 +44,42 @@ Result<intent::TrustedPolicy> read_trusted_policy(const CommonOptions& common,
                                                   const LoadedIntent& loaded,
                                                   approval::SignatureTool* commit_signatures);
 
+class RunIntent;
+
 // The intent a run acts on: the change's intent (its change files and the policies that are
 // not fleet settings) from the change's commit, and every fleet file (fabgate.yaml, the
 // inventory, allowed_signers, the exceptions register, the budgets) from the trusted ref's tip,
 // as `trusted` names them. The loader sees one tree, so validation names problems in either
 // with file:line:column, and a change whose targets are not in the trusted inventory is
-// invalid. The only way apply, plan, rehearse and recover build the repository they act on.
-Result<LoadedIntent> read_intent_under_trusted_ref(const CommonOptions& common,
-                                                   const intent::TrustedPolicy& trusted);
+// invalid (the diagnostics are in loaded().outcome). When the intent is valid, `trusted` is set
+// as its repository's trusted_policy.
+Result<RunIntent> read_intent_under_trusted_ref(const CommonOptions& common,
+                                                const intent::TrustedPolicy& trusted);
+
+// An intent whose fleet settings come from the trusted ref: the type the collaborators that
+// reach devices, hosts, monitoring and etcd are built from (RunSetup), so a LoadedIntent read
+// from a change's own commit (read_intent) cannot be handed to a run. Made only by
+// read_intent_under_trusted_ref, and by commit_only_for_recovery, whose name says at its one
+// call site (recover) that the trusted ref could not be used.
+class RunIntent {
+ public:
+  const LoadedIntent& loaded() const { return loaded_; }
+  const intent::IntentRepository& repository() const { return *loaded_.outcome.repository; }
+  // The loaded intent itself, for a command that only reads it (approve, snapshot, status).
+  LoadedIntent take() && { return std::move(loaded_); }
+  // recover of a run whose change is no longer valid under the trusted ref's fleet settings (or
+  // whose clone has no trusted ref): the commit's own, which the run was approved with, said
+  // loudly by the caller. Only a valid intent (outcome.repository set).
+  static RunIntent commit_only_for_recovery(LoadedIntent loaded) {
+    return RunIntent(std::move(loaded));
+  }
+
+ private:
+  explicit RunIntent(LoadedIntent loaded) : loaded_(std::move(loaded)) {}
+  friend Result<RunIntent> read_intent_under_trusted_ref(const CommonOptions& common,
+                                                         const intent::TrustedPolicy& trusted);
+  LoadedIntent loaded_;
+};
 
 // Refuses (invalid input, exit 2) fleet file paths that resolve inside the repository's work
 // tree (known_hosts, ssh config, CA, client certificate and key files, identity files): the work

@@ -238,8 +238,11 @@ TEST_F(TrustedPolicyTest, TheRunReadsFleetSettingsFromTheTipAndTheChangeFromItsC
   options.repo = repo_.path();
   auto loaded = read_intent_under_trusted_ref(options, policy.value());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  ASSERT_TRUE(loaded->outcome.repository) << join(loaded->outcome.diagnostics.lines(), "\n");
-  const auto& repository = *loaded->outcome.repository;
+  ASSERT_TRUE(loaded->loaded().outcome.repository)
+      << join(loaded->loaded().outcome.diagnostics.lines(), "\n");
+  const auto& repository = loaded->repository();
+  ASSERT_TRUE(repository.trusted_policy);
+  EXPECT_EQ(repository.trusted_policy->commit, policy->commit);
   EXPECT_EQ(repository.settings.ssh.config, "");
   EXPECT_TRUE(repository.settings.secret_env.empty());
   ASSERT_EQ(repository.inventory.devices.size(), 1u);
@@ -267,7 +270,7 @@ TEST_F(TrustedPolicyTest, FleetFilesInsideTheWorkTreeAreRefused) {
   options.repo = repo_.path();
   auto loaded = read_intent_under_trusted_ref(options, policy.value());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  auto refused = refuse_fleet_files_in_work_tree(loaded.value());
+  auto refused = refuse_fleet_files_in_work_tree(loaded->loaded());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().exit_code, ExitCode::invalid_input);
   std::string all = refused.error().message + "\n" + join(refused.error().details, "\n");
