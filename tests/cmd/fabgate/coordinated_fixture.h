@@ -82,4 +82,12 @@ class CoordinatedEndToEnd : public FabgateEndToEnd {
   std::unique_ptr<etcd::testing::Cluster> etcd_;
 };
 
+// The state of process `pid` as /proc/<pid>/stat gives it ('T': stopped), or '?'.
+inline char process_state(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto after_name = stat.rfind(')');
+  return after_name == std::string::npos || after_name + 2 >= stat.size() ? '?'
+                                                                          : stat[after_name + 2];
+}
+
 }  // namespace fabgate::testing

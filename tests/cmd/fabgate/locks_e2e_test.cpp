@@ -176,14 +176,6 @@ TEST_F(LocksEndToEnd, AKilledHoldersLockRefusesUntilRecoverWhichTakesItOverWithA
   EXPECT_GT(std::stoll(read_file(fence_file())), recovers);
 }
 
-// The state of process `pid` as /proc/<pid>/stat gives it ('T': stopped), or '?'.
-char process_state(pid_t pid) {
-  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  auto after_name = stat.rfind(')');
-  return after_name == std::string::npos || after_name + 2 >= stat.size() ? '?'
-                                                                          : stat[after_name + 2];
-}
-
 TEST_F(LocksEndToEnd, AStaleRunWokenAfterRecoverAndANewerRunIsRefusedByTheDevice) {
   // Given alice's run holding d1 with token T1, frozen (SIGSTOP, the test-only fault hook
   // FABGATE_FAULT_STOP_BEFORE_STEP) after its lease fence let its second step pass and before

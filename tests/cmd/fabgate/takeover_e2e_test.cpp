@@ -61,14 +61,6 @@ class TakeOverEndToEnd : public CoordinatedEndToEnd {
   }
 };
 
-// The state of process `pid` as /proc/<pid>/stat gives it ('T': stopped), or '?'.
-char process_state(pid_t pid) {
-  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  auto after_name = stat.rfind(')');
-  return after_name == std::string::npos || after_name + 2 >= stat.size() ? '?'
-                                                                          : stat[after_name + 2];
-}
-
 TEST_F(TakeOverEndToEnd, AStaleRunWokenAfterARecoverElsewhereIsRefusedByTheDevice) {
   // Given alice's run holding d1 with token T1, frozen (FABGATE_FAULT_STOP_BEFORE_STEP) after
   // its lease fence let its second step pass and before that step reached d1, when its 3 s lease
