@@ -52,6 +52,8 @@ std::string compare_target(Compare::Target target) {
       return "VERSION";
     case Compare::Target::value:
       return "VALUE";
+    case Compare::Target::lease:
+      return "LEASE";
   }
   return "CREATE";
 }
@@ -86,6 +88,9 @@ json compare_json(const Compare& compare) {
       break;
     case Compare::Target::value:
       out["value"] = base64_encode(compare.value);
+      break;
+    case Compare::Target::lease:
+      out["lease"] = std::to_string(compare.number);
       break;
   }
   return out;
@@ -127,6 +132,9 @@ json op_json(const TxnOp& op) {
       return {{"request_range", {{"key", base64_encode(op.key)}}}};
     case TxnOp::Kind::get_prefix:
       return {{"request_range", prefix_range(op.key)}};
+    case TxnOp::Kind::del_prefix:
+      return {{"request_delete_range",
+               {{"key", base64_encode(op.key)}, {"range_end", base64_encode(prefix_end(op.key))}}}};
   }
   return json::object();
 }
@@ -287,6 +295,9 @@ Compare Compare::mod_revision_is(std::string key, std::int64_t revision) {
 Compare Compare::value_is(std::string key, std::string value) {
   return Compare{std::move(key), Target::value, Op::equal, 0, std::move(value)};
 }
+Compare Compare::lease_is(std::string key, std::int64_t lease) {
+  return Compare{std::move(key), Target::lease, Op::equal, lease, {}};
+}
 TxnOp TxnOp::put(std::string key, std::string value, std::int64_t lease) {
   return TxnOp{Kind::put, std::move(key), std::move(value), lease};
 }
@@ -298,6 +309,9 @@ TxnOp TxnOp::get(std::string key) {
 }
 TxnOp TxnOp::get_prefix(std::string prefix) {
   return TxnOp{Kind::get_prefix, std::move(prefix), {}, 0};
+}
+TxnOp TxnOp::del_prefix(std::string prefix) {
+  return TxnOp{Kind::del_prefix, std::move(prefix), {}, 0};
 }
 
 struct EtcdClient::Answer {

@@ -64,22 +64,25 @@ struct Written {
 
 // One comparison of a transaction: key's target <op> the operand.
 struct Compare {
-  enum class Target { create_revision, mod_revision, version, value };
+  enum class Target { create_revision, mod_revision, version, value, lease };
   enum class Op { equal, not_equal, greater, less };
   std::string key;
   Target target = Target::create_revision;
   Op op = Op::equal;
-  std::int64_t number = 0;  // the operand of the revision and version targets
+  std::int64_t number = 0;  // the operand of the revision, version and lease targets
   std::string value;        // the operand of Target::value
 
   static Compare absent(std::string key);  // create_revision == 0: the key does not exist
   static Compare present(std::string key);  // create_revision > 0: the key exists
   static Compare mod_revision_is(std::string key, std::int64_t revision);
   static Compare value_is(std::string key, std::string value);
+  // The key is attached to `lease` (etcd 3.3+ LEASE target). A missing key has lease 0, so
+  // with a non-zero lease this also says the key exists: "still held on my lease".
+  static Compare lease_is(std::string key, std::int64_t lease);
 };
 
 struct TxnOp {
-  enum class Kind { put, del, get, get_prefix };
+  enum class Kind { put, del, get, get_prefix, del_prefix };
   Kind kind = Kind::put;
   std::string key;
   std::string value;       // put
@@ -91,6 +94,8 @@ struct TxnOp {
   // Every key starting with `prefix`, sorted by key: several of them in one read-only
   // transaction are one consistent view of the store at one revision, in one call.
   static TxnOp get_prefix(std::string prefix);
+  // Deletes every key starting with `prefix` (one delete-range op, however many keys).
+  static TxnOp del_prefix(std::string prefix);
 };
 
 struct TxnResult {

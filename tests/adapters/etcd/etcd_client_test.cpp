@@ -152,6 +152,36 @@ TEST_F(EtcdSingle, ModRevisionCompareGuardsAnUpdate) {
   EXPECT_EQ(now->kvs[0].mod_revision, update->revision);
 }
 
+// Given a key on lease A and a prefix of three keys: a transaction guarded by "still on lease A"
+// deletes the prefix in one op (a key beside it stays); guarded by lease B, or once the key is
+// gone, it does nothing. This is how a run releases only while its lease still holds.
+TEST_F(EtcdSingle, LeaseCompareGuardsAPrefixDelete) {
+  auto client = open_client(cluster_->endpoints());
+  auto a = client.grant(30);
+  auto b = client.grant(30);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(client.put("runs/r1/alive", "ci-1", a->id).ok());
+  for (const char* key : {"journal/r1/meta", "journal/r1/records/1", "journal/r1/records/2",
+                          "journal/r10/meta"})
+    ASSERT_TRUE(client.put(key, "x").ok());
+  auto wrong = client.txn({Compare::lease_is("runs/r1/alive", b->id)},
+                          {TxnOp::del_prefix("journal/r1/")});
+  ASSERT_TRUE(wrong.ok()) << wrong.error().message;
+  EXPECT_FALSE(wrong->succeeded) << "a guard naming another lease held";
+  auto right = client.txn({Compare::lease_is("runs/r1/alive", a->id)},
+                          {TxnOp::del_prefix("journal/r1/"), TxnOp::del("runs/r1/alive")});
+  ASSERT_TRUE(right.ok()) << right.error().message;
+  EXPECT_TRUE(right->succeeded);
+  auto left = client.get_prefix("journal/");
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->kvs.size(), 1u);
+  EXPECT_EQ(left->kvs[0].key, "journal/r10/meta");
+  auto gone = client.txn({Compare::lease_is("runs/r1/alive", a->id)},
+                         {TxnOp::put("journal/r1/end", "x")});
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_FALSE(gone->succeeded) << "a missing key compared as held on the lease";
+}
+
 // Given two keys on two 2-second leases: the one whose lease is kept alive stays past several
 // TTLs; the other disappears once its lease expires; revoke and time_to_live agree.
 TEST_F(EtcdSingle, LeasedKeyStaysWhileKeptAliveAndGoesWhenItExpires) {
