@@ -22,6 +22,7 @@
 #include "cmd/fabgate/status.h"
 #include "cmd/fabgate/subcommand.h"
 #include "cmd/fabgate/validate.h"
+#include "gates/app/process_signals.h"
 #include "gates/app/usage.h"
 
 namespace fabgate::cli {
@@ -129,6 +130,7 @@ int run(int argc, char** argv, Redactor& redactor) {
 }  // namespace fabgate::cli
 
 int main(int argc, char** argv) {
+  fabgate::app::prepare_process_signals();  // first: before any thread exists
   // One redactor for the whole run: a command adds the configured secret values to it when it
   // has read the intent, and the console, the evidence bundle and both error printers use it.
   fabgate::Redactor redactor;

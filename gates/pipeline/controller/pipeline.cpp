@@ -128,6 +128,23 @@ void Pipeline::note_interruption(GateRecord& record) {
                                 ? "the change is rolled back and the restore verified"
                                 : "the run stops before any step is sent"));
   outcome_.interrupted_by = Interruption::first_name();
+  // The handler printed the way back already; the journal keeps it too, for whoever reads the
+  // bundle of a run that a SIGKILL ended a few seconds later (a CI cancel).
+  const std::string recover_with = Interruption::recover_command();
+  if (recover_with.empty()) return;
+  record.details.push_back("if fabgate is killed before this run ends, finish it with: " +
+                           recover_with);
+  with_.evidence.append_journal({{"event", "interrupted"},
+                                 {"signal", Interruption::first_name()},
+                                 {"recover_with", recover_with},
+                                 {"at", format_utc(now_utc())}});
+}
+
+void Pipeline::name_recover_command_for_signals() {
+  // Formatted before any signal can need it: the handler may only copy it out.
+  if (options_.mode == Mode::plan) return;  // plan changes nothing: nothing to recover
+  Interruption::set_recover_command("fabgate recover " +
+                                    shell_quote(with_.evidence.dir().string()));
 }
 
 GateRecord& Pipeline::skip(const std::string& name, const std::string& why) {
@@ -201,6 +218,7 @@ RunOutcome Pipeline::run() {
   // The only way out of a run: whatever happens below, the outputs are written and sealed
   // (write_outputs() never throws), and a throw that escaped the gates still ends in a rollback
   // or a loud NOT RESTORED naming `fabgate recover`.
+  name_recover_command_for_signals();
   try {
     run_gates();
   } catch (const std::exception& error) {
@@ -544,6 +562,7 @@ bool Pipeline::conclude_restore() {
 RunOutcome Pipeline::recover(const CrashedRun& crashed, const std::string& recovered_by) {
   // The same single way out as run(): recover is a rollback, so anything that escapes it
   // leaves the devices NOT RESTORED, said loudly, with the bundle sealed.
+  name_recover_command_for_signals();
   try {
     recover_gates(crashed, recovered_by);
   } catch (const std::exception& error) {

@@ -139,6 +139,8 @@ class Pipeline {
   void fail_on_internal_error(GateRecord& record, const std::string& what);
   // The record of the gate in which a signal was noticed.
   void note_interruption(GateRecord& record);
+  // Hands the signal handler the `fabgate recover` command of this run's bundle.
+  void name_recover_command_for_signals();
 
   // The exit path (run controller): run() and recover() wrap these, so that nothing leaves a
   // run but through write_outputs().

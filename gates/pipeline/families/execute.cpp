@@ -287,21 +287,9 @@ RollbackResult Executor::rollback(const std::vector<std::string>& touched) {
     }
     for (const auto* step : steps) {
       ++index;
-      if (Interruption::abandoned()) {
-        // A second signal: the operator stops the rollback too. This device's undo is
-        // incomplete; the run exits 5 and names `fabgate recover`.
-        StepRun skipped;
-        skipped.device = *it;
-        skipped.index = index;
-        skipped.phase = "rollback";
-        skipped.command = step->run;
-        skipped.state = StepState::not_started;
-        skipped.reason = "not sent: the rollback was abandoned by a second signal";
-        skipped.started = now_utc();
-        result.runs.push_back(std::move(skipped));
-        result.failed_devices.push_back(*it);
-        break;
-      }
+      // A second signal does not stop the rollback: undoing the change matters more than
+      // proving it, and each step is bounded (a third signal kills fabgate; the journal has
+      // every rollback step that may have been sent, for `fabgate recover`).
       // A rollback step has its own, more patient bound (intent::Bounds::rollback_timeout).
       Duration limit = step->timeout.value_or(change_.bounds.effective_rollback_timeout());
       StepRun run = run_step(*step, index, "rollback", limit,

@@ -281,11 +281,11 @@ TEST_P(Signalled, DuringAcceptanceTheChangeIsRolledBackAndTheWatchStoppedOnItsHo
   EXPECT_EQ(left.output, "0\n") << run_shell("pgrep -af '[f]abgate-probe'").output;
 }
 
-TEST_P(Signalled, ASecondOneDuringTheRollbackStopsItAndRecoverFinishes) {
+TEST_P(Signalled, ASecondOneLetsTheRollbackFinishAndSkipsOnlyTheVerification) {
   // Given a rollback of two steps, the first slow, and the signal during the settle then a
-  // second one while the first rollback step runs, then the second rollback step is never
-  // sent, the run exits 5 printing the `fabgate recover` command and sealing the bundle, and
-  // that recover then restores d1 (exit 4).
+  // second one while the first rollback step runs, then the second rollback step is still sent
+  // (d1 is back at its baseline), the restore is not verified: the run exits 5 printing the
+  // `fabgate recover` command and sealing the bundle, and that recover verifies d1 (exit 4).
   commit_change("60s", "", "! grep -q broken {home}/d1.conf",
                 {"sleep 2", "cp {home}/d1.bak {home}/d1.conf"});
   auto run = start_fabgate("apply c", log_);
@@ -298,7 +298,8 @@ TEST_P(Signalled, ASecondOneDuringTheRollbackStopsItAndRecoverFinishes) {
   ::kill(run.pid(), signal_number());
   int status = wait_for(run, 60s);
   EXPECT_EQ(status, 5) << read_file(log_);
-  EXPECT_EQ(config("d1"), kChanged) << "the second rollback step was sent";
+  EXPECT_EQ(config("d1"), kBaseline) << "the second rollback step was not sent";
+  EXPECT_EQ(commands_in(dir, "rollback", "d1").size(), 2u);
   EXPECT_NE(read_file(log_).find("fabgate recover " + shell_quoted(dir.string())),
             std::string::npos)
       << read_file(log_);
@@ -319,6 +320,96 @@ INSTANTIATE_TEST_SUITE_P(EachStopSignal, Signalled, ::testing::Values(SIGTERM, S
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::string("SIG") + sigabbrev_np(info.param);
                          });
+
+// ---- a CI runner's cancel: SIGINT, SIGTERM 3 s later, SIGKILL 10 s after that ------------
+
+class CiCancel : public RunControllerEndToEnd {
+ protected:
+  // Starts apply, waits until the journal shows `fragment`, then cancels it the way a CI
+  // runner does: SIGINT, SIGTERM 3 s later, SIGKILL 10 s after that unless the run ended
+  // first. The exit status (128 + 9 when the SIGKILL ended it).
+  int apply_and_cancel_at(const std::string& fragment) {
+    auto run = start_fabgate("apply c", log_);
+    dir_ = wait_for_bundle();
+    EXPECT_TRUE(eventually([&] { return journal_has(dir_, fragment); }, 40s))
+        << "never reached " << fragment << ": " << read_file(log_);
+    ::kill(run.pid(), SIGINT);
+    int status = wait_for(run, 3s);
+    if (status >= 0) return status;
+    ::kill(run.pid(), SIGTERM);
+    status = wait_for(run, 10s);
+    if (status >= 0) return status;
+    ::kill(run.pid(), SIGKILL);
+    return wait_for(run, 10s);
+  }
+  // The `fabgate recover ...` command the run's output told the operator to run, with the
+  // binary's path in place of `fabgate`; empty when none was printed.
+  std::string printed_recover_command() const {
+    static const std::regex line("finish it with: fabgate (recover [^\n]+)\n");
+    std::smatch match;
+    const std::string log = read_file(log_);
+    if (!std::regex_search(log, match, line)) return "";
+    return shell_quoted(kFabgate) + " " + match[1].str();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CiCancel, AKillInTheMiddleOfAStepLeavesTheRecoverCommandItPrintedAtTheFirstSignal) {
+  // Given a change whose second step runs for 40 s and the cancel once it was sent, then the
+  // step in flight outlives the SIGKILL: no rollback could run, but the output already names
+  // the exact `fabgate recover` of the bundle (printed by the first signal's handler), and
+  // that command restores d1 (exit 4).
+  commit_change("0s", "sleep 40");
+  std::string yaml = read_file(repo_.file("changes/c.yaml"));
+  yaml = std::regex_replace(yaml, std::regex("step_timeout: 20s"), "step_timeout: 60s");
+  repo_.write("changes/c.yaml", yaml);
+  repo_.commit_all("a step that outlives the cancel");
+  int status = apply_and_cancel_at("\"index\":2");
+  EXPECT_EQ(status, 128 + SIGKILL) << read_file(log_);
+  EXPECT_EQ(config("d1"), kChanged) << "the run was expected to die before its rollback";
+  const std::string recover = printed_recover_command();
+  ASSERT_FALSE(recover.empty()) << "no recover command printed:\n" << read_file(log_);
+  EXPECT_NE(recover.find(shell_quoted(dir_.string())), std::string::npos) << recover;
+  auto recovered = repo_.run(recover + " 2>&1");
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(config("d1"), kBaseline);
+  expect_sealed(dir_);
+}
+
+TEST_F(CiCancel, ACancelDuringTheSettleRollsBackBeforeTheKill) {
+  // Given a 60 s settle, a rollback whose first step takes 4 s (the SIGTERM comes while it
+  // runs) and the cancel once the settle began, then the second signal does not stop the
+  // rollback: d1 is back at its baseline and the run ends by itself before the SIGKILL (exit 5:
+  // the restore was not verified), naming the recover command, which verifies it (exit 4).
+  commit_change("60s", "", "! grep -q broken {home}/d1.conf",
+                {"sleep 4", "cp {home}/d1.bak {home}/d1.conf"});
+  int status = apply_and_cancel_at("\"gate\":\"settle\"");
+  EXPECT_EQ(status, 5) << read_file(log_);
+  EXPECT_EQ(config("d1"), kBaseline) << read_file(log_);
+  const std::string recover = printed_recover_command();
+  ASSERT_FALSE(recover.empty()) << read_file(log_);
+  EXPECT_TRUE(journal_has(dir_, "\"event\":\"interrupted\"")) << "the journal names it too";
+  expect_sealed(dir_);
+  auto recovered = repo_.run(recover + " 2>&1");
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(config("d1"), kBaseline);
+}
+
+// ---- a reader that goes away -------------------------------------------------------------
+
+TEST_F(RunControllerEndToEnd, AnOutputPipeClosedByItsReaderDoesNotEndTheRun) {
+  // Given `fabgate apply c | head -c 1` (with SIGPIPE at its default action, as a shell gives
+  // it) and a change whose acceptance fails, then the writes after head left fail quietly
+  // instead of killing fabgate: the change is rolled back and verified (exit 4), sealed.
+  commit_change("0s", "", "! grep -q 9100 {home}/d1.conf");
+  const std::string status_file = repo_.file("apply.status");
+  repo_.run("( env --default-signal=PIPE " + shell_quoted(kFabgate) + " apply c 2>&1; echo $? > " +
+            shell_quoted(status_file) + " ) | head -c 1 > /dev/null");
+  ASSERT_TRUE(std::filesystem::exists(status_file));
+  EXPECT_EQ(read_file(status_file), "4\n") << "141 is death by SIGPIPE";
+  EXPECT_EQ(config("d1"), kBaseline);
+  expect_sealed(bundle());
+}
 
 // ---- evidence that cannot be written ------------------------------------------------------
 
