@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/thread_entry.h"
 #include "adapters/gnmi/client.h"
 #include "adapters/gnmi/proto/gnmi.grpc.pb.h"
 #include "adapters/gnmi/proto_convert.h"
@@ -518,7 +519,12 @@ GnmiResult<std::vector<GnmiNotification>> GrpcPollSession::next(
   if (!round_deadline) return round();
   {
     std::lock_guard lock(watch_mutex_);
-    if (!watchdog_.joinable()) watchdog_ = std::thread([this] { watch(); });
+    // The watchdog's entry point. Without it a round's Read could block for ever, so a
+    // watchdog that fails cancels the call: the round then ends as a typed failure.
+    if (!watchdog_.joinable())
+      watchdog_ = std::thread([this] {
+        if (what_escaped([this] { watch(); })) context_->TryCancel();
+      });
     round_ends_ = std::chrono::steady_clock::now() + *round_deadline;
     round_timed_out_ = false;
     watch_wake_.notify_all();

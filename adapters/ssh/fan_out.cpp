@@ -2,29 +2,28 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <mutex>
 #include <system_error>
 #include <thread>
-#include <vector>
+
+#include "adapters/core/thread_entry.h"
 
 namespace fabgate::ssh {
 
-void for_each_bounded(std::size_t count, int parallelism,
-                      const std::function<void(std::size_t)>& work) {
-  if (count == 0) return;
+std::vector<ItemFailure> for_each_bounded(std::size_t count, int parallelism,
+                                          const std::function<void(std::size_t)>& work) {
+  std::vector<ItemFailure> failures;
+  if (count == 0) return failures;
   std::size_t workers = std::min(count, static_cast<std::size_t>(std::max(1, parallelism)));
   std::atomic<std::size_t> next{0};
-  std::exception_ptr first_exception;
-  std::mutex exception_mutex;
+  std::mutex failures_mutex;
 
-  auto worker = [&] {
+  // Each thread's entry: nothing escapes it.
+  auto worker = [&]() noexcept {
     for (std::size_t index = next++; index < count; index = next++) {
-      try {
-        work(index);
-      } catch (...) {
-        std::lock_guard lock(exception_mutex);
-        if (!first_exception) first_exception = std::current_exception();
+      if (auto what = what_escaped([&] { work(index); })) {
+        std::lock_guard lock(failures_mutex);
+        failures.push_back({index, std::move(*what)});
       }
     }
   };
@@ -39,7 +38,9 @@ void for_each_bounded(std::size_t count, int parallelism,
   }
   if (threads.size() < workers) worker();
   for (auto& thread : threads) thread.join();
-  if (first_exception) std::rethrow_exception(first_exception);
+  std::sort(failures.begin(), failures.end(),
+            [](const ItemFailure& a, const ItemFailure& b) { return a.index < b.index; });
+  return failures;
 }
 
 }  // namespace fabgate::ssh

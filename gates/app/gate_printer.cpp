@@ -6,13 +6,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "adapters/core/thread_entry.h"
 #include "gates/pipeline/reporting/folded_details.h"
 
 namespace fabgate::app {
 
 GatePrinter::GatePrinter(Console& console, ProgressTiming timing)
     : console_(console), timing_(timing) {
-  if (!console_.json_mode()) clock_ = std::thread([this] { keep_time(); });
+  // The clock only shows how long a gate has run: if it fails (an exception from the console
+  // or a string), it stops showing that, and the run and its gate lines go on.
+  if (!console_.json_mode())
+    clock_ = std::thread([this] { (void)what_escaped([this] { keep_time(); }); });
 }
 
 GatePrinter::~GatePrinter() {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "adapters/core/text.h"
+#include "adapters/core/thread_entry.h"
 
 namespace fabgate::compare::reading {
 namespace {
@@ -139,7 +140,11 @@ void TableBuilder::work() {
       queue_.pop_front();
     }
     space_.notify_one();
-    build(batch);
+    // The worker thread's entry point: a throw while building (no memory for a huge table)
+    // fails the read like a bad route does, and the worker goes on draining the queue (the
+    // reader may be waiting for space), building nothing more.
+    if (auto what = what_escaped([&] { build(batch); }))
+      fail("internal error while building the route tables: " + *what);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
+#include "adapters/core/thread_entry.h"
 #include "gates/snapshot/normalizers.h"
 
 namespace fabgate::snapshot {
@@ -73,8 +74,21 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
   }
   auto gnmi_results = std::async(std::launch::async, [&] {
     std::vector<GnmiSourceResult> results;
-    for (const auto& source : profile.sources)
-      if (source.gnmi) results.push_back(collect_gnmi_source(device.name, source, gnmi));
+    for (const auto& source : profile.sources) {
+      if (!source.gnmi) continue;
+      // This thread's entry: a Get that throws is that source without evidence; the other
+      // sources, and the SSH ones beside, keep theirs.
+      GnmiSourceResult result;
+      if (auto what = what_escaped(
+              [&] { result = collect_gnmi_source(device.name, source, gnmi); })) {
+        result = GnmiSourceResult{};
+        result.record.device = device.name;
+        result.record.category = source.category;
+        result.record.parse = "error: internal error: " + *what;
+        result.reason = "internal error while collecting over gNMI: " + *what;
+      }
+      results.push_back(std::move(result));
+    }
     return results;
   });
   std::vector<Expected<ssh::CommandResult, ssh::SshFailure>> ssh_results;

@@ -222,11 +222,15 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
     for (const auto& name : wave)
       if (!steps_for(change_.steps, name).empty()) devices.push_back(name);
     bool wave_failed = false;
-    ssh::for_each_bounded(devices.size(), parallelism_, [&](std::size_t i) {
+    // The step each device's worker was at (0: none yet), read after the workers joined: a
+    // worker that threw may have sent it.
+    std::vector<int> at_step(devices.size(), 0);
+    auto threw = ssh::for_each_bounded(devices.size(), parallelism_, [&](std::size_t i) {
       const std::string& name = devices[i];
       int index = 0;
       for (const auto* step : steps_for(change_.steps, name)) {
         ++index;
+        at_step[i] = index;
         {
           std::lock_guard<std::mutex> lock(mutex);
           if (wave_failed) return;  // another device of this wave failed: stop before sending more
@@ -270,6 +274,32 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
         }
       }
     });
+    for (const auto& failure : threw) {
+      // An internal error on one device's worker: its step's fate is unknown, so it counts as
+      // applied (rolled back), and the wave stops like after a failed step. The other devices'
+      // runs are kept as they ended.
+      const std::string& name = devices[failure.index];
+      wave_failed = true;
+      const std::string reason = "internal error while running the step: " + failure.what +
+                                 "; its outcome is unknown; treated as applied";
+      if (!execution.failure)
+        execution.failure = "step " + std::to_string(at_step[failure.index]) + " on " + name +
+                            ": " + reason;
+      if (at_step[failure.index] == 0) continue;  // it threw before its first step was started
+      StepRun run;
+      run.device = name;
+      run.index = at_step[failure.index];
+      run.phase = "step";
+      const auto* step = steps_for(change_.steps, name)[run.index - 1];
+      run.command = step->run.empty() ? describe_gnmi_set(step->gnmi_set) : step->run;
+      run.state = StepState::outcome_unknown;
+      run.reason = reason;
+      run.started = now_utc();
+      execution.runs.push_back(std::move(run));
+      if (std::find(execution.touched.begin(), execution.touched.end(), name) ==
+          execution.touched.end())
+        execution.touched.push_back(name);
+    }
     if (wave_failed) break;
     ++execution.waves_completed;
   }

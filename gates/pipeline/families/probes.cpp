@@ -6,6 +6,7 @@
 #include "adapters/core/foreign_json.h"
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
+#include "adapters/core/thread_entry.h"
 #include "gates/pipeline/families/collective_verdict.h"
 #include "gates/pipeline/families/watch_verdict.h"
 
@@ -612,6 +613,21 @@ ProbeOutcome run_probe(Remote& remote, const ProbeContext& context, const intent
   return outcome;
 }
 
+// A probe whose run threw: no evidence, the cause named (never an empty pass).
+ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::string& phase,
+                                     const std::string& what) {
+  ProbeOutcome outcome;
+  outcome.name = probe.name;
+  outcome.layer = probe.layer;
+  outcome.host = probe.host;
+  outcome.kind = probe.kind;
+  outcome.phase = phase;
+  outcome.started = now_utc();
+  outcome.verdict = Verdict::no_evidence;
+  outcome.reason = "internal error while running the probe: " + what;
+  return outcome;
+}
+
 // The devices a flows probe runs on: its host and the owner of its target (the responder).
 // Empty when either is unknown (the probe then runs alone and says why).
 std::vector<std::string> flows_devices(const ProbeContext& context, const intent::Probe& probe) {
@@ -644,13 +660,24 @@ std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context
       }
     }
     if (end - next == 1) {
-      outcomes.push_back(run_probe(remote, context, probes[next], phase));
+      ProbeOutcome outcome;
+      if (auto what =
+              what_escaped([&] { outcome = run_probe(remote, context, probes[next], phase); }))
+        outcome = probe_failed_internally(probes[next], phase, *what);
+      outcomes.push_back(std::move(outcome));
       probes_done.one_done();
     } else {
       std::vector<std::future<ProbeOutcome>> running;
       for (std::size_t i = next; i < end; ++i)
-        running.push_back(std::async(
-            std::launch::async, [&, i] { return run_probe(remote, context, probes[i], phase); }));
+        running.push_back(std::async(std::launch::async, [&, i] {
+          // This thread's entry: a probe that throws is that probe without evidence; the
+          // probes beside it keep their outcomes.
+          ProbeOutcome outcome;
+          if (auto what =
+                  what_escaped([&] { outcome = run_probe(remote, context, probes[i], phase); }))
+            outcome = probe_failed_internally(probes[i], phase, *what);
+          return outcome;
+        }));
       for (auto& outcome : running) {
         outcomes.push_back(outcome.get());
         probes_done.one_done();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "adapters/core/text.h"
+#include "adapters/core/thread_entry.h"
 #include "adapters/core/time.h"
 #include "adapters/gnmi/telemetry_tracker.h"
 
@@ -373,9 +374,16 @@ TelemetrySession::Started TelemetrySession::start(Duration longest, Duration fir
         add_keys_named(notification, "neighbor", "neighbor-address", raw->bgp_neighbours, limit);
         raw->first_sample.notify_all();
       };
-      auto ran = raw->subscription->run(events);
+      // The stream's thread entry: a throw ends this stream with its cause as the failure
+      // (its window is then judged without evidence), never the process.
+      std::string failure;
+      if (auto what = what_escaped([&] {
+            auto ran = raw->subscription->run(events);
+            if (!ran.ok()) failure = ran.error().message;
+          }))
+        failure = "internal error in the stream: " + *what;
       std::lock_guard lock(raw->mutex);
-      if (!ran.ok()) raw->failure = ran.error().message;
+      if (!failure.empty()) raw->failure = failure;
       raw->ended = true;
       raw->ended_at = Steady::now();
       raw->first_sample.notify_all();

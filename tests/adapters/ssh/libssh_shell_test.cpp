@@ -370,7 +370,7 @@ TEST(LibsshShellConcurrency, ServesManyTargetsInParallelWithOneSessionEach) {
   ConnectionCache cache(connector);
   std::vector<std::string> outputs(kTargets);
   std::vector<std::string> failures(kTargets);
-  for_each_bounded(kTargets, 16, [&](std::size_t index) {
+  (void)for_each_bounded(kTargets, 16, [&](std::size_t index) {
     auto device = sshd->device("t" + std::to_string(index));
     for (int step = 0; step < 3; ++step) {
       auto shell = cache.shell(device, CredentialRole::read);
