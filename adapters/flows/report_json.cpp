@@ -30,7 +30,9 @@ json interruption_json(const std::optional<Interruption>& interruption) {
 }
 
 json stall_json(const Stall& stall) {
-  return json{{"started_at", format_utc(stall.started_at)}, {"length_ms", stall.length.count()}};
+  return json{{"started_at", format_utc(stall.started_at)},
+              {"length_ms", stall.length.count()},
+              {"by", stall.by == StallSource::responder ? "responder" : "sampler"}};
 }
 
 }  // namespace
@@ -86,6 +88,7 @@ json to_json(const WatchReport& report) {
                          {"samples_sent", flow.sent},
                          {"samples_received", flow.received},
                          {"samples_late", flow.late},
+                         {"samples_unjudged", flow.unjudged},
                          {"errors", flow.send_errors},
                          {"interruptions", flow.interruptions.interruptions},
                          {"longest_interruption_ms", longest ? longest->length.count() : 0},
@@ -119,7 +122,10 @@ json to_json(const WatchReport& report) {
       {"stall_count", report.stalls.count},
       {"longest_stall_ms", report.stalls.longest ? report.stalls.longest->length.count() : 0},
       {"stalled_ms", report.stalls.total.count()},
+      {"responder_stall_count", report.stalls.responder_count},
       {"stalls", stalls},
+      {"echoes_with_residence", report.echoes_with_residence},
+      {"echoes_without_residence", report.echoes_without_residence},
       {"flows", flows}};
 }
 

@@ -7,8 +7,13 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <list>
+#include <optional>
+#include <span>
 #include <vector>
+
+#include "adapters/flows/wire.h"
 
 namespace fabgate::flows {
 
@@ -18,6 +23,9 @@ using Clock = std::chrono::steady_clock;
 
 // A peer that reads nothing back cannot make the responder buffer without limit.
 constexpr std::size_t kMaxPendingBytes = 1 << 20;
+
+// See prepare_datagrams.
+constexpr int kDatagramReceiveBuffer = 8 << 20;
 
 struct Connection {
   Fd fd;
@@ -57,22 +65,66 @@ void echo_stream(Connection& connection, ResponderStats& stats) {
   if (!connection.closed) flush(connection, stats);
 }
 
+// The kernel's receive stamp of a datagram (CLOCK_REALTIME), when it gave one.
+std::optional<std::int64_t> receive_stamp_ns(const msghdr& header) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(const_cast<msghdr*>(&header)); c != nullptr;
+       c = CMSG_NXTHDR(const_cast<msghdr*>(&header), c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+    timespec stamp{};
+    std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+    return static_cast<std::int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
+  }
+  return std::nullopt;
+}
+
 void echo_datagrams(int fd, ResponderStats& stats) {
   std::array<std::byte, 65536> buffer;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec)) * 2> control;
   for (int budget = 0; budget < 4096; ++budget) {  // yield to TCP now and then under load
     sockaddr_in peer{};
-    socklen_t length = sizeof peer;
-    ssize_t n = ::recvfrom(fd, buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&peer),
-                           &length);
+    iovec io{buffer.data(), buffer.size()};
+    msghdr header{};
+    header.msg_name = &peer;
+    header.msg_namelen = sizeof peer;
+    header.msg_iov = &io;
+    header.msg_iovlen = 1;
+    header.msg_control = control.data();
+    header.msg_controllen = control.size();
+    ssize_t n = ::recvmsg(fd, &header, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       return;  // EAGAIN, or an ICMP error queued from an earlier echo: nothing to do
     }
-    if (::sendto(fd, buffer.data(), static_cast<std::size_t>(n), 0,
-                 reinterpret_cast<const sockaddr*>(&peer), length) == n) {
+    const auto datagram = std::span(buffer.data(), static_cast<std::size_t>(n));
+    // A watch probe asks how long it sat here (wire.h): from the kernel's stamp to just before
+    // the echo leaves. A stamp later than the clock (a wall-clock step) answers nothing.
+    if (auto received = receive_stamp_ns(header)) {
+      timespec now{};
+      ::clock_gettime(CLOCK_REALTIME, &now);
+      const std::int64_t residence =
+          static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec - *received;
+      if (residence >= 0) answer_residence(datagram, static_cast<std::uint64_t>(residence));
+    }
+    if (::sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<const sockaddr*>(&peer),
+                 header.msg_namelen) == n) {
       ++stats.udp_datagrams_echoed;
     }
   }
+}
+
+// What the datagram socket needs: receive stamps for the watch's residence question, and a
+// receive buffer deep enough that a responder not scheduled for a while (a busy host) holds
+// the probes that arrive meanwhile instead of dropping them: a held probe is answered with its
+// residence, so the watch can tell the hold from the path, while a dropped one is only a lost
+// sample. 64 watch flows at 10 ms send about 19,000 probes a second, which fill the default
+// 208 KiB in about 10 ms; 8 MiB holds about 400 ms of them. As root the kernel's limit
+// (net.core.rmem_max) is overridden; otherwise the buffer is as large as that limit allows.
+void prepare_datagrams(int fd) {
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  const int bytes = kDatagramReceiveBuffer;
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
 }  // namespace
@@ -98,6 +150,7 @@ Expected<Responder, SocketError> Responder::open(const ResponderOptions& options
     address->sin_port = htons(port);
     auto datagrams = bound_socket(SOCK_DGRAM, *address);
     if (datagrams) {
+      prepare_datagrams(datagrams->get());
       return Responder(options, std::move(listener).value(), std::move(datagrams).value(), port);
     }
     last = std::move(datagrams).error();

@@ -1,6 +1,7 @@
 #include "adapters/flows/statistics.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fabgate::flows {
 
@@ -100,6 +101,29 @@ InterruptionSummary find_interruptions(const std::vector<Sample>& samples, TimeP
   return tracker.summary(offset(ended_at));
 }
 
+namespace {
+
+// Adds [from, to] to a set of disjoint spans, merging it with every span it touches.
+void add_span(std::map<InterruptionTracker::Offset, InterruptionTracker::Offset>& spans,
+              InterruptionTracker::Offset from, InterruptionTracker::Offset to) {
+  auto next = spans.upper_bound(from);
+  if (next != spans.begin()) {
+    auto before = std::prev(next);
+    if (before->second >= from) {
+      from = before->first;
+      to = std::max(to, before->second);
+      next = spans.erase(before);
+    }
+  }
+  while (next != spans.end() && next->first <= to) {
+    to = std::max(to, next->second);
+    next = spans.erase(next);
+  }
+  spans.emplace(from, to);
+}
+
+}  // namespace
+
 void StallRecorder::sent(Offset previous, Offset next) {
   if (next - previous <= stall_after_) return;
   if (open_) {
@@ -115,14 +139,38 @@ void StallRecorder::sent(Offset previous, Offset next) {
 void StallRecorder::end_tick() {
   if (!open_) return;
   open_ = false;
-  Stall stall{origin_ + std::chrono::duration_cast<std::chrono::milliseconds>(open_start_),
-              std::chrono::ceil<std::chrono::milliseconds>(open_end_ - open_start_)};
-  ++closed_.count;
-  if (open_end_ > covered_until_) {
-    const Offset from = std::max(open_start_, covered_until_);
-    closed_.total += std::chrono::ceil<std::chrono::milliseconds>(open_end_ - from);
-    covered_until_ = open_end_;
+  record(open_start_, open_end_, StallSource::sampler);
+}
+
+void StallRecorder::held(Offset arrived, Offset residence) {
+  if (residence <= stall_after_) return;
+  const Offset from = arrived - residence;
+  add_span(holds_, from, arrived);
+  if (hold_open_ && from <= hold_end_ && arrived >= hold_start_) {
+    hold_start_ = std::min(hold_start_, from);
+    hold_end_ = std::max(hold_end_, arrived);
+    return;
   }
+  if (hold_open_) record(hold_start_, hold_end_, StallSource::responder);
+  hold_open_ = true;
+  hold_start_ = from;
+  hold_end_ = arrived;
+}
+
+bool StallRecorder::inside_hold(Offset sent, Offset reach) const {
+  // The holds are disjoint and in order: only the last one starting by `sent` can contain it,
+  // and only the next one can begin within `reach` after it.
+  auto next = holds_.upper_bound(sent);
+  if (next != holds_.begin() && std::prev(next)->second >= sent) return true;
+  return next != holds_.end() && next->first - reach <= sent;
+}
+
+void StallRecorder::record(Offset start, Offset end, StallSource by) {
+  Stall stall{origin_ + std::chrono::duration_cast<std::chrono::milliseconds>(start),
+              std::chrono::ceil<std::chrono::milliseconds>(end - start), by};
+  ++closed_.count;
+  if (by == StallSource::responder) ++closed_.responder_count;
+  add_span(union_, start, end);
   if (!closed_.longest || stall.length > closed_.longest->length) closed_.longest = stall;
   if (closed_.stalls.size() < kMaxListedStalls) closed_.stalls.push_back(stall);
 }
@@ -130,7 +178,15 @@ void StallRecorder::end_tick() {
 StallSummary StallRecorder::summary() const {
   StallRecorder copy = *this;
   copy.end_tick();
-  return copy.closed_;
+  if (copy.hold_open_) copy.record(copy.hold_start_, copy.hold_end_, StallSource::responder);
+  StallSummary result = copy.closed_;
+  Offset total{0};
+  for (const auto& [start, end] : copy.union_) total += end - start;
+  result.total = std::chrono::ceil<std::chrono::milliseconds>(total);
+  // A hold is recorded when its echoes come back, after the sampler's stalls inside it.
+  std::stable_sort(result.stalls.begin(), result.stalls.end(),
+                   [](const Stall& a, const Stall& b) { return a.started_at < b.started_at; });
+  return result;
 }
 
 }  // namespace fabgate::flows

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -105,29 +106,47 @@ InterruptionSummary find_interruptions(
     const std::vector<Sample>& samples, TimePoint ended_at,
     std::optional<std::chrono::milliseconds> period = std::nullopt);
 
-// A span in which the sampler sent nothing on some flow for longer than it may: lost
-// resolution, no evidence about the paths either way.
+// Whose stall a span is: the watch's own apparatus, never the path.
+enum class StallSource {
+  sampler,    // sent nothing on some flow for longer than it may (its process not scheduled)
+  responder,  // held probes longer than that before echoing them (its process not scheduled)
+};
+
+// A span in which the watch could not observe the paths at its resolution: lost resolution,
+// no evidence about the paths either way.
 struct Stall {
-  TimePoint started_at;  // the last send before it
+  TimePoint started_at;  // the sampler's last send before it; the responder's first held probe
   std::chrono::milliseconds length{0};
+  StallSource by = StallSource::sampler;
 };
 
 struct StallSummary {
-  std::vector<Stall> stalls;  // in time order; the first kMaxListedStalls only
-  int count = 0;              // all of them
+  std::vector<Stall> stalls;  // in time order; the first kMaxListedStalls recorded only
+  int count = 0;              // all of them, both sources
+  int responder_count = 0;    // of which the responder's
   std::optional<Stall> longest;
-  std::chrono::milliseconds total{0};  // their union's length
+  std::chrono::milliseconds total{0};  // their union's length: overlaps counted once
 };
 
 // Listed in a report; the count, the longest and the total still cover all of them.
 constexpr std::size_t kMaxListedStalls = 100;
 
-// Collects the sampler's stalls from the gaps between consecutive sends of each flow. The
-// gaps of one tick (one round of sends over every flow) that are stalls make one stall: one
-// stalled process delays every flow, and the figure is what the sampler missed, not that times
-// the number of flows. Ticks stay separate, so a sampler that runs slow for a while (every
-// tick 15 ms after the last at a 10 ms interval) shows as many short stalls, not one long one;
-// the total is the length of their union, so their overlap is counted once.
+// Collects the watch's stalls.
+//
+// The sampler's come from the gaps between consecutive sends of each flow. The gaps of one
+// tick (one round of sends over every flow) that are stalls make one stall: one stalled
+// process delays every flow, and the figure is what the sampler missed, not that times the
+// number of flows. Ticks stay separate, so a sampler that runs slow for a while (every tick
+// 15 ms after the last at a 10 ms interval) shows as many short stalls, not one long one.
+//
+// The responder's come from the residence its echoes report (wire.h): a probe held there
+// longer than `stall_after` spans, in the prober's time, from its echo's arrival less the
+// residence to the arrival. Holds that overlap (the probes of every flow queued behind one
+// descheduled responder) make one stall. While the responder holds probes the return path
+// carries none, and probes that arrive when its receive buffer is full are dropped there: a
+// sample lost inside a hold (`inside_hold`) is the responder's, not the path's.
+//
+// The total is the length of the union of both kinds.
 class StallRecorder {
  public:
   using Offset = InterruptionTracker::Offset;
@@ -139,16 +158,27 @@ class StallRecorder {
   void sent(Offset previous, Offset next);
   // The current tick's sends are all given.
   void end_tick();
+  // An echo that arrived at `arrived` after the responder held its probe for `residence`.
+  void held(Offset arrived, Offset residence);
+  // Whether a probe sent at `sent` reached the responder while it held probes: within one of
+  // its holds or at most `reach` before one began (the probe's way there).
+  bool inside_hold(Offset sent, Offset reach) const;
   StallSummary summary() const;
 
  private:
+  void record(Offset start, Offset end, StallSource by);
+
   TimePoint origin_;
   Offset stall_after_;
   StallSummary closed_;
-  Offset covered_until_{0};  // the end of the union of the stalls so far
+  std::map<Offset, Offset> union_;  // every stall so far, merged: start -> end
+  std::map<Offset, Offset> holds_;  // the responder's holds, merged: start -> end
   bool open_ = false;
   Offset open_start_{0};
   Offset open_end_{0};
+  bool hold_open_ = false;
+  Offset hold_start_{0};
+  Offset hold_end_{0};
 };
 
 }  // namespace fabgate::flows

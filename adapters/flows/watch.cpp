@@ -44,6 +44,7 @@ struct PendingSample {
   Clock::time_point sent;                    // departure no earlier than this
   Clock::time_point left_by;                 // and no later than this
   std::optional<Clock::time_point> arrived;  // set when answered within the late bound
+  bool late = false;                         // answered, but the path took longer than that
 };
 
 struct WatchFlow {
@@ -51,7 +52,9 @@ struct WatchFlow {
 
   Fd fd;
   WatchFlowResult result;
-  std::deque<PendingSample> pending;  // in send order; at most a late bound's worth
+  // In send order, one per tick (consecutive sequence numbers); at most a reply timeout's
+  // worth, because a sample not answered is judged only once its echo can no longer count.
+  std::deque<PendingSample> pending;
   // sequence + 1 of the sample counted as received in each slot: a duplicate echo (or one the
   // network replayed) is counted once. Slots cover the reply timeout, so memory stays bounded
   // however long the watch runs.
@@ -108,11 +111,22 @@ class ArrivalClock {
   std::int64_t offset_ns_ = 0;
 };
 
-// Reads every echo waiting on the flow's socket. Echoes within the late bound settle their
-// pending sample; later ones still count as received (up to the reply timeout) but not as
-// answers: the path did not carry them when it should have.
+// What the echoes told about the responder, over every flow.
+struct ResidenceCount {
+  int answered = 0;    // echoes that carried the responder's residence
+  int unanswered = 0;  // echoes from a responder that does not report it (an older one)
+};
+
+// Reads every echo waiting on the flow's socket. An echo's path time is its round trip less the
+// responder's residence (wire.h): what the path took, without the time the responder's process
+// sat on it. Echoes whose path time is within the late bound settle their pending sample;
+// later ones still count as received (up to the reply timeout) but not as answers: the path
+// did not carry them when it should have. A residence longer than the stall bound is the
+// responder's stall, recorded as such.
 void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sent,
-           milliseconds late_after, milliseconds reply_timeout) {
+           milliseconds late_after, milliseconds reply_timeout, Clock::time_point started,
+           StallRecorder& stalls, ResidenceCount& residences) {
+  using Offset = InterruptionTracker::Offset;
   std::array<std::byte, 512> buffer;
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec)) * 2> control;
   while (true) {
@@ -130,7 +144,9 @@ void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sen
       ++flow.result.send_errors;  // ICMP error for an earlier sample; keep sampling
       continue;
     }
-    auto message = ProbeMessage::decode(std::span(buffer.data(), static_cast<std::size_t>(n)));
+    const auto echo = std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(n));
+    if (echo.size() != kWatchProbeSize) continue;
+    auto message = ProbeMessage::decode(echo.first(ProbeMessage::kSize));
     if (!message || message->sequence >= samples_sent) continue;
     const Clock::time_point sent{std::chrono::nanoseconds(message->sent_ns)};
     if (sent > now) continue;
@@ -138,34 +154,61 @@ void drain(WatchFlow& flow, const ArrivalClock& clock, std::uint32_t samples_sen
     // the reply timeout finds prompt echoes waiting, and dropping them as too old made lost
     // samples on both sides of the stall, which read as an outage across it.
     const auto arrived = clock.arrival(header, sent, now);
+    // Never more than the whole round trip: a responder's clock stepped meanwhile says nothing.
+    Clock::duration held{0};
+    if (auto residence = read_residence(echo)) {
+      ++residences.answered;
+      held = std::min<Clock::duration>(std::chrono::nanoseconds(*residence), arrived - sent);
+      stalls.held(std::chrono::duration_cast<Offset>(arrived - started),
+                  std::chrono::duration_cast<Offset>(held));
+    } else {
+      ++residences.unanswered;
+    }
     if (arrived - sent > reply_timeout) continue;
     auto& slot = flow.counted[message->sequence % flow.counted.size()];
     if (slot == message->sequence + 1) continue;
     slot = message->sequence + 1;
     ++flow.result.received;
-    auto pending =
-        std::find_if(flow.pending.begin(), flow.pending.end(),
-                     [&](const PendingSample& p) { return p.sequence == message->sequence; });
-    if (pending != flow.pending.end() && arrived - pending->left_by <= late_after) {
+    // Pending samples carry consecutive sequence numbers, one per tick.
+    PendingSample* pending = nullptr;
+    if (!flow.pending.empty() && message->sequence >= flow.pending.front().sequence) {
+      const std::size_t index = message->sequence - flow.pending.front().sequence;
+      if (index < flow.pending.size()) pending = &flow.pending[index];
+    }
+    if (pending == nullptr) {
+      ++flow.result.late;  // its sample was already judged
+    } else if (arrived - pending->left_by - held <= late_after) {
       pending->arrived = arrived;
     } else {
+      pending->late = true;
       ++flow.result.late;
     }
   }
 }
 
-// Hands every pending sample whose fate is known to the tracker, in send order. With
-// `everything`, samples still waiting count as not answered on time (the watch is over).
-void settle(WatchFlow& flow, Clock::time_point now, milliseconds late_after,
-            Clock::time_point started, bool everything) {
+// Hands every pending sample whose fate is known to the tracker, in send order: answered on
+// time, answered late, or not answered within the reply timeout. With `everything`, samples
+// still waiting count as not answered (the watch is over). A sample never answered that
+// reached the responder while it held probes (its receive buffer full) is no evidence about
+// the path: it is left out, so the span shows as one with no probe in it (unobserved, like
+// the sampler's lateness) and counted as unjudged.
+void settle(WatchFlow& flow, Clock::time_point now, milliseconds reply_timeout, milliseconds reach,
+            Clock::time_point started, const StallRecorder& stalls, bool everything) {
   using Offset = InterruptionTracker::Offset;
   while (!flow.pending.empty()) {
     const auto& front = flow.pending.front();
+    const auto sent = std::chrono::duration_cast<Offset>(front.sent - started);
     if (front.arrived) {
-      flow.tracker.answered_on_time(std::chrono::duration_cast<Offset>(front.sent - started),
+      flow.tracker.answered_on_time(sent,
                                     std::chrono::duration_cast<Offset>(*front.arrived - started));
-    } else if (everything || now - front.sent > late_after) {
-      flow.tracker.not_on_time(std::chrono::duration_cast<Offset>(front.sent - started));
+    } else if (front.late) {
+      flow.tracker.not_on_time(sent);
+    } else if (everything || now - front.sent > reply_timeout) {
+      if (stalls.inside_hold(sent, std::chrono::duration_cast<Offset>(reach))) {
+        ++flow.result.unjudged;
+      } else {
+        flow.tracker.not_on_time(sent);
+      }
     } else {
       return;
     }
@@ -209,11 +252,17 @@ std::string ms(milliseconds value) {
   return std::to_string(value.count()) + " ms";
 }
 
-// "longest 25 ms from 2026-12-02T12:00:01.234Z, 3 in all, 60 ms together"
+const char* whose(StallSource by) {
+  return by == StallSource::responder ? "the responder's" : "the sampler's";
+}
+
+// "longest 25 ms from 2026-12-02T12:00:01.234Z (the sampler's), 3 in all (1 the responder's),
+// 60 ms together"
 std::string describe(const StallSummary& stalls) {
   return "longest " + ms(stalls.longest->length) + " from " +
-         format_utc(stalls.longest->started_at) + ", " + std::to_string(stalls.count) +
-         " in all, " + ms(stalls.total) + " together";
+         format_utc(stalls.longest->started_at) + " (" + whose(stalls.longest->by) + "), " +
+         std::to_string(stalls.count) + " in all (" + std::to_string(stalls.responder_count) +
+         " the responder's), " + ms(stalls.total) + " together";
 }
 
 }  // namespace
@@ -249,11 +298,12 @@ Verdict judge(const std::vector<WatchFlowResult>& flows, const StallSummary& sta
     return Verdict::fail;
   }
   if (stalls.longest) {
-    const std::string blind = "the sampler itself stalled (" + describe(stalls) + ")";
+    const std::string blind = "the watch itself stalled, not the paths (" + describe(stalls) + ")";
     if (maybe_over > 0) {
       reason = std::to_string(maybe_over) + of_flows + " interrupted for up to " +
-               ms(worst_possible) + " with the sampler's lateness at its ends, observed at most " +
-               ms(worst) + ": cannot tell whether longer than " + ms(allowed) + "; " + blind;
+               ms(worst_possible) +
+               " with the spans the watch did not see at its ends, observed at most " + ms(worst) +
+               ": cannot tell whether longer than " + ms(allowed) + "; " + blind;
       return Verdict::no_evidence;
     }
     const milliseconds hides = std::max(allowed, options.interval);
@@ -272,7 +322,7 @@ Verdict judge(const std::vector<WatchFlowResult>& flows, const StallSummary& sta
   }
   reason = "no flow interrupted longer than " + ms(allowed) + " (longest " + ms(worst) + ")";
   if (stalls.longest)
-    reason += "; the sampler stalled (" + describe(stalls) +
+    reason += "; the watch itself stalled (" + describe(stalls) +
               "), no evidence for those spans, each within the allowed " + ms(allowed);
   return Verdict::pass;
 }
@@ -331,11 +381,13 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   StallRecorder stalls(utc_origin, stall_after_offset);
   Clock::duration max_lateness{0};
   // Reads every echo waiting on any socket, waiting at most `timeout_ms` for the first.
+  ResidenceCount residences;
   auto drain_ready = [&](int timeout_ms) {
     if (::poll(pollfds.data(), pollfds.size(), timeout_ms) <= 0) return;
     for (std::size_t i = 0; i < flows.size(); ++i) {
       if (pollfds[i].revents)
-        drain(flows[i], arrival_clock, samples_sent, late_after, options.reply_timeout);
+        drain(flows[i], arrival_clock, samples_sent, late_after, options.reply_timeout, started,
+              stalls, residences);
     }
   };
 
@@ -365,11 +417,11 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
       drain_ready(0);
       const auto sequence = samples_sent++;
       for (auto& flow : flows) {
-        settle(flow, now, late_after, started, false);
+        settle(flow, now, options.reply_timeout, late_after, started, stalls, false);
         const auto sent = Clock::now();
         if (flow.last_sent) stalls.sent(offset(*flow.last_sent), offset(sent));
         flow.last_sent = sent;
-        auto bytes = ProbeMessage{sequence, steady_ns(sent)}.encode();
+        auto bytes = encode_watch_probe(ProbeMessage{sequence, steady_ns(sent)});
         ++flow.result.sent;
         // A refused send (no route while the local link is down) is a sample not answered.
         if (::send(flow.fd.get(), bytes.data(), bytes.size(), 0) < 0) ++flow.result.send_errors;
@@ -400,12 +452,14 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
   for (auto& flow : flows) {
     // A sampler that stopped sending well before the stop was not sampling at the end either.
     if (flow.last_sent) stalls.sent(offset(*flow.last_sent), ended);
-    settle(flow, Clock::now(), late_after, started, true);
+    settle(flow, Clock::now(), options.reply_timeout, late_after, started, stalls, true);
     flow.result.interruptions = flow.tracker.summary(ended);
     report.flows.push_back(flow.result);
   }
   stalls.end_tick();
   report.stalls = stalls.summary();
+  report.echoes_with_residence = residences.answered;
+  report.echoes_without_residence = residences.unanswered;
   report.stall_after = stall_after;
   report.max_tick_lateness = std::chrono::duration_cast<milliseconds>(max_lateness);
   report.verdict =

@@ -24,10 +24,18 @@ namespace fabgate::flows {
 // (statistics.h, docs/probes.md). UDP only: TCP's retransmissions would hide a short outage
 // inside one late segment.
 //
-// The watch also measures itself: every probe is stamped as it leaves, and a span in which the
-// sampler sent nothing on a flow for longer than one interval (its process was not scheduled)
-// is a stall: lost resolution, no evidence about the paths either way, reported with its start
-// and length and never counted as an interruption.
+// The watch also measures itself, so that only what the path did is judged as the path:
+// - every probe is stamped as it leaves, and a span in which the sampler sent nothing on a
+//   flow for longer than one interval (its process was not scheduled) is a stall of the
+//   sampler;
+// - the responder reports how long each probe sat on its host before the echo left (its
+//   residence, wire.h), which is taken out of the round trip before the late bound is
+//   applied, and a residence longer than one interval is a stall of the responder; a probe
+//   never answered that reached the responder during such a stall (dropped from its full
+//   receive buffer) is unjudged, not lost.
+// A stall is lost resolution, no evidence about the paths either way: reported with its source,
+// start and length, never counted as an interruption, and no-evidence when it could hide one
+// longer than allowed (judge, below).
 constexpr int kSamplesPerInterval = 3;
 
 struct WatchOptions {
@@ -53,6 +61,9 @@ struct WatchFlowResult {
   int send_errors = 0;  // ICMP errors reported on send/receive (counted as lost samples)
   InterruptionSummary interruptions;
   int late = 0;  // echoes received but slower than one interval: not answers
+  // Samples never answered that reached the responder while it held probes (a stall of the
+  // responder): no evidence about the path either way, left out of the interruptions.
+  int unjudged = 0;
 };
 
 struct WatchReport {
@@ -61,7 +72,11 @@ struct WatchReport {
   TimePoint ended_at;
   // The sampler's own record: where it did not sample (merged over flows), and the most any
   // tick started after its schedule.
-  StallSummary stalls;
+  StallSummary stalls;  // the sampler's and the responder's
+  // Echoes that carried the responder's residence and echoes that did not (a responder that
+  // does not report it: their whole round trip is then the path's).
+  int echoes_with_residence = 0;
+  int echoes_without_residence = 0;
   milliseconds stall_after{0};
   milliseconds max_tick_lateness{0};
   bool stopped = false;  // by the stop flag (SIGTERM/SIGINT), not by max_duration
@@ -81,8 +96,9 @@ constexpr double kMaxStalledShare = 0.1;
 // - no_evidence when no flow ever received a reply (the baseline was never established);
 // - fail when some flow's observed interruption (probes sent and not answered) exceeds
 //   max_interruption (an interruption still ongoing at the end counts to the end);
-// - no_evidence when the sampler's stalls leave the answer open: an interruption that with
-//   the sampler's lateness at its ends may have exceeded max_interruption, a stall longer than
+// - no_evidence when the watch's stalls (the sampler's or the responder's) leave the answer
+//   open: an interruption that with the spans the watch could not see at its ends (the
+//   sampler's lateness, unjudged samples) may have exceeded max_interruption, a stall longer than
 //   max(max_interruption, interval) (an outage that long could have passed unseen inside it),
 //   or stalls covering more than kMaxStalledShare of `sampled`; the reason names the longest;
 // - pass otherwise, naming the stalls it saw if any.

@@ -96,6 +96,12 @@ WatchReading read_watch_report(const nlohmann::json& document) {
   auto count = read_ms(document, "stall_count", problem);
   if (!count) return reading;
   figures.stall_count = static_cast<int>(count->count());
+  // Optional: a watch that predates responder accounting counted every stall as its sampler's.
+  if (document.contains("responder_stall_count")) {
+    auto responder = read_ms(document, "responder_stall_count", problem);
+    if (!responder) return reading;
+    figures.responder_stall_count = static_cast<int>(responder->count());
+  }
   auto started = read_time(document, "started_at", problem);
   if (!started) return reading;
   figures.started_at = *started;
@@ -168,15 +174,17 @@ WatchJudgement judge_watch(const WatchReading& reading, const WatchRequest& requ
   if (auto unwatched = unwatched_window(figures, request.until_stop); !unwatched.empty())
     return {Verdict::no_evidence, unwatched + "; " + figure};
   if (figures.stall_count > 0) {
-    // The sampler's stalls are lost resolution, no evidence for their spans: named, never
+    // The watch's own stalls are lost resolution, no evidence for their spans: named, never
     // read as an outage of the paths.
     const std::string stalled =
-        "the watch's sampler stalled " + std::to_string(figures.stall_count) + " times (longest " +
-        ms(figures.longest_stall) + ", " + ms(figures.stalled) + " together)";
+        "the watch itself stalled " + std::to_string(figures.stall_count) + " times (" +
+        std::to_string(figures.responder_stall_count) + " of them its responder holding probes; " +
+        "longest " + ms(figures.longest_stall) + ", " + ms(figures.stalled) + " together)";
     if (figures.longest_possible_interruption > allowed)
       return {Verdict::no_evidence,
               figure + ", up to " + ms(figures.longest_possible_interruption) +
-                  " with the sampler's lateness at its ends: cannot tell whether longer than " +
+                  " with the spans the watch did not see at its ends: cannot tell whether longer "
+                  "than " +
                   ms(allowed) + "; " + stalled};
     if (figures.longest_stall > std::max(allowed, figures.resolution))
       return {Verdict::no_evidence, figure + ", but no evidence for " + ms(figures.longest_stall) +

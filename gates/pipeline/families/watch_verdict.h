@@ -12,8 +12,9 @@
 
 namespace fabgate::pipeline {
 
-// One span in which the watch's own sampler sent nothing for longer than its resolution: no
-// evidence about the paths for that span, never an outage.
+// One span in which the watch itself could not observe the paths at its resolution (its
+// sampler sent nothing, or its responder held the probes, for longer than that): no evidence
+// about the paths for that span, never an outage.
 struct WatchStall {
   TimePoint started_at;
   Duration length{0};
@@ -37,6 +38,9 @@ struct WatchFigures {
   std::string stopped_by;
   std::vector<WatchStall> stalls;  // as listed (the first 100)
   int stall_count = 0;
+  // Of which the responder's (a report from a watch that does not measure its responder has
+  // none: 0).
+  int responder_stall_count = 0;
   Duration longest_stall{0};
   Duration stalled{0};  // all stalls together
 };
@@ -70,8 +74,9 @@ struct WatchRequest {
 //   stopped by itself (`stopped_by` other than "signal"), or its window is shorter than
 //   `until_stop` by more than its resolution; the reason says when it stopped and that the
 //   window after it was not watched;
-// - no evidence when the sampler's stalls leave it open: an interruption that with the
-//   sampler's lateness at its ends may have exceeded `allowed`, a stall longer than
+// - no evidence when the watch's stalls (its sampler's or its responder's) leave it open: an
+//   interruption that with the spans the watch did not see at its ends may have exceeded
+//   `allowed`, a stall longer than
 //   max(allowed, resolution) (an outage that long could have passed unseen in it), or stalls
 //   covering more than a tenth of the watch;
 // - pass otherwise (fail too if the probe said fail: it saw something these figures do not).

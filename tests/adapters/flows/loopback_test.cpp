@@ -251,10 +251,46 @@ TEST(WatchLoopback, StopFlagEndsTheWatchWithAnUninterruptedReport) {
   }
 }
 
+TEST(WatchLoopback, AResponderNotServingWhileTheProbesWaitIsItsStallNotAnInterruption) {
+  // Given a responder whose socket is open but whose process only starts serving after 300 ms
+  // (the probes wait in its receive buffer, as behind a responder that is not scheduled), with
+  // a 1 s reply timeout, then no flow reports an interruption, the report names a stall of the
+  // responder's of about 300 ms, and against a 200 ms allowance the watch has no evidence (an
+  // outage that long could have hidden in it): never a failure of the paths. Before the
+  // responder reported its residence, every flow read 300 ms interrupted and the watch failed.
+  RunningResponder responder(300ms);
+  ASSERT_TRUE(responder.error().empty()) << responder.error();
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(1000ms);
+    stop = true;
+  });
+  auto options = watch_options(responder.port());
+  options.reply_timeout = 1s;
+  auto report = run_watch(options, stop);
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->verdict, Verdict::no_evidence) << report->reason;
+  EXPECT_NE(report->reason.find("the responder's"), std::string::npos) << report->reason;
+  EXPECT_GE(report->stalls.responder_count, 1);
+  ASSERT_TRUE(report->stalls.longest);
+  EXPECT_GE(report->stalls.longest->length, 250ms);
+  EXPECT_GT(report->echoes_with_residence, 0);
+  for (const auto& flow : report->flows) {
+    EXPECT_FALSE(flow.interruptions.longest) << "flow " << flow.src_port;
+    EXPECT_EQ(flow.received, flow.sent);
+  }
+  auto document = to_json(*report);
+  EXPECT_EQ(document["longest_interruption_ms"], 0);
+  EXPECT_EQ(document["responder_stall_count"], report->stalls.responder_count);
+}
+
 TEST(WatchLoopback, ResponderStartingLateShowsAsOneMeasuredInterruption) {
-  // Given a responder that only starts answering after 500 ms (earlier samples are echoed too
-  // late to count), then each flow shows one interruption of about 500 ms that began when the
-  // watch started, and the watch fails against a 200 ms allowance.
+  // Given a responder that only starts answering after 500 ms, longer than the 100 ms reply
+  // timeout (the probes of its first 400 ms are judged lost before any echo could say the
+  // responder held them: docs/probes.md, Limits), then each flow shows one interruption of
+  // about 500 ms that began when the watch started, and the watch fails against a 200 ms
+  // allowance.
   RunningResponder responder(500ms);
   ASSERT_TRUE(responder.error().empty()) << responder.error();
   std::atomic<bool> stop{false};

@@ -257,5 +257,67 @@ TEST(SamplerStalls, AnOutageStillOngoingWhenTheSamplerStoppedSendingEndsAtItsLas
   EXPECT_EQ(summary.longest->unobserved, milliseconds(297));
 }
 
+TEST(ResponderStalls, ProbesOfEveryFlowHeldByOneDescheduledResponderAreOneStallOfIts) {
+  // Given a responder not scheduled from 200 to 261 ms while 64 flows kept sampling every
+  // 3 ms (each echo, arriving at 261 ms, reports how long its probe sat there), then the watch
+  // names one stall of the responder's, 61 ms from 200 ms, and nothing else.
+  StallRecorder stalls(at(0), kInterval);
+  for (int sent = 200; sent < 260; sent += 3) {
+    for (int flow = 0; flow < 64; ++flow) stalls.held(milliseconds(261), milliseconds(261 - sent));
+  }
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 1);
+  EXPECT_EQ(named.responder_count, 1);
+  ASSERT_TRUE(named.longest);
+  EXPECT_EQ(named.longest->by, StallSource::responder);
+  EXPECT_EQ(named.longest->started_at, at(200));
+  EXPECT_EQ(named.longest->length, milliseconds(61));
+  EXPECT_EQ(named.total, milliseconds(61));
+}
+
+TEST(ResponderStalls, HoldsWithinTheResolutionAreNoStall) {
+  // Given echoes held 4 ms by the responder at a 10 ms interval, then no stall is named: the
+  // residence is taken out of the round trip, and the watch kept its resolution.
+  StallRecorder stalls(at(0), kInterval);
+  stalls.held(milliseconds(100), milliseconds(4));
+  EXPECT_EQ(stalls.summary().count, 0);
+  EXPECT_FALSE(stalls.inside_hold(milliseconds(97), milliseconds(10)));
+}
+
+TEST(ResponderStalls, ASamplerStallInsideAResponderHoldIsCountedOnceInTheTotal) {
+  // Given the responder holding probes from 100 to 200 ms and the sampler stalled from 140 to
+  // 160 ms (recorded first: the responder's hold is known only when its echoes return), then
+  // both are named and the total is the 100 ms they cover, not 120 ms nor 20 ms.
+  StallRecorder stalls(at(0), kInterval);
+  stalls.sent(milliseconds(140), milliseconds(160));
+  stalls.end_tick();
+  stalls.held(milliseconds(200), milliseconds(100));
+  auto named = stalls.summary();
+  EXPECT_EQ(named.count, 2);
+  EXPECT_EQ(named.responder_count, 1);
+  EXPECT_EQ(named.total, milliseconds(100));
+  ASSERT_EQ(named.stalls.size(), 2u);
+  EXPECT_EQ(named.stalls[0].by, StallSource::responder);  // in time order
+  EXPECT_EQ(named.stalls[0].started_at, at(100));
+}
+
+TEST(ResponderStalls, OnlyProbesThatReachedTheResponderDuringItsHoldAreInsideIt) {
+  // Given the responder holding probes from 100 to 200 ms, then a probe sent within the hold,
+  // or within one way's reach (10 ms) before it began, reached it while it held probes (a probe
+  // lost then was dropped from its full buffer, not by the path); probes sent well before or
+  // after it did not.
+  StallRecorder stalls(at(0), kInterval);
+  stalls.held(milliseconds(200), milliseconds(100));
+  stalls.held(milliseconds(600), milliseconds(50));
+  const milliseconds reach{10};
+  EXPECT_TRUE(stalls.inside_hold(milliseconds(150), reach));
+  EXPECT_TRUE(stalls.inside_hold(milliseconds(95), reach));
+  EXPECT_TRUE(stalls.inside_hold(milliseconds(200), reach));
+  EXPECT_FALSE(stalls.inside_hold(milliseconds(80), reach));
+  EXPECT_FALSE(stalls.inside_hold(milliseconds(201), reach));
+  EXPECT_FALSE(stalls.inside_hold(milliseconds(400), reach));
+  EXPECT_TRUE(stalls.inside_hold(milliseconds(560), reach));
+}
+
 }  // namespace
 }  // namespace fabgate::flows

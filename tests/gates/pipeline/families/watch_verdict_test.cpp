@@ -58,7 +58,8 @@ TEST(WatchVerdictGate, ShortSamplerStallsOnHealthyPathsPassAndAreNamed) {
   EXPECT_NE(judgement.reason.find("longest interruption 0 ms (resolution 10 ms; allowed 300 ms)"),
             std::string::npos)
       << judgement.reason;
-  EXPECT_NE(judgement.reason.find("sampler stalled 2 times (longest 25 ms, 50 ms together)"),
+  EXPECT_NE(judgement.reason.find("the watch itself stalled 2 times (0 of them its responder "
+                                  "holding probes; longest 25 ms, 50 ms together)"),
             std::string::npos)
       << judgement.reason;
 }
@@ -70,6 +71,30 @@ TEST(WatchVerdictGate, AStallLongerThanTheAllowanceIsNoEvidenceNotFail) {
   auto judgement = judge(with_stalls(watch_report(), {450}), 300);
   EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
   EXPECT_NE(judgement.reason.find("no evidence for 450 ms"), std::string::npos) << judgement.reason;
+}
+
+TEST(WatchVerdictGate, AResponderHoldingProbesIsNamedAndNoEvidenceWhenLongerThanAllowed) {
+  // Given a watch whose responder held every flow's probes for 120 ms (its process not
+  // scheduled) while no path lost anything, with 20 ms allowed, then the gate has no evidence
+  // for that span and says the responder held the probes; it never fails the change on the
+  // network's account.
+  json report = with_stalls(watch_report(), {120});
+  report["responder_stall_count"] = 1;
+  auto judgement = judge(report, 20);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("no evidence for 120 ms"), std::string::npos) << judgement.reason;
+  EXPECT_NE(judgement.reason.find("1 of them its responder holding probes"), std::string::npos)
+      << judgement.reason;
+}
+
+TEST(WatchVerdictGate, AWronglyTypedResponderStallCountIsNoEvidenceNamingIt) {
+  // Given a report whose responder_stall_count is text, then the report is unreadable, naming
+  // the field: no default that reads as healthy.
+  json report = watch_report();
+  report["responder_stall_count"] = "none";
+  auto judgement = judge(report, 300);
+  EXPECT_EQ(judgement.verdict, Verdict::no_evidence);
+  EXPECT_NE(judgement.reason.find("responder_stall_count"), std::string::npos) << judgement.reason;
 }
 
 TEST(WatchVerdictGate, StallsOverATenthOfTheWatchAreNoEvidence) {
