@@ -337,6 +337,57 @@ struct StoreTakeOver {
   }
 };
 
+// A command the dead run journaled as started and never as ended may still be running on its
+// device: the controller was killed, frozen or cut off, not the device. Its own deadline (and
+// the connect timeout, for one still connecting) bounds it, so recover sends nothing before
+// the latest such deadline has passed, counted from the journaled start on the run's wall
+// clock. A start without a journaled deadline (an older fabgate) counts as the SSH command
+// timeout. Bounded: never longer than the longest deadline itself plus the connect timeout,
+// so a clock far behind this one cannot make recover wait for ever.
+void wait_for_open_commands(const pipeline::CrashedRun& crashed,
+                            const intent::IntentRepository& repository, Console& console) {
+  const Duration connect = repository.settings.ssh.connect_timeout;
+  TimePoint until = now_utc();
+  Duration longest{0};
+  std::string which;
+  for (const auto& command : crashed.open_commands) {
+    const Duration deadline = command.deadline.count() > 0 ? command.deadline
+                                                            : repository.settings.ssh.command_timeout;
+    const TimePoint ends = command.started + deadline + connect;
+    longest = std::max(longest, deadline + connect);
+    if (ends > until) {
+      until = ends;
+      which = command.phase + " " + std::to_string(command.index + 1) + " on " + command.device;
+    }
+  }
+  const TimePoint cap = now_utc() + longest;
+  if (until > cap) until = cap;
+  const auto left = std::chrono::duration_cast<Duration>(until - now_utc());
+  if (left.count() <= 0) return;
+  if (!console.json_mode())
+    console.line("recover: " + which + " was journaled as started and never as ended: waiting " +
+                 format_duration(left) +
+                 " for its deadline (and the connect timeout) to pass before sending anything");
+  std::this_thread::sleep_for(left);
+}
+
+// The end marker a run recorded in its coordination store before it released what it held
+// (shared_journal.h run_end_key); nullopt when there is none or the store cannot be asked (the
+// take-over then refuses a run that has one).
+std::optional<std::string> run_end_in_store(const intent::IntentRepository& repository,
+                                            const std::filesystem::path& intent_dir,
+                                            const std::string& run_id) {
+  const auto& trusted = repository.trusted_policy;
+  const std::optional<intent::CoordinationSettings> coordination =
+      trusted ? trusted->coordination : repository.settings.coordination;
+  if (!coordination) return std::nullopt;
+  auto client = etcd::EtcdClient::open(coordination::store_settings(*coordination, intent_dir));
+  if (!client) return std::nullopt;
+  auto end = client->get(coordination::run_end_key(coordination->prefix, run_id));
+  if (!end || end->kvs.empty()) return std::nullopt;
+  return end->kvs.front().value;
+}
+
 // With `coordination:` (the trusted ref's, as the run used), recover takes the run over in the
 // store before anything reaches a device (gates/coordination/locks.h): one transaction, guarded
 // by the run's alive key being absent (its lease lapsed) and by no other recover having taken
@@ -414,11 +465,19 @@ Status take_over_in_store(const pipeline::CrashedRun& crashed,
       return Error::refused("recover: " + failure.message.substr(failure.message.find("run ")),
                             {"recover a run only once it has died; fabgate status lists the runs "
                              "in flight and the dead ones"});
+    if (failure.kind == Kind::ended)
+      return Error::refused("recover: " + failure.message.substr(failure.message.find("run ")),
+                            {"run `fabgate recover " + run_id +
+                             "` again: it releases what the run left without touching its "
+                             "devices"});
     if (failure.kind == Kind::recovering)
       return Error::refused("recover: " + failure.message.substr(failure.message.find("run ")),
                             {"fabgate status shows when that recover has finished"});
     return refused(failure.message);
   }
+  // The run is dead and fenced in the store; a command it had on the wire may still be running
+  // on its device, and nothing is sent there before it can have ended.
+  wait_for_open_commands(crashed, repository, console);
   std::string tokens;
   for (const auto& [device, token] : *taken)
     tokens += (tokens.empty() ? "" : ", ") + device + " " + std::to_string(token);
@@ -465,7 +524,7 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
       crashed->ended_with && *crashed->ended_with == to_int(ExitCode::not_restored);
   // A run that ended in a known state but left its locks, claims and shared journal in the
   // fabric's etcd (its end could not reach the store) has those to release, nothing else.
-  const bool left_in_store = crashed->ended_with && !finishes_not_restored &&
+  bool left_in_store = crashed->ended_with && !finishes_not_restored &&
                              crashed->shared_in_store && !crashed->released_in_store;
   if (std::filesystem::exists(dir / "manifest.json", ec) && !finishes_not_restored &&
       !left_in_store) {
@@ -521,6 +580,18 @@ Result<ExitCode> run_recover(const CommonOptions& common, const RecoverOptions& 
   // Even a bundle that is only sealed is written with the configured secret values redacted,
   // so the intent is read first.
   const Redactor redactor = run_redactor(repository, console);
+  // A run that recorded its end in the store (its devices verified) and died before its
+  // release finished: nothing of it is rolled back, what it left in the store is released.
+  if (!crashed->ended_with && crashed->shared_in_store) {
+    if (auto end = run_end_in_store(repository, run_loaded->intent_dir, start.run_id)) {
+      console.warn("recover: run " + start.run_id + " recorded its end in the coordination store (" +
+                   coordination::describe_run_end(*end) +
+                   ") before it died: its devices were verified then and are not rolled back");
+      crashed.value().ended_with = coordination::run_end_exit_code(*end).value_or(
+          to_int(ExitCode::internal_error));
+      left_in_store = true;
+    }
+  }
   if (left_in_store) {
     auto released = release_what_the_run_left(crashed.value(), repository, run_loaded->intent_dir,
                                               controller.value(), console);

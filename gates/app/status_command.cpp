@@ -143,6 +143,7 @@ nlohmann::json to_json(const FleetView& view, const intent::CoordinationSettings
                     {"groups", run.groups},
                     {"devices", run.devices},
                     {"recover", recover_command(evidence_dir, run)},
+                    {"ended", run.ended.empty() ? nlohmann::json() : nlohmann::json(run.ended)},
                     {"recover_anywhere", run.journal_shared
                                              ? nlohmann::json("fabgate recover " + run.run_id)
                                              : nlohmann::json()}});
@@ -316,6 +317,16 @@ void print(Console& console, const FleetView& view, const intent::CoordinationSe
                          : "a claim record is unreadable";
     if (!run.devices.empty()) line += ", holds " + join(run.devices, ", ");
     line += run.groups.empty() ? " (device locks)" : " in " + join(run.groups, ", ");
+    if (!run.ended.empty()) {
+      // It recorded its end: its devices were verified, and recover only releases.
+      console.line(console.yellow(line));
+      console.line("      it ended (" + run.ended +
+                   ") but died before releasing what it holds; its devices need nothing, and "
+                   "recover releases what it left without rolling anything back: " +
+                   (run.journal_shared ? "fabgate recover " + run.run_id
+                                       : recover_command(evidence_dir, run)));
+      continue;
+    }
     console.line(console.red(line));
     console.line("      its devices are in an unknown state until it is recovered; on " +
                  (run.controller.empty() ? std::string("its controller") : run.controller) +

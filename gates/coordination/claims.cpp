@@ -344,15 +344,15 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                            std::to_string(kMaxAttempts) + " times in a row; try again");
 }
 
-Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
-                                                  const ServiceTransition& transition,
-                                                  const std::vector<Demand>* claimed) {
+Expected<BudgetLedger::ReleaseOps, ClaimFailure> BudgetLedger::release_ops(
+    const std::string& run_id, const ServiceTransition& transition,
+    const std::vector<Demand>* claimed) {
   if (!plain_key_segment(run_id))
     return plain_failure(ClaimFailure::Kind::invalid,
                          "coordination: run id '" + run_id + "' cannot be a key segment");
   const std::string suffix = "/claims/" + run_id;
-  std::vector<TxnOp> writes;
-  int released = 0;
+  ReleaseOps out;
+  auto& writes = out.ops;
   if (claimed) {
     // The run knows where it claimed: each claim key is read (to count it) and deleted in the
     // release's own transaction, so releasing costs one call. A guard bumped in a group where
@@ -372,7 +372,7 @@ Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
       const std::string group = kv.key.substr(0, kv.key.size() - suffix.size());
       writes.push_back(TxnOp::del(kv.key));
       writes.push_back(TxnOp::put(group + "/guard", run_id));
-      ++released;
+      ++out.found;
     }
   }
   writes.push_back(TxnOp::del(prefix_ + "/runs/" + run_id + "/alive"));
@@ -387,10 +387,18 @@ Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
   for (const auto& device : transition.back)
     writes.push_back(TxnOp::del(prefix_ + "/service/out/" + device));
   if (!transition.empty()) writes.push_back(TxnOp::put(prefix_ + "/service/guard", run_id));
-  auto result = client_.txn({}, writes);
+  return out;
+}
+
+Expected<int, ClaimFailure> BudgetLedger::release(const std::string& run_id,
+                                                  const ServiceTransition& transition,
+                                                  const std::vector<Demand>* claimed) {
+  auto planned = release_ops(run_id, transition, claimed);
+  if (!planned) return planned.error();
+  auto result = client_.txn({}, planned->ops);
   if (!result) return store_failure("release the budgets of run " + run_id, result.error());
-  if (claimed)
-    for (const auto& read : result->reads) released += read.kvs.empty() ? 0 : 1;
+  int released = planned->found;
+  for (const auto& read : result->reads) released += read.kvs.empty() ? 0 : 1;
   return released;
 }
 

@@ -153,6 +153,18 @@ class BudgetLedger {
                                       const ServiceTransition& transition = {},
                                       const std::vector<Demand>* claimed = nullptr);
 
+  // What release() writes, for a caller that puts it into a transaction of its own (a run's
+  // end releases its locks, claims and shared journal at once, conditional on its lease).
+  // With `claimed`, each claim key is read by a get op in `ops` (count the non-empty reads);
+  // without it they were looked up first and `found` counts them.
+  struct ReleaseOps {
+    std::vector<etcd::TxnOp> ops;
+    int found = 0;
+  };
+  Expected<ReleaseOps, ClaimFailure> release_ops(const std::string& run_id,
+                                                 const ServiceTransition& transition = {},
+                                                 const std::vector<Demand>* claimed = nullptr);
+
   // Every device out of service, sorted by device.
   Expected<std::vector<OutOfService>, ClaimFailure> out_of_service();
 

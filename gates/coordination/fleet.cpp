@@ -147,6 +147,12 @@ Expected<FleetView, FleetFailure> read_fleet(etcd::EtcdClient& client, const std
                           std::string(etcd::to_string(meta.error().kind)) + ": " +
                           meta.error().message};
     run.journal_shared = !meta->kvs.empty();
+    auto end = client.get(run_end_key(prefix, run.run_id));
+    if (!end)
+      return FleetFailure{"read the end marker of run " + run.run_id + ": etcd " +
+                          std::string(etcd::to_string(end.error().kind)) + ": " +
+                          end.error().message};
+    if (!end->kvs.empty()) run.ended = describe_run_end(end->kvs.front().value);
   }
 
   auto queue = ledger.queue();

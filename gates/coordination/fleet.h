@@ -61,6 +61,9 @@ struct DeadRun {
   std::vector<std::string> devices;  // sorted, distinct: claimed or locked
   bool readable = true;              // false: a record of it could not be read
   bool journal_shared = false;       // its journal is in the store: any controller recovers it
+  // Its end marker (shared_journal.h run_end_key), in words: the run ended in a known state and
+  // died before its release finished; recover only releases what it left. Empty: none.
+  std::string ended;
 };
 
 struct FleetView {

@@ -15,6 +15,7 @@
 #include "adapters/core/time.h"
 #include "gates/coordination/budgets.h"
 #include "gates/coordination/run_record.h"
+#include "gates/coordination/shared_journal.h"
 
 namespace fabgate::coordination {
 
@@ -217,20 +218,26 @@ Expected<std::map<std::string, std::int64_t>, FleetLockFailure> LockLedger::take
       claim.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // One consistent read of the run's alive key, its take-over key and every lock.
+    const std::string end_key = run_end_key(prefix_, run_id);
     auto read = client_.txn({}, {TxnOp::get(alive_key(run_id)), TxnOp::get(recovering_key(run_id)),
-                                 TxnOp::get_prefix(prefix_ + "/locks/")});
+                                 TxnOp::get_prefix(prefix_ + "/locks/"), TxnOp::get(end_key)});
     if (!read)
       return store_failure("read run " + run_id + "'s locks to take them over", read.error());
-    if (read->reads.size() != 3)
+    if (read->reads.size() != 4)
       return failure(Kind::store, "coordination: read run " + run_id +
                                       "'s locks to take them over: etcd answered " +
-                                      std::to_string(read->reads.size()) + " reads of 3");
+                                      std::to_string(read->reads.size()) + " reads of 4");
+    if (!read->reads[3].kvs.empty())
+      return failure(Kind::ended, "coordination: run " + run_id + " recorded its end in the store (" +
+                                      describe_run_end(read->reads[3].kvs.front().value) +
+                                      "): its devices were in a known state then, and nothing of "
+                                      "it is rolled back");
     const auto& alive = read->reads[0];
     const auto& recovering = read->reads[1];
     // A take-over is the recoverer's own only when made on its lease: a second call by the same
     // recover (a retry) passes, any other recover is refused.
     if (auto busy = in_use(client_, run_id, recoverer.lease, alive, recovering)) return *busy;
-    std::vector<Compare> guards = {Compare::absent(alive_key(run_id))};
+    std::vector<Compare> guards = {Compare::absent(alive_key(run_id)), Compare::absent(end_key)};
     guards.push_back(recovering.kvs.empty()
                          ? Compare::absent(recovering_key(run_id))
                          : Compare::mod_revision_is(recovering_key(run_id),
@@ -292,6 +299,20 @@ Expected<int, FleetLockFailure> LockLedger::release(const std::string& run_id) {
   }
   return failure(Kind::contention, "coordination: the device locks of run " + run_id +
                                        " kept changing while they were released");
+}
+
+Expected<std::vector<etcd::TxnOp>, FleetLockFailure> LockLedger::release_ops(
+    const std::string& run_id) {
+  if (!plain_key_segment(run_id))
+    return failure(Kind::invalid, "coordination: run id '" + run_id + "' cannot be a key segment");
+  auto range = client_.get_prefix(prefix_ + "/locks/");
+  if (!range) return store_failure("read the device locks of run " + run_id, range.error());
+  std::vector<TxnOp> deletes;
+  for (const auto& kv : range->kvs) {
+    auto entry = entry_from(kv, kv.key.substr(prefix_.size() + 7));
+    if (entry.readable && entry.holder.run_id == run_id) deletes.push_back(TxnOp::del(kv.key));
+  }
+  return deletes;
 }
 
 Expected<std::vector<DeviceLockEntry>, FleetLockFailure> LockLedger::list() {

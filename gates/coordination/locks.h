@@ -61,6 +61,8 @@ struct FleetLockFailure {
     alive,       // take / take_over: the run's alive key is held on another lease (the run, or
                  // a recover of it, is alive): `message` names its controller
     recovering,  // take_over: another controller is taking the run over: `message` names it
+    ended,       // take_over: the run recorded its end in the store (shared_journal.h
+                 // run_end_key) before it died: its devices are in a known state
   };
   Kind kind = Kind::store;
   std::string message;
@@ -88,7 +90,9 @@ class LockLedger {
   // recovers. In ONE transaction guarded by the run's alive key being absent, by
   // P/recovering/<run> being absent, and by every lock of the run being the record read, it
   // rewrites those locks for the recoverer (newer fencing tokens) and writes
-  // P/recovering/<run> on the recoverer's lease. Refused as `alive` while the run's alive key
+  // P/recovering/<run> on the recoverer's lease. Also guarded by the run's end marker being
+  // absent: a run that recorded its end (its devices verified) is never rolled back by a take-
+  // over that read its journal earlier (refused as `ended`). Refused as `alive` while the run's alive key
   // exists (naming its controller and the seconds its lease has left), as `recovering` when
   // another recover won (naming its controller); other runs' locks are left alone. Returns the
   // new tokens of the run's devices (empty when it held no lock).
@@ -100,6 +104,9 @@ class LockLedger {
   // Removes every lock `run_id` holds; how many. Each delete is conditional on the key being
   // unchanged since it was read, so a lock another run took meanwhile is never removed.
   Expected<int, FleetLockFailure> release(const std::string& run_id);
+  // The deletes of every lock `run_id` holds now, for a caller whose own transaction is
+  // guarded by the run's lease (while it holds, no other run can have rewritten them).
+  Expected<std::vector<etcd::TxnOp>, FleetLockFailure> release_ops(const std::string& run_id);
 
   // Every device lock, sorted by device, with its holder's liveness (the fleet view).
   Expected<std::vector<DeviceLockEntry>, FleetLockFailure> list();

@@ -39,6 +39,32 @@ std::optional<std::uint64_t> sequence_of(const std::string& line) {
 
 }  // namespace
 
+std::string run_end_key(const std::string& prefix, const std::string& run_id) {
+  return prefix + "/journal/" + run_id + "/end";
+}
+
+std::optional<int> run_end_exit_code(const std::string& value) {
+  auto parsed = parse_foreign_json(value);
+  if (!parsed.ok() || !parsed.document.is_object()) return std::nullopt;
+  auto code = unsigned_member(parsed.document, "exit_code");
+  if (!code || *code > 255) return std::nullopt;
+  return static_cast<int>(*code);
+}
+
+std::string describe_run_end(const std::string& value) {
+  auto parsed = parse_foreign_json(value);
+  auto code = run_end_exit_code(value);
+  if (!parsed.ok() || !code) return "an end marker this version cannot read";
+  std::string text = "exit " + std::to_string(*code);
+  auto fate = string_member(parsed.document, "fate").value_or("");
+  if (fate == "kept") text += ", change kept";
+  auto controller = string_member(parsed.document, "controller").value_or("");
+  if (!controller.empty()) text += ", by controller " + controller;
+  auto at = string_member(parsed.document, "at").value_or("");
+  if (!at.empty()) text += " at " + at;
+  return text;
+}
+
 SharedJournal::SharedJournal(etcd::EtcdClient& client, std::string prefix)
     : client_(client), prefix_(std::move(prefix)) {}
 
@@ -174,6 +200,9 @@ JournalStoreResult<SharedRun> SharedJournal::read(const std::string& run_id) {
     auto parsed = parse_foreign_json(meta->kvs.front().value);
     if (parsed.ok() && parsed.document.is_object()) run.meta = parsed.document;
   }
+  auto end = client_.get(where + "end");
+  if (!end) return store_failure("read the end marker of run " + run_id, end.error());
+  if (!end->kvs.empty()) run.end = end->kvs.front().value;
   auto marker = client_.get(where + "baseline");
   if (!marker) return store_failure("read the pre-change snapshot's marker", marker.error());
   if (marker->kvs.empty()) {

@@ -15,6 +15,10 @@
 //                                      of 512 KiB (n: 6 digits)
 //   P/journal/<run>/baseline           JSON: bytes, chunks, sha256; written after the chunks,
 //                                      so a reader never takes a half-written snapshot
+//   P/journal/<run>/end                JSON: exit_code, fate, controller, at: the run's end,
+//                                      written ahead of its release in a transaction
+//                                      conditional on its lease (run_end_key): from then on its
+//                                      devices are in a known state, and a take-over refuses
 // Records are written in order and each at most once per sequence number; the writer's side
 // (journal.h JournalMirror) only ever sends records that are already durable on disk.
 
@@ -30,6 +34,14 @@
 #include "adapters/etcd/etcd_client.h"
 
 namespace fabgate::coordination {
+
+// "P/journal/<run>/end": where a run records its end before it releases what it holds.
+std::string run_end_key(const std::string& prefix, const std::string& run_id);
+// What an end marker says, in words ("exit 0, change kept, by controller ci-7 at ..."), read
+// as foreign data: an unreadable one says so.
+std::string describe_run_end(const std::string& value);
+// The exit code an end marker records; nullopt when it cannot be read.
+std::optional<int> run_end_exit_code(const std::string& value);
 
 struct JournalStoreFailure {
   enum class Kind {
@@ -52,6 +64,7 @@ struct SharedRun {
   std::vector<std::string> records;  // journal lines (no newline), sequence 1..N with no gap
   std::optional<std::string> baseline;  // snapshots/pre.json as the run wrote it
   std::string no_baseline;              // why there is none: "not shared (...)", "damaged: ..."
+  std::optional<std::string> end;       // its end marker (run_end_key), when it recorded one
 };
 
 class SharedJournal {

@@ -108,8 +108,26 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
     const auto fate = outcome.exit_code == ExitCode::accepted && options_.mode == Mode::apply
                           ? RunBudgets::ChangeFate::kept
                           : RunBudgets::ChangeFate::not_kept;
-    for (const auto& line : with_.budgets->release(run_id, fate))
+    for (const auto& line : with_.budgets->release(run_id, fate, to_int(outcome.exit_code)))
       if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
+    // A run that may have been taken over cannot vouch for its devices: another controller
+    // may have rolled them back (or be doing so) with a newer token. Once it sent anything it
+    // hands off (exit 5), whatever it had concluded; a run that sent nothing changed nothing.
+    if (!with_.budgets->taken_over().empty()) {
+      const std::string why = "taken over: " + with_.budgets->taken_over();
+      if (!execution_.touched.empty()) {
+        outcome.exit_code = ExitCode::not_restored;
+        outcome.device_state = "NOT RESTORED (" + why +
+                               "); what the devices hold now depends on what that controller did";
+      } else {
+        outcome.device_state += "; " + why + " (this run sent nothing to any device)";
+      }
+      outcome.diagnosis.push_back("the run's claims and device locks were left in the "
+                                  "coordination store: `fabgate status` shows whether another "
+                                  "controller is recovering run " + run_id + " or it still "
+                                  "holds them, and `fabgate recover " + run_id +
+                                  "` finishes it");
+    }
     for (const auto& line : with_.budgets->service_changes()) outcome.device_state += "; " + line;
     if (!with_.budgets->journal_erase_problem().empty())
       outcome.diagnosis.push_back(with_.budgets->journal_erase_problem());

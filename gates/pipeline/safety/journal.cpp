@@ -360,6 +360,7 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
   run.torn = journal.torn;
   // Steps by (phase, device, index), in the order they started.
   std::map<std::tuple<std::string, std::string, int>, std::size_t> open_steps;
+  std::map<std::tuple<std::string, std::string, int>, CrashedRun::OpenCommand> open_commands;
   std::vector<std::string> started;  // devices in the order of their first start
   std::vector<std::string> rollback_started;
   auto note = [](std::vector<std::string>& list, const std::string& device) {
@@ -394,6 +395,15 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
     if (device.empty()) continue;
     auto key = std::make_tuple(phase, device, index);
     if (start) {
+      CrashedRun::OpenCommand command{device, phase, index, {}, Duration{0}};
+      if (auto at = parse_iso8601(body.value("at", ""))) command.started = *at;
+      if (body.contains("timeout_ms") && body["timeout_ms"].is_number_integer())
+        command.deadline = Duration{std::max<std::int64_t>(0, body["timeout_ms"].get<std::int64_t>())};
+      open_commands[key] = command;
+    } else {
+      open_commands.erase(key);
+    }
+    if (start) {
       note(started, device);
       if (phase != "step") {
         note(rollback_started, device);
@@ -426,6 +436,7 @@ Result<CrashedRun> read_crashed_run(const Journal& journal) {
       open_steps.erase(it);
     }
   }
+  for (auto& [key, command] : open_commands) run.open_commands.push_back(std::move(command));
   // A device is undone when a step there may have applied (anything but a proven not-sent) or
   // when its rollback had begun (a half-finished rollback is finished).
   for (const auto& device : started) {

@@ -186,6 +186,17 @@ struct CrashedRun {
   // Alertmanager silences the run created and did not expire (silence-created without
   // silence-expired): recover expires them (docs/monitoring.md "Silence lifecycle").
   std::vector<std::string> open_silences;
+  // Commands journaled as started and never as ended (the controller died, or was frozen or
+  // cut off, while they ran): each may still be running on its device until its own deadline,
+  // which recover waits out before it sends anything (docs/coordination.md "Take-over").
+  struct OpenCommand {
+    std::string device;
+    std::string phase;  // "step" or "rollback"
+    int index = 0;
+    TimePoint started{};  // the controller's wall clock when it journaled the start
+    Duration deadline{0};  // its timeout as journaled; 0: not journaled (an older fabgate)
+  };
+  std::vector<OpenCommand> open_commands;
 };
 
 // Reads what recover needs from an intact journal; a journal without a valid first run-start

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
 
 #include "adapters/core/text.h"
 #include "adapters/core/time.h"
@@ -197,7 +201,17 @@ std::optional<std::string> RunBudgets::start_lease() {
   fence_.arm(lease_, Duration{lease->ttl * 1000},
              std::min(settings.timeout, settings.lease_ttl / 3), grant_sent);
   Duration every{std::max<std::int64_t>(500, settings.lease_ttl.count() / 3)};
-  keepalive_ = std::thread([this, every] { keep_alive(lease_, every); });
+  keepalive_ = std::thread([this, every] {
+    // A thread's entry point: nothing may escape it (std::terminate mid-change). A keepalive
+    // that stops renewing closes the fence at the latest when the lease may have expired.
+    try {
+      keep_alive(lease_, every);
+    } catch (const std::exception& error) {
+      fence_.renewal_failed(std::string("the keepalive thread stopped: ") + error.what());
+    } catch (...) {
+      fence_.renewal_failed("the keepalive thread stopped on an exception of unknown type");
+    }
+  });
   return std::nullopt;
 }
 
@@ -284,22 +298,6 @@ std::optional<std::int64_t> RunBudgets::fence_token(const std::string& device) c
   auto found = tokens_.find(device);
   if (found == tokens_.end()) return std::nullopt;
   return found->second;
-}
-
-std::optional<std::string> RunBudgets::release_locks(const std::string& run_id) {
-  coordination::LockLedger ledger(*client_, setup_.coordination->prefix);
-  auto released = ledger.release(run_id);
-  if (!released) {
-    record_["locks_release"] = released.error().message;
-    return "device locks of run " + run_id + " NOT released: " + released.error().message +
-           "; " + release_later();
-  }
-  locked_ = false;
-  record_["locks_released"] = *released;
-  if (*released > 0)
-    evidence_.append_journal(
-        {{"event", "fleet-lock-release"}, {"locks", *released}, {"at", format_utc(now_utc())}});
-  return std::nullopt;
 }
 
 Expected<std::int64_t, coordination::ClaimFailure> RunBudgets::claim_or_wait(
@@ -439,25 +437,6 @@ std::optional<std::string> RunBudgets::adopt(const std::string& run_id, JournalS
   return std::nullopt;
 }
 
-void RunBudgets::erase_shared_journal(const std::string& run_id) {
-  if (mirror_) {
-    record_["journal"]["state"] = evidence_.journal_mirror_state();
-    evidence_.detach_journal_mirror();
-    mirror_.reset();
-  }
-  coordination::SharedJournal journal(*client_, setup_.coordination->prefix);
-  auto erased = journal.erase(run_id);
-  if (!erased) {
-    record_["journal"]["erase"] = erased.error().message;
-    journal_erase_problem_ = "the shared journal of run " + run_id + " stays in etcd (" +
-                             erased.error().message +
-                             "); its devices are in a known state, so it only takes space: "
-                             "etcdctl del --prefix " + journal.location(run_id) + " removes it";
-    return;
-  }
-  if (*erased > 0) record_["journal"]["erased_keys"] = *erased;
-}
-
 void RunBudgets::keep_alive(std::int64_t lease, Duration every) {
   auto client = open_client();
   std::unique_lock lock(mutex_);
@@ -497,13 +476,128 @@ void RunBudgets::stop_keepalive() {
   if (keepalive_.joinable()) keepalive_.join();
 }
 
-std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFate fate) {
-  stop_keepalive();
-  fence_.disarm();
-  if (!setup_.coordination || !holds()) return {};
+namespace {
+// Test-only fault hooks of the run's end: with FABGATE_FAULT_STOP_BEFORE_RELEASE=1 in the
+// environment the process stops itself (SIGSTOP) after its last gate and before it records its
+// end in the store; with FABGATE_FAULT_STOP_AFTER_END_RECORDED=1, right after it recorded it
+// and before its release. A test lets the lease lapse (or kills the run) exactly there and
+// proves that the run then hands off (exit 5) instead of exiting 0 over a recover, and that a
+// recover of a run that recorded its end rolls nothing back
+// (tests/cmd/fabgate/takeover_e2e_test.cpp, docs/reliability.md). Inert when unset.
+void stop_if_faulted(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (text && std::string_view(text) == "1") ::raise(SIGSTOP);
+}
+}  // namespace
+
+bool RunBudgets::record_end(const std::string& run_id, ChangeFate fate, int exit_code) {
+  const std::string alive = setup_.coordination->prefix + "/runs/" + run_id + "/alive";
+  nlohmann::json marker = {{"run", run_id},
+                           {"exit_code", exit_code},
+                           {"fate", fate == ChangeFate::kept ? "kept" : "not-kept"},
+                           {"controller", controller_name()},
+                           {"at", format_utc(now_utc())}};
+  const std::string end_key = coordination::run_end_key(setup_.coordination->prefix, run_id);
+  std::string last_problem;
+  // Retried while the lease certainly holds (the keepalive thread still renews it); once the
+  // fence closes, another controller may already act on the devices.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    if (auto why = fence_.closed()) {
+      taken_over_ = "its end could not be recorded in the coordination store before its lease "
+                    "may have expired (" + *why + (last_problem.empty() ? "" : "; last: " + last_problem) + ")";
+      return false;
+    }
+    auto written = client_->txn(
+        {etcd::Compare::lease_is(alive, lease_)},
+        {etcd::TxnOp::put(end_key, marker.dump(-1, ' ', false,
+                                               nlohmann::json::error_handler_t::replace))});
+    if (written && written->succeeded) {
+      record_["end_recorded"] = {{"key", end_key}, {"revision", written->revision}};
+      return true;
+    }
+    if (written) {
+      taken_over_ = "its alive key in " + setup_.coordination->prefix +
+                    " was no longer on its lease when it went to record its end: the lease had "
+                    "expired in etcd, so other controllers saw the run dead and may have taken "
+                    "it over";
+      return false;
+    }
+    last_problem = etcd_problem(written.error());
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  taken_over_ = "its end could not be recorded in the coordination store (" + last_problem + ")";
+  return false;
+}
+
+std::optional<std::string> RunBudgets::release_in_store(
+    const std::string& run_id, const coordination::ServiceTransition& transition,
+    int& released) {
+  const std::string& prefix = setup_.coordination->prefix;
+  coordination::LockLedger locks(*client_, prefix);
+  auto lock_ops = locks.release_ops(run_id);
+  if (!lock_ops)
+    return "device locks of run " + run_id + " NOT released: " + lock_ops.error().message + "; " +
+           release_later();
+  coordination::BudgetLedger ledger(*client_, prefix);
+  // A run that claimed here knows its groups; one that adopted a crashed run's claims
+  // (recover) looks for them.
+  auto claim_ops =
+      ledger.release_ops(run_id, transition, claimed_ && !adopted_ ? &claimed_demands_ : nullptr);
+  if (!claim_ops)
+    return "budget claims of run " + run_id + " NOT released: " + claim_ops.error().message +
+           "; " + release_later();
+  // Everything in one transaction: no reader sees the locks gone and the claims (or the
+  // journal) still there. The shared journal, its end marker included, goes with them.
+  std::vector<etcd::TxnOp> ops = *lock_ops;
+  ops.insert(ops.end(), claim_ops->ops.begin(), claim_ops->ops.end());
+  ops.push_back(etcd::TxnOp::del_prefix(coordination::SharedJournal(*client_, prefix).location(run_id)));
+  std::vector<etcd::Compare> guards;
+  const std::string alive = prefix + "/runs/" + run_id + "/alive";
+  if (lease_ != 0) guards.push_back(etcd::Compare::lease_is(alive, lease_));
+  // etcd refuses a transaction of more than --max-txn-ops (128 by default) operations: a
+  // release that large goes in batches, the journal (with the end marker) last, so a release
+  // cut short still reads as an ended run (recover then finishes it without touching devices).
+  constexpr std::size_t kOpsPerTxn = 120;
+  released = claim_ops->found;
+  int batches = 0;
+  for (std::size_t first = 0; first < ops.size(); first += kOpsPerTxn) {
+    std::vector<etcd::TxnOp> batch(
+        ops.begin() + static_cast<std::ptrdiff_t>(first),
+        ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), first + kOpsPerTxn)));
+    auto result = client_->txn(guards, batch);
+    if (!result)
+      return "the claims and locks of run " + run_id + " NOT released: " +
+             etcd_problem(result.error()) + "; " + release_later();
+    if (!result->succeeded)
+      return "the claims and locks of run " + run_id +
+             " NOT released: its lease lapsed after it recorded its end, so they stay until `fabgate "
+             "recover " + run_id + "` releases them (its devices need nothing)";
+    for (const auto& read : result->reads) released += read.kvs.empty() ? 0 : 1;
+    ++batches;
+  }
+  record_["release_transactions"] = batches;
+  record_["locks_released"] = lock_ops->size();
+  if (!lock_ops->empty())
+    evidence_.append_journal({{"event", "fleet-lock-release"},
+                              {"locks", lock_ops->size()},
+                              {"at", format_utc(now_utc())}});
+  return std::nullopt;
+}
+
+std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFate fate,
+                                             int exit_code) {
+  auto end_lease = [&] {
+    stop_keepalive();
+    fence_.disarm();
+  };
+  if (!setup_.coordination || !holds()) {
+    end_lease();
+    return {};
+  }
   if (!client_) {
     auto client = open_client();
     if (!client) {
+      end_lease();
       release_ok_ = false;
       record_["release"] = etcd_problem(client.error());
       return {"budget claims of run " + run_id + " NOT released: " + etcd_problem(client.error()) +
@@ -511,43 +605,48 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
     }
     client_.emplace(std::move(client).value());
   }
-  // Locks first: the claims' release also removes the alive key, after which a lock left
-  // behind would show as held by a dead run.
-  if (auto problem = release_locks(run_id)) {
+  stop_if_faulted("FABGATE_FAULT_STOP_BEFORE_RELEASE");
+  // The end is decided here, while the keepalive still renews the lease: recorded, or the run
+  // may have been taken over and releases nothing (another controller may be recovering it).
+  if (lease_ != 0 && !record_end(run_id, fate, exit_code)) {
+    end_lease();
     release_ok_ = false;
-    return {*problem};
+    record_["taken_over"] = taken_over_;
+    return {};
   }
-  coordination::BudgetLedger ledger(*client_, setup_.coordination->prefix);
+  if (lease_ != 0) stop_if_faulted("FABGATE_FAULT_STOP_AFTER_END_RECORDED");
+  end_lease();
   coordination::ServiceTransition transition;
   if (fate == ChangeFate::kept) {
     transition = {{run_id, operator_name_, change_.id, controller_name(), 0},
                   change_.out_of_service,
                   change_.back_in_service};
   }
-  // A run that claimed here knows its groups (one call); one that adopted a crashed run's
-  // claims (recover) looks for them.
-  auto released = ledger.release(run_id, transition,
-                                 claimed_ && !adopted_ ? &claimed_demands_ : nullptr);
-  if (lease_ != 0) (void)client_->revoke(lease_);
-  if (!released) {
-    release_ok_ = false;
-    record_["release"] = released.error().message;
-    return {"budget claims of run " + run_id + " NOT released: " + released.error().message +
-            "; " + release_later()};
+  // The mirror stops first: the journal in etcd goes with the release.
+  if (mirror_) {
+    record_["journal"]["state"] = evidence_.journal_mirror_state();
+    evidence_.detach_journal_mirror();
+    mirror_.reset();
   }
+  int released = 0;
+  auto problem = release_in_store(run_id, transition, released);
+  if (lease_ != 0) (void)client_->revoke(lease_);
+  if (problem) {
+    release_ok_ = false;
+    record_["release"] = *problem;
+    return {*problem};
+  }
+  locked_ = false;
   claimed_ = false;
   adopted_ = false;
-  // The devices are in a known state: the journal in etcd is no longer needed to recover them
-  // (the bundle keeps the run's own copy).
-  erase_shared_journal(run_id);
-  record_["released"] = *released;
+  record_["released"] = released;
   record_["released_at"] = format_utc(now_utc());
   nlohmann::json journal = {
-      {"event", "budget-release"}, {"claims", *released}, {"at", format_utc(now_utc())}};
+      {"event", "budget-release"}, {"claims", released}, {"at", format_utc(now_utc())}};
   std::vector<std::string> lines;
-  if (*released != 0)
-    lines.push_back("released " + std::to_string(*released) + " budget claim" +
-                    (*released == 1 ? "" : "s") + " of run " + run_id);
+  if (released != 0)
+    lines.push_back("released " + std::to_string(released) + " budget claim" +
+                    (released == 1 ? "" : "s") + " of run " + run_id);
   if (!transition.empty()) {
     journal["out_of_service"] = transition.out;
     journal["back_in_service"] = transition.back;
@@ -555,12 +654,13 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
     record_["back_in_service"] = transition.back;
     if (!transition.out.empty())
       service_changes_.push_back(join(transition.out, ", ") + " out of service in " +
-                      setup_.coordination->prefix +
-                      ": counted by the budgets until a change with back_in_service lists " +
-                      (transition.out.size() == 1 ? "it" : "them") + " is accepted");
+                                 setup_.coordination->prefix +
+                                 ": counted by the budgets until a change with back_in_service "
+                                 "lists " +
+                                 (transition.out.size() == 1 ? "it" : "them") + " is accepted");
     if (!transition.back.empty())
       service_changes_.push_back(join(transition.back, ", ") + " back in service in " +
-                      setup_.coordination->prefix);
+                                 setup_.coordination->prefix);
   }
   evidence_.append_journal(journal);
   return lines;

@@ -85,9 +85,20 @@ class RunBudgets {
   // `fate`: whether the change stays on the devices (an apply accepted): then the same
   // transaction records the change's out_of_service targets as out of service and takes its
   // back_in_service targets off that list (docs/coordination.md "Devices out of service").
+  // `exit_code`: how the run ends, for its end marker.
+  // With a lease, the run first records its end in the store (shared_journal.h run_end_key) in
+  // a transaction conditional on its alive key still being on its lease: that is the instant
+  // its end is decided. Until then another controller may take it over; after it no take-over
+  // can roll it back. Then locks, claims, alive key, queue entry, service records and the
+  // shared journal go in ONE transaction under the same condition. A run whose fence closed,
+  // or whose alive key is gone when it records its end, releases nothing: taken_over() says
+  // why (docs/coordination.md "Release").
   enum class ChangeFate { kept, not_kept };
   std::vector<std::string> release(const std::string& run_id,
-                                   ChangeFate fate = ChangeFate::not_kept);
+                                   ChangeFate fate = ChangeFate::not_kept, int exit_code = 0);
+  // Why this run may have been taken over by another controller before it could record its
+  // end (its lease lapsed or may have); empty when it recorded it, or holds no lease.
+  const std::string& taken_over() const { return taken_over_; }
   bool released_ok() const { return release_ok_; }
   // What release() recorded about the devices' service state, one line each ("spine2 out of
   // service in /fabgate/pod-a: counted by the budgets until ..."); empty when nothing.
@@ -137,8 +148,6 @@ class RunBudgets {
   std::optional<std::string> start_lease();
   // Ends the lease of a run that got nothing in the store (refused before the first step).
   void end_unused_lease();
-  // Releases the run's device locks; a line naming a failure, or nullopt.
-  std::optional<std::string> release_locks(const std::string& run_id);
   void keep_alive(std::int64_t lease, Duration every);
   // Claims, waiting in the queue up to setup_.wait while the claim does not fit.
   Expected<std::int64_t, coordination::ClaimFailure> claim_or_wait(
@@ -147,8 +156,14 @@ class RunBudgets {
   void stop_keepalive();
   // Attaches the journal mirror for `run_id`, the store holding `stored_up_to` of its records.
   Status share_journal(const std::string& run_id, std::uint64_t stored_up_to);
-  // Erases the run's shared journal (its devices are in a known state).
-  void erase_shared_journal(const std::string& run_id);
+  // Records the run's end in the store while its lease holds (retried while the fence is
+  // open); false when it could not: taken_over_ says why.
+  bool record_end(const std::string& run_id, ChangeFate fate, int exit_code);
+  // The release itself: one transaction (more only past etcd's operation limit) conditional
+  // on the run's lease; a line naming a failure, or nullopt. `released` counts the claims.
+  std::optional<std::string> release_in_store(const std::string& run_id,
+                                              const coordination::ServiceTransition& transition,
+                                              int& released);
 
   BudgetSetup setup_;
   const intent::Inventory& inventory_;
@@ -176,6 +191,7 @@ class RunBudgets {
   LeaseFence fence_;
   std::unique_ptr<EtcdJournalMirror> mirror_;
   std::string journal_erase_problem_;
+  std::string taken_over_;
 };
 
 }  // namespace fabgate::pipeline

@@ -120,6 +120,76 @@ TEST_F(TakeOverEndToEnd, AStaleRunWokenAfterARecoverElsewhereIsRefusedByTheDevic
       << steps[1].dump();
 }
 
+TEST_F(TakeOverEndToEnd, ARunWhoseLeaseLapsedAfterAcceptanceHandsOffAndReleasesNothing) {
+  // Given alice's run, its whole change on d1 and every gate passed, frozen just before it
+  // records its end (FABGATE_FAULT_STOP_BEFORE_RELEASE) until its 3 s lease lapsed, and a
+  // second controller that recovered it (`recover RUN`, exit 4: d1 restored), when alice's run
+  // is woken, then it does not claim success: it exits 5 ("taken over") naming `fabgate
+  // recover`, it writes no end marker and deletes nothing in the store, and d1 stays as the
+  // recover left it (one rollback, restored). On d9e2c31 it exited 0 "changed as intended".
+  commit_fabric(0, "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"),
+                             "FABGATE_FAULT_STOP_BEFORE_RELEASE=1");
+  ASSERT_TRUE(eventually([&] { return process_state(alice.pid()) == 'T'; }, 90s))
+      << read_file(repo_.file("alice.log"));
+  ASSERT_EQ(config("d1"), "mtu 9000\nfirst-c\nsecond-c\n") << "alice did not finish her change";
+  auto frozen = bundles();
+  ASSERT_EQ(frozen.size(), 1u);
+  const std::string run_id = run_id_of(frozen.front());
+  ASSERT_TRUE(eventually([&] { return no_run_alive(kPrefix); }, 30s))
+      << "alice's lease did not lapse while she was frozen";
+
+  TempDir second("fabgate-controller2");
+  const std::string clone = second_controller(second.path());
+  ASSERT_FALSE(clone.empty());
+  auto recovered = fabgate_in(clone, "recover " + run_id + " --operator bob --controller ctl-b");
+  ASSERT_EQ(recovered.exit_code, 4) << recovered.output;
+  ASSERT_EQ(config("d1"), "mtu 9000\n") << recovered.output;
+
+  ASSERT_EQ(::kill(alice.pid(), SIGCONT), 0);
+  const int alice_exit = wait_for(alice, 120s);
+  const std::string log = read_file(repo_.file("alice.log"));
+  EXPECT_EQ(alice_exit, 5) << log;
+  EXPECT_NE(log.find("taken over"), std::string::npos) << log;
+  EXPECT_NE(log.find("fabgate recover"), std::string::npos) << log;
+  EXPECT_EQ(config("d1"), "mtu 9000\n");
+  EXPECT_EQ(rollbacks_on_d1(), 1);
+  auto client = store();
+  auto end = client.get(std::string(kPrefix) + "/journal/" + run_id + "/end");
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->kvs.empty()) << "a run that may have been taken over recorded its end";
+}
+
+TEST_F(TakeOverEndToEnd, ARecoverOfARunThatRecordedItsEndOnlyReleasesWhatItLeft) {
+  // Given alice's run that finished its change on d1, recorded its end in the store and was
+  // then killed before its release (its lock, claim and journal left in etcd, its lease
+  // lapsed), when `fabgate status` and then `recover RUN` run on a second controller, then
+  // status says the run ended and its devices need nothing (not "unknown state"), and recover
+  // rolls nothing back (d1 keeps the change, no rollback in its log) and releases d1's lock.
+  commit_fabric(0, "3s");
+  auto alice = start_fabgate("apply c --operator alice", repo_.file("alice.log"),
+                             "FABGATE_FAULT_STOP_AFTER_END_RECORDED=1");
+  ASSERT_TRUE(eventually([&] { return process_state(alice.pid()) == 'T'; }, 90s))
+      << read_file(repo_.file("alice.log"));
+  auto frozen = bundles();
+  ASSERT_EQ(frozen.size(), 1u);
+  const std::string run_id = run_id_of(frozen.front());
+  ASSERT_TRUE(kill_and_outlive_its_lease(alice, kPrefix));
+  ASSERT_TRUE(d1_lock().has_value()) << "the killed run left no lock to release";
+
+  TempDir second("fabgate-controller2");
+  const std::string clone = second_controller(second.path());
+  ASSERT_FALSE(clone.empty());
+  auto status = fabgate_in(clone, "status");
+  EXPECT_NE(status.output.find("it ended (exit 0"), std::string::npos) << status.output;
+  EXPECT_EQ(status.output.find("unknown state"), std::string::npos) << status.output;
+  auto recovered = fabgate_in(clone, "recover " + run_id + " --operator bob --controller ctl-b");
+  EXPECT_NE(recovered.output.find("recorded its end"), std::string::npos) << recovered.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\nfirst-c\nsecond-c\n") << recovered.output;
+  EXPECT_EQ(rollbacks_on_d1(), 0) << recovered.output;
+  EXPECT_FALSE(d1_lock().has_value()) << recovered.output;
+}
+
 TEST_F(TakeOverEndToEnd, RecoverOfTheFolderWhileItsRunIsAliveIsRefusedAndTouchesNoDevice) {
   // Given alice's run alive and inside its 6 s first step on d1, when `fabgate recover` of her
   // evidence folder runs, then it is refused (exit 3) naming her run and its controller, no

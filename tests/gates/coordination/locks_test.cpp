@@ -185,6 +185,45 @@ TEST_F(DeviceLocks, ATakeOverIsRefusedWhileTheRunIsAliveAndRetakingItOnAnotherLe
   EXPECT_EQ(d1->kvs.front().mod_revision, tokens->at("d1")) << "the live run's lock was rewritten";
 }
 
+TEST_F(DeviceLocks, ATakeOverOfARunThatRecordedItsEndIsRefusedAndRewritesNoLock) {
+  // Given run-a holding d1 whose lease lapsed after it recorded its end (exit 0, change kept)
+  // under P/journal/run-a/end, when a recover takes it over, then it is refused as `ended`,
+  // naming the exit code and the controller, and d1's lock keeps run-a's token: no newer token
+  // is minted for a rollback of a run whose devices were verified.
+  auto a_client = client();
+  LockLedger alice(a_client, kPrefix);
+  auto lease = a_client.grant(1);
+  ASSERT_TRUE(lease);
+  auto tokens = alice.take(run("run-a", "alice", lease->id), {"d1"});
+  ASSERT_TRUE(tokens) << tokens.error().message;
+  ASSERT_TRUE(a_client
+                  .put(std::string(kPrefix) + "/journal/run-a/end",
+                       R"({"run":"run-a","exit_code":0,"fate":"kept","controller":"ci-alice",)"
+                       R"("at":"2026-12-06T09:00:00Z"})")
+                  .ok());
+  ASSERT_TRUE(eventually([&] {
+    auto alive = a_client.get(std::string(kPrefix) + "/runs/run-a/alive");
+    return alive && alive->kvs.empty();
+  })) << "the lease did not lapse";
+
+  auto r_client = client();
+  auto recover_lease = r_client.grant(30);
+  ASSERT_TRUE(recover_lease);
+  auto refused = LockLedger(r_client, kPrefix).take_over(run("run-a", "bob", recover_lease->id));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::ended);
+  EXPECT_NE(refused.error().message.find("run run-a recorded its end in the store (exit 0, change "
+                                         "kept, by controller ci-alice"),
+            std::string::npos)
+      << refused.error().message;
+  auto d1 = r_client.get(std::string(kPrefix) + "/locks/d1");
+  ASSERT_TRUE(d1 && d1->kvs.size() == 1u);
+  EXPECT_EQ(d1->kvs.front().mod_revision, tokens->at("d1")) << "the lock was taken over";
+  auto recovering = r_client.get(std::string(kPrefix) + "/recovering/run-a");
+  ASSERT_TRUE(recovering);
+  EXPECT_TRUE(recovering->kvs.empty());
+}
+
 TEST_F(DeviceLocks, OfTwoTakeOversOfADeadRunAtOnceExactlyOneWinsWithANewerToken) {
   // Given run-a's lease lapsed while it held d1 and d2, when four recovers take it over at the
   // same instant, then exactly one wins, with one newer token for both devices; every other is

@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "adapters/core/sha256.h"
+#include "adapters/core/time.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "gates/pipeline/safety/journal.h"
 #include "tests/support/temp_dir.h"
@@ -331,6 +333,40 @@ TEST_F(JournalTest, CrashedRunListsWhatMayHaveBeenAppliedAndWhere) {
   EXPECT_EQ(crashed->steps[0].state, StepState::succeeded);
   EXPECT_EQ(crashed->steps[1].state, StepState::not_sent);
   EXPECT_EQ(crashed->steps[2].state, StepState::in_flight);
+}
+
+TEST_F(JournalTest, CommandsStillOpenKeepTheirJournaledDeadlinesForRecoverToWaitOut) {
+  // Given a run that finished a step on d1, died while a 60 s step on d2 and a 180 s rollback
+  // step on d3 had started and not ended, then recover sees exactly those two commands open,
+  // each with its own deadline and start, so it can wait until they can no longer be running.
+  auto writer = JournalWriter::create(path(), Redactor{});
+  ASSERT_TRUE(writer.ok());
+  auto& w = **writer;
+  ASSERT_TRUE(w.append(run_start().to_json()).ok());
+  ASSERT_TRUE(w.append({{"event", "step-start"}, {"device", "d1"}, {"index", 0},
+                        {"timeout_ms", 30000}, {"at", "2026-12-06T09:00:00.000Z"}})
+                  .ok());
+  ASSERT_TRUE(
+      w.append({{"event", "step-end"}, {"device", "d1"}, {"index", 0}, {"state", "succeeded"}})
+          .ok());
+  ASSERT_TRUE(w.append({{"event", "step-start"}, {"device", "d2"}, {"index", 1},
+                        {"timeout_ms", 60000}, {"at", "2026-12-06T09:00:01.000Z"}})
+                  .ok());
+  ASSERT_TRUE(w.append({{"event", "rollback-start"}, {"device", "d3"}, {"index", 0},
+                        {"timeout_ms", 180000}, {"at", "2026-12-06T09:00:02.000Z"}})
+                  .ok());
+  auto journal = read_journal(path());
+  ASSERT_TRUE(journal.ok());
+  auto crashed = read_crashed_run(journal.value());
+  ASSERT_TRUE(crashed.ok()) << crashed.error().message;
+  ASSERT_EQ(crashed->open_commands.size(), 2u);
+  std::map<std::string, CrashedRun::OpenCommand> by_device;
+  for (const auto& command : crashed->open_commands) by_device[command.device] = command;
+  EXPECT_EQ(by_device["d2"].phase, "step");
+  EXPECT_EQ(by_device["d2"].deadline, Duration{60000});
+  EXPECT_EQ(format_utc(by_device["d2"].started), "2026-12-06T09:00:01.000Z");
+  EXPECT_EQ(by_device["d3"].phase, "rollback");
+  EXPECT_EQ(by_device["d3"].deadline, Duration{180000});
 }
 
 TEST_F(JournalTest, AStepWhoseOutcomeIsUnknownIsUndoneByRecoverAndKeepsItsReason) {
