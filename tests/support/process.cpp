@@ -75,6 +75,14 @@ bool ChildProcess::running() {
   return true;
 }
 
+std::optional<int> ChildProcess::reap() {
+  if (pid_ <= 0) return std::nullopt;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 void ChildProcess::stop() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
   bool running();  // false once it has exited (it is then reaped)
+  // Reaps the child if it has exited: its exit status (128 + the signal when a signal ended it),
+  // or nullopt while it runs (or when there is no child). Once reaped the object holds none.
+  std::optional<int> reap();
   void stop();
 
  private:

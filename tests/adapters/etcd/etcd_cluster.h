@@ -8,8 +8,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <functional>
@@ -18,9 +21,11 @@
 #include <thread>
 #include <vector>
 
+#include "adapters/core/text.h"
 #include "adapters/etcd/etcd_client.h"
 #include "tests/support/netns_link.h"
 #include "tests/support/process.h"
+#include "tests/support/shell.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_port.h"
 
@@ -91,7 +96,7 @@ struct Member {
         " --name " + name + " --data-dir " + dir + "/" + name +
         " --listen-client-urls " + client_url() + " --advertise-client-urls " + client_url() +
         " --listen-peer-urls " + peer_url() + " --initial-advertise-peer-urls " + peer_url() +
-        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + options + " >" +
+        " --initial-cluster " + initial_cluster + " --initial-cluster-state new " + options + " >>" +
         dir + "/" + name + ".log 2>&1";
     process = fabgate::testing::ChildProcess({"/bin/sh", "-c", command});
   }
@@ -124,10 +129,9 @@ class Cluster {
         members_.back().netns = link_->name();
       }
     }
-    std::string initial;
     for (const auto& m : members_)
-      initial += (initial.empty() ? "" : ",") + m.name + "=" + m.peer_url();
-    for (auto& m : members_) m.start(dir_.path(), initial);
+      initial_cluster_ += (initial_cluster_.empty() ? "" : ",") + m.name + "=" + m.peer_url();
+    for (auto& m : members_) m.start(dir_.path(), initial_cluster_);
   }
   std::vector<std::string> endpoints() const {
     std::vector<std::string> out;
@@ -154,11 +158,39 @@ class Cluster {
   // The link in front of the members (Network::behind_link), or null.
   const fabgate::testing::NetnsLink* link() const { return link_.get(); }
 
+  // The index of the member that leads, as etcdctl's status of every endpoint names it (the
+  // member whose own id is the leader it reports), or -1 when none answers so.
+  int leader() const {
+    auto status = fabgate::testing::run_shell(
+        "ETCDCTL_API=3 /usr/bin/etcdctl --command-timeout=5s --endpoints=" + join(endpoints(), ",") +
+        " endpoint status -w json 2>/dev/null");
+    auto answers = nlohmann::json::parse(status.output, nullptr, false);
+    if (!answers.is_array()) return -1;
+    for (const auto& answer : answers) {
+      const auto& state = answer.value("Status", nlohmann::json::object());
+      if (!state.contains("header") || !state.contains("leader") ||
+          state["header"].value("member_id", nlohmann::json()) != state["leader"])
+        continue;
+      for (std::size_t m = 0; m < members_.size(); ++m)
+        if (members_[m].client_url() == answer.value("Endpoint", "")) return static_cast<int>(m);
+    }
+    return -1;
+  }
+  // Kills member `i` at once (SIGKILL, as a crash would) and reaps it.
+  void kill(int i) {
+    auto& process = members_[i].process;
+    if (process.pid() > 0) ::kill(process.pid(), SIGKILL);
+    process.stop();
+  }
+  // Starts member `i` again on its own data (a member killed with kill()); it rejoins the cluster.
+  void restart(int i) { members_[i].start(dir_.path(), initial_cluster_); }
+
  private:
   fabgate::testing::TempDir dir_{"fabgate-etcd"};
   // Before the members: they stop before their namespace is deleted.
   std::unique_ptr<fabgate::testing::NetnsLink> link_;
   std::vector<Member> members_;
+  std::string initial_cluster_;
 };
 
 inline EtcdClient open_client(std::vector<std::string> endpoints, Duration timeout = 5s) {

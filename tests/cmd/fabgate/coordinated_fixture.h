@@ -33,9 +33,12 @@ class CoordinatedEndToEnd : public FabgateEndToEnd {
     if (!std::filesystem::exists(etcd::testing::kEtcd))
       GTEST_SKIP() << etcd::testing::kEtcd
                    << " is missing: scripts/bootstrap --tests installs etcd-server";
-    etcd_ = std::make_unique<etcd::testing::Cluster>(1);
+    etcd_ = std::make_unique<etcd::testing::Cluster>(etcd_members());
     ASSERT_TRUE(etcd_->ready()) << "etcd did not start: " << etcd_->log(0);
   }
+
+  // How many etcd members SetUp starts (a cluster of three where a test kills its leader).
+  virtual int etcd_members() const { return 1; }
 
   etcd::EtcdClient store() { return etcd::testing::open_client(etcd_->endpoints()); }
 

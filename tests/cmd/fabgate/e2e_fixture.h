@@ -55,7 +55,8 @@ class FabgateEndToEnd : public ::testing::Test {
   }
   std::string config(const std::string& device) const { return read_file(config_path(device)); }
 
-  // Commits an intent repository whose devices d1 and d2 are this sshd, with `change_yaml` as
+  // Commits an intent repository whose devices (d1 and d2 unless inventory_devices_ says
+  // otherwise) are this sshd, with `change_yaml` as
   // changes/c.yaml. `{home}` in the change text is the server's home folder.
   void commit_intent(std::string change_yaml, const std::string& settings_extra = "") {
     change_yaml = std::regex_replace(change_yaml, std::regex("\\{home\\}"), sshd_->home());
@@ -68,10 +69,10 @@ class FabgateEndToEnd : public ::testing::Test {
                     "safeguards:\n  lock_dir: " + sshd_->home() +
                     "/locks\n  timer_dir: " + sshd_->home() + "/timers\n" + settings_extra);
     std::string device_block;
-    for (const char* name : {"d1", "d2"})
-      device_block += std::string("  ") + name +
-                      ":\n    platform: linux\n    role: leaf\n    ssh: {host: 127.0.0.1, port: " +
-                      std::to_string(sshd_->port()) + "}\n";
+    for (const auto& [name, labels] : inventory_devices_)
+      device_block += "  " + name + ":\n    platform: linux\n    role: leaf\n" +
+                      (labels.empty() ? "" : "    labels: " + labels + "\n") +
+                      "    ssh: {host: 127.0.0.1, port: " + std::to_string(sshd_->port()) + "}\n";
     repo_.write("inventory.yaml", "credentials:\n  read: {user: " + sshd_->user() +
                                       ", identity_file: " + sshd_->user_key() +
                                       ", agent: false}\n  change: {user: " + sshd_->user() +
@@ -157,9 +158,14 @@ class FabgateEndToEnd : public ::testing::Test {
   // `env` execs too), so signals sent to pid() reach it.
   ChildProcess start_fabgate(const std::string& arguments, const std::string& log,
                              const std::string& environment = "") {
+    return start_fabgate_in(repo_.path(), arguments, log, environment);
+  }
+  // The same in `folder` (a second controller's clone of the intent repository).
+  static ChildProcess start_fabgate_in(const std::string& folder, const std::string& arguments,
+                                       const std::string& log, const std::string& environment = "") {
     return ChildProcess(std::vector<std::string>{
         "/bin/sh", "-c",
-        "cd " + shell_quoted(repo_.path()) + " && exec " +
+        "cd " + shell_quoted(folder) + " && exec " +
             (environment.empty() ? "" : "env " + environment + " ") + shell_quoted(kFabgate) +
             " " + arguments + " > " + shell_quoted(log) + " 2>&1"});
   }
@@ -194,6 +200,9 @@ class FabgateEndToEnd : public ::testing::Test {
   std::unique_ptr<SshdFixture> sshd_;
   GitRepo repo_;
   std::string evidence_;
+  // The devices commit_intent puts in the inventory (every one is this sshd), each with its
+  // inventory labels as a YAML flow map ("{pod: p1}"), or none.
+  std::vector<std::pair<std::string, std::string>> inventory_devices_{{"d1", ""}, {"d2", ""}};
 };
 
 // A change that appends to d1's configuration and can be undone from a backup; the probe
