@@ -667,9 +667,20 @@ void Pipeline::lock_devices() {
 
 void Pipeline::disarm_before_rollback() {
   if (!with_.safeguards || !with_.safeguards->has_armed_timers()) return;
+  // Only the timers of devices the controller will not roll back are disarmed here (they have
+  // nothing to undo). A device to be rolled back keeps its timer until its own rollback starts
+  // (roll_back(): disarmed device by device), so that a rollback cut short, by the lease fence
+  // or a newer run's token, leaves every device it never reached to revert by itself.
+  const std::set<std::string> rolled_back_later(execution_.touched.begin(),
+                                                execution_.touched.end());
   gate("confirm-disarm", [&](GateRecord& r) {
-    for (const auto& [device, state] : with_.safeguards->disarm_timers(r))
+    for (const auto& [device, state] : with_.safeguards->disarm_timers_except(r, rolled_back_later))
       if (state == TimerState::fired_restored) reverted_by_timer_.insert(device);
+    std::vector<std::string> kept;
+    for (const auto& device : execution_.touched)
+      if (with_.safeguards->timer_armed(device)) kept.push_back(device);
+    if (!kept.empty())
+      r.summary += "; kept armed until its own rollback starts: " + join(kept, ", ");
   });
 }
 

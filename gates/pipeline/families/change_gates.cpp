@@ -105,11 +105,33 @@ void Pipeline::roll_back(GateRecord& record) {
   std::vector<std::string> to_undo;
   for (const auto& device : execution_.touched)
     if (!reverted_by_timer_.count(device)) to_undo.push_back(device);
+  // Right before each device's rollback: nothing more once the run may have lost its lease
+  // (another controller may be recovering the devices: the timers of the devices not reached
+  // stay armed and revert them), else that device's confirm timer is disarmed, and a device
+  // its timer already restored is not rolled back twice.
+  auto before_each = [&](const std::string& device) -> BeforeDeviceRollback {
+    if (auto why = lease_lost())
+      return {BeforeDeviceRollback::Action::stop,
+              "not sent: the run's coordination lease may have expired (" + *why +
+                  "); its confirm timer, if armed, stays armed and reverts it"};
+    if (!with_.safeguards) return {};
+    auto fired = with_.safeguards->disarm_before_rollback_of(device, record);
+    if (fired == TimerState::fired_restored) {
+      reverted_by_timer_.insert(device);
+      return {BeforeDeviceRollback::Action::skip, ""};
+    }
+    return {};
+  };
+  rollback_ = executor.rollback(to_undo, before_each);
+  to_undo.erase(std::remove_if(to_undo.begin(), to_undo.end(),
+                               [&](const std::string& device) {
+                                 return reverted_by_timer_.count(device) > 0;
+                               }),
+                to_undo.end());
   for (const auto& device : reverted_by_timer_)
     record.details.push_back(device +
                              ": already reverted by its confirm timer; not rolled back "
                              "twice (the restore is still verified below)");
-  rollback_ = executor.rollback(to_undo);
   outcome_.rollback_steps = rollback_.runs;
   for (const auto& run : rollback_.runs)
     if (run.state != StepState::succeeded)

@@ -85,7 +85,6 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
                             {"device", step.device},
                             {"index", index},
                             {"command", run.command},
-                            {"timeout_ms", timeout.count()},
                             {"at", format_utc(run.started)}};
     if (phase == "rollback") {
       evidence_->append_journal(start);
@@ -307,12 +306,35 @@ Execution Executor::apply(std::chrono::steady_clock::time_point deadline) {
   return execution;
 }
 
-RollbackResult Executor::rollback(const std::vector<std::string>& touched) {
+RollbackResult Executor::rollback(const std::vector<std::string>& touched,
+                                  const BeforeEachRollback& before) {
   RollbackResult result;
+  std::optional<std::string> stopped;  // why nothing more is sent
   for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
     int index = 0;
     auto steps = steps_for(change_.rollback, *it);
     if (steps.empty()) {
+      result.failed_devices.push_back(*it);
+      continue;
+    }
+    if (!stopped && before) {
+      auto decision = before(*it);
+      if (decision.action == BeforeDeviceRollback::Action::skip) {
+        result.skipped_devices.push_back(*it);
+        continue;
+      }
+      if (decision.action == BeforeDeviceRollback::Action::stop) stopped = decision.why;
+    }
+    if (stopped) {
+      StepRun left_out;
+      left_out.device = *it;
+      left_out.index = 1;
+      left_out.phase = "rollback";
+      left_out.command = steps.front()->run;
+      left_out.state = StepState::not_started;
+      left_out.reason = *stopped;
+      left_out.started = now_utc();
+      result.runs.push_back(std::move(left_out));
       result.failed_devices.push_back(*it);
       continue;
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,8 +62,21 @@ struct Execution {
 struct RollbackResult {
   std::vector<StepRun> runs;
   std::vector<std::string> failed_devices;  // a rollback step failed or could not run there
+  std::vector<std::string> skipped_devices;  // the caller said not to roll them back (skip)
   bool complete() const { return failed_devices.empty(); }
 };
+
+// What the controller decides just before it rolls one device back (Executor::rollback).
+struct BeforeDeviceRollback {
+  enum class Action {
+    roll_back,  // send its rollback steps
+    skip,       // it needs none (its confirm timer already restored it)
+    stop,       // send nothing more to any device: this one and the rest are not rolled back
+  };
+  Action action = Action::roll_back;
+  std::string why;  // for stop: the reason each device left out is given
+};
+using BeforeEachRollback = std::function<BeforeDeviceRollback(const std::string& device)>;
 
 // Executes a change within its bounds: waves in order (devices of one wave in parallel, up to
 // `parallelism`), each device's steps in order with the change credential, each step within
@@ -80,8 +94,11 @@ class Executor {
 
   // Runs the rollback steps of every device in `touched`, last touched first, each device's
   // steps in order; a failing rollback step stops that device's rollback (later undo steps
-  // assume the earlier ones worked) but not the others'.
-  RollbackResult rollback(const std::vector<std::string>& touched);
+  // assume the earlier ones worked) but not the others'. `before` (may be empty) is asked
+  // right before each device's rollback: the controller disarms that device's confirm timer
+  // there, and stops the rollback when it may not send anything more.
+  RollbackResult rollback(const std::vector<std::string>& touched,
+                          const BeforeEachRollback& before = nullptr);
 
  private:
   StepRun run_step(const intent::Step& step, int index, const std::string& phase, Duration timeout,

@@ -196,51 +196,66 @@ void Safeguards::arm_timers(GateRecord& record, const std::string& run_id) {
 }
 
 std::map<std::string, TimerState> Safeguards::disarm_timers(GateRecord& record) {
+  return disarm_timers_except(record, {});
+}
+
+std::map<std::string, TimerState> Safeguards::disarm_timers_except(
+    GateRecord& record, const std::set<std::string>& keep) {
   std::map<std::string, TimerState> fired;
   record.verdict = Verdict::pass;
-  for (auto it = armed_.begin(); it != armed_.end();) {
-    const intent::Device* device = inventory_.find(it->first);
-    journal({{"event", "confirm-disarm"}, {"device", it->first}, {"run", run_id_}});
-    auto outcome = device ? timers_.disarm(*device, run_id_)
-                          : TimerResult<DisarmOutcome>(ConfirmTimerFailure{
-                                ConfirmTimerFailure::Kind::device, it->first + ": not found"});
-    if (!outcome.ok()) {
-      // The timer stays armed on the device and will revert it: say so, keep going.
-      journal({{"event", "confirm-disarm-failed"},
-               {"device", it->first},
-               {"reason", outcome.error().message}});
-      record.verdict = Verdict::fail;
-      record.details.push_back(outcome.error().message +
-                               " (the timer may still fire and revert this device)");
-      ++it;
-      continue;
-    }
-    TimerStatus status = outcome->status;
-    if (status.state == TimerState::firing && device) {
-      // The device is running its rollback now: wait for it (bounded) rather than run the
-      // rollback a second time alongside it.
-      auto give_up = std::chrono::steady_clock::now() +
-                     options_.timers.rollback_step_timeout * (change_.rollback.size() + 1);
-      while (status.state == TimerState::firing && std::chrono::steady_clock::now() < give_up) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        auto again = timers_.status(*device, run_id_);
-        if (!again.ok()) break;
-        status = again.value();
-      }
-    }
-    std::string kind(to_string(outcome->kind));
-    std::string state(to_string(status.state));
-    journal({{"event", "confirm-" + kind}, {"device", it->first}, {"state", state}});
-    if (outcome->kind == DisarmOutcome::Kind::already_fired) {
-      fired[it->first] = status.state;
-      record.details.push_back(it->first + ": the confirm timer had already fired (" + state + ")");
-    }
-    it = armed_.erase(it);
-  }
+  std::vector<std::string> devices;
+  for (const auto& [device, timer] : armed_)
+    if (!keep.contains(device)) devices.push_back(device);
+  for (const auto& device : devices)
+    if (auto state = disarm_one(device, record)) fired[device] = *state;
   record.summary = fired.empty() ? "every confirm timer disarmed"
                                  : std::to_string(fired.size()) +
                                        " device(s) had already fired their confirm timer";
   return fired;
+}
+
+std::optional<TimerState> Safeguards::disarm_before_rollback_of(const std::string& device,
+                                                                GateRecord& record) {
+  if (!armed_.contains(device)) return std::nullopt;
+  return disarm_one(device, record);
+}
+
+std::optional<TimerState> Safeguards::disarm_one(const std::string& name, GateRecord& record) {
+  const intent::Device* device = inventory_.find(name);
+  journal({{"event", "confirm-disarm"}, {"device", name}, {"run", run_id_}});
+  auto outcome = device ? timers_.disarm(*device, run_id_)
+                        : TimerResult<DisarmOutcome>(ConfirmTimerFailure{
+                              ConfirmTimerFailure::Kind::device, name + ": not found"});
+  if (!outcome.ok()) {
+    // The timer stays armed on the device and will revert it: say so, keep going.
+    journal({{"event", "confirm-disarm-failed"},
+             {"device", name},
+             {"reason", outcome.error().message}});
+    record.verdict = Verdict::fail;
+    record.details.push_back(outcome.error().message +
+                             " (the timer may still fire and revert this device)");
+    return std::nullopt;
+  }
+  TimerStatus status = outcome->status;
+  if (status.state == TimerState::firing && device) {
+    // The device is running its rollback now: wait for it (bounded) rather than run the
+    // rollback a second time alongside it.
+    auto give_up = std::chrono::steady_clock::now() +
+                   options_.timers.rollback_step_timeout * (change_.rollback.size() + 1);
+    while (status.state == TimerState::firing && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      auto again = timers_.status(*device, run_id_);
+      if (!again.ok()) break;
+      status = again.value();
+    }
+  }
+  std::string kind(to_string(outcome->kind));
+  std::string state(to_string(status.state));
+  journal({{"event", "confirm-" + kind}, {"device", name}, {"state", state}});
+  armed_.erase(name);
+  if (outcome->kind != DisarmOutcome::Kind::already_fired) return std::nullopt;
+  record.details.push_back(name + ": the confirm timer had already fired (" + state + ")");
+  return status.state;
 }
 
 void Safeguards::adopt_timers(const std::string& run_id, const std::vector<std::string>& devices) {

@@ -65,7 +65,22 @@ class Safeguards {
   // devices whose timer had already fired, with how it ended (fired-restored devices need no
   // second rollback; any fired timer means the change is no longer in place there).
   std::map<std::string, TimerState> disarm_timers(GateRecord& record);
+  // As disarm_timers(), but the timers of `keep` stay armed: before a rollback, the devices
+  // the controller is about to roll back keep theirs until their own turn comes
+  // (disarm_before_rollback_of).
+  std::map<std::string, TimerState> disarm_timers_except(GateRecord& record,
+                                                         const std::set<std::string>& keep);
+  // Disarms `device`'s timer right before the controller rolls that device back: device by
+  // device, never all at once, so that the device and the controller never both run its
+  // rollback while a rollback cut short (the lease fence closed, a newer run took the devices)
+  // leaves every device it never reached with its timer armed, to revert by itself. Nothing
+  // when `device` has no armed timer, or it was disarmed; the timer's state when it had
+  // already fired (fired-restored: the device needs no second rollback). A disarm that fails
+  // (unreachable, refused by the fence) is in `record`, and the timer stays counted as armed.
+  std::optional<TimerState> disarm_before_rollback_of(const std::string& device,
+                                                      GateRecord& record);
   bool has_armed_timers() const { return !armed_.empty(); }
+  bool timer_armed(const std::string& device) const { return armed_.contains(device); }
   // For `recover`: the timers a crashed run may have armed (its targets), so that
   // disarm_timers() finds them on the devices.
   void adopt_timers(const std::string& run_id, const std::vector<std::string>& devices);
@@ -78,6 +93,8 @@ class Safeguards {
 
  private:
   void journal(const nlohmann::json& record);
+  // Disarms one armed timer (journaled); the fired state as disarm_before_rollback_of().
+  std::optional<TimerState> disarm_one(const std::string& device, GateRecord& record);
 
   Status journal_ahead(const nlohmann::json& record);
   Remote& remote_;

@@ -1,15 +1,20 @@
 // The device-locks gate (Safeguards::lock_targets) against a real sshd on 127.0.0.1: in which
 // order a run takes its targets' locks, where it stops, and what it gives back when refused.
-// Another controller (its own SSH session) holds the lock the run runs into.
+// Another controller (its own SSH session) holds the lock the run runs into. And the confirm
+// timers before a rollback: each device's is disarmed only when its own rollback starts, so a
+// rollback cut short leaves the devices it never reached to revert by themselves.
 
 #include "gates/pipeline/safety/safeguards.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 
+#include "gates/pipeline/families/execute.h"
 #include "gates/pipeline/reporting/evidence.h"
 #include "tests/gates/pipeline/sshd_device.h"
 #include "tests/support/sshd_fixture.h"
@@ -122,6 +127,113 @@ TEST_F(SafeguardsLockTest, FreeTargetsAreAllLockedAndReleasedTogether) {
   alice_safeguards_->release_locks();
   EXPECT_FALSE(holder_of("d1").has_value());
   EXPECT_FALSE(holder_of("d2").has_value());
+}
+
+// ---- confirm timers before a rollback -----------------------------------------------------
+
+// Passes commands to the real device until closed, then refuses every one before sending it,
+// as the lease fence (FencedRemote) and a newer run's token (TokenFencedRemote) do.
+class ClosableFence final : public Remote {
+ public:
+  explicit ClosableFence(Remote& through) : through_(through) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration deadline,
+                   std::string_view purpose) override {
+    if (closed) {
+      refused.insert(device.name);
+      return ssh::SshFailure{ssh::SshFailure::Kind::rejected,
+                             "not sent to " + device.name + ": the fence closed"};
+    }
+    return through_.run(device, role, command, deadline, purpose);
+  }
+  std::atomic<bool> closed{false};
+  std::set<std::string> refused;
+
+ private:
+  Remote& through_;
+};
+
+class SafeguardsTimerTest : public SafeguardsLockTest {
+ protected:
+  void SetUp() override {
+    SafeguardsLockTest::SetUp();
+    if (IsSkipped()) return;
+    options_.timers.base_dir = dir_.file("timers");
+    options_.timers.command_deadline = 10s;
+    change_.id = "c";
+    change_.targets = {"d1", "d2"};
+    change_.confirm_timeout = Duration{10 * 60'000};  // never fires during the test
+    for (const char* device : {"d1", "d2"}) {
+      intent::Step undo;
+      undo.device = device;
+      undo.run = "touch " + dir_.file(std::string(device) + ".undone");
+      change_.rollback.push_back(undo);
+    }
+  }
+  void TearDown() override {
+    // No job may outlive the test: disarm whatever is still armed (another session).
+    if (sshd_) {
+      ConfirmTimer timers(bob_->remote, options_.timers);
+      for (const char* device : {"d1", "d2"})
+        (void)timers.disarm(*inventory_.find(device), "a1b2c3d4");
+    }
+  }
+  TimerState state_of(const std::string& device) {
+    ConfirmTimer timers(bob_->remote, options_.timers);
+    auto status = timers.status(*inventory_.find(device), "a1b2c3d4");
+    EXPECT_TRUE(status.ok()) << status.error().message;
+    return status.ok() ? status->state : TimerState::absent;
+  }
+};
+
+TEST_F(SafeguardsTimerTest, ARollbackCutShortLeavesTheTimersOfTheDevicesItNeverReachedArmed) {
+  // Given timers armed on d1 and d2, both touched, and a rollback (d2 first: last touched
+  // first) whose fence closes once d2's rollback ran, then d2's timer was disarmed right before
+  // its rollback, d1's rollback and the disarm of its timer were both refused, and d1's timer
+  // is still armed on the device (it will revert d1 by itself) and still counted as armed.
+  ClosableFence fence(alice_->remote);
+  Safeguards safeguards(fence, inventory_, change_, *evidence_, options_);
+  GateRecord armed;
+  safeguards.arm_timers(armed, "a1b2c3d4");
+  ASSERT_EQ(armed.verdict, Verdict::pass) << armed.summary;
+
+  GateRecord before_rollback;  // the confirm-disarm gate: both devices are rolled back later
+  safeguards.disarm_timers_except(before_rollback, {"d1", "d2"});
+  EXPECT_EQ(state_of("d1"), TimerState::armed);
+  EXPECT_EQ(state_of("d2"), TimerState::armed);
+
+  Executor executor(fence, inventory_, change_, evidence_.get(), 1, nullptr);
+  GateRecord rollback;
+  auto result = executor.rollback({"d1", "d2"}, [&](const std::string& device) {
+    if (device == "d1") fence.closed = true;  // another controller took over after d2
+    (void)safeguards.disarm_before_rollback_of(device, rollback);
+    return BeforeDeviceRollback{};
+  });
+  EXPECT_TRUE(std::filesystem::exists(dir_.file("d2.undone")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("d1.undone")));
+  EXPECT_FALSE(result.complete());
+  EXPECT_EQ(state_of("d2"), TimerState::disarmed);
+  EXPECT_EQ(state_of("d1"), TimerState::armed) << "d1 lost its timer and its rollback";
+  EXPECT_TRUE(safeguards.timer_armed("d1"));
+  EXPECT_FALSE(safeguards.timer_armed("d2"));
+}
+
+TEST_F(SafeguardsTimerTest, DevicesNotRolledBackHaveTheirTimersDisarmedBeforeTheRollback) {
+  // Given timers armed on d1 and d2 and only d1 touched, then before the rollback d2's timer is
+  // disarmed (it has nothing to undo) and d1's stays armed until its own rollback starts.
+  Safeguards safeguards(alice_->remote, inventory_, change_, *evidence_, options_);
+  GateRecord armed;
+  safeguards.arm_timers(armed, "a1b2c3d4");
+  ASSERT_EQ(armed.verdict, Verdict::pass) << armed.summary;
+  GateRecord before_rollback;
+  safeguards.disarm_timers_except(before_rollback, {"d1"});
+  EXPECT_EQ(before_rollback.verdict, Verdict::pass);
+  EXPECT_EQ(state_of("d2"), TimerState::disarmed);
+  EXPECT_EQ(state_of("d1"), TimerState::armed);
+  GateRecord rollback;
+  EXPECT_EQ(safeguards.disarm_before_rollback_of("d1", rollback), std::nullopt);
+  EXPECT_EQ(state_of("d1"), TimerState::disarmed);
+  EXPECT_FALSE(safeguards.has_armed_timers());
 }
 
 }  // namespace
