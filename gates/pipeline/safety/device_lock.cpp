@@ -467,13 +467,31 @@ case $seen in ''|*[!0-9]*) seen=0 ;; esac
 if [ "$token" -gt 0 ] && [ "$seen" -gt "$token" ]; then
   echo outcome=stale; echo "seen=$seen"; echo "seen_run=$seen_run"; exit 0
 fi
+# The fence is one file every change login can rewrite. The folder is sticky (no login may
+# rename over or remove another's file), so the first writer creates it mode 0666 and a later
+# login whose file it is not rewrites it in place (dd without creating, which the mode allows);
+# its own, it replaces whole by a rename. Either way under the exclusive flock taken above, so
+# no guarded command reads it half written, and only a token at least as new as the one read
+# is ever written: a newer token is never lost. A fence of another login that this one cannot
+# write (left mode 0644 by an older fabgate) refuses the acquire before anything is created.
+if [ "$token" -gt 0 ] && [ -e "$fence" ] && [ ! -O "$fence" ] && [ ! -w "$fence" ]; then
+  echo "cannot write $fence: it belongs to another login and is not writable by this one (made by an older fabgate): its owner or root must make it mode 0666" >&2; exit 1
+fi
+write_fence() {
+  if [ ! -e "$fence" ] || [ -O "$fence" ]; then
+    printf '%s %s %s\n' "$token" "$run" "$next" > "$fence.tmp-$$" && chmod 666 "$fence.tmp-$$" &&
+      mv -f "$fence.tmp-$$" "$fence" && return 0
+    rm -f "$fence.tmp-$$"; return 1
+  fi
+  printf '%s %s %s\n' "$token" "$run" "$next" | dd of="$fence" conv=nocreat status=none 2>/dev/null
+}
 tmp="$dir/.tmp-$next-$$"
 printf '%s\n' "$record" > "$tmp" || { rm -f "$tmp"; echo "cannot write $tmp" >&2; exit 1; }
 if ln "$tmp" "$dir/gen-$next" 2>/dev/null; then
   rm -f "$tmp"
-  if [ "$token" -gt 0 ]; then
-    printf '%s %s %s\n' "$token" "$run" "$next" > "$fence.tmp-$$" && mv -f "$fence.tmp-$$" "$fence" ||
-      { rm -f "$fence.tmp-$$"; echo "cannot write $fence" >&2; exit 1; }
+  if [ "$token" -gt 0 ] && ! write_fence; then
+    # Not a lock this run holds without its token on the device: take the generation back.
+    rm -f "$dir/gen-$next"; echo "cannot write $fence" >&2; exit 1
   fi
   echo outcome=acquired
   for f in "$dir"/gen-*; do

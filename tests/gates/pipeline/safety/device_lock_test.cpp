@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <latch>
@@ -569,6 +570,111 @@ TEST_F(DeviceLockTest, ATakeOverWaitsForACommandOfTheOldHolderStillRunningOnTheD
       "step");
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late->exit_status, TokenFencedRemote::kRefusedStatus) << late->stderr_text;
+}
+
+// ---- two change logins on one device ------------------------------------------------------
+
+// Two controllers that log in to the same device as different users: root, and the fixture's
+// unprivileged user (uid 64999), each through a server of its own on the same file system. The
+// lock folder is sticky, so neither may rename over or remove the other's files.
+class DeviceLockTwoLogins : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = SshdFixture::unavailable()) GTEST_SKIP() << *why;
+    if (!SshdFixture::hermetic_logins()) GTEST_SKIP() << "a second login user needs root";
+    // A base both logins can reach (a test's own temporary folder is private to root).
+    char pattern[] = "/tmp/fabgate-two-logins-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    shared_ = pattern;
+    std::filesystem::permissions(shared_, std::filesystem::perms(0755));
+    options_.base_dir = shared_ + "/locks";
+    options_.command_deadline = 10s;
+    root_server_ = SshdFixture::start();
+    ASSERT_TRUE(root_server_) << SshdFixture::last_error();
+    user_server_ = SshdFixture::start({.unprivileged_login = true});
+    ASSERT_TRUE(user_server_) << SshdFixture::last_error();
+    root_ = std::make_unique<Controller>(*root_server_, options_);
+    user_ = std::make_unique<Controller>(*user_server_, options_);
+    leaf1_as_root_ = device_on(*root_server_, "leaf1");
+    leaf1_as_user_ = device_on(*user_server_, "leaf1");
+  }
+  void TearDown() override {
+    user_.reset();
+    root_.reset();
+    if (!shared_.empty()) std::filesystem::remove_all(shared_);
+  }
+
+  static LockHolder holder(const std::string& run, std::int64_t token) {
+    auto taken = LockHolder::for_this_controller(run, "mtu", run, 10min);
+    taken.fence_token = token;
+    return taken;
+  }
+  std::string fence() const { return testing::read_file(options_.base_dir + "/leaf1.lock/fence"); }
+
+  std::string shared_;
+  DeviceLockOptions options_;
+  std::unique_ptr<SshdFixture> root_server_, user_server_;
+  std::unique_ptr<Controller> root_, user_;
+  intent::Device leaf1_as_root_, leaf1_as_user_;
+};
+
+TEST_F(DeviceLockTwoLogins, ALoginWhoseFenceFileItIsNotStillRecordsItsNewerToken) {
+  // Given root's run locked leaf1 with token 10 and released it (root wrote the fence file),
+  // when a run logged in as another user locks it with token 11, then it is acquired and the
+  // fence records 11 (before, the sticky folder kept it from replacing root's file: the
+  // acquire failed and left its generation behind). Root's older token 10 is then refused
+  // naming 11: the newer token was not lost. Both logins keep taking turns with newer tokens.
+  auto root_run = holder("a1a1a1a1", 10);
+  auto taken = root_->lock.acquire(leaf1_as_root_, root_run, TakeOver::no);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  ASSERT_EQ(taken->kind, AcquireOutcome::Kind::acquired);
+  ASSERT_EQ(root_->lock.release(leaf1_as_root_, root_run.run)->kind,
+            ReleaseOutcome::Kind::released);
+
+  auto user_run = holder("b0b0b0b0", 11);
+  auto second = user_->lock.acquire(leaf1_as_user_, user_run, TakeOver::no);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(fence(), "11 b0b0b0b0 2\n");
+  ASSERT_EQ(user_->lock.release(leaf1_as_user_, user_run.run)->kind,
+            ReleaseOutcome::Kind::released);
+
+  auto stale = root_->lock.acquire(leaf1_as_root_, holder("c0c0c0c0", 10), TakeOver::no);
+  ASSERT_TRUE(stale.ok()) << stale.error().message;
+  EXPECT_EQ(stale->kind, AcquireOutcome::Kind::stale_token);
+  EXPECT_EQ(stale->newer_token, 11);
+  EXPECT_EQ(stale->newer_run, "b0b0b0b0");
+
+  ASSERT_EQ(root_->lock.acquire(leaf1_as_root_, holder("d0d0d0d0", 12), TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(fence(), "12 d0d0d0d0 3\n");
+  ASSERT_EQ(root_->lock.release(leaf1_as_root_, "d0d0d0d0")->kind,
+            ReleaseOutcome::Kind::released);
+  auto again = user_->lock.acquire(leaf1_as_user_, holder("e0e0e0e0", 13), TakeOver::no);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->kind, AcquireOutcome::Kind::acquired);
+  EXPECT_EQ(fence(), "13 e0e0e0e0 4\n");
+}
+
+TEST_F(DeviceLockTwoLogins, AFenceFileAnotherLoginCannotWriteRefusesBeforeTakingTheLock) {
+  // Given leaf1's fence written by root and left mode 0644 (as an older fabgate left it), when
+  // the other login acquires with a newer token, then it is refused naming the file and what
+  // to do, and no generation of it is left behind: the lock stays free.
+  auto root_run = holder("a1a1a1a1", 10);
+  ASSERT_EQ(root_->lock.acquire(leaf1_as_root_, root_run, TakeOver::no)->kind,
+            AcquireOutcome::Kind::acquired);
+  ASSERT_EQ(root_->lock.release(leaf1_as_root_, root_run.run)->kind,
+            ReleaseOutcome::Kind::released);
+  std::filesystem::permissions(options_.base_dir + "/leaf1.lock/fence",
+                               std::filesystem::perms(0644));
+  auto refused = user_->lock.acquire(leaf1_as_user_, holder("b0b0b0b0", 11), TakeOver::no);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("mode 0666"), std::string::npos)
+      << refused.error().message;
+  auto now = root_->lock.holder(leaf1_as_root_);
+  ASSERT_TRUE(now.ok()) << now.error().message;
+  EXPECT_FALSE(now->has_value()) << "a generation was left behind";
+  EXPECT_EQ(fence(), "10 a1a1a1a1 1\n");
 }
 
 }  // namespace
