@@ -3,7 +3,7 @@
 // The during-change telemetry timeline of one device kept as it streams, for changes that run
 // for many minutes over many devices: what gnmi::device_timeline() judges, without keeping
 // the notifications (issue 30: 64 devices x 10 minutes of SAMPLE every second would otherwise
-// be held whole and copied at each window's end; docs/benchmarks.md).
+// be held whole and copied at each window's end; docs/benchmarks-history.md "Telemetry memory").
 
 #include <cstddef>
 #include <cstdint>

@@ -116,7 +116,7 @@ Result<ExitCode> run_diff(const DiffOptions& options, const CommonOptions& commo
   }
 
   // Large route tables make loading the slow part; the pair loader bounds its memory to one
-  // file's parse at a time (docs/benchmarks.md "Comparison at scale").
+  // file's parse at a time (docs/benchmarks.md "Comparison of two large snapshots").
   auto loaded = compare::load_snapshot_pair(options.pre_file, options.post_file);
   if (!loaded) return loaded.error();
   auto* pre = &loaded->pre;

@@ -235,7 +235,8 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     // Everything the claim judges, read in one read-only transaction: the queue, the devices
     // out of service and every group it needs, one consistent view at one revision, one call.
     std::vector<TxnOp> reads = {TxnOp::get_prefix(prefix_ + "/queue/"),
-                                TxnOp::get_prefix(prefix_ + "/service/")};
+                                TxnOp::get_prefix(prefix_ + "/service/"),
+                                TxnOp::get_prefix(prefix_ + "/budgets/")};
     for (const auto& demand : demands)
       reads.push_back(
           TxnOp::get_prefix(group_prefix(demand.group.budget, demand.group.group) + "/"));
@@ -273,6 +274,10 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     // Devices out of service count in every group they are members of; the guard makes a
     // drain accepted between this read and the write fail the transaction.
     auto service = service_from(view->reads[1]);
+    // Every claim in the fabric, whatever budget it was made under: a run in flight counts by
+    // its DEVICES in every group they are members of, so a budget renamed (or regrouped) on
+    // main while runs are in flight does not let a new run overlook them.
+    const etcd::Range& all_claims = view->reads[2];
     const std::string service_guard = prefix_ + "/service/guard";
     std::vector<Compare> guards = {
         service.second == 0 ? Compare::absent(service_guard)
@@ -281,7 +286,7 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     for (std::size_t index = 0; index < demands.size(); ++index) {
       const auto& demand = demands[index];
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
-      const etcd::Range& range = view->reads[2 + index];
+      const etcd::Range& range = view->reads[3 + index];
       std::int64_t guard_revision = 0;
       for (const auto& kv : range.kvs)
         if (kv.key == group + "/guard") guard_revision = kv.mod_revision;
@@ -296,6 +301,38 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
         others.push_back(holder_from(kv, kv.key.substr(claims.size())));
         unreadable = unreadable || !others.back().readable;
         in_change.insert(others.back().devices.begin(), others.back().devices.end());
+      }
+      // Claims of other runs made under another budget (a name this budgets file may no longer
+      // have) that hold a member of this group: counted here, and their group's
+      // guard joins this claim's guards, so a release or claim there meanwhile makes it read
+      // again.
+      const std::string budgets_root = prefix_ + "/budgets/";
+      for (const auto& kv : all_claims.kvs) {
+        auto claims_at = kv.key.find("/claims/", budgets_root.size());
+        if (claims_at == std::string::npos) continue;
+        const std::string other_group = kv.key.substr(0, claims_at);
+        const std::string other_run = kv.key.substr(claims_at + 8);
+        if (other_group == group || other_run == run.run_id) continue;
+        // Groups of one budget partition its devices: only another budget's claims can hold
+        // a member of this group.
+        if (other_group.starts_with(budgets_root + demand.group.budget + "/")) continue;
+        // An unreadable record names no device: it counts full in its own group only.
+        auto holder = holder_from(kv, other_run);
+        bool overlaps = false;
+        for (const auto& device : holder.devices)
+          if (std::binary_search(demand.group.members.begin(), demand.group.members.end(),
+                                 device)) {
+            overlaps = true;
+            in_change.insert(device);
+          }
+        if (!holder.readable || !overlaps) continue;
+        others.push_back(std::move(holder));
+        std::int64_t other_guard = 0;
+        for (const auto& guard_kv : all_claims.kvs)
+          if (guard_kv.key == other_group + "/guard") other_guard = guard_kv.mod_revision;
+        guards.push_back(other_guard == 0
+                             ? Compare::absent(other_group + "/guard")
+                             : Compare::mod_revision_is(other_group + "/guard", other_guard));
       }
       std::vector<OutOfService> out_here;
       for (const auto& out : service.first) {

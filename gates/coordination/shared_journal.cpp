@@ -86,8 +86,35 @@ JournalStoreResult<Ok> SharedJournal::put_meta(const std::string& run_id,
   return Ok{};
 }
 
+JournalStoreResult<Ok> SharedJournal::claim_writer(const std::string& run_id,
+                                                   std::int64_t lease,
+                                                   const std::string& controller) {
+  if (!plain_key_segment(run_id))
+    return failure(Kind::invalid, "shared journal: run id '" + run_id + "' cannot be a key segment");
+  const std::string key = run_prefix(run_id) + "writer";
+  auto taken = client_.txn({etcd::Compare::absent(key)}, {etcd::TxnOp::put(key, controller, lease)},
+                           {etcd::TxnOp::get(key)});
+  if (!taken) return store_failure("become the writer of run " + run_id + "'s journal", taken.error());
+  if (taken->succeeded) return Ok{};
+  if (!taken->reads.empty() && !taken->reads.front().kvs.empty()) {
+    const auto& writer = taken->reads.front().kvs.front();
+    if (writer.lease == lease) return Ok{};
+    return failure(Kind::taken, "shared journal: run " + run_id + "'s journal is written by " +
+                                    "controller " + writer.value +
+                                    " (on a lease that still holds); one writer at a time");
+  }
+  // Gone between the compare and the read (its lease just lapsed): try once more.
+  auto again = client_.txn({etcd::Compare::absent(key)}, {etcd::TxnOp::put(key, controller, lease)});
+  if (!again) return store_failure("become the writer of run " + run_id + "'s journal", again.error());
+  if (!again->succeeded)
+    return failure(Kind::taken, "shared journal: another controller became the writer of run " +
+                                    run_id + "'s journal at the same instant");
+  return Ok{};
+}
+
 JournalStoreResult<Ok> SharedJournal::put_records(
-    const std::vector<std::pair<std::uint64_t, std::string>>& records, const std::string& run_id) {
+    const std::vector<std::pair<std::uint64_t, std::string>>& records, const std::string& run_id,
+    std::int64_t writer_lease) {
   if (!plain_key_segment(run_id))
     return failure(Kind::invalid, "shared journal: run id '" + run_id + "' cannot be a key segment");
   std::vector<etcd::TxnOp> batch;
@@ -97,11 +124,23 @@ JournalStoreResult<Ok> SharedJournal::put_records(
     if (batch.empty()) return Ok{};
     // Only while the run's journal is there: once `fabgate recover` (from any controller) or
     // the run's own end erased it, a run that wakes up late must not write records back.
-    auto written = client_.txn({etcd::Compare::present(run_prefix(run_id) + "meta")}, batch);
+    std::vector<etcd::Compare> guards = {etcd::Compare::present(run_prefix(run_id) + "meta")};
+    if (writer_lease != 0)
+      guards.push_back(etcd::Compare::lease_is(run_prefix(run_id) + "writer", writer_lease));
+    auto written = client_.txn(guards, batch);
     if (!written)
       return store_failure("write records " + std::to_string(first) + "-" +
                                std::to_string(first + batch.size() - 1) + " of run " + run_id,
                            written.error());
+    if (!written->succeeded && writer_lease != 0) {
+      auto meta = client_.get(run_prefix(run_id) + "meta");
+      if (meta && !meta->kvs.empty())
+        return failure(Kind::taken,
+                       "shared journal: run " + run_id + "'s journal is no longer this "
+                       "controller's to write (its writer lease lapsed; another controller may "
+                       "have taken the run over); records " + std::to_string(first) + "-" +
+                           std::to_string(first + batch.size() - 1) + " were not written");
+    }
     if (!written->succeeded)
       return failure(Kind::absent,
                      "shared journal: run " + run_id + "'s journal is no longer in the store (" +

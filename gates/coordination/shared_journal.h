@@ -15,6 +15,8 @@
 //                                      of 512 KiB (n: 6 digits)
 //   P/journal/<run>/baseline           JSON: bytes, chunks, sha256; written after the chunks,
 //                                      so a reader never takes a half-written snapshot
+//   P/journal/<run>/writer             the controller that writes the records, on its lease
+//                                      (claim_writer): one writer at a time
 //   P/journal/<run>/end                JSON: exit_code, fate, controller, at: the run's end,
 //                                      written ahead of its release in a transaction
 //                                      conditional on its lease (run_end_key): from then on its
@@ -49,6 +51,7 @@ struct JournalStoreFailure {
     absent,   // the store holds no journal for this run
     damaged,  // it holds one that cannot be trusted (a gap, a record of the wrong run...)
     invalid,  // a run id that cannot be a key segment, a record too large for one etcd request
+    taken,    // another controller is the journal's writer (claim_writer, put_records)
   };
   Kind kind = Kind::store;
   std::string message;
@@ -83,10 +86,19 @@ class SharedJournal {
   std::string location(const std::string& run_id) const;
 
   JournalStoreResult<Ok> put_meta(const std::string& run_id, const nlohmann::json& meta);
+  // Makes `lease` the journal's only writer: P/journal/<run>/writer (the controller's name) is
+  // put on that lease when absent, or kept when already on it. Refused (`taken`, naming the
+  // controller) while another writer's lease holds it: a run and the recover that took it over
+  // never both write records (the run's writer key lapses with its lease).
+  JournalStoreResult<Ok> claim_writer(const std::string& run_id, std::int64_t lease,
+                                      const std::string& controller);
   // Writes records (sequence number, line) in transactions of at most kRecordsPerTxn records
-  // and 1 MiB; writing a record again is harmless (the same line under the same key).
+  // and 1 MiB; writing a record again is harmless (the same line under the same key). With
+  // `writer_lease`, each transaction is also conditional on the writer key being on it (the
+  // single-writer guard: a run woken after its lease lapsed writes nothing any more).
   JournalStoreResult<Ok> put_records(
-      const std::vector<std::pair<std::uint64_t, std::string>>& records, const std::string& run_id);
+      const std::vector<std::pair<std::uint64_t, std::string>>& records, const std::string& run_id,
+      std::int64_t writer_lease = 0);
   // Copies the pre-change snapshot: the chunks, then the marker. `invalid` when it is larger
   // than kMaxBaselineBytes (nothing is written).
   JournalStoreResult<Ok> put_baseline(const std::string& run_id, const std::string& bytes);

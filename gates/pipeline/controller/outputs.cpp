@@ -108,20 +108,18 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
     const auto fate = outcome.exit_code == ExitCode::accepted && options_.mode == Mode::apply
                           ? RunBudgets::ChangeFate::kept
                           : RunBudgets::ChangeFate::not_kept;
-    for (const auto& line : with_.budgets->release(run_id, fate, to_int(outcome.exit_code)))
+    const bool sent_anything = !execution_.touched.empty();
+    for (const auto& line :
+         with_.budgets->release(run_id, fate, to_int(outcome.exit_code), sent_anything))
       if (!with_.budgets->released_ok()) outcome.device_state += "; " + line;
     // A run that may have been taken over cannot vouch for its devices: another controller
     // may have rolled them back (or be doing so) with a newer token. Once it sent anything it
     // hands off (exit 5), whatever it had concluded; a run that sent nothing changed nothing.
-    if (!with_.budgets->taken_over().empty()) {
-      const std::string why = "taken over: " + with_.budgets->taken_over();
-      if (!execution_.touched.empty()) {
-        outcome.exit_code = ExitCode::not_restored;
-        outcome.device_state = "NOT RESTORED (" + why +
-                               "); what the devices hold now depends on what that controller did";
-      } else {
-        outcome.device_state += "; " + why + " (this run sent nothing to any device)";
-      }
+    if (!with_.budgets->taken_over().empty() && sent_anything) {
+      outcome.exit_code = ExitCode::not_restored;
+      outcome.device_state = "NOT RESTORED (may have been taken over: " +
+                             with_.budgets->taken_over() +
+                             "); what the devices hold now depends on what that controller did";
       outcome.diagnosis.push_back("the run's claims and device locks were left in the "
                                   "coordination store: `fabgate status` shows whether another "
                                   "controller is recovering run " + run_id + " or it still "

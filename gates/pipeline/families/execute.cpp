@@ -85,6 +85,7 @@ StepRun Executor::run_step(const intent::Step& step, int index, const std::strin
                             {"device", step.device},
                             {"index", index},
                             {"command", run.command},
+                            {"timeout_ms", timeout.count()},
                             {"at", format_utc(run.started)}};
     if (phase == "rollback") {
       evidence_->append_journal(start);

@@ -18,7 +18,10 @@ namespace fabgate::pipeline {
 // lock), and a client is not shared with the run's other etcd calls.
 class EtcdJournalMirror final : public JournalMirror {
  public:
-  EtcdJournalMirror(etcd::EtcdClient client, std::string prefix, std::string run_id);
+  // `writer_lease`: the lease the writer key was claimed on (SharedJournal::claim_writer);
+  // every store is conditional on it, so a run woken after its lease lapsed writes nothing.
+  EtcdJournalMirror(etcd::EtcdClient client, std::string prefix, std::string run_id,
+                    std::int64_t writer_lease = 0);
 
   Status store(const std::vector<std::pair<std::uint64_t, std::string>>& records) override;
   // "etcd <prefix>/journal/<run>/"
@@ -31,6 +34,7 @@ class EtcdJournalMirror final : public JournalMirror {
   std::string prefix_;
   std::string run_id_;
   std::string location_;
+  std::int64_t writer_lease_ = 0;
 };
 
 }  // namespace fabgate::pipeline

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/core/boot_clock.h"
 #include "adapters/core/duration.h"
 #include "adapters/core/time.h"
 
@@ -27,7 +28,8 @@ namespace fabgate::pipeline {
 
 class LeaseFence {
  public:
-  using Clock = std::chrono::steady_clock;
+  // CLOCK_BOOTTIME, not steady_clock: a suspended controller's lease keeps expiring in etcd.
+  using Clock = BootClock;
 
   // The lease `lease` of `ttl` was granted by a request sent at `sent`; the fence closes
   // `margin` before the TTL from the last renewal sent has passed.

@@ -377,7 +377,13 @@ Status RunBudgets::share_journal(const std::string& run_id, std::uint64_t stored
                                           {"shared_at", format_utc(now_utc())}});
     if (!meta) return Error::internal(meta.error().message);
   }
-  mirror_ = std::make_unique<EtcdJournalMirror>(std::move(client).value(), prefix, run_id);
+  // One writer per shared journal: this run (or this recover) on its own lease.
+  if (lease_ != 0) {
+    coordination::SharedJournal journal(*client, prefix);
+    if (auto writer = journal.claim_writer(run_id, lease_, controller_name()); !writer)
+      return Error::internal(writer.error().message);
+  }
+  mirror_ = std::make_unique<EtcdJournalMirror>(std::move(client).value(), prefix, run_id, lease_);
   record_["journal"] = {{"store", "etcd"},
                         {"endpoints", setup_.coordination->endpoints},
                         {"key_prefix", mirror_->location()}};
@@ -410,6 +416,12 @@ Result<std::string> RunBudgets::share_baseline(const std::string& bytes) {
 std::optional<std::string> RunBudgets::adopt(const std::string& run_id, JournalShared shared) {
   adopted_ = setup_.coordination.has_value();
   if (!adopted_ || mirror_) return std::nullopt;
+  // Recover writes the run's shared journal on its own lease (single writer): taken now, kept
+  // alive from here, and the one its fleet-locks gate then locks under.
+  if (auto problem = start_lease()) {
+    record_["journal"] = {{"problem", "not continued in etcd: " + *problem}};
+    return std::nullopt;
+  }
   auto client = open_client();
   if (!client) {
     record_["journal"] = {{"problem", "not continued in etcd: " + etcd_problem(client.error())}};
@@ -531,7 +543,7 @@ bool RunBudgets::record_end(const std::string& run_id, ChangeFate fate, int exit
 
 std::optional<std::string> RunBudgets::release_in_store(
     const std::string& run_id, const coordination::ServiceTransition& transition,
-    int& released) {
+    bool on_own_lease, int& released) {
   const std::string& prefix = setup_.coordination->prefix;
   coordination::LockLedger locks(*client_, prefix);
   auto lock_ops = locks.release_ops(run_id);
@@ -553,7 +565,7 @@ std::optional<std::string> RunBudgets::release_in_store(
   ops.push_back(etcd::TxnOp::del_prefix(coordination::SharedJournal(*client_, prefix).location(run_id)));
   std::vector<etcd::Compare> guards;
   const std::string alive = prefix + "/runs/" + run_id + "/alive";
-  if (lease_ != 0) guards.push_back(etcd::Compare::lease_is(alive, lease_));
+  if (lease_ != 0 && on_own_lease) guards.push_back(etcd::Compare::lease_is(alive, lease_));
   // etcd refuses a transaction of more than --max-txn-ops (128 by default) operations: a
   // release that large goes in batches, the journal (with the end marker) last, so a release
   // cut short still reads as an ended run (recover then finishes it without touching devices).
@@ -585,7 +597,7 @@ std::optional<std::string> RunBudgets::release_in_store(
 }
 
 std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFate fate,
-                                             int exit_code) {
+                                             int exit_code, bool sent_anything) {
   auto end_lease = [&] {
     stop_keepalive();
     fence_.disarm();
@@ -608,11 +620,15 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
   stop_if_faulted("FABGATE_FAULT_STOP_BEFORE_RELEASE");
   // The end is decided here, while the keepalive still renews the lease: recorded, or the run
   // may have been taken over and releases nothing (another controller may be recovering it).
+  bool on_own_lease = true;
   if (lease_ != 0 && !record_end(run_id, fate, exit_code)) {
-    end_lease();
-    release_ok_ = false;
     record_["taken_over"] = taken_over_;
-    return {};
+    if (sent_anything) {
+      end_lease();
+      release_ok_ = false;
+      return {};
+    }
+    on_own_lease = false;
   }
   if (lease_ != 0) stop_if_faulted("FABGATE_FAULT_STOP_AFTER_END_RECORDED");
   end_lease();
@@ -629,7 +645,7 @@ std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFa
     mirror_.reset();
   }
   int released = 0;
-  auto problem = release_in_store(run_id, transition, released);
+  auto problem = release_in_store(run_id, transition, on_own_lease, released);
   if (lease_ != 0) (void)client_->revoke(lease_);
   if (problem) {
     release_ok_ = false;

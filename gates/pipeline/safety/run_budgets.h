@@ -94,8 +94,13 @@ class RunBudgets {
   // or whose alive key is gone when it records its end, releases nothing: taken_over() says
   // why (docs/coordination.md "Release").
   enum class ChangeFate { kept, not_kept };
+  // `sent_anything`: whether any step reached (or may have reached) a device. A run that sent
+  // nothing has nothing anyone could recover, so when it may have been taken over it still
+  // releases what it holds, without the lease condition (its own take-over, if any, is a
+  // recover of an untouched run, which only releases too).
   std::vector<std::string> release(const std::string& run_id,
-                                   ChangeFate fate = ChangeFate::not_kept, int exit_code = 0);
+                                   ChangeFate fate = ChangeFate::not_kept, int exit_code = 0,
+                                   bool sent_anything = true);
   // Why this run may have been taken over by another controller before it could record its
   // end (its lease lapsed or may have); empty when it recorded it, or holds no lease.
   const std::string& taken_over() const { return taken_over_; }
@@ -163,7 +168,7 @@ class RunBudgets {
   // on the run's lease; a line naming a failure, or nullopt. `released` counts the claims.
   std::optional<std::string> release_in_store(const std::string& run_id,
                                               const coordination::ServiceTransition& transition,
-                                              int& released);
+                                              bool on_own_lease, int& released);
 
   BudgetSetup setup_;
   const intent::Inventory& inventory_;

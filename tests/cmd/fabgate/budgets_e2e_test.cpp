@@ -641,13 +641,17 @@ TEST_F(BudgetsEndToEnd, ARunCutOffFromEtcdStopsSendingAndLeavesTheRevertToItsTim
                         [&] { ::kill(member, SIGCONT); });
 }
 
-TEST_F(BudgetsEndToEnd, ARunWhoseEndCannotReachEtcdIsReleasedByRecoverWithoutTouchingItsDevices) {
-  // Given alice's change on d1, accepted while the store is frozen (SIGSTOP) from her
-  // acceptance probe on (30 s lease: the fence stays open), then her run ends 0 saying its
-  // locks were NOT released and naming `fabgate recover` of its bundle; once the store answers
-  // her lock and claim still refuse bob (exit 3). `fabgate recover BUNDLE` then releases them
-  // (exit 0) without sending anything to d1, which keeps the accepted change; the bundle still
-  // verifies, a second recover has nothing to do (exit 2), and bob's change runs.
+TEST_F(BudgetsEndToEnd, ARunWhoseEndCannotReachEtcdHandsOffAndItsRecoverRestoresTheBaseline) {
+  // Given alice's change on d1, verified while the store is frozen (SIGSTOP) from her
+  // acceptance probe on (30 s lease), then her run cannot record its end under its lease: from
+  // where it stands it cannot tell a frozen store from being cut off while other controllers
+  // see its lease lapse and take it over, so it does not claim success: it ends NOT RESTORED
+  // (exit 5), "may have been taken over: its end could not be recorded", naming `fabgate
+  // recover`, and releases nothing (her lock and claim still refuse bob, exit 3, once the
+  // store answers).
+  // `fabgate recover BUNDLE` then takes the run over and restores d1's baseline (exit 4), the
+  // store is left clean, and bob's change runs. (On d9e2c31 the run exited 0 here, which the
+  // fault-schedule checker counts as a violation when the controller was in fact cut off.)
   std::string c = slow_change("c", "d1", 0);
   // The probe marks (and lingers) only after the step: d1.bak exists from the step on.
   c = std::regex_replace(c, std::regex("      run: \"! grep"),
@@ -661,46 +665,35 @@ TEST_F(BudgetsEndToEnd, ARunWhoseEndCannotReachEtcdIsReleasedByRecoverWithoutTou
   ASSERT_TRUE(std::filesystem::exists(probing)) << read_file(repo_.file("alice.log"));
   const pid_t member = etcd_->member(0).process.pid();
   ASSERT_EQ(::kill(member, SIGSTOP), 0);
-  int alice_exit = wait_for(alice, 90s);
+  int alice_exit = wait_for(alice, 120s);
   ::kill(member, SIGCONT);
   std::string alice_log = read_file(repo_.file("alice.log"));
-  ASSERT_EQ(alice_exit, 0) << alice_log;
+  ASSERT_EQ(alice_exit, 5) << alice_log;
   auto ended = bundles();
   ASSERT_EQ(ended.size(), 1u);
-  EXPECT_NE(alice_log.find("device locks of run "), std::string::npos) << alice_log;
-  EXPECT_NE(alice_log.find(" NOT released: "), std::string::npos) << alice_log;
-  EXPECT_NE(alice_log.find("`fabgate recover " + ended.front().string() +
-                           "` releases them (the devices need nothing) once etcd answers"),
+  EXPECT_NE(alice_log.find("may have been taken over: its end could not be recorded in the "
+                           "coordination store"),
+            std::string::npos)
+      << alice_log;
+  EXPECT_NE(alice_log.find("fabgate recover " + shell_quoted(ended.front().string())),
             std::string::npos)
       << alice_log;
 
   ASSERT_TRUE(eventually([&] { return store().get("fabgate-ready").ok(); }, 30s));
-  EXPECT_EQ(claims_in_pod(), 1u) << "the claim went although the release failed";
+  EXPECT_EQ(claims_in_pod(), 1u) << "a run that may have been taken over released its claim";
   auto bob = fabgate("apply b --operator bob");
   EXPECT_EQ(bob.exit_code, 3) << bob.output;
 
   auto recovered = fabgate("recover " + shell_quoted(ended.front().string()));
-  EXPECT_EQ(recovered.exit_code, 0) << recovered.output;
-  EXPECT_NE(recovered.output.find("ended with exit 0 but its end could not release what it held "
-                                  "in /fabgate/test-fabric: released now (1 device lock; 1 budget "
-                                  "claim; its shared journal erased); the devices were not "
-                                  "touched"),
-            std::string::npos)
-      << recovered.output;
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(config("d1").find("shutdown"), std::string::npos)
+      << "recover left the change on d1: " << config("d1");
   auto client = store();
   for (const char* what : {"/locks/", "/budgets/leaves-per-pod/pod=p1/claims/", "/journal/"}) {
     auto left = client.get_prefix(kPrefix + std::string(what));
     ASSERT_TRUE(left) << left.error().message;
     EXPECT_TRUE(left->kvs.empty()) << what << " still holds " << left->kvs.front().key;
   }
-  EXPECT_NE(config("d1").find("shutdown"), std::string::npos)
-      << "recover undid an accepted change: " << config("d1");
-  auto verified = fabgate("evidence verify " + shell_quoted(ended.front().string()));
-  EXPECT_EQ(verified.exit_code, 0) << verified.output;
-  auto again = fabgate("recover " + shell_quoted(ended.front().string()));
-  EXPECT_EQ(again.exit_code, 2) << again.output;
-  EXPECT_NE(again.output.find("nothing to recover"), std::string::npos) << again.output;
-
   auto bob_again = fabgate("apply b --operator bob");
   EXPECT_EQ(bob_again.exit_code, 0) << bob_again.output;
 }

@@ -1,7 +1,7 @@
 // The collective probe on the Clos lab, through the real fabgate binary from the lab's
 // management namespace:
 //   - healthy lab: the all-to-all collective of change 8 passes as a baseline probe (`plan`),
-//     and its tail ratio is printed as a figure (docs/benchmarks.md);
+//     and its tail ratio is printed as a figure (docs/benchmarks-history.md);
 //   - change 8, an nftables rule on spine1 dropping a random 2 % of packets toward host4:
 //     BGP, links and routes stay as they were and the fleet average stays within its bound,
 //     but host4's rank has a tail far above the median: exit 4, rolled back, the report names

@@ -85,6 +85,31 @@ TEST_F(BudgetClaims, TheSecondSpineOfAPodIsRefusedNamingWhoHoldsTheFirst) {
   EXPECT_TRUE(after) << after.error().message;
 }
 
+TEST_F(BudgetClaims, ARunInFlightCountsByItsDevicesAfterItsBudgetWasRenamed) {
+  // Given run-a in flight holding spine1 of p3 under budget "spines-per-pod", when main renames
+  // the budget to "pod-spines" (same pod, same members, room for one) and run-b claims spine2 of
+  // p3 under the new name, then run-b is refused naming run-a: the claim is counted by the
+  // device it holds, not by the name it was made under. A budget whose group does not hold
+  // spine1 is not affected.
+  auto a_client = client();
+  auto b_client = client();
+  BudgetLedger a(a_client, kPrefix);
+  BudgetLedger b(b_client, kPrefix);
+  ASSERT_TRUE(a.claim(run("run-a", "alice", "drain-spine1", "ci-runner-1"),
+                      {spine_of_pod("spine1", "p3")}));
+  Demand renamed = spine_of_pod("spine2", "p3");
+  renamed.group.budget = "pod-spines";
+  auto refused = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {renamed});
+  ASSERT_FALSE(refused) << "a renamed budget admitted a second spine of p3";
+  EXPECT_EQ(refused.error().kind, Kind::over_budget);
+  EXPECT_NE(refused.error().message.find("held by run run-a (alice, change drain-spine1"),
+            std::string::npos)
+      << refused.error().message;
+  Demand elsewhere = renamed;
+  elsewhere.group.members = {"spine2", "spine3"};
+  EXPECT_TRUE(b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {elsewhere}));
+}
+
 TEST_F(BudgetClaims, OfEightRunsRacingForTheLastUnitExactlyOneWins) {
   // Given a group with room for one device, when eight controllers claim it at the same moment
   // (each its own client and device), then exactly one claim succeeds and the seven others are

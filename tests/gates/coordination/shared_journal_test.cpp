@@ -42,6 +42,43 @@ class SharedJournalStore : public etcd::testing::OneEtcdMember {
   std::unique_ptr<etcd::EtcdClient> client_;
 };
 
+TEST_F(SharedJournalStore, OneWriterAtATimeAndAWriterWhoseLeaseLapsedWritesNothing) {
+  // Given run1's journal written by ctl-a on lease A, then ctl-b (lease B) cannot become its
+  // writer and its records are refused as `taken`; once A is revoked (ctl-a frozen past its
+  // lease), ctl-b becomes the writer and ctl-a's next records are refused, naming why, and the
+  // store keeps ctl-b's record 2, not ctl-a's.
+  SharedJournal journal(*client_, kPrefix);
+  auto a = client_->grant(30);
+  auto b = client_->grant(30);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(journal.put_meta("run1", {{"run", "run1"}}));
+  ASSERT_TRUE(journal.claim_writer("run1", a->id, "ctl-a"));
+  ASSERT_TRUE(journal.claim_writer("run1", a->id, "ctl-a")) << "claiming again is harmless";
+  ASSERT_TRUE(journal.put_records(records(1, 1), "run1", a->id));
+  auto refused = journal.claim_writer("run1", b->id, "ctl-b");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, Kind::taken);
+  EXPECT_NE(refused.error().message.find("written by controller ctl-a"), std::string::npos)
+      << refused.error().message;
+  auto b_write = journal.put_records(records(2, 2), "run1", b->id);
+  ASSERT_FALSE(b_write);
+  EXPECT_EQ(b_write.error().kind, Kind::taken);
+
+  ASSERT_TRUE(client_->revoke(a->id));
+  ASSERT_TRUE(journal.claim_writer("run1", b->id, "ctl-b"));
+  std::vector<std::pair<std::uint64_t, std::string>> from_b = {{2, line(2) + " "}};
+  ASSERT_TRUE(journal.put_records(from_b, "run1", b->id));
+  auto stale = journal.put_records(records(2, 3), "run1", a->id);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().kind, Kind::taken);
+  EXPECT_NE(stale.error().message.find("no longer this controller's to write"), std::string::npos)
+      << stale.error().message;
+  auto stored = journal.read("run1");
+  ASSERT_TRUE(stored) << stored.error().message;
+  ASSERT_EQ(stored->records.size(), 2u);
+  EXPECT_EQ(stored->records[1], line(2) + " ");
+}
+
 TEST_F(SharedJournalStore, RecordsComeBackInSequenceOrderAcrossTransactions) {
   // Given 150 records written in two calls (more than one transaction holds), then reading
   // gives them all, in order, byte for byte, and the last sequence is 150.

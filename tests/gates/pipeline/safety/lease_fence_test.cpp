@@ -1,10 +1,15 @@
 // The lease fence of a run (gates/pipeline/safety/lease_fence.h): when it closes, and that it
-// never opens again. The clock is the fence's own steady clock; instants are set relative to
-// now, so nothing here sleeps.
+// never opens again. The clock is the fence's own (CLOCK_BOOTTIME); instants are set relative
+// to now, so nothing but the clock's own check sleeps.
 
 #include "gates/pipeline/safety/lease_fence.h"
 
 #include <gtest/gtest.h>
+
+#include <time.h>
+
+#include <thread>
+#include <type_traits>
 
 #include "gates/pipeline/families/remote.h"
 
@@ -13,6 +18,21 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = LeaseFence::Clock;
+
+TEST(LeaseFence, ItsClockIsBoottimeWhichNeverLagsTheMonotonicClock) {
+  // Given the fence's clock, then it reads CLOCK_BOOTTIME: never behind CLOCK_MONOTONIC (the
+  // two differ by the time the machine spent suspended, which a lease in etcd keeps counting)
+  // and advancing with real time. A suspend itself cannot be made in a test here.
+  timespec monotonic{};
+  ::clock_gettime(CLOCK_MONOTONIC, &monotonic);
+  const auto boot = Clock::now().time_since_epoch();
+  EXPECT_GE(boot, std::chrono::seconds(monotonic.tv_sec) +
+                      std::chrono::nanoseconds(monotonic.tv_nsec));
+  const auto before = Clock::now();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_GE(Clock::now() - before, 20ms);
+  static_assert(std::is_same_v<Clock, BootClock>);
+}
 
 TEST(LeaseFence, AFenceWithoutALeaseNeverCloses) {
   // Given a run that took no lease (no coordination store), then nothing is ever fenced.
