@@ -443,11 +443,13 @@ class FaultFabric : public testing::CoordinatedEndToEnd {
                    (lease_lapsed(*live) || now >= state.mark + kLeaseLapse.count())) {
           if (fault.recover_while_stopped && !live->id.empty()) {
             start_recover(*live, other_folder(*live), live->id, "while the run is stopped");
+            state.mark = now;
             state.phase = 2;
           } else {
             state.phase = 3;
           }
-        } else if ((state.phase == 2 && live->recover.ended) ||
+        } else if ((state.phase == 2 && (live->recover.ended || (fault.wake_during_recover &&
+                                                                 now >= state.mark + 1.0))) ||
                    (state.phase == 3 && now >= state.mark + fault.hold_s)) {
           send(live->run.process.pid(), SIGCONT);
           note("run" + std::to_string(fault.run) + " SIGCONTed");

@@ -87,6 +87,9 @@ Schedule make_schedule(std::uint64_t seed) {
         }
         fault.hold_s = tenths(random, 4, 7);
         fault.recover_while_stopped = between(random, 0, 1) == 1;
+        // The stale run woken while its recover is still at work (drawn last, so that the
+        // schedules drawn before this choice existed stay the same).
+        fault.wake_during_recover = fault.recover_while_stopped && between(random, 0, 1) == 1;
         break;
       case FaultKind::cut_from_etcd:
         fault.at_s = tenths(random, 0, 2.5);
@@ -128,8 +131,10 @@ std::string describe(const Schedule& schedule) {
                 (fault.at_s < 0 ? std::string(" at its stop hook")
                                 : " " + seconds(fault.at_s) + " after its first step") +
                 (fault.recover_while_stopped
-                     ? ", once its lease lapsed `recover RUN` from the other controller, SIGCONT "
-                       "when that recover ended"
+                     ? std::string(", once its lease lapsed `recover RUN` from the other "
+                                   "controller, SIGCONT ") +
+                           (fault.wake_during_recover ? "1.0s after that recover started"
+                                                      : "when that recover ended")
                      : ", SIGCONT " + seconds(fault.hold_s) + " later (once its lease lapsed)");
         break;
       case FaultKind::cut_from_etcd:

@@ -45,6 +45,7 @@ struct Fault {
   double at_s = 0;
   double hold_s = 0;    // how long the stop, cut or member's absence lasts; the slow step's sleep
   bool recover_while_stopped = false;  // stop_past_lease: `recover RUN` elsewhere before SIGCONT
+  bool wake_during_recover = false;    // ... and SIGCONT 1 s after that recover started, not after it
   std::string device;   // drop_session, slow_step
 };
 
