@@ -64,12 +64,13 @@ void disruption_section(std::ostringstream& html, const RunOutcome& outcome, con
     const auto& detail = watch->detail;
     html << "<p>" << badge(to_string(watch->verdict)) << " " << text.whole(watch->reason)
          << "</p>\n";
-    // The watch's own stalls: spans it did not sample, no evidence either way and not an
-    // outage of any path, so they are listed apart from the flows' interruptions.
+    // The watch's own stalls (its sampler's, or its responder's holding probes): spans it did
+    // not judge, no evidence either way and not an outage of any path, so they are listed
+    // apart from the flows' interruptions.
     if (const nlohmann::json* stalls = array_member(detail, "stalls"); stalls && !stalls->empty()) {
       constexpr std::size_t kShownStalls = 5;
-      html << "<p class=\"muted\">The sampler itself stalled (no evidence for these spans; not "
-              "path outages): ";
+      html << "<p class=\"muted\">The watch itself stalled (its sampler, or its responder "
+              "holding probes: no evidence for these spans; not path outages): ";
       std::size_t shown_stalls = 0;
       for (const auto& stall : *stalls) {
         if (shown_stalls == kShownStalls) break;
