@@ -428,6 +428,10 @@ Status take_over_in_store(const pipeline::CrashedRun& crashed,
   // that, once, at most the TTL the lease has left (and 2 s). A live run renews it meanwhile,
   // and the take-over below then refuses, naming it.
   const std::string alive_key = coordination->prefix + "/runs/" + run_id + "/alive";
+  // A bundle sealed already (a run that ended NOT RESTORED and named this command) is not a run
+  // that "ended meanwhile": only a manifest that appears during the wait says that.
+  std::error_code sealed_error;
+  const bool sealed_before = std::filesystem::exists(run_dir / "manifest.json", sealed_error);
   if (auto alive = held.client->get(alive_key); alive && !alive->kvs.empty()) {
     auto left = held.client->time_to_live(alive->kvs.front().lease);
     const std::int64_t seconds = left && left->ttl > 0 ? left->ttl : 0;
@@ -450,7 +454,7 @@ Status take_over_in_store(const pipeline::CrashedRun& crashed,
       if (now_left && now_left->ttl >= 0) last = now_left->ttl;
     }
     // A live run that ended meanwhile released its key: its sealed bundle says so.
-    if (lapsed && std::filesystem::exists(run_dir / "manifest.json"))
+    if (lapsed && !sealed_before && std::filesystem::exists(run_dir / "manifest.json"))
       return Error::refused("recover: run " + run_id +
                             " ended while recover waited for its lease (its evidence is sealed: " +
                             (run_dir / "manifest.json").string() + "); nothing to recover");

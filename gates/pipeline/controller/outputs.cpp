@@ -83,6 +83,7 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
   if (!with_.budgets) return;
   const std::string run_id = with_.evidence.run_id();
   if (outcome.exit_code == ExitCode::not_restored) {
+    with_.budgets->hand_off();
     if (with_.budgets->holds() && lease_lost().has_value())
       // Its lease lapsed: from then on other controllers saw it dead and may have recovered it
       // (recover releases the claims and locks and erases the shared journal).
@@ -116,6 +117,7 @@ void Pipeline::finish_budgets(RunOutcome& outcome) {
     // may have rolled them back (or be doing so) with a newer token. Once it sent anything it
     // hands off (exit 5), whatever it had concluded; a run that sent nothing changed nothing.
     if (!with_.budgets->taken_over().empty() && sent_anything) {
+      with_.budgets->hand_off();
       outcome.exit_code = ExitCode::not_restored;
       outcome.device_state = "NOT RESTORED (may have been taken over: " +
                              with_.budgets->taken_over() +

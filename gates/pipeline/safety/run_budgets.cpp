@@ -596,6 +596,17 @@ std::optional<std::string> RunBudgets::release_in_store(
   return std::nullopt;
 }
 
+void RunBudgets::hand_off() {
+  stop_keepalive();
+  fence_.disarm();
+  if (lease_ == 0 || !client_) return;
+  if (auto revoked = client_->revoke(lease_); revoked) {
+    record_["lease_revoked_at_hand_off"] = format_utc(now_utc());
+  } else {
+    record_["lease_not_revoked"] = etcd_problem(revoked.error());
+  }
+}
+
 std::vector<std::string> RunBudgets::release(const std::string& run_id, ChangeFate fate,
                                              int exit_code, bool sent_anything) {
   auto end_lease = [&] {

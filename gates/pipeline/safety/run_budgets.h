@@ -101,6 +101,10 @@ class RunBudgets {
   std::vector<std::string> release(const std::string& run_id,
                                    ChangeFate fate = ChangeFate::not_kept, int exit_code = 0,
                                    bool sent_anything = true);
+  // The run hands off NOT RESTORED (exit 5): it keeps its claims, locks and shared journal
+  // for `fabgate recover`, and ends its lease now, so that other controllers see it dead at
+  // once and its recover does not wait out the TTL (nor find it "alive").
+  void hand_off();
   // Why this run may have been taken over by another controller before it could record its
   // end (its lease lapsed or may have); empty when it recorded it, or holds no lease.
   const std::string& taken_over() const { return taken_over_; }

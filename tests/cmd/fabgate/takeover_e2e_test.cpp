@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -187,6 +188,44 @@ TEST_F(TakeOverEndToEnd, ARecoverOfARunThatRecordedItsEndOnlyReleasesWhatItLeft)
   EXPECT_NE(recovered.output.find("recorded its end"), std::string::npos) << recovered.output;
   EXPECT_EQ(config("d1"), "mtu 9000\nfirst-c\nsecond-c\n") << recovered.output;
   EXPECT_EQ(rollbacks_on_d1(), 0) << recovered.output;
+  EXPECT_FALSE(d1_lock().has_value()) << recovered.output;
+}
+
+TEST_F(TakeOverEndToEnd, TheRecoverAnExitFiveRunNamesRestoresItAtOnce) {
+  // Given alice's run on d1 whose acceptance fails and whose rollback fails too (the device
+  // refuses it until the test allows it), ending NOT RESTORED (exit 5) with a 10 s lease and
+  // naming `fabgate recover BUNDLE`, when that command runs at once, then it does not mistake
+  // the bundle sealed NOT RESTORED for a run that "ended while recover waited" (it was refused,
+  // exit 3, with d1 left changed: the fault-schedule checker's seeds 1028, 1073, ...): the run
+  // ended its lease at its hand-off, so recover proceeds without waiting, restores d1 (exit 4),
+  // and the device's rollback log shows it.
+  commit_intent(
+      "id: c\ntitle: change c on d1\ntargets: [d1]\nbounds: {max_targets: 1, step_timeout: "
+      "30s, deadline: 1m}\nsteps:\n  - device: d1\n    run: cp {home}/d1.conf {home}/d1.bak && "
+      "echo first-c >> {home}/d1.conf\nrollback:\n  - device: d1\n    run: test -f "
+      "{home}/rollback-allowed && cp {home}/d1.bak {home}/d1.conf && echo rollback >> "
+      "{home}/rollbacks.log\nacceptance:\n  probes:\n    - name: d1-unchanged\n      layer: "
+      "workload\n      host: d1\n      run: \"! grep -q first-c {home}/d1.conf\"\n      "
+      "timeout: 10s\n",
+      "coordination:\n  endpoints: [" + join(etcd_->endpoints(), ", ") +
+          "]\n  prefix: " + kPrefix + "\n  lease_ttl: 10s\n");
+  auto alice = fabgate("apply c --operator alice");
+  ASSERT_EQ(alice.exit_code, 5) << alice.output;
+  auto sealed = bundles();
+  ASSERT_EQ(sealed.size(), 1u);
+  ASSERT_TRUE(std::filesystem::exists(sealed.front() / "manifest.json"));
+  ASSERT_EQ(config("d1"), "mtu 9000\nfirst-c\n");
+  std::ofstream(sshd_->home() + "/rollback-allowed") << "yes\n";
+
+  auto recovered =
+      fabgate("recover " + shell_quoted(sealed.front().string()) + " --operator bob");
+  EXPECT_EQ(recovered.exit_code, 4) << recovered.output;
+  EXPECT_EQ(recovered.output.find("ended while recover waited"), std::string::npos)
+      << recovered.output;
+  EXPECT_EQ(recovered.output.find("waiting for it to lapse"), std::string::npos)
+      << recovered.output;
+  EXPECT_EQ(config("d1"), "mtu 9000\n") << recovered.output;
+  EXPECT_EQ(rollbacks_on_d1(), 1);
   EXPECT_FALSE(d1_lock().has_value()) << recovered.output;
 }
 
