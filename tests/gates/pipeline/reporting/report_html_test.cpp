@@ -249,7 +249,8 @@ TEST_F(ReportHtmlTest, TheWatchsOwnStallsAreListedApartFromTheFlowsInterruptions
   outcome_.probes.push_back(watch);
   outcome_.layers["during"]["forwarding"] = "pass";
   std::string section = between(render(), "<h2>Disruption during the change</h2>", "<h2>");
-  EXPECT_NE(section.find("stalled (no evidence for these spans; not path outages): "
+  EXPECT_NE(section.find("The watch itself stalled (its sampler, or its responder holding "
+                         "probes: no evidence for these spans; not path outages): "
                          "02:00:00.900 for 40 ms, 02:00:01.200 for 25 ms"),
             std::string::npos)
       << section;
