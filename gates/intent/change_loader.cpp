@@ -307,7 +307,7 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
         node, {"name",    "layer",      "host",      "kind",           "run",     "target",
                "flows",   "size",       "source",    "timeout",        "hosts",   "role",
                "pattern", "iterations", "transport", "max_tail_ratio", "max_p99", "tail_floor",
-               "query",   "expect",     "range",     "empty_is_zero"},
+               "query",   "expect",     "range",     "empty_is_zero",  "proto"},
         label);
     Probe probe;
     probe.where = reader.at(node);
@@ -387,6 +387,15 @@ std::vector<Probe> Loader::probes(YamlReader& reader, const YAML::Node& list,
     }
     if ((probe.size != 0 || !probe.source.empty()) && probe.kind != "flows")
       reader.error(node, label + ": size and source apply to flows probes only");
+    if (auto v = reader.choice(node, "proto", Need::optional, label, {"udp", "tcp", "icmp"})) {
+      probe.protocol = *v;
+      if (probe.kind != "flows")
+        reader.error(node["proto"], label + ": proto applies to flows probes only");
+      // TCP re-segments the stream: a size would read as a frame size that nothing enforces.
+      if (*v == "tcp" && probe.size != 0)
+        reader.error(node["size"], label + ": size applies to udp and icmp flows, not tcp",
+                     "TCP re-segments what it sends, so no frame size can be asked of it");
+    }
     if (auto v = reader.duration(node, "timeout", Need::optional, label)) probe.timeout = *v;
     if (probe.kind == "command" && probe.run.empty())
       reader.error(node, label + " is a command probe without 'run'",

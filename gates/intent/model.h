@@ -257,7 +257,10 @@ struct Probe {
   bool empty_is_zero = false;  // an empty answer reads as 0 instead of no-evidence
   std::string target;          // far end for flows / rdma probes
   int flows = 0;
-  int size = 0;        // flows: UDP payload bytes, sent with don't-fragment set; 0: 16 bytes
+  int size = 0;        // flows: payload bytes, sent with don't-fragment set; 0: the default
+  // flows: udp | tcp | icmp (fabgate-probe flows --proto). A filter that drops one protocol
+  // leaves the others' probes green, so a change probes the protocols its workloads use.
+  std::string protocol = "udp";
   std::string source;  // flows: the host's address to send from (e.g. its overlay address)
   Duration timeout{30'000};
   // kind: collective: one rank per host, in this order (from `hosts`, or every device of

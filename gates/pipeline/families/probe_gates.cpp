@@ -41,8 +41,17 @@ std::vector<intent::Probe> Pipeline::host_probes() const {
 }
 
 void Pipeline::probe(GateRecord& record, const std::string& phase) {
+  ProbeContext context = probe_context_;
+  // Acceptance fails fast: a probe that failed (and is not waived by the register) decides the
+  // gate, so the rollback starts now instead of after the slowest probe left (a collective's
+  // timeout). The baseline runs every probe: its report is what a reader compares against.
+  auto exceptions = exceptions_for(repository_);
+  if (phase == "acceptance")
+    context.stop_after = [&](const ProbeOutcome& outcome) {
+      return outcome.verdict == Verdict::fail && !waiver_of(exceptions, outcome);
+    };
   judge_probes(record, phase,
-               run_probes(with_.remote, probe_context_, host_probes(), phase, &with_.observer));
+               run_probes(with_.remote, context, host_probes(), phase, &with_.observer));
 }
 
 void Pipeline::judge_probes(GateRecord& record, const std::string& phase,

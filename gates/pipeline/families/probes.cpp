@@ -259,17 +259,21 @@ void add_flows_summary(ProbeOutcome& outcome) {
 void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe& probe,
                const intent::Device& host, ProbeOutcome& outcome) {
   std::string address = target_address(context.inventory, probe.target);
-  auto responder = start_responder(remote, context, address, context.settings.port,
-                                   probe.timeout + Duration{30'000});
-  if (!responder.failure.empty()) {
-    outcome.reason = responder.failure;
-    return;
+  // The far host's kernel answers ICMP echo itself; udp and tcp need fabgate's echo responder.
+  Responder responder;
+  if (probe.protocol != "icmp") {
+    responder = start_responder(remote, context, address, context.settings.port,
+                                probe.timeout + Duration{30'000});
+    if (!responder.failure.empty()) {
+      outcome.reason = responder.failure;
+      return;
+    }
   }
   Duration budget = std::max(Duration{1'000}, probe.timeout - Duration{1'000});
   std::string command = shell_quote(context.settings.binary) + " flows --to " +
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
-                        " --count " + std::to_string(probe.flows) + " --proto udp --timeout " +
-                        seconds_arg(budget);
+                        " --count " + std::to_string(probe.flows) + " --proto " +
+                        probe.protocol + " --timeout " + seconds_arg(budget);
   if (probe.size > 0) command += " --size " + std::to_string(probe.size);
   if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
   if (context.flows_reply_timeout > Duration::zero())
@@ -628,6 +632,23 @@ ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::stri
   return outcome;
 }
 
+// A probe left out because an earlier one already failed the phase: not observed, so no
+// evidence, with the probe that stopped the phase named.
+ProbeOutcome probe_not_run(const intent::Probe& probe, const std::string& phase,
+                           const ProbeOutcome& stopped_by) {
+  ProbeOutcome outcome;
+  outcome.name = probe.name;
+  outcome.layer = probe.layer;
+  outcome.host = probe.host;
+  outcome.kind = probe.kind;
+  outcome.phase = phase;
+  outcome.started = now_utc();
+  outcome.verdict = Verdict::no_evidence;
+  outcome.reason = "not run: " + phase + " stopped at its first failed probe, '" +
+                   stopped_by.name + "' on " + stopped_by.host;
+  return outcome;
+}
+
 // The devices a flows probe runs on: its host and the owner of its target (the responder).
 // Empty when either is unknown (the probe then runs alone and says why).
 std::vector<std::string> flows_devices(const ProbeContext& context, const intent::Probe& probe) {
@@ -683,7 +704,18 @@ std::vector<ProbeOutcome> run_probes(Remote& remote, const ProbeContext& context
         probes_done.one_done();
       }
     }
+    const auto batch = outcomes.end() - static_cast<std::ptrdiff_t>(end - next);
     next = end;
+    if (!context.stop_after) continue;
+    auto stopper = std::find_if(batch, outcomes.end(), [&](const ProbeOutcome& outcome) {
+      return context.stop_after(outcome);
+    });
+    if (stopper == outcomes.end()) continue;
+    const ProbeOutcome stopped_by = *stopper;
+    for (; next < probes.size(); ++next) {
+      outcomes.push_back(probe_not_run(probes[next], phase, stopped_by));
+      probes_done.one_done();
+    }
   }
   return outcomes;
 }
@@ -773,7 +805,7 @@ ProbeOutcome WatchSession::stop() {
 }
 
 nlohmann::json to_json(const intent::Probe& probe) {
-  // size and source only when set: a plan without them keeps the digest it always had.
+  // size, source and proto only when set: a plan without them keeps the digest it always had.
   nlohmann::json document = {{"name", probe.name},   {"layer", probe.layer},
                              {"host", probe.host},   {"kind", probe.kind},
                              {"run", probe.run},     {"target", probe.target},
@@ -791,6 +823,7 @@ nlohmann::json to_json(const intent::Probe& probe) {
   }
   if (probe.size > 0) document["size"] = probe.size;
   if (!probe.source.empty()) document["source"] = probe.source;
+  if (probe.protocol != "udp") document["proto"] = probe.protocol;
   return document;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ struct ProbeContext {
   // run at the same time instead of one after the other. settle-restored's rounds use it: a
   // round is as long as its slowest part. Other kinds always run alone, in declared order.
   bool concurrent_flows = false;
+  // Set (acceptance): once a probe's outcome makes this true, the probes after it are not run
+  // and read "not run" (no evidence): the change has already failed, and a slow probe (a
+  // collective's timeout) would only keep a broken fabric waiting for its rollback.
+  std::function<bool(const ProbeOutcome&)> stop_after;
 };
 
 // Runs the probes of a change in order, each within its own timeout, with the read

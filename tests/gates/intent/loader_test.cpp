@@ -663,6 +663,42 @@ TEST(LoadIntent, OverlayFlowsProbeTakesSizeAndASourceOfItsHost) {
   EXPECT_TRUE(find(bad, "size and source apply to flows probes only"));
 }
 
+TEST(LoadIntent, FlowsProbesSpeakTheProtocolTheirWorkloadsUse) {
+  // Given flows probes with proto tcp and icmp, then they load with it and a probe without one
+  // is udp; proto on a command probe, an unknown proto and a size on a tcp probe are each
+  // refused at their line.
+  auto tree = valid_tree();
+  std::string change = kChange;
+  change.replace(change.find("    - {name: ping"), std::string::npos,
+                 "    - {name: tcp, host: host1, kind: flows, target: leaf2, proto: tcp}\n"
+                 "    - {name: icmp, host: host1, kind: flows, target: leaf2, proto: icmp, "
+                 "size: 1400}\n"
+                 "    - {name: udp, host: host1, kind: flows, target: leaf2}\n");
+  tree.files["changes/drain.yaml"] = change;
+  auto good = load(tree);
+  ASSERT_TRUE(good.diagnostics.empty()) << good.diagnostics.lines()[0];
+  const auto& probes = good.repository->changes.at(0).acceptance.probes;
+  ASSERT_EQ(probes.size(), 3u);
+  EXPECT_EQ(probes[0].protocol, "tcp");
+  EXPECT_EQ(probes[1].protocol, "icmp");
+  EXPECT_EQ(probes[1].size, 1400);
+  EXPECT_EQ(probes[2].protocol, "udp");
+
+  change += "    - {name: cmd, host: host1, run: 'true', proto: tcp}\n"
+            "    - {name: sctp, host: host1, kind: flows, target: leaf2, proto: sctp}\n"
+            "    - {name: big-tcp, host: host1, kind: flows, target: leaf2, proto: tcp, "
+            "size: 1472}\n";
+  tree.files["changes/drain.yaml"] = change;
+  auto bad = load(tree);
+  const auto* on_command = find(bad, "probe 'cmd': proto applies to flows probes only");
+  ASSERT_TRUE(on_command);
+  EXPECT_EQ(on_command->where.line, 17);
+  EXPECT_TRUE(find(bad, "sctp"));
+  const auto* sized = find(bad, "probe 'big-tcp': size applies to udp and icmp flows, not tcp");
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(sized->where.line, 19);
+}
+
 TEST(LoadIntent, YamlSyntaxErrorsPointAtTheLine) {
   auto tree = valid_tree();
   tree.files["inventory.yaml"] = "devices:\n  spine1: {platform: frr\n";
