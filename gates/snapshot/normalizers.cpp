@@ -6,7 +6,7 @@ namespace fabgate::snapshot {
 
 namespace {
 
-constexpr std::array<Normalizer, 28> kNormalizers = {{
+constexpr std::array<Normalizer, 31> kNormalizers = {{
     {"hostname", "identity", parse_hostname},
     {"os-release", "identity", parse_os_release},
     {"kernel-release", "identity", parse_kernel_release},
@@ -18,6 +18,9 @@ constexpr std::array<Normalizer, 28> kNormalizers = {{
     {"ip-addr", "interfaces", parse_ip_addr},
     {"ip-route-v4", "routes", parse_ip_route_v4},
     {"ip-route-v6", "routes", parse_ip_route_v6},
+    {"nft-ruleset", "packet_filter", parse_nft_ruleset},
+    {"multipath-hash", "multipath", parse_multipath_hash},
+    {"proc-net-snmp", "ip_stack", parse_proc_net_snmp},
     {"bgp-summary", "bgp", parse_bgp_summary},
     {"running-config", "config", parse_running_config},
     {"bfd-peers", "bfd", parse_bfd_peers},

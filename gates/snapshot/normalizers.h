@@ -41,6 +41,14 @@ Expected<Ok, std::string> parse_ip_link(std::string_view output, nlohmann::json&
 Expected<Ok, std::string> parse_ip_addr(std::string_view output, nlohmann::json& interfaces);
 Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, nlohmann::json& routes);
 Expected<Ok, std::string> parse_ip_route_v6(std::string_view output, nlohmann::json& routes);
+// nftables (`nft -j list ruleset`, iptables-nft's rules included): tables, chains with their
+// rules as canonical texts, sets; rule handles and counters apart (docs/snapshot-format.md).
+Expected<Ok, std::string> parse_nft_ruleset(std::string_view output, nlohmann::json& packet_filter);
+// The kernel's ECMP hash: net.ipv4.fib_multipath_hash_policy (required), IPv6's and the
+// _fields settings where the kernel has them, as `grep -H . /proc/sys/...` or `sysctl` prints them.
+Expected<Ok, std::string> parse_multipath_hash(std::string_view output, nlohmann::json& multipath);
+// /proc/net/snmp: the receive errors of the IP, ICMP and UDP layers.
+Expected<Ok, std::string> parse_proc_net_snmp(std::string_view output, nlohmann::json& ip_stack);
 // FRR (vtysh):
 Expected<Ok, std::string> parse_frr_version(std::string_view output, nlohmann::json& identity);
 Expected<Ok, std::string> parse_bgp_summary(std::string_view output, nlohmann::json& bgp);
