@@ -40,8 +40,12 @@ json stall_json(const Stall& stall) {
 json to_json(const FlowProbeReport& report) {
   json flows = json::array();
   int completed = 0;
+  long long sent = 0;
+  long long corrupted = 0;
   for (const auto& flow : report.flows) {
     if (flow.completed) ++completed;
+    sent += flow.sent;
+    corrupted += flow.corrupted;
     flows.push_back(
         json{{"src_port", flow.src_port},
              {"completed", flow.completed},
@@ -50,29 +54,40 @@ json to_json(const FlowProbeReport& report) {
              {"loss", flow.loss},
              {"latency_ms", latency_json(flow.latency)},
              {"error", flow.error == FlowError::none ? json(nullptr) : json(to_string(flow.error))},
-             {"detail", flow.detail}});
+             {"detail", flow.detail},
+             {"corrupted", flow.corrupted},
+             {"first_corrupt_offset",
+              flow.first_corrupt_offset ? json(*flow.first_corrupt_offset) : json(nullptr)},
+             {"connect_ms", flow.connect_ms ? json(round_us(*flow.connect_ms)) : json(nullptr)}});
   }
   const auto& options = report.options;
-  return json{{"probe", "flows"},
-              {"verdict", to_string(report.verdict)},
-              {"reason", report.reason},
-              {"protocol", to_string(options.protocol)},
-              {"target", options.target},
-              {"port", options.port},
-              {"count", options.count},
-              {"packets_per_flow", options.packets_per_flow},
-              {"timeout_ms", options.timeout.count()},
-              {"reply_timeout_ms", options.reply_timeout.count()},
-              {"size", options.size > 0 ? json(options.size) : json(nullptr)},
-              {"dont_fragment", options.size > 0},
-              {"source", options.source.empty() ? json(nullptr) : json(options.source)},
-              {"started_at", format_utc(report.started_at)},
-              {"duration_ms", report.duration.count()},
-              {"summary",
-               {{"flows", report.flows.size()},
-                {"completed", completed},
-                {"failed", static_cast<int>(report.flows.size()) - completed}}},
-              {"flows", flows}};
+  const bool icmp = options.protocol == Protocol::icmp;
+  return json{
+      {"probe", "flows"},
+      {"verdict", to_string(report.verdict)},
+      {"reason", report.reason},
+      {"protocol", to_string(options.protocol)},
+      {"target", options.target},
+      {"port", icmp ? json(nullptr) : json(options.port)},
+      {"count", options.count},
+      {"packets_per_flow", options.packets_per_flow},
+      {"timeout_ms", options.timeout.count()},
+      {"reply_timeout_ms", options.reply_timeout.count()},
+      {"size", options.size > 0 ? json(options.size) : json(nullptr)},
+      {"dont_fragment", options.size > 0},
+      {"message_size", message_size(options)},
+      {"probe_id", report.probe_id},
+      {"icmp_socket", report.icmp_socket ? json(to_string(*report.icmp_socket)) : json(nullptr)},
+      {"source", options.source.empty() ? json(nullptr) : json(options.source)},
+      {"started_at", format_utc(report.started_at)},
+      {"duration_ms", report.duration.count()},
+      {"summary",
+       {{"flows", report.flows.size()},
+        {"completed", completed},
+        {"failed", static_cast<int>(report.flows.size()) - completed},
+        {"sent", sent},
+        {"corrupted", corrupted}}},
+      {"flows", flows}};
 }
 
 json to_json(const WatchReport& report) {

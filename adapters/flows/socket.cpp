@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace fabgate::flows {
 
@@ -66,6 +67,41 @@ Expected<Fd, SocketError> bound_socket(int type, const sockaddr_in& address) {
                        "bind " + format_endpoint(address) + ": " + std::strerror(errno)};
   }
   return fd;
+}
+
+const char* to_string(IcmpSocketKind kind) {
+  return kind == IcmpSocketKind::ping ? "ping" : "raw";
+}
+
+namespace {
+
+// The group range that decides whether a ping socket is allowed, for the error message.
+std::string ping_group_range() {
+  std::ifstream file("/proc/sys/net/ipv4/ping_group_range");
+  std::string low;
+  std::string high;
+  if (!(file >> low >> high)) return "unreadable";
+  return low + " " + high;
+}
+
+}  // namespace
+
+Expected<IcmpSocket, SocketError> icmp_socket(std::optional<IcmpSocketKind> kind) {
+  std::string ping_failure;
+  if (!kind || *kind == IcmpSocketKind::ping) {
+    Fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
+    if (fd.valid()) return IcmpSocket{std::move(fd), IcmpSocketKind::ping};
+    ping_failure = std::string("ping socket: ") + std::strerror(errno) +
+                   " (net.ipv4.ping_group_range is '" + ping_group_range() + "', group " +
+                   std::to_string(::getegid()) + ")";
+    if (kind) return SocketError{SocketFailure::create, ping_failure};
+  }
+  Fd fd(::socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMP));
+  if (fd.valid()) return IcmpSocket{std::move(fd), IcmpSocketKind::raw};
+  std::string raw_failure =
+      std::string("raw socket: ") + std::strerror(errno) + " (needs root or CAP_NET_RAW)";
+  return SocketError{SocketFailure::create,
+                     ping_failure.empty() ? raw_failure : ping_failure + "; " + raw_failure};
 }
 
 }  // namespace fabgate::flows

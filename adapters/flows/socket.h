@@ -54,4 +54,22 @@ int set_dont_fragment(int fd);
 // A non-blocking socket of `type` (SOCK_STREAM or SOCK_DGRAM) bound to `address`.
 Expected<Fd, SocketError> bound_socket(int type, const sockaddr_in& address);
 
+// The two ways to send ICMP echo requests. A ping socket (SOCK_DGRAM, IPPROTO_ICMP) needs no
+// privilege when net.ipv4.ping_group_range covers the process's group; the kernel then sets
+// the echo identifier (the socket's "port") and the checksum and hands back only this
+// socket's replies, without the IP header. A raw socket needs root (CAP_NET_RAW) and sees
+// every ICMP message for the host: its owner sets identifier and checksum and filters.
+enum class IcmpSocketKind { ping, raw };
+const char* to_string(IcmpSocketKind kind);
+
+struct IcmpSocket {
+  Fd fd;
+  IcmpSocketKind kind;
+};
+
+// A non-blocking ICMP socket of `kind`, or, without a kind, a ping socket where the group
+// range allows one, else a raw socket. Neither available is a SocketError naming both causes
+// (the range this host sets, and that raw sockets need root).
+Expected<IcmpSocket, SocketError> icmp_socket(std::optional<IcmpSocketKind> kind = std::nullopt);
+
 }  // namespace fabgate::flows

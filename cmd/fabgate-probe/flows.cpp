@@ -1,5 +1,6 @@
 // fabgate-probe flows: parse flags, run the flow probe or the responder from adapters/flows,
-// print one JSON document. See docs/lab.md for the fields and the verdict rule.
+// print one JSON document. See docs/lab.md for the fields and docs/probes.md for the message
+// layout and the verdict rule.
 
 #include "cmd/fabgate-probe/subcommand.h"
 
@@ -107,14 +108,16 @@ ProbeExit probe(const FlowsFlags& flags) {
   auto spacing = duration_flag(flags.spacing, "--spacing", problems);
   auto reply_timeout = duration_flag(flags.reply_timeout, "--reply-timeout", problems);
   auto protocol = flows::parse_protocol(flags.protocol);
-  if (!protocol) problems.push_back("--proto must be tcp or udp");
+  if (!protocol) problems.push_back("--proto must be udp, tcp or icmp");
   if (flags.to.empty()) problems.push_back("--to ADDRESS is required (or --respond)");
-  if (flags.port < 1 || flags.port > 65535) problems.push_back("--port must be 1-65535");
+  // The far host's kernel answers ICMP echo requests: icmp has no port, and ignores one given.
+  const bool icmp = protocol == flows::Protocol::icmp;
+  if (!icmp && (flags.port < 1 || flags.port > 65535)) problems.push_back("--port must be 1-65535");
   if (!problems.empty()) return usage_error(problems);
 
   flows::FlowProbeOptions options;
   options.target = flags.to;
-  options.port = static_cast<std::uint16_t>(flags.port);
+  options.port = icmp ? 0 : static_cast<std::uint16_t>(flags.port);
   options.count = flags.count;
   options.protocol = *protocol;
   options.timeout = *timeout;
@@ -142,10 +145,15 @@ Runner define_flows(CLI::App& command) {
   command.add_flag("--respond", flags->respond, "Run the echo responder instead of the probe");
   command.add_option("--listen", flags->listen, "Responder: IPv4 address to listen on");
   command.add_option("--to", flags->to, "Probe: the responder's IPv4 address");
-  command.add_option("--port", flags->port, "TCP and UDP port of the responder")->required();
+  command.add_option("--port", flags->port,
+                     "TCP and UDP port of the responder (required but for --proto icmp, which "
+                     "ignores it)");
   command.add_option("--count", flags->count, "Number of distinct flows (source ports), 1-1024")
       ->capture_default_str();
-  command.add_option("--proto", flags->protocol, "tcp or udp")->capture_default_str();
+  command
+      .add_option("--proto", flags->protocol,
+                  "udp, tcp or icmp (echo requests the far host's kernel answers: no responder)")
+      ->capture_default_str();
   command.add_option("--timeout", flags->timeout, "Hard deadline for the whole probe")
       ->capture_default_str();
   command.add_option("--packets", flags->packets, "Packets per flow, 1-1000")
@@ -156,7 +164,8 @@ Runner define_flows(CLI::App& command) {
       .add_option("--reply-timeout", flags->reply_timeout, "A packet unanswered this long is lost")
       ->capture_default_str();
   command.add_option("--size", flags->size,
-                     "UDP payload bytes per packet, sent with don't-fragment set (16-65507)");
+                     "udp or icmp payload bytes per packet, sent with don't-fragment set "
+                     "(16-65507); default 64 bytes without don't-fragment");
   command.add_option("--from", flags->from, "Probe: IPv4 address to send from (e.g. overlay)");
   command.add_option("--duration", flags->duration, "Responder: exit after this long")
       ->capture_default_str();

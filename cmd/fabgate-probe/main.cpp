@@ -21,7 +21,10 @@ Runner define_collective(CLI::App& command);  // collective.cpp
 // The subcommand table. Only probes that work are listed.
 const std::vector<Subcommand> kSubcommands = {
     {"rdma-write", "RDMA WRITE bandwidth/latency over RC QPs (rdma-core)", define_rdma_write},
-    {"flows", "TCP/UDP flows over distinct 5-tuples (ECMP), or --respond", define_flows},
+    {"flows",
+     "UDP/TCP/ICMP flows over distinct 5-tuples (ECMP), every byte of every echo verified, or "
+     "--respond",
+     define_flows},
     {"watch", "Continuous probe: longest interruption per flow", define_watch},
     {"collective", "One rank of a ring or all-to-all exchange over TCP, timed per iteration",
      define_collective},

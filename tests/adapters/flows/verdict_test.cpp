@@ -14,11 +14,31 @@ FlowResult completed() {
 FlowResult failed(FlowError error) {
   return FlowResult{1001, false, 5, 0, 1.0, std::nullopt, error};
 }
+// A flow of `sent` messages, `corrupted` of them came back with a wrong byte at `offset` first.
+FlowResult corrupted(int sent, int corrupted, std::size_t offset) {
+  FlowResult flow{
+      1002, false, sent, sent - corrupted, 0.0, LatencySummary{1, 1, 1}, FlowError::corrupted};
+  flow.corrupted = corrupted;
+  flow.first_corrupt_offset = offset;
+  return flow;
+}
+FlowResult completed(int sent) {
+  FlowResult flow = completed();
+  flow.sent = flow.received = sent;
+  return flow;
+}
+FlowProbeOptions toward(Protocol protocol) {
+  FlowProbeOptions options;
+  options.target = "10.1.2.13";
+  options.port = 7447;
+  options.protocol = protocol;
+  return options;
+}
 
 TEST(FlowVerdict, EveryFlowCompletedPasses) {
   // Given all flows completed, then the probe passes.
   std::string reason;
-  EXPECT_EQ(judge({completed(), completed()}, reason), Verdict::pass);
+  EXPECT_EQ(judge({completed(), completed()}, toward(Protocol::udp), reason), Verdict::pass);
 }
 
 TEST(FlowVerdict, OneSilentlyDroppedFlowAmongManyFails) {
@@ -27,7 +47,7 @@ TEST(FlowVerdict, OneSilentlyDroppedFlowAmongManyFails) {
   std::vector<FlowResult> flows(15, completed());
   flows.push_back(failed(FlowError::timed_out));
   std::string reason;
-  EXPECT_EQ(judge(flows, reason), Verdict::fail);
+  EXPECT_EQ(judge(flows, toward(Protocol::udp), reason), Verdict::fail);
   EXPECT_EQ(reason, "1 of 16 flows did not complete");
 }
 
@@ -35,14 +55,16 @@ TEST(FlowVerdict, EveryFlowRefusedIsNoEvidence) {
   // Given the far host refused every flow (no responder listening), then the path was never
   // observed: no evidence, never a pass and not a forwarding failure either.
   std::string reason;
-  EXPECT_EQ(judge({failed(FlowError::refused), failed(FlowError::refused)}, reason),
+  EXPECT_EQ(judge({failed(FlowError::refused), failed(FlowError::refused)}, toward(Protocol::udp),
+                  reason),
             Verdict::no_evidence);
 }
 
 TEST(FlowVerdict, EveryFlowBlackholedFails) {
   // Given every flow timed out or was unreachable (a blackholed subnet), then the probe fails.
   std::string reason;
-  EXPECT_EQ(judge({failed(FlowError::timed_out), failed(FlowError::unreachable)}, reason),
+  EXPECT_EQ(judge({failed(FlowError::timed_out), failed(FlowError::unreachable)},
+                  toward(Protocol::udp), reason),
             Verdict::fail);
 }
 
@@ -53,11 +75,13 @@ TEST(FlowVerdict, MessageTooLongIsAFailureNamedAsSuch) {
   std::vector<FlowResult> flows(3, completed());
   flows.push_back(failed(FlowError::too_big));
   std::string reason;
-  EXPECT_EQ(judge(flows, reason), Verdict::fail);
+  EXPECT_EQ(judge(flows, toward(Protocol::udp), reason), Verdict::fail);
   EXPECT_NE(reason.find("EMSGSIZE"), std::string::npos) << reason;
   EXPECT_STREQ(to_string(FlowError::too_big), "message-too-long");
   // Even when every flow was refused for its size.
-  EXPECT_EQ(judge({failed(FlowError::too_big), failed(FlowError::too_big)}, reason), Verdict::fail);
+  EXPECT_EQ(judge({failed(FlowError::too_big), failed(FlowError::too_big)}, toward(Protocol::udp),
+                  reason),
+            Verdict::fail);
 }
 
 TEST(FlowOptions, SizeIsUdpOnlyAndWithinAUdpDatagram) {
@@ -87,6 +111,68 @@ TEST(FlowOptions, OutOfRangeOptionsAreAllReported) {
   options.count = 0;
   options.timeout = milliseconds(0);
   EXPECT_EQ(validate(options).size(), 4u);
+}
+
+TEST(FlowVerdict, CorruptionFailsAndLeadsTheReasonWithFlowCountAndOffset) {
+  // Given 16 flows of 100 datagrams each, all answered, but flow 7 saw 3 echoes with a wrong
+  // byte (the first at byte 812), then the probe fails and the reason says exactly that: how
+  // many of all sent, which flow to where, and the first differing byte.
+  std::vector<FlowResult> flows(16, completed(100));
+  flows[7] = corrupted(100, 3, 812);
+  std::string reason;
+  EXPECT_EQ(judge(flows, toward(Protocol::udp), reason), Verdict::fail);
+  EXPECT_EQ(reason,
+            "3 of 1600 datagrams corrupted on flow 7 (to 10.1.2.13:7447), first at byte 812");
+  EXPECT_STREQ(to_string(FlowError::corrupted), "corrupted");
+}
+
+TEST(FlowVerdict, CorruptionComesFirstThenTheFlowsThatFailedOtherwise) {
+  // Given corruption on flows 2 and 5 and flow 9 timed out, then the reason names the first
+  // corrupted flow, how many more saw corruption, and then the existing wording for the flows
+  // that did not complete (EMSGSIZE too when a flow was refused for its size).
+  std::vector<FlowResult> flows(12, completed(5));
+  flows[2] = corrupted(5, 1, 16);
+  flows[5] = corrupted(5, 2, 30);
+  flows[9] = failed(FlowError::timed_out);
+  flows[10] = failed(FlowError::too_big);
+  std::string reason;
+  EXPECT_EQ(judge(flows, toward(Protocol::udp), reason), Verdict::fail);
+  EXPECT_EQ(reason,
+            "3 of 60 datagrams corrupted on flow 2 (to 10.1.2.13:7447), first at byte 16, and on "
+            "1 more flow; 4 of 12 flows did not complete (1 with EMSGSIZE: message too long for "
+            "the MTU with don't-fragment set)");
+}
+
+TEST(FlowVerdict, CorruptionIsCountedInTheProtocolsOwnUnits) {
+  // Given one corrupted message over tcp and one corrupted echo reply over icmp, then the
+  // reason counts "messages" and "echo replies", and an icmp target has no port.
+  std::vector<FlowResult> flows{completed(5), corrupted(5, 1, 20)};
+  std::string reason;
+  EXPECT_EQ(judge(flows, toward(Protocol::tcp), reason), Verdict::fail);
+  EXPECT_EQ(reason, "1 of 10 messages corrupted on flow 1 (to 10.1.2.13:7447), first at byte 20");
+  EXPECT_EQ(judge(flows, toward(Protocol::icmp), reason), Verdict::fail);
+  EXPECT_EQ(reason, "1 of 10 echo replies corrupted on flow 1 (to 10.1.2.13), first at byte 20");
+}
+
+TEST(FlowVerdict, CorruptionIsAFailureEvenWhenEveryOtherFlowWasRefused) {
+  // Given one flow that got a corrupted echo and every other flow refused, then the path was
+  // observed delivering wrong bytes: a failure, never no-evidence.
+  std::vector<FlowResult> flows{failed(FlowError::refused), corrupted(5, 5, 0)};
+  flows[1].received = 0;
+  std::string reason;
+  EXPECT_EQ(judge(flows, toward(Protocol::udp), reason), Verdict::fail);
+}
+
+TEST(FlowOptions, IcmpNeedsNoPortAndTakesASize) {
+  // Given icmp without a port, with a full-size 1472-byte payload, then the options are
+  // usable; udp without a port is still refused.
+  FlowProbeOptions options = toward(Protocol::icmp);
+  options.port = 0;
+  options.size = 1472;
+  EXPECT_TRUE(validate(options).empty());
+  EXPECT_EQ(parse_protocol("icmp"), std::optional<Protocol>(Protocol::icmp));
+  options.protocol = Protocol::udp;
+  EXPECT_EQ(validate(options).size(), 1u);
 }
 
 WatchOptions allowing(milliseconds max_interruption) {
