@@ -489,8 +489,8 @@ class Engine {
     } else if (const json* since = counter_reference(rule, device, element.relative)) {
       result.pre = text_of(since);
       judge(rule, since, post, result);
-      result.reason += " since the post snapshot (" + options_.counters_since->file +
-                       "): a counter never returns to its baseline";
+      result.reason += " since " + options_.counters_since_what + " (" +
+                       options_.counters_since->file + "): a counter never returns to its baseline";
     } else {
       judge(rule, pre, post, result);
     }

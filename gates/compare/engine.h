@@ -34,6 +34,8 @@ struct CompareOptions {
   // counter (BFD session-down events, drops) never returns to its baseline, so after a rollback
   // it can only prove that nothing more happened since the fault was captured.
   const Snapshot* counters_since = nullptr;
+  // What counters_since is, for the reason text ("since the end of the rollback (FILE)").
+  std::string counters_since_what = "the post snapshot";
 };
 
 // Compares post against pre under the rule sets (in order), with the change's expected

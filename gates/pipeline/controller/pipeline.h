@@ -232,6 +232,10 @@ class Pipeline {
   void compare(GateRecord& record, const nlohmann::json& after, const std::string& label,
                bool with_expected_differences);
   void roll_back(GateRecord& record);
+  // Re-reads the categories `increase` rules judge (BFD flaps, drops) once the rollback ended:
+  // compare-restored counts from there (counters_after_rollback_), so a flap the rollback
+  // itself caused on its way back is not read as a restore that did not hold.
+  void read_counters_after_rollback(GateRecord& record);
   void start_watch(GateRecord& record);
   void stop_watch(GateRecord& record);
   // The telemetry layer: streams from before the first step; the during window ends after
@@ -276,6 +280,7 @@ class Pipeline {
   RunOutcome outcome_;
   std::vector<const intent::Device*> scope_;  // devices snapshotted and compared
   nlohmann::json pre_, post_, restored_;
+  nlohmann::json counters_after_rollback_;  // post_ with the counter categories re-read
   Execution execution_;
   RollbackResult rollback_;
   std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them

@@ -51,6 +51,11 @@ class CollectorSnapshotter final : public Snapshotter {
   TakenSnapshot take_categories(const std::vector<const intent::Device*>& devices,
                                 const std::set<std::string>& categories,
                                 const std::string& intent_commit) override;
+  std::optional<TakenSnapshot> take_counters(const std::vector<const intent::Device*>& devices,
+                                             const std::set<std::string>& categories,
+                                             const std::string& intent_commit) override {
+    return take_categories(devices, categories, intent_commit);
+  }
 
  private:
   TakenSnapshot take_with(const snapshot::ProfileSet& profiles,

@@ -59,16 +59,24 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   options.max_age = repository_.settings.snapshot_max_age;
   // Every route that changed is named in diffs/ (report.md shows the first few).
   options.route_examples = 100'000;
-  // After a rollback, counters (`increase` rules) count from the post snapshot that captured
-  // the fault: a BFD session-down count or a drop counter never returns to the baseline, so
-  // against it no restore could ever be verified. Parsed per restored comparison (as the
-  // restored document is): a round's cost grows by one parse of the post snapshot.
+  // After a rollback, counters (`increase` rules) count from the end of the rollback (the post
+  // snapshot with the counter categories re-read then), or from the post snapshot that
+  // captured the fault when they could not be re-read: a BFD session-down count or a drop
+  // counter never returns to the baseline, so against it no restore could ever be verified,
+  // and a session the rollback itself bounced on its way back is the rollback's, not a
+  // relapse. Parsed per restored comparison (as the restored document is): a round's cost
+  // grows by one parse.
   std::optional<Result<compare::Snapshot>> captured;
-  if (label == "restored" && post_.is_object() && post_.contains("devices")) {
+  const bool reread = counters_after_rollback_.is_object();
+  const nlohmann::json& since = reread ? counters_after_rollback_ : post_;
+  if (label == "restored" && since.is_object() && since.contains("devices")) {
     captured.emplace(compare::parse_snapshot(
-        post_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-        "snapshots/post.json"));
-    if (captured->ok()) options.counters_since = &captured->value();
+        since.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+        reread ? "snapshots/rollback-end.json" : "snapshots/post.json"));
+    if (captured->ok()) {
+      options.counters_since = &captured->value();
+      if (reread) options.counters_since_what = "the end of the rollback";
+    }
   }
   static const std::vector<intent::ExpectedDifference> kNone;
   return compare::compare_snapshots(pre.value(), post.value(), rule_sets.value(),

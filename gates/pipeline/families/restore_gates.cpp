@@ -32,6 +32,65 @@
 
 namespace fabgate::pipeline {
 
+void Pipeline::read_counters_after_rollback(GateRecord& record) {
+  counters_after_rollback_ = nullptr;
+  if (execution_.touched.empty() || !post_.is_object() || !post_.contains("devices")) return;
+  auto rule_sets = rule_sets_for(repository_, change_);
+  if (!rule_sets.ok()) return;  // compare-restored names the problem
+  std::set<std::string> categories;
+  for (const auto& set : rule_sets.value())
+    for (const auto& rule : set.rules)
+      if (rule.op == compare::Operator::increase) categories.insert(rule.category());
+  if (categories.empty()) return;
+  auto reread_part = with_.snapshotter.take_counters(scope_, categories, repository_.commit.id);
+  if (!reread_part) return;
+  TakenSnapshot& part = *reread_part;
+  auto written = with_.evidence.write_json("snapshots/rollback-end.json", part.document);
+  if (!written.ok()) {
+    // Counters nobody can audit are no reference: compare-restored counts from post.
+    record.details.push_back("evidence: " + written.error().message);
+    return;
+  }
+  // The post snapshot with each re-read category of each device replaced; a category a device
+  // did not answer keeps its post value (counted from the fault's capture, as before).
+  nlohmann::json merged = post_;
+  std::size_t reread = 0, kept = 0;
+  const auto* devices = part.document.is_object() && part.document.contains("devices")
+                            ? &part.document["devices"]
+                            : nullptr;
+  for (const auto* device : scope_) {
+    if (!merged["devices"].contains(device->name)) continue;
+    auto& into = merged["devices"][device->name];
+    const nlohmann::json* taken = devices && devices->is_object() && devices->contains(device->name)
+                                      ? &(*devices)[device->name]
+                                      : nullptr;
+    for (const auto& category : categories) {
+      const bool answered = taken && taken->is_object() && taken->contains(category) &&
+                            taken->contains("sources") && (*taken)["sources"].is_object() &&
+                            (*taken)["sources"].contains(category) &&
+                            (*taken)["sources"][category].is_object() &&
+                            (*taken)["sources"][category].value("status", "") == "ok";
+      if (!answered) {
+        kept += into.contains(category);
+        continue;
+      }
+      into[category] = (*taken)[category];
+      ++reread;
+    }
+  }
+  counters_after_rollback_ = std::move(merged);
+  std::string line = "counters (" + join(std::vector<std::string>(categories.begin(),
+                                                                    categories.end()),
+                                         ", ") +
+                     ") re-read when the rollback ended: " + std::to_string(reread) +
+                     " device categories (snapshots/rollback-end.json); compare-restored " +
+                     "counts from there";
+  if (kept > 0)
+    line += ", and from the post snapshot for " + std::to_string(kept) + " not re-read";
+  record.details.push_back(line);
+  for (const auto& missing : part.missing) record.details.push_back("not re-read: " + missing);
+}
+
 void Pipeline::settle_restored(GateRecord& record) {
   // The restore is verified in rounds instead of after a fixed wait. Each round takes the
   // restored snapshot, compares it with the baseline and runs the probes on hosts at the same

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,15 @@ class Snapshotter {
                                         const std::string& intent_commit) {
     (void)categories;
     return take(devices, intent_commit, nullptr);
+  }
+  // The counters of `categories` re-read once a rollback ended (take_categories), as the
+  // reference compare-restored counts `increase` rules from; nullopt where this snapshotter
+  // cannot re-read a part alone, and compare-restored then counts from the post snapshot.
+  virtual std::optional<TakenSnapshot> take_counters(
+      const std::vector<const intent::Device*>& devices, const std::set<std::string>& categories,
+      const std::string& intent_commit) {
+    (void)devices, (void)categories, (void)intent_commit;
+    return std::nullopt;
   }
 };
 

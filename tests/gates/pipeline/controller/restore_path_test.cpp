@@ -495,5 +495,76 @@ TEST(RestorePath, WithoutADwellOneMatchingRoundVerifiesTheRestore) {
   EXPECT_NE(settle->summary.find("no dwell"), std::string::npos) << settle->summary;
 }
 
+// The scripted snapshotter for leaf1's BFD session to 10.0.0.2: the fault bounced it once (the
+// post snapshot, the second full one, counts 1 down event) and the rollback bounced it once more
+// on its way back (the counters re-read when the rollback ended count 2); every later snapshot
+// counts `after_rollback`.
+class BouncingBfdSnapshotter final : public Snapshotter {
+ public:
+  BouncingBfdSnapshotter(ScriptedSnapshotter& inner, int after_rollback)
+      : inner_(inner), after_rollback_(after_rollback) {}
+  TakenSnapshot take(const std::vector<const intent::Device*>& devices, const std::string& commit,
+                     ProgressSink* progress) override {
+    auto taken = inner_.take(devices, commit, progress);
+    const int n = ++full_;
+    with_down_events(taken, n == 1 ? 0 : n == 2 ? 1 : after_rollback_);
+    return taken;
+  }
+  std::optional<TakenSnapshot> take_counters(const std::vector<const intent::Device*>& devices,
+                                             const std::set<std::string>&,
+                                             const std::string& commit) override {
+    auto taken = inner_.take(devices, commit, nullptr);
+    with_down_events(taken, 2);
+    return taken;
+  }
+
+ private:
+  static void with_down_events(TakenSnapshot& taken, int events) {
+    auto& leaf1 = taken.document["devices"]["leaf1"];
+    leaf1["bfd"] = {{"peers", {{"10.0.0.2", {{"status", "up"}, {"session_down_events", events}}}}}};
+    leaf1["sources"]["bfd"] = {{"status", "ok"}, {"commands", nlohmann::json::array()}};
+  }
+  ScriptedSnapshotter& inner_;
+  int after_rollback_;
+  std::atomic<int> full_{0};
+};
+
+TEST(RestorePath, ASessionTheRollbackBouncedOnItsWayBackIsNotARelapse) {
+  // Given a BFD session that went down with the fault (post: 1 down event) and once more while
+  // the rollback took the fault away (2 when the rollback ended), and stays up after, then the
+  // restore is verified (exit 4): counters count from the end of the rollback, not from post.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{500};
+  RecoveringRemote remote(0);
+  BouncingBfdSnapshotter snapshotter(run.snapshotter, 2);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* rollback = gate_named(outcome, "rollback");
+  ASSERT_NE(rollback, nullptr);
+  EXPECT_NE(all_details(*rollback).find("re-read when the rollback ended"), std::string::npos)
+      << all_details(*rollback);
+  const auto* compared = gate_named(outcome, "compare-restored");
+  ASSERT_NE(compared, nullptr);
+  EXPECT_EQ(compared->verdict, Verdict::pass) << all_details(*compared);
+}
+
+TEST(RestorePath, ASessionThatDropsAfterTheRollbackEndedIsNotRestored) {
+  // Given the same session, down once more after the rollback ended (3 in every round), then
+  // the restore is not verified (exit 5), and the reason says where the count started.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{500};
+  RecoveringRemote remote(0);
+  BouncingBfdSnapshotter snapshotter(run.snapshotter, 3);
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::not_restored);
+  const auto* compared = gate_named(outcome, "compare-restored");
+  ASSERT_NE(compared, nullptr);
+  EXPECT_EQ(compared->verdict, Verdict::fail);
+  EXPECT_NE(all_details(*compared).find("since the end of the rollback "
+                                        "(snapshots/rollback-end.json)"),
+            std::string::npos)
+      << all_details(*compared);
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline
