@@ -8,16 +8,23 @@ namespace fabgate::snapshot {
 namespace {
 
 TEST(CollectorProfile, ShippedProfilesAreEmbeddedAndValid) {
-  // Given the profiles compiled into the binary, then linux and frr load and frr collects
-  // identity, interfaces, LLDP neighbours, routes, bgp, bfd, evpn and its running configuration.
+  // Given the profiles compiled into the binary, then linux and frr load; frr collects
+  // identity, interfaces, LLDP neighbours, routes, the multipath hash, packet filters, the IP
+  // stack's receive errors, bgp, bfd, evpn and its running configuration, and linux the same
+  // Linux categories without the FRR ones.
   auto profiles = load_profiles();
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->count("linux"), 1u);
   ASSERT_EQ(profiles->count("frr"), 1u);
   std::vector<std::string> categories;
   for (const auto& source : profiles->at("frr").sources) categories.push_back(source.category);
-  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "lldp", "routes", "bgp",
+  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "lldp", "routes",
+                                                  "multipath", "packet_filter", "ip_stack", "bgp",
                                                   "bfd", "evpn", "config"}));
+  categories.clear();
+  for (const auto& source : profiles->at("linux").sources) categories.push_back(source.category);
+  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "routes", "multipath",
+                                                  "packet_filter", "ip_stack"}));
 }
 
 TEST(CollectorProfile, OpenconfigAndPlatformProfilesAreGnmiOnlyWithTheirQuirks) {

@@ -157,16 +157,18 @@ TEST(HostNormalizers, XidCountsEventsAndAnUnreadableLogIsAnError) {
 }
 
 TEST(HostNormalizers, RdmaHostProfileLoadsWithEveryHostCategory) {
-  // Given the shipped rdma-host profile, then it loads, collects the linux categories plus
-  // rdma, congestion, gpu and xid, and its GPU query is the one the CSV parser documents.
+  // Given the shipped rdma-host profile, then it loads, collects the linux categories (the
+  // multipath hash, packet filters and IP stack errors included) plus rdma, congestion, gpu and xid, and its GPU query is the one the CSV parser documents.
   auto profiles = load_profiles();
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->count("rdma-host"), 1u);
   std::vector<std::string> categories;
   for (const auto& source : profiles->at("rdma-host").sources)
     categories.push_back(source.category);
-  EXPECT_EQ(categories, (std::vector<std::string>{"identity", "interfaces", "routes", "rdma",
-                                                  "congestion", "gpu", "xid"}));
+  EXPECT_EQ(categories,
+            (std::vector<std::string>{"identity", "interfaces", "routes", "multipath",
+                                      "packet_filter", "ip_stack", "rdma", "congestion", "gpu",
+                                      "xid"}));
   EXPECT_EQ(profile_command("nvidia-smi").run, hostfacts::kNvidiaSmiQuery);
 }
 

@@ -40,6 +40,14 @@ class CannedShell final : public ssh::RemoteShell {
   std::map<std::string, Expected<CommandResult, SshFailure>> answers_;
 };
 
+// The shipped frr profile's (first) command for `category`: long shell lines are not repeated.
+std::string frr_profile_command(const std::string& category) {
+  const auto profiles = load_profiles();
+  for (const auto& source : profiles.value().at("frr").sources)
+    if (source.category == category) return source.commands.at(0).run;
+  return {};
+}
+
 class CannedConnector final : public ssh::ShellConnector {
  public:
   Expected<std::unique_ptr<ssh::RemoteShell>, SshFailure> connect(const ssh::SshDevice& device,
@@ -67,8 +75,10 @@ class CannedConnector final : public ssh::ShellConnector {
         {"lldpcli -f json show interfaces", ok(sample("clos-lab/leaf1-lldp-interfaces.json"))},
         {"lldpcli -f json show neighbors details",
          ok(sample("clos-lab/leaf1-lldp-neighbors.json"))},
+        {frr_profile_command("multipath"), ok(sample("multipath-hash-policy.txt"))},
+        {"cat /proc/net/snmp", ok(sample("proc-net-snmp.txt"))},
     };
-    // ethtool's loop and `show bfd peers json` are left out: they answer exit 127.
+    // ethtool's loop, `show bfd peers json` and nft are left out: they answer exit 127.
     return std::unique_ptr<ssh::RemoteShell>(new CannedShell(std::move(answers)));
   }
 };
@@ -79,9 +89,10 @@ const CollectorProfile& profile(const std::string& platform) {
 }
 
 TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategoriesAbsent) {
-  // Given an FRR device whose bgp command times out, whose vtysh lacks bfd (exit 127) and whose
-  // evpn answer is not JSON, then those sources are no-evidence with a reason naming the
-  // command, their categories are absent (not empty), and the rest is collected.
+  // Given an FRR device whose bgp command times out, whose vtysh lacks bfd (exit 127), which
+  // has no nft (exit 127) and whose evpn answer is not JSON, then those sources are
+  // no-evidence with a reason naming the command, their categories are absent (not empty),
+  // and the rest is collected (the multipath hash and the IP stack's errors among them).
   CannedConnector connector;
   ssh::ConnectionCache cache(connector);
   ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
@@ -105,6 +116,13 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_FALSE(device.contains("bfd"));
   EXPECT_FALSE(device.contains("evpn"));
   EXPECT_TRUE(device.contains("interfaces"));
+  EXPECT_EQ(sources.at("packet_filter").at("reason"),
+            "nft -j list ruleset: command not found (exit 127): sh: 1: nft: not found");
+  EXPECT_FALSE(device.contains("packet_filter"));
+  EXPECT_EQ(sources.at("multipath").at("status"), "ok");
+  EXPECT_EQ(device.at("multipath").at("hash_policy").at("ipv4"), 0);
+  EXPECT_EQ(sources.at("ip_stack").at("status"), "ok");
+  EXPECT_EQ(device.at("ip_stack").at("udp").at("rcvbuf_errors"), 8863);
   // Identity keeps what was collected and its source says what is missing (ethtool).
   EXPECT_EQ(device.at("identity").at("hostname"), "leaf2");
   EXPECT_EQ(device.at("identity").at("frr_version"), "8.4.4");
@@ -120,9 +138,9 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_EQ(link_command.at("parse"), "ok");
   EXPECT_TRUE(link_command.contains("started_at"));
   EXPECT_TRUE(link_command.contains("duration_ms"));
-  // Every command of the frr profile (17, system-identity, the running configuration and the
-  // two LLDP commands).
-  EXPECT_EQ(snapshot.devices[0].records.size(), 21u);
+  // Every command of the frr profile (17, system-identity, the running configuration, the
+  // two LLDP commands, the multipath hash, nft and /proc/net/snmp).
+  EXPECT_EQ(snapshot.devices[0].records.size(), 24u);
 }
 
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
@@ -135,7 +153,7 @@ TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
   const auto& device = snapshot.devices.at(0);
   EXPECT_FALSE(device.reachable);
   EXPECT_TRUE(device.collected.empty());
-  ASSERT_EQ(device.missing.size(), 3u);
+  ASSERT_EQ(device.missing.size(), 6u);  // the linux profile's six sources
   EXPECT_EQ(device.missing[0].reason, "unreachable: connection refused");
   EXPECT_FALSE(device.document.contains("interfaces"));
   for (const auto& record : device.records) EXPECT_FALSE(record.sent);
@@ -165,7 +183,8 @@ TEST(Snapshot, ReportsDevicesDoneToAProgressSink) {
 
 TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
   // Given three targets served by a real sshd on this machine and the shipped linux profile,
-  // then every source is ok and the facts are the machine's own (its hostname, interface lo).
+  // then every source is ok and the facts are the machine's own (its hostname, interface lo,
+  // its nftables ruleset, multipath hash policy and IP stack counters).
   if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
   auto sshd = testing::SshdFixture::start();
   ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
@@ -178,8 +197,13 @@ TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
   for (const auto& device : snapshot.devices) {
     for (const auto& missing : device.missing)
       ADD_FAILURE() << device.device << ": " << missing.reason;
-    EXPECT_EQ(device.collected.size(), 3u);
+    EXPECT_EQ(device.collected,
+              (std::vector<std::string>{"identity", "interfaces", "routes", "multipath",
+                                        "packet_filter", "ip_stack"}));
     EXPECT_EQ(device.document.at("interfaces").at("lo").at("oper"), "unknown");
+    EXPECT_TRUE(device.document.at("packet_filter").at("tables").is_object());
+    EXPECT_TRUE(device.document.at("multipath").at("hash_policy").at("ipv4").is_number_integer());
+    EXPECT_TRUE(device.document.at("ip_stack").at("udp").at("in_csum_errors").is_number_integer());
     EXPECT_FALSE(device.document.at("routes").at("ipv4").empty());
     EXPECT_FALSE(device.document.at("identity").at("hostname").get<std::string>().empty());
   }
