@@ -344,6 +344,9 @@ Expected<Flow, SocketError> open_flow(Run& run, std::uint32_t index, const socka
   if (run.icmp == IcmpSocketKind::raw) {
     flow.icmp_id = static_cast<std::uint16_t>((run.probe_id + index) & 0xffff);
     flow.result.src_port = flow.icmp_id;
+    if (int error = keep_only_echo_replies(flow.fd.get(), flow.icmp_id); error != 0)
+      return SocketError{SocketFailure::create,
+                         std::string("setsockopt SO_ATTACH_FILTER: ") + std::strerror(error)};
   } else {
     flow.result.src_port = local_port(flow.fd.get());
   }

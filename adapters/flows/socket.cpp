@@ -1,12 +1,14 @@
 #include "adapters/flows/socket.h"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 namespace fabgate::flows {
 
@@ -102,6 +104,22 @@ Expected<IcmpSocket, SocketError> icmp_socket(std::optional<IcmpSocketKind> kind
       std::string("raw socket: ") + std::strerror(errno) + " (needs root or CAP_NET_RAW)";
   return SocketError{SocketFailure::create,
                      ping_failure.empty() ? raw_failure : ping_failure + "; " + raw_failure};
+}
+
+int keep_only_echo_replies(int fd, std::uint16_t identifier) {
+  // Classic BPF over the IPv4 packet a raw socket sees: X = the IP header's length, then the
+  // ICMP type must be 0 (echo reply) and the identifier (loaded in network order) ours.
+  sock_filter code[] = {
+      BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),
+      BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
+      BPF_STMT(BPF_LD | BPF_H | BPF_IND, 4),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, identifier, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffU),
+      BPF_STMT(BPF_RET | BPF_K, 0),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
+  return ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0 ? 0 : errno;
 }
 
 }  // namespace fabgate::flows

@@ -72,4 +72,10 @@ struct IcmpSocket {
 // (the range this host sets, and that raw sockets need root).
 Expected<IcmpSocket, SocketError> icmp_socket(std::optional<IcmpSocketKind> kind = std::nullopt);
 
+// Lets only ICMP echo replies carrying `identifier` into a raw ICMP socket's receive queue. A
+// raw socket otherwise queues every ICMP message its host receives, so with many flows each
+// flow's queue would fill with the other flows' replies and overflow, dropping its own: a loss
+// the path never caused. Returns errno, 0 on success.
+int keep_only_echo_replies(int fd, std::uint16_t identifier);
+
 }  // namespace fabgate::flows

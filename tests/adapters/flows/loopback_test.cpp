@@ -2,6 +2,7 @@
 // sockets on ports the kernel picks.
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -254,6 +255,64 @@ TEST(FlowProbeLoopback, IcmpEchoToLoopbackPassesWithEveryByteVerified) {
   ASSERT_TRUE(full) << full.error().message;
   EXPECT_EQ(full->verdict, Verdict::pass) << full->reason;
   EXPECT_EQ(to_json(*full)["dont_fragment"], true);
+}
+
+// An ICMP echo request with `identifier` and an empty payload, checksum included.
+std::array<std::uint8_t, 8> echo_request(std::uint16_t identifier) {
+  std::array<std::uint8_t, 8> request{8,
+                                      0,
+                                      0,
+                                      0,
+                                      static_cast<std::uint8_t>(identifier >> 8),
+                                      static_cast<std::uint8_t>(identifier & 0xff),
+                                      0,
+                                      1};
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < request.size(); i += 2)
+    sum += static_cast<std::uint32_t>(request[i] << 8 | request[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  request[2] = static_cast<std::uint8_t>((~sum >> 8) & 0xff);
+  request[3] = static_cast<std::uint8_t>(~sum & 0xff);
+  return request;
+}
+
+TEST(FlowProbeLoopback, ARawIcmpFlowQueuesOnlyItsOwnEchoReplies) {
+  // Given a raw ICMP socket filtered for identifier 0x1234 (root only), when it sends an echo
+  // request with another identifier and then one with its own to 127.0.0.1, then the only
+  // packet it receives is the echo reply to its own: not the other reply, and not the requests
+  // a raw socket on loopback also sees. Unfiltered, every flow's queue held every flow's
+  // replies, and 256 raw flows overflowed their queues and failed on an intact loopback.
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for a raw socket";
+  auto raw = icmp_socket(IcmpSocketKind::raw);
+  ASSERT_TRUE(raw) << raw.error().message;
+  auto target = *parse_ipv4("127.0.0.1", 0);
+  ASSERT_EQ(::connect(raw->fd.get(), reinterpret_cast<const sockaddr*>(&target), sizeof target), 0);
+  ASSERT_EQ(keep_only_echo_replies(raw->fd.get(), 0x1234), 0);
+  for (std::uint16_t identifier : {std::uint16_t{0x4321}, std::uint16_t{0x1234}}) {
+    auto request = echo_request(identifier);
+    ASSERT_EQ(::send(raw->fd.get(), request.data(), request.size(), 0), 8);
+  }
+  std::vector<std::pair<int, int>> received;  // ICMP type, identifier
+  std::array<std::uint8_t, 256> packet{};
+  // Loopback delivers in order: whatever the filter let through ahead of the own reply is
+  // queued by the time the own reply is, so the wait ends with it (at most 5 s) and the queue
+  // is then read empty.
+  const std::pair<int, int> own_reply{0, 0x1234};
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  bool own_seen = false;
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd ready{raw->fd.get(), POLLIN, 0};
+    if (::poll(&ready, 1, own_seen ? 0 : 50) <= 0) {
+      if (own_seen) break;
+      continue;
+    }
+    ssize_t n = ::recv(raw->fd.get(), packet.data(), packet.size(), 0);
+    if (n < 28) continue;
+    const std::size_t icmp = (packet[0] & 0x0f) * 4u;
+    received.emplace_back(packet[icmp], packet[icmp + 4] << 8 | packet[icmp + 5]);
+    own_seen = own_seen || received.back() == own_reply;
+  }
+  EXPECT_EQ(received, (std::vector<std::pair<int, int>>{{0, 0x1234}}));
 }
 
 TEST(FlowProbeLoopback, IcmpRunsOverBothSocketKindsAndFailsWhereEchoRequestsAreDropped) {
