@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,10 @@ struct CollectiveOptions {
   std::chrono::milliseconds op_timeout{2000};
   // Connecting the mesh: peers start within this of each other (fabgate starts them over SSH).
   std::chrono::milliseconds setup_timeout{15000};
+  // The ring keeps up to this many bytes of an iteration's received chunks (2(N-1) chunks of
+  // size/N: about twice `size`) to check after the iteration's last byte, outside its time;
+  // beyond it, a chunk is checked before its buffer is reused, within the time.
+  std::size_t deferred_check_bytes = 64u << 20;
 };
 
 std::vector<std::string> validate(const CollectiveOptions& options);
@@ -49,17 +55,45 @@ std::vector<std::string> validate(const CollectiveOptions& options);
 // The chunk one transfer carries: size / N rounded up, at least one header per channel.
 std::size_t chunk_size(const CollectiveOptions& options);
 
+// The first chunk this rank received with a byte that is not what its sender wrote there.
+struct CorruptChunk {
+  int sender = 0;
+  std::uint32_t iteration = 0;
+  std::uint32_t step = 0;  // ring step; 0 in all-to-all
+  std::size_t offset = 0;  // the first differing byte, from the start of the chunk
+  std::byte expected{};    // what the sender wrote there
+  std::byte received{};    // what arrived
+};
+
+// Every byte of every chunk is checked on receipt (adapters/flows/pattern.h): a chunk with a
+// wrong byte is counted, and the run goes on, since TCP kept the stream in step.
+struct ChunkIntegrity {
+  std::uint64_t run_id = 0;            // what every chunk's pattern is derived from
+  std::uint64_t chunks_received = 0;   // complete chunks checked
+  std::uint64_t corrupted_chunks = 0;  // of those, with at least one wrong byte
+  std::optional<CorruptChunk> first;
+  std::map<int, std::uint64_t> corrupted_by_sender;  // sending rank -> corrupted chunks
+};
+
 struct CollectiveReport {
   CollectiveOptions options;
   TimePoint started_at;              // when the mesh was up and iteration 1 was released
   std::vector<double> iteration_ms;  // one per completed iteration, in order
-  std::vector<std::string> errors;   // the first error ends the run (peers cannot go on)
-  bool stopped = false;              // by the stop flag
+  // The corruption summary first when any chunk was corrupted (corruption_summary), then the
+  // error that ended the run, if one did (peers cannot go on after it).
+  std::vector<std::string> errors;
+  bool stopped = false;  // by the stop flag
+  ChunkIntegrity integrity;
 };
+
+// `rank 2 received 3 of 200 chunks corrupted from rank 1, first at byte 812 (iteration 4 step
+// 1: 0x5b where 0x5a was sent)`, or none when every chunk was intact.
+std::optional<std::string> corruption_summary(int rank, const ChunkIntegrity& integrity);
 
 // Runs this rank: listens, connects the mesh, then iterates. A failure to set up this rank's own
 // socket is a SocketError (no evidence); anything a peer or the path does wrong (refused,
-// timed out, reset, a corrupt or out-of-order chunk) is an error in the report.
+// timed out, reset, a corrupt or out-of-order barrier message) is an error in the report, and
+// a chunk with any wrong byte is counted in `integrity` and summarized first in `errors`.
 // `on_listening` (optional) is called once this rank listens, before it connects the mesh:
 // whoever starts the ranks knows then that the others can reach this one.
 Expected<CollectiveReport, SocketError> run_collective(

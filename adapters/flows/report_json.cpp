@@ -163,6 +163,11 @@ json to_json(const CollectiveReport& report) {
   for (double ms : report.iteration_ms) iterations.push_back(round_us(ms));
   const bool completed =
       report.errors.empty() && static_cast<int>(report.iteration_ms.size()) == options.iterations;
+  const auto& integrity = report.integrity;
+  const auto& first = integrity.first;
+  json by_sender = json::array();
+  for (const auto& [sender, chunks] : integrity.corrupted_by_sender)
+    by_sender.push_back(json{{"rank", sender}, {"chunks", chunks}});
   return json{
       {"probe", "collective"},
       {"verdict", completed ? "pass" : "fail"},
@@ -184,7 +189,14 @@ json to_json(const CollectiveReport& report) {
       {"stopped_by", report.stopped ? json("signal") : json(nullptr)},
       {"completed_iterations", report.iteration_ms.size()},
       {"iteration_ms", iterations},
-      {"errors", report.errors}};
+      {"errors", report.errors},
+      // Every byte of every chunk this rank received, checked against its sender's pattern.
+      {"run_id", integrity.run_id},
+      {"chunks_received", integrity.chunks_received},
+      {"corrupted_chunks", integrity.corrupted_chunks},
+      {"first_corrupt_offset", first ? json(first->offset) : json(nullptr)},
+      {"corrupted_from", first ? json(first->sender) : json(nullptr)},
+      {"corrupted_by_sender", by_sender}};
 }
 
 json no_evidence_json(const char* probe, const std::string& reason) {
