@@ -158,7 +158,7 @@ TEST(HostNormalizers, XidCountsEventsAndAnUnreadableLogIsAnError) {
 
 TEST(HostNormalizers, RdmaHostProfileLoadsWithEveryHostCategory) {
   // Given the shipped rdma-host profile, then it loads, collects the linux categories (the
-  // multipath hash, packet filters and IP stack errors included) plus rdma, congestion, gpu and xid, and its GPU query is the one the CSV parser documents.
+  // multipath hash and IP stack errors included) plus rdma, congestion, gpu and xid, and its GPU query is the one the CSV parser documents.
   auto profiles = load_profiles();
   ASSERT_TRUE(profiles) << profiles.error().message;
   ASSERT_EQ(profiles->count("rdma-host"), 1u);
@@ -167,8 +167,7 @@ TEST(HostNormalizers, RdmaHostProfileLoadsWithEveryHostCategory) {
     categories.push_back(source.category);
   EXPECT_EQ(categories,
             (std::vector<std::string>{"identity", "interfaces", "routes", "multipath",
-                                      "packet_filter", "ip_stack", "rdma", "congestion", "gpu",
-                                      "xid"}));
+                                      "ip_stack", "rdma", "congestion", "gpu", "xid"}));
   EXPECT_EQ(profile_command("nvidia-smi").run, hostfacts::kNvidiaSmiQuery);
 }
 
