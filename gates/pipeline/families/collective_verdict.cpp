@@ -94,6 +94,12 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
   }
   std::vector<std::string> missing;
   std::vector<std::string> failing;
+  std::vector<std::string> corrupted;  // ranks that received damaged data: the headline
+  auto host_of = [&](int rank) {
+    for (const auto& other : ranks)
+      if (other.rank == rank) return rank_name(rank, other.host);
+    return rank_name(rank, "");
+  };
   double total = 0;
   std::size_t count = 0;
   for (const auto& rank : ranks) {
@@ -103,6 +109,15 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
       continue;
     }
     const int done = static_cast<int>(rank.iteration_ms.size());
+    judgement.corrupted_chunks += rank.corrupted_chunks;
+    if (rank.corrupted_chunks > 0)
+      corrupted.push_back(rank_name(rank.rank, rank.host) + " received " +
+                          std::to_string(rank.corrupted_chunks) + " corrupted chunk" +
+                          (rank.corrupted_chunks == 1 ? "" : "s") +
+                          (rank.corrupted_from ? " (the first from " +
+                                                     host_of(*rank.corrupted_from) + ")"
+                                               : "") +
+                          (rank.errors.empty() ? "" : ": " + rank.errors.front()));
     if (!rank.errors.empty()) {
       failing.push_back(rank_name(rank.rank, rank.host) + ": " + rank.errors.front() +
                         (rank.errors.size() > 1
@@ -163,6 +178,14 @@ CollectiveJudgement judge_collective(const std::vector<RankTimings>& ranks,
     judgement.reason = std::to_string(missing.size()) + of_n + " never reported (" +
                        missing.front() + (missing.size() > 1 ? ", ..." : "") +
                        "): the collective as a whole has no evidence";
+    return judgement;
+  }
+  if (!corrupted.empty()) {
+    // Damaged data fails the workload even when every iteration was fast: named first, with
+    // the sender mapped to its host, ahead of any rank that only timed out.
+    judgement.verdict = Verdict::fail;
+    judgement.reason = std::to_string(corrupted.size()) + of_n + " received corrupted data (" +
+                       corrupted.front() + (corrupted.size() > 1 ? "; ..." : "") + ")";
     return judgement;
   }
   if (!failing.empty()) {

@@ -19,6 +19,10 @@ struct RankTimings {
   std::vector<double> iteration_ms;  // completed iterations, in order
   int iterations_planned = 0;
   std::vector<std::string> errors;  // socket errors, timeouts, corrupt chunks
+  // Chunks that arrived with a wrong byte (fabgate-probe checks every byte), and the rank that
+  // sent the first of them: a workload's data damaged on the way, whatever the timings say.
+  int corrupted_chunks = 0;
+  std::optional<int> corrupted_from;
 };
 
 struct CollectiveThresholds {
@@ -59,6 +63,7 @@ struct CollectiveJudgement {
   std::vector<RankOverBound> slow_ranks;    // over max_tail_ratio, in rank order
   std::vector<RankOverBound> over_max_p99;  // over max_p99, in rank order
   double fleet_mean_ms = 0;                 // every iteration of every rank, averaged
+  int corrupted_chunks = 0;                 // over every rank
   // What judging the fleet average alone would have said (the mean iteration time over every
   // rank against max_p99, or without one against the tail bound every rank is judged by):
   // printed beside the verdict, because an average is what hides one slow rank.

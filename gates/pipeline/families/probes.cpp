@@ -1,6 +1,7 @@
 #include "gates/pipeline/families/probes.h"
 
 #include <future>
+#include <limits>
 #include <set>
 
 #include "adapters/core/foreign_json.h"
@@ -383,6 +384,19 @@ RankTimings parse_rank(int rank, const std::string& host, int iterations, const 
   if (document.contains("errors"))
     if (auto problem = read_array(document, "errors", is_string, "a string", timings.errors))
       return never_reported(*problem);
+  // What every byte's check found (absent from an older fabgate-probe: nothing counted).
+  if (document.contains("corrupted_chunks")) {
+    auto chunks = integer_member(document, "corrupted_chunks");
+    if (!chunks || *chunks < 0 || *chunks > std::numeric_limits<int>::max())
+      return never_reported(wrong_member(document, "corrupted_chunks", "a count"));
+    timings.corrupted_chunks = static_cast<int>(*chunks);
+    if (document.contains("corrupted_from") && !document.at("corrupted_from").is_null()) {
+      auto sender = integer_member(document, "corrupted_from");
+      if (!sender || *sender < 0 || *sender > 65535)
+        return never_reported(wrong_member(document, "corrupted_from", "a rank or null"));
+      timings.corrupted_from = static_cast<int>(*sender);
+    }
+  }
   timings.reported = true;
   return timings;
 }
@@ -420,6 +434,7 @@ nlohmann::json to_json(const CollectiveJudgement& judgement, const intent::Probe
           {"slow_ranks", to_json(judgement.slow_ranks)},
           {"over_max_p99", to_json(judgement.over_max_p99)},
           {"fleet_mean_ms", judgement.fleet_mean_ms},
+          {"corrupted_chunks", judgement.corrupted_chunks},
           {"average_verdict", std::string(to_string(judgement.average_verdict))},
           {"average_reason", judgement.average_reason},
           {"ranks", ranks}};

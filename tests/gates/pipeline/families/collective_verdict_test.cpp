@@ -101,6 +101,26 @@ TEST(CollectiveVerdict, ARankWithErrorsFailsEvenWhenItsTimingsLookFine) {
       << judgement.reason;
 }
 
+TEST(CollectiveVerdict, CorruptedDataLeadsTheReasonWithTheSendersHost) {
+  // Given rank 0 timing out on rank 1, and rank 2, fast, receiving chunks with a wrong byte from
+  // rank 1, then the probe fails and the reason leads with the damaged data, naming the
+  // receiving rank's host, the sender's host and the probe's own words; the total is counted.
+  auto timed_out = rank(0, 2);
+  timed_out.errors.push_back("iteration 37: recv from rank 1 timed out after 2000 ms");
+  auto damaged = rank(2, 2);
+  damaged.corrupted_chunks = 3;
+  damaged.corrupted_from = 1;
+  damaged.errors.push_back(
+      "rank 2 received 3 of 200 chunks corrupted from rank 1, first at byte 812");
+  auto judgement = judge_collective({timed_out, rank(1, 2), damaged}, thresholds());
+  EXPECT_EQ(judgement.verdict, Verdict::fail);
+  EXPECT_EQ(judgement.reason,
+            "1 of 3 ranks received corrupted data (rank 2 (host3) received 3 corrupted chunks "
+            "(the first from rank 1 (host2)): rank 2 received 3 of 200 chunks corrupted from "
+            "rank 1, first at byte 812)");
+  EXPECT_EQ(judgement.corrupted_chunks, 3);
+}
+
 TEST(CollectiveVerdict, ARankThatStoppedEarlyFails) {
   // Given a rank that completed 40 of 100 iterations without recording an error, then the probe
   // fails: missing iterations are never a pass.

@@ -186,6 +186,30 @@ TEST_F(ProbeReports, ACollectiveRankWithAStringTimingNeverReportedNamingTheEleme
       "rank 1 (host2): fabgate-probe collective: field 'iteration_ms[1]' is not a number");
 }
 
+TEST_F(ProbeReports, ACollectiveRankThatReceivedCorruptedChunksFailsNamingTheSendersHost) {
+  // Given rank 1 reporting fast iterations and one chunk from rank 0 with a wrong byte, then
+  // the collective fails, its reason naming both hosts, and the total is in the detail.
+  auto outcome = collective_with_rank1(
+      R"({"verdict":"fail","iteration_ms":[1.0,1.1,1.2],"corrupted_chunks":1,)"
+      R"("corrupted_from":0,"errors":["rank 1 received 1 of 6 chunks corrupted from rank 0, )"
+      R"(first at byte 17180"]})");
+  EXPECT_EQ(outcome.verdict, Verdict::fail);
+  EXPECT_NE(outcome.reason.find("rank 1 (host2) received 1 corrupted chunk (the first from rank 0 "
+                                "(host1)): rank 1 received 1 of 6 chunks corrupted"),
+            std::string::npos)
+      << outcome.reason;
+  EXPECT_EQ(outcome.detail.value("corrupted_chunks", -1), 1) << outcome.detail.dump();
+}
+
+TEST_F(ProbeReports, ACollectiveRankWithAWronglyTypedCorruptionCountNeverReported) {
+  // Given rank 1 printing its corrupted-chunk count as a string, then the collective is no
+  // evidence naming the field: a count fabgate cannot read proves nothing either way.
+  expect_no_evidence_saying(
+      collective_with_rank1(
+          R"({"verdict":"pass","iteration_ms":[1.0,1.1,1.2],"corrupted_chunks":"0"})"),
+      "rank 1 (host2): fabgate-probe collective: field 'corrupted_chunks'");
+}
+
 TEST_F(ProbeReports, ACollectiveRankPrintingDeeplyNestedJsonIsRefusedWithTheDepth) {
   // Given rank 1 printing 300,000 levels of nesting, then the collective is no evidence saying
   // the rank's report nests too deep.
