@@ -154,15 +154,16 @@ TEST(IpStackRules, ChecksumErrorsMayNotGrowAndBufferOverflowsAreNotJudged) {
   auto seen = verdicts(compare({{"ip_stack", ip_stack(0, 0)}}, {{"ip_stack", ip_stack(3, 500)}}));
   EXPECT_EQ(seen.at("ip-stack-udp-checksum-errors devices.leaf1.ip_stack.udp.in_csum_errors"),
             "fail");
-  EXPECT_EQ(seen.at("ip-stack-header-errors devices.leaf1.ip_stack.ip.in_hdr_errors"), "pass");
   for (const auto& [key, verdict] : seen) {
     EXPECT_EQ(key.find("rcvbuf_errors"), std::string::npos) << key;
     EXPECT_EQ(key.find("udp.in_errors"), std::string::npos) << key;
   }
   Report busy = compare({{"ip_stack", ip_stack(0, 0)}}, {{"ip_stack", ip_stack(0, 500)}});
   EXPECT_EQ(busy.verdict(), Verdict::pass);
-  auto header = verdicts(compare({{"ip_stack", ip_stack(0, 0)}}, {{"ip_stack", ip_stack(0, 0, 2)}}));
-  EXPECT_EQ(header.at("ip-stack-header-errors devices.leaf1.ip_stack.ip.in_hdr_errors"), "fail");
+  // Given only header errors grown (TTL expiries: a traceroute across the fabric), then the
+  // comparison passes: they are recorded, never judged.
+  Report traced = compare({{"ip_stack", ip_stack(0, 0)}}, {{"ip_stack", ip_stack(0, 0, 2)}});
+  EXPECT_EQ(traced.verdict(), Verdict::pass);
 }
 
 }  // namespace
