@@ -114,7 +114,18 @@ void expect_a_stall_of(const nlohmann::json& report, const std::string& by) {
   for (const auto& stall : report["stalls"])
     named = named || (stall.value("by", "") == by && stall.value("length_ms", 0) >= 50);
   EXPECT_TRUE(named) << "no stall of the " << by << " of at least 50 ms; " << figures(report);
-  EXPECT_NE(report.value("reason", "").find("the " + by + "'s"), std::string::npos)
+  // The reason names whose the longest stall was. On a loaded machine that can be the other
+  // process's (a fresh-clone CI run beside a second build saw the responder held 111 ms while
+  // the sampler was stopped 50 ms), so it is checked against the longest stall in the report,
+  // and the stall of the stopped process is required above.
+  std::string longest_by;
+  int longest = -1;
+  for (const auto& stall : report["stalls"])
+    if (stall.value("length_ms", 0) > longest) {
+      longest = stall.value("length_ms", 0);
+      longest_by = stall.value("by", "");
+    }
+  EXPECT_NE(report.value("reason", "").find("the " + longest_by + "'s"), std::string::npos)
       << figures(report);
 }
 

@@ -130,9 +130,11 @@ nlohmann::json read_json(const std::filesystem::path& path) {
 }
 
 std::filesystem::path evidence_of(const std::string& output) {
+  // The summary's own line, which starts the line: a gate detail such as "no-evidence: not
+  // run: ..." also holds "evidence: ".
   std::smatch match;
-  static const std::regex line("evidence: +(\\S+)");
-  if (std::regex_search(output, match, line)) return match[1].str();
+  static const std::regex line("(^|\n)evidence: +(\\S+)");
+  if (std::regex_search(output, match, line)) return match[2].str();
   return {};
 }
 
