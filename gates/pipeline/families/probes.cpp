@@ -274,7 +274,7 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
   std::string command = shell_quote(context.settings.binary) + " flows --to " +
                         shell_quote(address) + " --port " + std::to_string(context.settings.port) +
                         " --count " + std::to_string(probe.flows) + " --proto " +
-                        probe.protocol + " --timeout " + seconds_arg(budget);
+                        shell_quote(probe.protocol) + " --timeout " + seconds_arg(budget);
   if (probe.size > 0) command += " --size " + std::to_string(probe.size);
   if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
   if (context.flows_reply_timeout > Duration::zero())
@@ -633,8 +633,9 @@ ProbeOutcome run_probe(Remote& remote, const ProbeContext& context, const intent
 }
 
 // A probe whose run threw: no evidence, the cause named (never an empty pass).
-ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::string& phase,
-                                     const std::string& what) {
+// A probe that produced nothing to judge: no evidence, with why.
+ProbeOutcome without_evidence(const intent::Probe& probe, const std::string& phase,
+                              std::string reason) {
   ProbeOutcome outcome;
   outcome.name = probe.name;
   outcome.layer = probe.layer;
@@ -643,25 +644,22 @@ ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::stri
   outcome.phase = phase;
   outcome.started = now_utc();
   outcome.verdict = Verdict::no_evidence;
-  outcome.reason = "internal error while running the probe: " + what;
+  outcome.reason = std::move(reason);
   return outcome;
+}
+
+ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::string& phase,
+                                     const std::string& what) {
+  return without_evidence(probe, phase, "internal error while running the probe: " + what);
 }
 
 // A probe left out because an earlier one already failed the phase: not observed, so no
 // evidence, with the probe that stopped the phase named.
 ProbeOutcome probe_not_run(const intent::Probe& probe, const std::string& phase,
                            const ProbeOutcome& stopped_by) {
-  ProbeOutcome outcome;
-  outcome.name = probe.name;
-  outcome.layer = probe.layer;
-  outcome.host = probe.host;
-  outcome.kind = probe.kind;
-  outcome.phase = phase;
-  outcome.started = now_utc();
-  outcome.verdict = Verdict::no_evidence;
-  outcome.reason = "not run: " + phase + " stopped at its first failed probe, '" +
-                   stopped_by.name + "' on " + stopped_by.host;
-  return outcome;
+  return without_evidence(probe, phase,
+                          "not run: " + phase + " stopped at its first failed probe, '" +
+                              stopped_by.name + "' on " + stopped_by.host);
 }
 
 // The devices a flows probe runs on: its host and the owner of its target (the responder).
