@@ -156,6 +156,14 @@ void Pipeline::diagnose() {
         (link == "pass" ? " and so did every link check" : "") +
         ", yet traffic was lost. A dashboard of sessions and links would have shown green.");
   }
+  // Load spread: every packet arrived and every session held, yet the group's load now rides
+  // on one member (spread_gates.cpp).
+  for (const auto& gate : outcome_.gates)
+    if (gate.name == "spread" && gate.verdict == Verdict::fail)
+      outcome_.diagnosis.push_back(
+          "every probe's packets arrived, but not spread as before: " + gate.summary +
+          ". Routes list the same next hops; a next-hop weight or the hash decides where flows "
+          "go, and a workload that relied on the spread runs on part of the fabric.");
   // The overlay: EVPN routes being present say nothing about frames crossing VXLAN. Only an
   // overlay probe proves the overlay; without one the report says so.
   std::string overlay = verdict_of("acceptance", "overlay");

@@ -335,6 +335,13 @@ void Pipeline::run_gates() {
   // 6. baseline-probes: the service works before the change; otherwise we would be blamed
   //    for, or hide, an existing fault.
   if (!stopped()) gate("baseline-probes", [&](GateRecord& r) { probe(r, "baseline"); });
+  // 6'. spread-baseline: how the probes' packets divide over each equal-cost group they
+  //     cross, read from the members' counters around a window of udp flows probes alone;
+  //     recorded, not judged (an uneven spread may be the fabric's design). Only where a udp
+  //     flows probe and an equal-cost group exist.
+  const bool spread = options_.mode != Mode::plan && spread_applies();
+  if (!stopped() && spread)
+    gate("spread-baseline", [&](GateRecord& r) { measure_spread(r, "baseline"); });
 
   // 6a. silence: the targets' alerts are silenced for the change window (journaled; expired
   //     when the run ends, or by `fabgate recover`).
@@ -393,6 +400,11 @@ void Pipeline::run_gates() {
     gate("acceptance", [&](GateRecord& r) { probe(r, "acceptance"); });
   }
   if (watch_) gate("disruption", [&](GateRecord& r) { stop_watch(r); });
+  // 9'. spread: the same window after the change (the watch stopped, so only these probes
+  //     send); a group the baseline saw spread that now puts nearly everything on one member,
+  //     or whose shares moved far, fails at the forwarding layer unless the change declares it
+  //     (compare.expected {device, path: spread}).
+  if (!stopped() && spread) gate("spread", [&](GateRecord& r) { measure_spread(r, "acceptance"); });
   // 9a. telemetry: the during window ends. A run that already failed is rolled back, so its
   //     streams keep running to show what the rollback does (telemetry-restored).
   if (telemetry_)

@@ -21,6 +21,7 @@
 #include "gates/intent/model.h"
 #include "gates/pipeline/families/approval_gate.h"
 #include "gates/pipeline/families/execute.h"
+#include "gates/pipeline/families/load_spread.h"
 #include "gates/pipeline/families/probes.h"
 #include "gates/pipeline/families/remote.h"
 #include "gates/pipeline/families/snapshots.h"
@@ -190,6 +191,11 @@ class Pipeline {
   // Judges outcomes of host probes already run (adds promql probes, waivers, evidence).
   void judge_probes(GateRecord& record, const std::string& phase,
                     std::vector<ProbeOutcome> outcomes);
+  // Load spread (spread_gates.cpp): the udp flows probes with the window's flow count, whether
+  // the gates apply (such a probe and an equal-cost group in the baseline), and one window.
+  std::vector<intent::Probe> spread_probes() const;
+  bool spread_applies() const;
+  void measure_spread(GateRecord& record, const std::string& phase);
   void execute(GateRecord& record);
   void settle(GateRecord& record);
   // One round of the restore verification: the restored snapshot, its comparison with the
@@ -286,6 +292,8 @@ class Pipeline {
   std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them
   ProbeContext probe_context_;
   std::unique_ptr<WatchSession> watch_;
+  // spread-baseline's groups and shares; empty when it measured nothing usable.
+  std::optional<std::vector<GroupSpread>> spread_baseline_;
   std::unique_ptr<TelemetrySession> telemetry_;
   std::optional<TimePoint> rollback_telemetry_started_;  // the rollback window's mark
   std::chrono::steady_clock::time_point started_;

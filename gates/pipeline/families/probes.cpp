@@ -279,6 +279,7 @@ void run_flows(Remote& remote, const ProbeContext& context, const intent::Probe&
   if (!probe.source.empty()) command += " --from " + shell_quote(probe.source);
   if (context.flows_reply_timeout > Duration::zero())
     command += " --reply-timeout " + std::to_string(context.flows_reply_timeout.count()) + "ms";
+  if (context.flows_packets > 0) command += " --packets " + std::to_string(context.flows_packets);
   auto result = remote.run(host, ssh::CredentialRole::read, command,
                            probe.timeout + kTransportMargin, "probe");
   stop_responder(remote, responder);

@@ -47,6 +47,10 @@ struct ProbeContext {
   // run at the same time instead of one after the other. settle-restored's rounds use it: a
   // round is as long as its slowest part. Other kinds always run alone, in declared order.
   bool concurrent_flows = false;
+  // Non-zero: `flows` probes send this many packets per flow (`--packets`) instead of
+  // fabgate-probe's 5. The load-spread window uses it so that the probes' own packets dominate
+  // the members' counters (spread_gates.cpp).
+  int flows_packets = 0;
   // Set (acceptance): once a probe's outcome makes this true, the probes after it are not run
   // and read "not run" (no evidence): the change has already failed, and a slow probe (a
   // collective's timeout) would only keep a broken fabric waiting for its rollback.

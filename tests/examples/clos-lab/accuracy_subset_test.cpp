@@ -29,13 +29,16 @@ const Lab lab("fgq-", "/run/fabgate-lab-accuracy-subset");
 std::string corpus() { return testing::clos_lab::kIntent + "/../corpus"; }
 
 // The subset, in corpus order: every good change is followed by its inverse, so the lab ends
-// as it started. Bad changes are rolled back by fabgate itself.
+// as it started (61, the first half of the link-bandwidth change, is undone by 65 after the bad
+// second half, 62, whose concentration only the spread gate sees). Bad changes are rolled back
+// by fabgate itself.
 const std::vector<std::string> kSubset = {
     "07-acc-bfd-timers-spine1.yaml",  "08-acc-bfd-timers-spine1-revert.yaml",
     "03-acc-silent-drop-spine1.yaml", "21-acc-bgp-flap-leaf1.yaml",
     "45-acc-noop-policy-leaf1.yaml",  "46-acc-noop-policy-leaf1-revert.yaml",
     "43-acc-route-leak-leaf1.yaml",   "18-acc-port-shut-leaf1-host2.yaml",
-    "56-acc-corrupt-udp-spine1.yaml",
+    "56-acc-corrupt-udp-spine1.yaml", "61-acc-link-bandwidth-spine1.yaml",
+    "62-acc-link-bandwidth-spine2-wrong.yaml", "65-acc-link-bandwidth-spine1-revert.yaml",
 };
 
 // `# NAME: value` from a corpus file's header; empty when absent.
@@ -109,6 +112,12 @@ TEST_F(AccuracySubset, EachVerdictEqualsItsLabel) {
     // check every byte, so their failure must be the headline.
     if (kind == "payload-corruption") {
       EXPECT_NE(first_disproven(out.output).find("corrupted"), std::string::npos)
+          << id << ": first disproven: " << first_disproven(out.output);
+    }
+    // Traffic concentrated on one member of an equal-cost group: routes, sessions and probes
+    // all hold, so only the spread gate can say it, naming the member that carries the load.
+    if (id == "acc-link-bandwidth-spine2-wrong") {
+      EXPECT_NE(first_disproven(out.output).find("on to-spine1"), std::string::npos)
           << id << ": first disproven: " << first_disproven(out.output);
     }
     EXPECT_NE(out.exit_code, 5) << id << ": rolled back but NOT RESTORED; evidence "
