@@ -98,6 +98,7 @@ EcmpGroups ecmp_groups(const json& snapshot) {
   if (!devices) return found;
   for (const auto& [device_name, device] : devices->items()) {
     if (!answered(device, "routes")) continue;
+    found.routes_read.insert(device_name);
     const json* interfaces = object_member(device, "interfaces");
     static const json kNone = json::object();
     std::map<std::vector<std::string>, std::vector<std::string>> prefixes_by_members;

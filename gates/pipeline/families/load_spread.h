@@ -36,6 +36,8 @@ struct EcmpGroups {
   // Routes with several next hops whose interfaces could not be told (an IPv6 link-local
   // gateway without its device, a gateway in no connected subnet), one line per device.
   std::vector<std::string> unresolved;
+  // Devices whose routes were collected (their groups, none included, are as they stand).
+  std::set<std::string> routes_read;
 };
 
 // The groups of every device in `snapshot` (routes.ipv4 and routes.ipv6 with two or more next

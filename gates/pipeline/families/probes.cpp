@@ -633,7 +633,6 @@ ProbeOutcome run_probe(Remote& remote, const ProbeContext& context, const intent
   return outcome;
 }
 
-// A probe whose run threw: no evidence, the cause named (never an empty pass).
 // A probe that produced nothing to judge: no evidence, with why.
 ProbeOutcome without_evidence(const intent::Probe& probe, const std::string& phase,
                               std::string reason) {
@@ -649,6 +648,7 @@ ProbeOutcome without_evidence(const intent::Probe& probe, const std::string& pha
   return outcome;
 }
 
+// A probe whose run threw: no evidence, the cause named (never an empty pass).
 ProbeOutcome probe_failed_internally(const intent::Probe& probe, const std::string& phase,
                                      const std::string& what) {
   return without_evidence(probe, phase, "internal error while running the probe: " + what);

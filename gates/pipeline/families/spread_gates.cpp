@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "adapters/core/foreign_json.h"
 #include "adapters/core/text.h"
 #include "gates/pipeline/controller/pipeline.h"
 #include "gates/pipeline/families/load_spread.h"
@@ -108,17 +107,8 @@ void Pipeline::measure_spread(GateRecord& record, const std::string& phase) {
   // group, so the rest carrying everything is no concentration); a device whose routes were not
   // read keeps its baseline groups.
   auto now_groups = ecmp_groups(read_after->document);
-  std::set<std::string> read_now;
-  for (const auto& group : now_groups.groups) read_now.insert(group.device);
-  for (const auto* device : devices) {
-    const auto* taken = object_member(read_after->document, "devices");
-    const auto* answer = taken ? object_member(*taken, device->name) : nullptr;
-    const auto* sources = answer ? object_member(*answer, "sources") : nullptr;
-    const auto* routes = sources ? object_member(*sources, "routes") : nullptr;
-    if (routes && string_member(*routes, "status").value_or("") == "ok") read_now.insert(device->name);
-  }
   for (const auto& group : before_change.groups)
-    if (!read_now.contains(group.device)) now_groups.groups.push_back(group);
+    if (!now_groups.routes_read.contains(group.device)) now_groups.groups.push_back(group);
   auto spreads = pipeline::measure_spread(baseline ? before_change.groups : now_groups.groups,
                                 read_before->document, read_after->document);
   if (auto written = with_.evidence.write_json("spread/" + phase + ".json", to_json(spreads));

@@ -46,6 +46,17 @@ TEST(LoadSpread, TwoGatewaysOnTwoUplinksAreOneGroupOfThoseInterfaces) {
   EXPECT_EQ(found.groups[0].name(), "leaf1 to-spine1/to-spine2");
   EXPECT_EQ(found.groups[0].prefixes, (std::vector<std::string>{"10.0.255.12/32", "10.1.2.0/24"}));
   EXPECT_TRUE(found.unresolved.empty());
+  EXPECT_EQ(found.routes_read, (std::set<std::string>{"leaf1"}));
+}
+
+TEST(LoadSpread, ADeviceWhoseRoutesWereNotReadIsNotCountedAsRead) {
+  // Given leaf1's routes source timed out, then it has no groups and is not among those read
+  // (the spread gate then keeps its baseline groups instead of reading "no group left").
+  json device = leaf(0, 0);
+  device["sources"]["routes"]["status"] = "timeout";
+  auto found = ecmp_groups(json{{"devices", {{"leaf1", device}}}});
+  EXPECT_TRUE(found.groups.empty());
+  EXPECT_TRUE(found.routes_read.empty());
 }
 
 TEST(LoadSpread, ALinkLocalGatewayIsUnresolvedNotGuessed) {
