@@ -177,7 +177,13 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
     console.line("devices:         " + outcome.device_state);
     if (outcome.detection_to_restore)
       console.line("restored in:     " + format_duration(*outcome.detection_to_restore) +
-                   " from failure detection to verified baseline");
+                   " from failure detection to verified baseline" +
+                   (outcome.detection_to_rollback_sent && outcome.rollback_sent_to_verified
+                        ? " (rollback sent after " +
+                              format_duration(*outcome.detection_to_rollback_sent) +
+                              ", first round held " +
+                              format_duration(*outcome.rollback_sent_to_verified) + " later)"
+                        : std::string()));
     console.line("evidence:        " + bundle.dir().string());
     if (!outcome.sealed)
       console.line(console.red("NOT SEALED:      ") + (outcome.evidence_not_written.empty()

@@ -40,6 +40,13 @@ struct RunOutcome {
   std::vector<StepRun> steps;
   std::vector<StepRun> rollback_steps;
   std::optional<Duration> detection_to_restore;  // failure detected -> restore verified
+  // The restore in its parts (docs/benchmarks.md "Restore time"), each against its own floor:
+  // failure detected -> the first rollback command handed to its device's session (what the
+  // outage waits for on the controller: the gates between, the journal, confirm-timer disarm),
+  // and that moment -> the end of the first restore round that held (snapshot, comparison and
+  // probes), i.e. the restore verified without the dwell's wait and confirming round.
+  std::optional<Duration> detection_to_rollback_sent;
+  std::optional<Duration> rollback_sent_to_verified;
   // Rollback to the restore verification holding: the start of the first round of settle-restored
   // whose snapshot matched the baseline and whose probes passed. Absent: no round held.
   std::optional<Duration> settle_restored;

@@ -565,7 +565,15 @@ bool Pipeline::conclude_restore() {
       if (record.details.empty()) still_different.push_back(record.name + ": " + record.summary);
     }
   }
-  if (restored) outcome_.detection_to_restore = since(*failure_detected_);
+  if (rollback_sent_ && failure_detected_ && *rollback_sent_ >= *failure_detected_)
+    outcome_.detection_to_rollback_sent =
+        std::chrono::duration_cast<Duration>(*rollback_sent_ - *failure_detected_);
+  if (restored) {
+    outcome_.detection_to_restore = since(*failure_detected_);
+    if (rollback_sent_ && restore_first_held_ && *restore_first_held_ >= *rollback_sent_)
+      outcome_.rollback_sent_to_verified =
+          std::chrono::duration_cast<Duration>(*restore_first_held_ - *rollback_sent_);
+  }
   outcome_.exit_code = restored ? ExitCode::rolled_back : ExitCode::not_restored;
   outcome_.device_state =
       restored ? "rolled back; baseline verified at every layer"

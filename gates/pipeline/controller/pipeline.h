@@ -298,6 +298,10 @@ class Pipeline {
   std::optional<TimePoint> rollback_telemetry_started_;  // the rollback window's mark
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> failure_detected_;
+  // When the first rollback command was handed to its device, and when the first restore round
+  // that held ended (reset if a later round did not hold): the restore's parts.
+  std::optional<std::chrono::steady_clock::time_point> rollback_sent_;
+  std::optional<std::chrono::steady_clock::time_point> restore_first_held_;
   std::optional<RestoreRound> restore_round_;  // the round the restored gates record
   // When the first round of the restore verification that held (and stayed held) ended: from
   // then on, a state change on the telemetry streams is a departure from the restored state.

@@ -114,12 +114,15 @@ void Pipeline::roll_back(GateRecord& record) {
       return {BeforeDeviceRollback::Action::stop,
               "not sent: the run's coordination lease may have expired (" + *why +
                   "); its confirm timer, if armed, stays armed and reverts it"};
-    if (!with_.safeguards) return {};
-    auto fired = with_.safeguards->disarm_before_rollback_of(device, record);
-    if (fired == TimerState::fired_restored) {
-      reverted_by_timer_.insert(device);
-      return {BeforeDeviceRollback::Action::skip, ""};
+    if (with_.safeguards) {
+      auto fired = with_.safeguards->disarm_before_rollback_of(device, record);
+      if (fired == TimerState::fired_restored) {
+        reverted_by_timer_.insert(device);
+        return {BeforeDeviceRollback::Action::skip, ""};
+      }
     }
+    // The executor sends this device's rollback next (devices are rolled back one at a time).
+    if (!rollback_sent_) rollback_sent_ = Clock::now();
     return {};
   };
   rollback_ = executor.rollback(to_undo, before_each);

@@ -121,6 +121,7 @@ void Pipeline::settle_restored(GateRecord& record) {
   std::optional<RestoreRound> first_held;  // the round that started the dwell
   std::size_t rounds = 0, first_held_number = 0;
   restore_held_at_.reset();
+  restore_first_held_.reset();
   for (;;) {
     if (Interruption::abandoned()) {
       record.verdict = Verdict::fail;
@@ -131,6 +132,7 @@ void Pipeline::settle_restored(GateRecord& record) {
     RestoreRound round = restore_round(last ? at_bound : early, start);
     ++rounds;
     const bool held = round.not_held.empty();
+    if (held && !first_held) restore_first_held_ = Clock::now();  // the restore's second part ends
     if (held && !first_held && dwell > Duration::zero()) {
       // The first round that holds: keep it and look again after the dwell.
       restore_held_at_ = now_utc();
@@ -151,6 +153,7 @@ void Pipeline::settle_restored(GateRecord& record) {
                          format_duration(dwell) + " later did not");
       first_held.reset();
       restore_held_at_.reset();
+      restore_first_held_.reset();
     }
     // Only a round that started at the bound or later is the last. A round that started
     // before it and ended after it (a snapshot that takes longer than a short settle) is

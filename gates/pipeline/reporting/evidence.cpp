@@ -173,7 +173,9 @@ void check_field_types(const nlohmann::json& manifest, std::vector<std::string>&
        {"format", "mode", "run_id", "operator", "intent_commit", "intent_root", "outcome",
         "device_state", "first_disproven", "plan_digest", "finished_at", "bundle_sha256"})
     want("", manifest, key, &Json::is_string, "a string");
-  for (const char* key : {"exit_code", "detection_to_restore_ms", "restore_held_after_ms"})
+  for (const char* key : {"exit_code", "detection_to_restore_ms", "restore_held_after_ms",
+                          "restore_dwell_ms", "detection_to_rollback_sent_ms",
+                          "rollback_sent_to_verified_ms"})
     want("", manifest, key, &Json::is_number_integer, "an integer");
   for (const char* key : {"tool", "digests", "recovery"})
     want("", manifest, key, &Json::is_object, "an object");

@@ -279,6 +279,18 @@ std::string render_report_markdown(const ReportContext& context, const RunOutcom
                      ")"
                : std::string())
        << "\n";
+  if (outcome.detection_to_rollback_sent || outcome.rollback_sent_to_verified) {
+    std::vector<std::string> parts;
+    if (outcome.detection_to_rollback_sent)
+      parts.push_back("failure detected to rollback sent " +
+                      seconds(*outcome.detection_to_rollback_sent));
+    if (outcome.rollback_sent_to_verified)
+      parts.push_back("rollback sent to the first restore round that held " +
+                      seconds(*outcome.rollback_sent_to_verified));
+    if (outcome.restore_dwell && outcome.rollback_sent_to_verified)
+      parts.push_back("dwell " + seconds(*outcome.restore_dwell));
+    md << "- Restore in parts: " << join(parts, "; ") << "\n";
+  }
   md << "- Change: " << md_cell(redactor, change.title) << " (`" << change.file << "`)\n";
   md << "- Plan digest: `" << plan_digest(context.repository, context.change) << "`\n";
   if (!outcome.approvals.empty()) {
@@ -666,6 +678,10 @@ nlohmann::json render_manifest(const ReportContext& context, const RunOutcome& o
     manifest["detection_to_restore_ms"] = outcome.detection_to_restore->count();
   if (outcome.settle_restored) manifest["restore_held_after_ms"] = outcome.settle_restored->count();
   if (outcome.restore_dwell) manifest["restore_dwell_ms"] = outcome.restore_dwell->count();
+  if (outcome.detection_to_rollback_sent)
+    manifest["detection_to_rollback_sent_ms"] = outcome.detection_to_rollback_sent->count();
+  if (outcome.rollback_sent_to_verified)
+    manifest["rollback_sent_to_verified_ms"] = outcome.rollback_sent_to_verified->count();
   for (const auto& approval : outcome.approvals)
     manifest["approvals"].push_back(approval.to_json());
   // Settings that weaken security, allowed only in a lab: the evidence says the run used them.

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -477,6 +479,59 @@ TEST(RestorePath, AStateThatMatchesOnceAndThenDropsForGoodIsNotRestored) {
   EXPECT_NE(all_details(*compared).find("eth0"), std::string::npos) << all_details(*compared);
   EXPECT_FALSE(outcome.settle_restored.has_value());
   EXPECT_EQ(snapshotter.rounds(), 2);
+  // The rollback was sent, so its first part is known; nothing was verified, so no second.
+  EXPECT_TRUE(outcome.detection_to_rollback_sent.has_value());
+  EXPECT_FALSE(outcome.rollback_sent_to_verified.has_value());
+}
+
+// RecoveringRemote whose rollback commands take `delay` on the device (a slow SSH session).
+class SlowRollbackRemote final : public Remote {
+ public:
+  SlowRollbackRemote(Remote& inner, Duration delay) : inner_(inner), delay_(delay) {}
+  RemoteResult run(const intent::Device& device, ssh::CredentialRole role,
+                   const std::string& command, Duration timeout,
+                   std::string_view purpose) override {
+    if (purpose == "rollback") std::this_thread::sleep_for(delay_);
+    return inner_.run(device, role, command, timeout, purpose);
+  }
+
+ private:
+  Remote& inner_;
+  Duration delay_;
+};
+
+TEST(RestorePath, TheRestoreIsMeasuredInPartsAndTheDwellIsInNeither) {
+  // Given a rollback command that takes 200 ms on the device and a dwell of 300 ms, then the
+  // restore is reported in parts: failure detected -> rollback sent, and rollback sent -> the
+  // first round that held, which holds the rollback's own 200 ms; the dwell is in neither, so
+  // the parts and the dwell together are at most the whole; the manifest carries both parts.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{2'000};
+  run.change.acceptance.restore_dwell = Duration{300};
+  RecoveringRemote recovering(0);
+  SlowRollbackRemote remote(recovering, Duration{200});
+  RelapsingSnapshotter snapshotter(run.snapshotter, {});
+  auto outcome = run_with(run, remote, snapshotter);
+  ASSERT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  ASSERT_TRUE(outcome.detection_to_restore.has_value());
+  ASSERT_TRUE(outcome.detection_to_rollback_sent.has_value());
+  ASSERT_TRUE(outcome.rollback_sent_to_verified.has_value());
+  EXPECT_GE(*outcome.rollback_sent_to_verified, Duration{200});
+  EXPECT_GE(*outcome.detection_to_rollback_sent, Duration{0});
+  EXPECT_LE(*outcome.detection_to_rollback_sent + *outcome.rollback_sent_to_verified +
+                Duration{300},
+            *outcome.detection_to_restore);
+  std::optional<nlohmann::json> manifest;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(run.evidence_root.path()))
+    if (entry.path().filename() == "manifest.json")
+      manifest = nlohmann::json::parse(std::ifstream(entry.path()));
+  ASSERT_TRUE(manifest.has_value());
+  EXPECT_EQ((*manifest)["detection_to_rollback_sent_ms"].get<long long>(),
+            outcome.detection_to_rollback_sent->count());
+  EXPECT_EQ((*manifest)["rollback_sent_to_verified_ms"].get<long long>(),
+            outcome.rollback_sent_to_verified->count());
+  EXPECT_EQ((*manifest)["restore_dwell_ms"].get<long long>(), 300);
 }
 
 TEST(RestorePath, WithoutADwellOneMatchingRoundVerifiesTheRestore) {
