@@ -77,7 +77,8 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
   profile.file = file;
   const YAML::Node& document = root.value();
   if (reader.expect_map(document, "collector profile")) {
-    reader.check_keys(document, {"platform", "ssh_commands", "sources"}, "collector profile");
+    reader.check_keys(document, {"platform", "ssh_commands", "vtysh_commands", "sources"},
+                      "collector profile");
     profile.platform =
         reader.string(document, "platform", Need::required, "collector profile").value_or("");
     if (auto mode = reader.string(document, "ssh_commands", Need::optional, "collector profile")) {
@@ -89,6 +90,18 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
         reader.error(document["ssh_commands"], "ssh_commands must be one-exec or channel-each",
                      "one-exec (default): one framed POSIX sh script per device; channel-each: "
                      "every command on its own concurrent channel (docs/ssh.md)");
+      }
+    }
+    if (auto mode =
+            reader.string(document, "vtysh_commands", Need::optional, "collector profile")) {
+      if (*mode == "separate") {
+        profile.vtysh_commands = VtyshCommands::separate;
+      } else if (*mode == "together") {
+        profile.vtysh_commands = VtyshCommands::together;
+      } else {
+        reader.error(document["vtysh_commands"], "vtysh_commands must be separate or together",
+                     "separate (default): each vtysh -c '...' command is its own vtysh; "
+                     "together: all of a device's in one vtysh invocation (docs/ssh.md)");
       }
     }
     auto sources = reader.child(document, "sources", Need::required, "collector profile");

@@ -49,10 +49,20 @@ enum class SshCommands {
   channel_each,
 };
 
+// How a device's FRR show commands are sent (`vtysh_commands` in the profile, docs/ssh.md).
+enum class VtyshCommands {
+  separate,  // each `vtysh -c '…'` as written: one vtysh process each
+  // Every command written `vtysh -c 'X'` in one vtysh invocation per device and snapshot
+  // (vtysh_together.h), each still recorded and parsed as its own; if that invocation fails or
+  // its output cannot be split, each is run on its own as written.
+  together,
+};
+
 struct CollectorProfile {
   std::string platform;
   std::string file;  // where it came from, for messages
   SshCommands ssh_commands = SshCommands::one_exec;
+  VtyshCommands vtysh_commands = VtyshCommands::separate;
   std::vector<CollectorSource> sources;
 };
 

@@ -13,6 +13,7 @@ nlohmann::json source_entry(const CommandRecord& record) {
     entry["duration_ms"] = record.duration.count();
   }
   if (!record.failure.empty()) entry["failure"] = record.failure;
+  if (!record.sent_as.empty()) entry["sent_as"] = record.sent_as;
   if (record.stdout_truncated || record.stderr_truncated) entry["truncated"] = true;
   entry["parse"] = record.parse;
   return entry;

@@ -28,6 +28,10 @@ struct CommandRecord {
   bool stdout_truncated = false;
   bool stderr_truncated = false;
   std::string failure;  // "timeout: timed out after 10 s"; empty when it completed
+  // What was sent when it was not `command` itself: the one vtysh invocation this command was
+  // part of (`vtysh_commands: together`); its output is this command's part of that
+  // invocation's, and started_at/duration are the whole invocation's.
+  std::string sent_as;
   std::string parse;    // "ok", "skipped" or "error: ..."
 };
 

@@ -7,6 +7,7 @@
 #include "adapters/core/text.h"
 #include "adapters/core/thread_entry.h"
 #include "gates/snapshot/normalizers.h"
+#include "gates/snapshot/vtysh_together.h"
 
 namespace fabgate::snapshot {
 
@@ -37,6 +38,121 @@ std::string completed_command_problem(const ssh::CommandResult& result) {
            " bytes; a partial table is not evidence";
   }
   return {};
+}
+
+using Requests = std::vector<ssh::RemoteShell::Request>;
+using SshResults = std::vector<Expected<ssh::CommandResult, ssh::SshFailure>>;
+
+SshResults run_requests(ssh::RemoteShell& shell, const CollectorProfile& profile,
+                        const Requests& requests) {
+  if (requests.empty()) return {};
+  return profile.ssh_commands == SshCommands::channel_each ? shell.run_each(requests)
+                                                           : shell.run_batch(requests);
+}
+
+// The device's SSH commands, with those written `vtysh -c 'X'` in one vtysh invocation where the
+// profile says `vtysh_commands: together`. Returns one result per request, in order; `sent_as`
+// gets the invocation for each command answered from it, and `attempt` the invocation's own
+// record when it failed or could not be split (each of its commands then ran on its own).
+SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& profile,
+                               const std::string& device, const Requests& requests,
+                               std::vector<std::string>& sent_as,
+                               std::optional<CommandRecord>& attempt) {
+  sent_as.assign(requests.size(), "");
+  std::vector<std::size_t> members;
+  std::vector<std::string> shows;
+  if (profile.vtysh_commands == VtyshCommands::together) {
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      if (auto show = vtysh_show_command(requests[i].command)) {
+        members.push_back(i);
+        shows.push_back(std::move(*show));
+      }
+  }
+  if (members.size() < 2) return run_requests(shell, profile, requests);
+
+  // The invocation takes the place of the first of them; its deadline is theirs together,
+  // which is what they had one after another.
+  ssh::RemoteShell::Request together;
+  together.command = vtysh_together_invocation(shows);
+  for (auto i : members) together.deadline += requests[i].deadline;
+  Requests sent;
+  std::vector<std::size_t> sent_index(requests.size(), 0);
+  std::size_t together_index = 0;
+  for (std::size_t i = 0, m = 0; i < requests.size(); ++i) {
+    if (m < members.size() && members[m] == i) {
+      if (m++ == 0) {
+        together_index = sent.size();
+        sent.push_back(together);
+      }
+      continue;
+    }
+    sent_index[i] = sent.size();
+    sent.push_back(requests[i]);
+  }
+  SshResults sent_results = run_requests(shell, profile, sent);
+  SshResults results;
+  results.reserve(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    results.push_back(ssh::SshFailure{ssh::SshFailure::Kind::rejected, "not sent"});
+  for (std::size_t i = 0, m = 0; i < requests.size(); ++i) {
+    if (m < members.size() && members[m] == i) {
+      ++m;
+      continue;
+    }
+    results[i] = std::move(sent_results[sent_index[i]]);
+  }
+
+  auto& whole = sent_results[together_index];
+  std::string problem;
+  std::optional<std::vector<std::string>> parts;
+  if (!whole) {
+    problem = std::string(ssh::to_string(whole.error().kind)) + ": " + whole.error().message;
+  } else {
+    problem = completed_command_problem(*whole);
+    if (problem.empty()) {
+      parts = split_vtysh_together(whole->stdout_text, shows);
+      if (!parts) problem = "its output could not be split at the echoed commands";
+    }
+  }
+  if (parts) {
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      ssh::CommandResult part;
+      part.exit_status = 0;
+      part.stdout_text = std::move((*parts)[m]);
+      part.started_at = whole->started_at;
+      part.duration = whole->duration;
+      results[members[m]] = std::move(part);
+      sent_as[members[m]] = together.command;
+    }
+    return results;
+  }
+  // Each on its own, as written; the failed invocation stays in the evidence.
+  CommandRecord record;
+  record.device = device;
+  record.category = "vtysh";
+  record.command = together.command;
+  record.sent = true;
+  record.parse = "skipped";
+  record.failure = "one vtysh for " + std::to_string(members.size()) +
+                   " commands: " + problem + "; each was then run on its own";
+  if (whole) {
+    record.started_at = whole->started_at;
+    record.duration = whole->duration;
+    record.exit_status = whole->exit_status;
+    record.stdout_text = std::move(whole->stdout_text);
+    record.stderr_text = std::move(whole->stderr_text);
+    record.stdout_truncated = whole->stdout_truncated;
+    record.stderr_truncated = whole->stderr_truncated;
+  } else {
+    record.started_at = now_utc();
+  }
+  attempt = std::move(record);
+  Requests alone;
+  for (auto i : members) alone.push_back(requests[i]);
+  SshResults alone_results = run_requests(shell, profile, alone);
+  for (std::size_t m = 0; m < members.size(); ++m)
+    results[members[m]] = std::move(alone_results[m]);
+  return results;
 }
 
 }  // namespace
@@ -91,13 +207,14 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
     }
     return results;
   });
-  std::vector<Expected<ssh::CommandResult, ssh::SshFailure>> ssh_results;
-  if (!requests.empty()) {
-    ssh_results = profile.ssh_commands == SshCommands::channel_each
-                       ? shell.value()->run_each(requests)
-                       : shell.value()->run_batch(requests);
-  }
+  SshResults ssh_results;
+  std::vector<std::string> sent_as;
+  std::optional<CommandRecord> vtysh_attempt;
+  if (!requests.empty())
+    ssh_results = run_device_commands(*shell.value(), profile, device.name, requests, sent_as,
+                                      vtysh_attempt);
   auto gnmi_done = gnmi_results.get();
+  if (vtysh_attempt) snapshot.records.push_back(std::move(*vtysh_attempt));
   std::size_t next_ssh = 0, next_gnmi = 0;
 
   for (const auto& source : profile.sources) {
@@ -138,6 +255,7 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
         if (reason.empty()) reason = connect_problem;
       } else {
         record.sent = true;
+        record.sent_as = sent_as[next_ssh];
         auto& result = ssh_results[next_ssh++];
         if (!result) {
           record.started_at = now_utc();

@@ -33,8 +33,11 @@ struct DeviceSnapshot {
 
 // Runs `profile` on `device` with its read login through `cache`: every SSH command in one
 // framed exec (RemoteShell::run_batch) or, with `ssh_commands: channel-each`, at once on one
-// channel each of the device's session (RemoteShell::run_each); the gNMI sources alongside,
-// and normalizes the outputs in profile order. A missing command, a non-zero exit, a
+// channel each of the device's session (RemoteShell::run_each); with `vtysh_commands:
+// together`, its `vtysh -c '…'` commands as one vtysh invocation among them, split back per
+// command (vtysh_together.h; a failed invocation falls back to each command as written; that
+// invocation's record comes first in `records`); the gNMI sources alongside, and normalizes the
+// outputs in profile order. A missing command, a non-zero exit, a
 // timeout, truncated or unparsable output makes that source no-evidence and its category
 // absent: never an empty healthy value. gNMI sources go through `gnmi` (collect_gnmi_source);
 // a profile with gNMI sources only opens no SSH session.

@@ -139,8 +139,12 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_TRUE(link_command.contains("started_at"));
   EXPECT_TRUE(link_command.contains("duration_ms"));
   // Every command of the frr profile (17, system-identity, the running configuration, the
-  // two LLDP commands, the multipath hash, nft and /proc/net/snmp).
-  EXPECT_EQ(snapshot.devices[0].records.size(), 24u);
+  // two LLDP commands, the multipath hash, nft and /proc/net/snmp), and before them the one
+  // vtysh invocation for all its vtysh commands (`vtysh_commands: together`), which this
+  // device does not know (exit 127), so each vtysh command then ran on its own.
+  ASSERT_EQ(snapshot.devices[0].records.size(), 25u);
+  EXPECT_EQ(snapshot.devices[0].records[0].command.rfind("vtysh -E -c 'show version'", 0), 0u);
+  EXPECT_NE(snapshot.devices[0].records[0].failure.find("exit 127"), std::string::npos);
 }
 
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
@@ -352,6 +356,142 @@ sources:
   const json& identified = snapshot.document.at("devices").at("host2");
   EXPECT_EQ(identified.at("identity").at("platform"), "linux");
   EXPECT_FALSE(identified.at("identity").at("kernel").get<std::string>().empty());
+}
+
+namespace {
+
+// A profile whose identity and bgp sources have one vtysh command each, sent together.
+const CollectorProfile& vtysh_together_profile() {
+  static const CollectorProfile parsed = parse_collector_profile(R"(platform: frr
+vtysh_commands: together
+sources:
+  - category: identity
+    commands:
+      - run: hostname
+        parse: hostname
+      - run: vtysh -c 'show version'
+        parse: frr-version
+  - category: bgp
+    commands:
+      - run: vtysh -c 'show bgp summary json'
+        parse: bgp-summary
+)",
+                                                                 "together.yaml")
+                                             .value();
+  return parsed;
+}
+
+// CannedShell that also lists every command it was asked to run.
+class RecordingShell final : public ssh::RemoteShell {
+ public:
+  RecordingShell(std::map<std::string, Expected<CommandResult, SshFailure>> answers,
+                 std::vector<std::string>& asked)
+      : inner_(std::move(answers)), asked_(asked) {}
+  Expected<CommandResult, SshFailure> run(const std::string& command, Duration timeout) override {
+    asked_.push_back(command);
+    return inner_.run(command, timeout);
+  }
+
+ private:
+  CannedShell inner_;
+  std::vector<std::string>& asked_;
+};
+
+class RecordingConnector final : public ssh::ShellConnector {
+ public:
+  explicit RecordingConnector(std::map<std::string, Expected<CommandResult, SshFailure>> answers)
+      : answers_(std::move(answers)) {}
+  Expected<std::unique_ptr<ssh::RemoteShell>, SshFailure> connect(const ssh::SshDevice&,
+                                                                  ssh::CredentialRole) override {
+    return std::unique_ptr<ssh::RemoteShell>(new RecordingShell(answers_, asked));
+  }
+  std::vector<std::string> asked;
+
+ private:
+  std::map<std::string, Expected<CommandResult, SshFailure>> answers_;
+};
+
+Expected<CommandResult, SshFailure> answered(int exit_status, std::string out) {
+  CommandResult result;
+  result.exit_status = exit_status;
+  result.stdout_text = std::move(out);
+  return result;
+}
+
+const std::string kTogether = "vtysh -E -c 'show version' -c 'show bgp summary json'";
+
+}  // namespace
+
+TEST(SnapshotVtyshTogether, ADevicesVtyshCommandsAreOneInvocationEachStillItsOwnSource) {
+  // Given a profile with `vtysh_commands: together` and a device whose vtysh echoes each
+  // command, then vtysh is started once for both commands, each source is collected from its
+  // part of the output, and each command's evidence names the invocation it was sent in.
+  RecordingConnector connector(
+      {{"hostname", answered(0, "leaf2\n")},
+       {kTogether, answered(0, "leaf2# show version\n" + sample("vtysh-show-version.txt") +
+                                   "leaf2# show bgp summary json\n" +
+                                   sample("vtysh-bgp-summary.json"))}});
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
+  auto snapshot = take_snapshot({{leaf, &vtysh_together_profile()}}, cache, 1, "");
+  EXPECT_EQ(connector.asked, (std::vector<std::string>{"hostname", kTogether}));
+  const json& device = snapshot.document.at("devices").at("leaf2");
+  EXPECT_EQ(device.at("sources").at("identity").at("status"), "ok");
+  EXPECT_EQ(device.at("sources").at("bgp").at("status"), "ok") << device.at("sources").dump();
+  EXPECT_TRUE(device.at("identity").contains("frr_version")) << device.at("identity").dump();
+  EXPECT_FALSE(device.at("bgp").empty());
+  ASSERT_EQ(snapshot.devices.size(), 1u);
+  std::size_t sent_together = 0;
+  for (const auto& record : snapshot.devices[0].records)
+    if (record.sent_as == kTogether) {
+      ++sent_together;
+      EXPECT_EQ(evidence_entry(record).at("sent_as"), kTogether);
+    }
+  EXPECT_EQ(sent_together, 2u);
+}
+
+TEST(SnapshotVtyshTogether, AnInvocationThatStopsAtAFailingCommandIsRunCommandByCommand) {
+  // Given vtysh that stops at the first command it rejects (exit 1, the later echoes missing),
+  // then each vtysh command is run on its own as written: the one that works is collected, the
+  // one that fails is no-evidence naming its own error, and the failed invocation is kept in
+  // the evidence with why.
+  RecordingConnector connector(
+      {{"hostname", answered(0, "leaf2\n")},
+       {kTogether, answered(1, "leaf2# show version\n" + sample("vtysh-show-version.txt") +
+                                   "leaf2# show bgp summary json\n% Unknown command\n")},
+       {"vtysh -c 'show version'", answered(0, sample("vtysh-show-version.txt"))},
+       {"vtysh -c 'show bgp summary json'", answered(1, "% Unknown command\n")}});
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
+  auto snapshot = take_snapshot({{leaf, &vtysh_together_profile()}}, cache, 1, "");
+  EXPECT_EQ(connector.asked,
+            (std::vector<std::string>{"hostname", kTogether, "vtysh -c 'show version'",
+                                      "vtysh -c 'show bgp summary json'"}));
+  const json& sources = snapshot.document.at("devices").at("leaf2").at("sources");
+  EXPECT_EQ(sources.at("identity").at("status"), "ok");
+  EXPECT_EQ(sources.at("bgp").at("status"), "no-evidence");
+  EXPECT_NE(sources.at("bgp").at("reason").get<std::string>().find("exit 1"), std::string::npos);
+  ASSERT_EQ(snapshot.devices.size(), 1u);
+  bool attempt_kept = false;
+  for (const auto& record : snapshot.devices[0].records) {
+    EXPECT_TRUE(record.sent_as.empty()) << record.command;
+    if (record.command == kTogether) {
+      attempt_kept = true;
+      EXPECT_NE(record.failure.find("exit 1"), std::string::npos) << record.failure;
+      EXPECT_NE(record.failure.find("each was then run on its own"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(attempt_kept);
+}
+
+TEST(SnapshotProfile, RefusesAnUnknownVtyshCommandsMode) {
+  auto bad = parse_collector_profile("platform: frr\nvtysh_commands: batched\nsources: []\n",
+                                     "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  std::string said = bad.error().message;
+  for (const auto& detail : bad.error().details) said += "\n" + detail;
+  EXPECT_NE(said.find("separate or together"), std::string::npos) << said;
+  EXPECT_NE(said.find("bad.yaml:2:"), std::string::npos) << said;
 }
 
 }  // namespace
