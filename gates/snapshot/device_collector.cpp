@@ -70,11 +70,12 @@ SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& 
   }
   if (members.size() < 2) return run_requests(shell, profile, requests);
 
-  // The invocation takes the place of the first of them; its deadline is theirs together,
-  // which is what they had one after another.
+  // The invocation takes the place of the first of them. Its deadline is the longest of
+  // theirs, not their sum: the show commands take milliseconds each, and a daemon that hangs
+  // must cost what one hung command cost before, not every command's deadline in turn.
   ssh::RemoteShell::Request together;
   together.command = vtysh_together_invocation(shows);
-  for (auto i : members) together.deadline += requests[i].deadline;
+  for (auto i : members) together.deadline = std::max(together.deadline, requests[i].deadline);
   Requests sent;
   std::vector<std::size_t> sent_index(requests.size(), 0);
   std::size_t together_index = 0;
@@ -103,16 +104,24 @@ SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& 
   }
 
   auto& whole = sent_results[together_index];
-  std::string problem;
-  std::optional<std::vector<std::string>> parts;
   if (!whole) {
-    problem = std::string(ssh::to_string(whole.error().kind)) + ": " + whole.error().message;
-  } else {
-    problem = completed_command_problem(*whole);
-    if (problem.empty()) {
-      parts = split_vtysh_together(whole->stdout_text, shows);
-      if (!parts) problem = "its output could not be split at the echoed commands";
+    // Timed out, cut off or never run (the batch stopped at an earlier command): running each
+    // again would wait on the same daemon or dead session, so each shares that failure, as
+    // commands after a hung one did before.
+    ssh::SshFailure shared = whole.error();
+    shared.message += " (in one vtysh invocation with " + std::to_string(members.size() - 1) +
+                      " other commands)";
+    for (auto i : members) {
+      results[i] = shared;
+      sent_as[i] = together.command;
     }
+    return results;
+  }
+  std::optional<std::vector<std::string>> parts;
+  std::string problem = completed_command_problem(*whole);
+  if (problem.empty()) {
+    parts = split_vtysh_together(whole->stdout_text, shows);
+    if (!parts) problem = "its output could not be split at the echoed commands";
   }
   if (parts) {
     for (std::size_t m = 0; m < members.size(); ++m) {
@@ -135,17 +144,13 @@ SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& 
   record.parse = "skipped";
   record.failure = "one vtysh for " + std::to_string(members.size()) +
                    " commands: " + problem + "; each was then run on its own";
-  if (whole) {
-    record.started_at = whole->started_at;
-    record.duration = whole->duration;
-    record.exit_status = whole->exit_status;
-    record.stdout_text = std::move(whole->stdout_text);
-    record.stderr_text = std::move(whole->stderr_text);
-    record.stdout_truncated = whole->stdout_truncated;
-    record.stderr_truncated = whole->stderr_truncated;
-  } else {
-    record.started_at = now_utc();
-  }
+  record.started_at = whole->started_at;
+  record.duration = whole->duration;
+  record.exit_status = whole->exit_status;
+  record.stdout_text = std::move(whole->stdout_text);
+  record.stderr_text = std::move(whole->stderr_text);
+  record.stdout_truncated = whole->stdout_truncated;
+  record.stderr_truncated = whole->stderr_truncated;
   attempt = std::move(record);
   Requests alone;
   for (auto i : members) alone.push_back(requests[i]);

@@ -484,6 +484,26 @@ TEST(SnapshotVtyshTogether, AnInvocationThatStopsAtAFailingCommandIsRunCommandBy
   EXPECT_TRUE(attempt_kept);
 }
 
+TEST(SnapshotVtyshTogether, AnInvocationThatTimesOutIsNotRunAgainCommandByCommand) {
+  // Given a vtysh that hangs (the invocation times out), then its commands are not sent again
+  // one by one (each would wait on the same daemon): each source is no-evidence naming the
+  // timeout and the one invocation, and the command outside vtysh keeps its evidence.
+  RecordingConnector connector(
+      {{"hostname", answered(0, "leaf2\n")},
+       {kTogether, SshFailure{SshFailure::Kind::timeout, "timed out after 10 s"}}});
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
+  auto snapshot = take_snapshot({{leaf, &vtysh_together_profile()}}, cache, 1, "");
+  EXPECT_EQ(connector.asked, (std::vector<std::string>{"hostname", kTogether}));
+  const json& device = snapshot.document.at("devices").at("leaf2");
+  const std::string reason = device.at("sources").at("bgp").at("reason");
+  EXPECT_NE(reason.find("timed out after 10 s (in one vtysh invocation with 1 other commands)"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(device.at("identity").at("hostname"), "leaf2");
+  EXPECT_FALSE(device.contains("bgp"));
+}
+
 TEST(SnapshotProfile, RefusesAnUnknownVtyshCommandsMode) {
   auto bad = parse_collector_profile("platform: frr\nvtysh_commands: batched\nsources: []\n",
                                      "bad.yaml");
