@@ -32,6 +32,80 @@ std::string batch_nonce() {
   return nonce;
 }
 
+namespace {
+
+// Builtins and reserved words of the shells /bin/sh may be (dash, bash, ksh, busybox ash,
+// zsh's sh mode), harmless ones included: a plain command must name a program.
+bool is_shell_word(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      ".", ":", "[", "[[", "]]", "!", "{", "}", "alias", "autoload", "bg", "bind", "break",
+      "builtin", "caller", "case", "cd", "chdir", "command", "compgen", "complete", "compopt",
+      "continue", "coproc", "declare", "dirs", "disown", "do", "done", "echo", "elif", "else",
+      "emulate", "enable", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi",
+      "for", "function", "getopts", "hash", "help", "history", "if", "in", "integer", "jobs",
+      "kill", "let", "local", "logout", "mapfile", "popd", "print", "printf", "pushd", "pwd",
+      "read", "readarray", "readonly", "return", "select", "set", "setopt", "shift", "shopt",
+      "source", "suspend", "test", "then", "time", "times", "trap", "true", "type", "typeset",
+      "ulimit", "umask", "unalias", "unfunction", "unset", "unsetopt", "until", "wait",
+      "whence", "while"};
+  for (std::string_view known : kWords) {
+    if (word == known) return true;
+  }
+  return false;
+}
+
+bool is_plain_character(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("_./:,+@%=-").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+bool runs_without_subshell(std::string_view command) {
+  // One pass over the text: words separated by blanks, elements by single `|`, single quotes
+  // taken as they are (no expansion inside). `first` is the current element's first word while
+  // it is read; `first_done` once a blank or quote ended or interrupted it.
+  std::string first;
+  bool in_element_word = false, first_done = false, element_empty = true;
+  auto end_element = [&]() {
+    if (element_empty || is_shell_word(first) || first.find('=') != std::string::npos) {
+      return false;
+    }
+    first.clear();
+    in_element_word = first_done = false;
+    element_empty = true;
+    return true;
+  };
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (c == ' ' || c == '\t') {
+      if (in_element_word) first_done = true;
+      in_element_word = false;
+      continue;
+    }
+    if (c == '|') {
+      if (i + 1 < command.size() && command[i + 1] == '|') return false;  // `||` is a list
+      if (!end_element()) return false;
+      continue;
+    }
+    if (c == '\'') {
+      // A quoted first word could spell a builtin in pieces ('c'd): not plain.
+      if (!first_done) return false;
+      const std::size_t close = command.find('\'', i + 1);
+      if (close == std::string_view::npos) return false;
+      i = close;
+      element_empty = false;
+      in_element_word = true;
+      continue;
+    }
+    if (!is_plain_character(c)) return false;
+    if (!first_done) first += c;
+    element_empty = false;
+    in_element_word = true;
+  }
+  return end_element();
+}
+
 std::string batch_script(const std::vector<std::string>& commands, const std::string& nonce) {
   std::string script = "{\n";
   for (std::size_t i = 0; i < commands.size(); ++i) {
@@ -40,8 +114,13 @@ std::string batch_script(const std::vector<std::string>& commands, const std::st
     script += "printf '\\n" + nonce + " B " + index + "\\n'\n";
     script += "printf '\\n" + nonce + " B " + index + "\\n' >&2\n";
     // eval in a subshell: a syntax error or `exit` in one command is that command's exit
-    // status, and nothing it changes (directory, options, variables) reaches the next.
-    script += "(eval " + shell_quote(commands[i]) + "\n)\n";
+    // status, and nothing it changes (directory, options, variables) reaches the next. A plain
+    // command can change nothing, so it is spared the subshell's fork.
+    if (runs_without_subshell(commands[i])) {
+      script += "eval " + shell_quote(commands[i]) + "\n";
+    } else {
+      script += "(eval " + shell_quote(commands[i]) + "\n)\n";
+    }
     script += "printf '\\n" + nonce + " E " + index + " %d\\n' \"$?\"\n";
     script += "printf '\\n" + nonce + " E " + index + "\\n' >&2\n";
   }

@@ -64,6 +64,39 @@ TEST(BatchFrames, NoncesDiffer) {
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
+TEST(BatchFrames, OnlyCommandsThatCannotChangeTheShellSkipTheSubshell) {
+  // Given the shipped profiles' kind of command (programs with plain or single-quoted
+  // arguments, pipelines of them), then they run in the framing shell itself; given anything
+  // that could change that shell or that this reading cannot vouch for, then it keeps its
+  // subshell.
+  for (const char* plain : {"hostname", "ip -j -s link show", "vtysh -c 'show bgp summary json'",
+                            "/usr/sbin/ethtool -S eth0 | grep -e rx_", "lldpctl -f json0",
+                            "cat /sys/class/net/eth0/mtu", "env LC_ALL=C uname -r",
+                            "  uname   -a  "}) {
+    EXPECT_TRUE(runs_without_subshell(plain)) << plain;
+  }
+  for (const char* shell_changing :
+       {"cd /tmp", "exit 3", "set -e", "X=1", "X=1 uname", "exec >/dev/null", "trap '' INT",
+        "echo a; cd /", "uname && cd /", "uname || true", "ls | cd /", "uname | X=1 cat",
+        "'cd' /", "c'd' /", "unset PATH", ". ./env", "source env", "umask 077", "alias x=y",
+        "f() { :; }", "echo $HOME", "echo `id`", "uname > /tmp/x", "uname &", "echo \"x\"",
+        "cat *", "uname 'unclosed", "uname |", "| uname", "", "   ", "uname\nexit 3", "printf x",
+        "echo x", "export X", "readonly X", "local x", "typeset x", "read x", "shift",
+        "getopts a x", "wait", "ulimit -n 1", "hash -r", "command cd /", "builtin cd /",
+        "eval cd", "time uname", "while true", "kill -9 $$"}) {
+    EXPECT_FALSE(runs_without_subshell(shell_changing)) << shell_changing;
+  }
+}
+
+TEST(BatchFrames, APlainCommandIsNotWrappedInASubshellAndAnyOtherIs) {
+  // Given a plain command and a `cd`, then the script runs the first with eval in the framing
+  // shell and the second in a subshell (the fork a plain command is spared).
+  const std::string script = batch_script({"uname -r", "cd /tmp"}, std::string(32, 'a'));
+  EXPECT_NE(script.find("\neval 'uname -r'\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("(eval 'uname -r'"), std::string::npos) << script;
+  EXPECT_NE(script.find("(eval 'cd /tmp'\n)"), std::string::npos) << script;
+}
+
 // ---- LibsshShell::run_batch against sshd ------------------------------------------------------
 
 class LibsshShellBatch : public ::testing::Test {
@@ -192,6 +225,31 @@ TEST_F(LibsshShellBatch, AnExitInACommandIsThatCommandsStatusOnly) {
   EXPECT_EQ(results[0]->exit_status, 3);
   ASSERT_TRUE(results[1]) << results[1].error().message;
   EXPECT_EQ(results[1]->stdout_text, "next\n");
+}
+
+TEST_F(LibsshShellBatch, PlainCommandsAndShellChangingOnesMixWithoutLeaking) {
+  // Given plain commands (run in the framing shell) between commands that change directory,
+  // an option and a variable (run in subshells), then every plain command sees the shell as
+  // it was: the login directory, `set -e` off (a failing plain command does not end the
+  // batch), the variable unset; and each command's status is its own.
+  const Duration ten{10'000};
+  auto results = shell_->run_batch({
+      {"pwd -P", ten},  // `pwd` is a builtin: a subshell, the reference directory
+      {"cd /tmp", ten},
+      {"env PWD=x /bin/pwd -P", ten},
+      {"set -e", ten},
+      {"false-command-that-does-not-exist", ten},
+      {"X=leaked", ten},
+      {"echo ${X-unset}", ten},
+      {"uname -s", ten},
+  });
+  ASSERT_EQ(results.size(), 8u);
+  for (const auto& result : results) ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(results[2]->stdout_text, results[0]->stdout_text) << "cd reached a later command";
+  EXPECT_EQ(results[4]->exit_status, 127);
+  EXPECT_EQ(results[6]->stdout_text, "unset\n");
+  EXPECT_EQ(results[7]->exit_status, 0) << "set -e reached the framing shell";
+  EXPECT_EQ(results[7]->stdout_text, "Linux\n");
 }
 
 TEST_F(LibsshShellBatch, AHugeOutputIsCappedAndTheNextCommandStillRuns) {
