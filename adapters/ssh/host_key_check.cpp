@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "adapters/ssh/known_hosts_filter.h"
 #include "adapters/ssh/libssh_handles.h"
 
 namespace fabgate::ssh {
@@ -28,7 +29,11 @@ OfferedKey describe_server_key(ssh_session session) {
   return offered;
 }
 
-// The name known_hosts uses for this server: "host" on port 22, "[host]:port" otherwise.
+// Appending to known_hosts from several connecting threads at once could interleave lines.
+std::mutex known_hosts_write_mutex;
+
+}  // namespace
+
 std::string known_hosts_name(ssh_session session) {
   std::string host = session_option(session, SSH_OPTIONS_HOST);
   unsigned int port = 22;
@@ -37,15 +42,12 @@ std::string known_hosts_name(ssh_session session) {
   return "[" + host + "]:" + std::to_string(port);
 }
 
-// Appending to known_hosts from several connecting threads at once could interleave lines.
-std::mutex known_hosts_write_mutex;
-
-}  // namespace
-
-Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session session,
-                                                                     const std::string& device,
-                                                                     UnknownHostKeys policy) {
-  const std::string file = session_option(session, SSH_OPTIONS_KNOWNHOSTS);
+Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(
+    ssh_session session, const std::string& device, UnknownHostKeys policy,
+    const std::string& known_hosts_file) {
+  const std::string file = known_hosts_file.empty()
+                               ? session_option(session, SSH_OPTIONS_KNOWNHOSTS)
+                               : known_hosts_file;
   const std::string name = known_hosts_name(session);
   const enum ssh_known_hosts_e state = ssh_session_is_known_server(session);
   auto offered = [&] { return describe_server_key(session); };
@@ -80,6 +82,17 @@ Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session
                       "with --accept-new-host-keys to accept and record it");
       }
       AcceptedHostKey accepted{device, name, key.type, key.fingerprint, file, false};
+      if (!known_hosts_file.empty()) {
+        // The session reads an extract (KnownHostsFilter): the key goes to the file itself.
+        char* raw_entry = nullptr;
+        if (ssh_session_export_known_hosts_entry(session, &raw_entry) == SSH_OK &&
+            raw_entry != nullptr) {
+          const std::string entry = raw_entry;
+          accepted.saved = KnownHostsFilter::shared().append(known_hosts_file, entry, nullptr);
+        }
+        ssh_string_free_char(raw_entry);
+        return std::optional<AcceptedHostKey>{std::move(accepted)};
+      }
       std::lock_guard lock(known_hosts_write_mutex);
       accepted.saved = ssh_session_update_known_hosts(session) == SSH_OK;
       return std::optional<AcceptedHostKey>{std::move(accepted)};

@@ -20,8 +20,14 @@ namespace fabgate::ssh {
 //                         is appended to known_hosts and returned so the caller records it
 //   ERROR              -> host_key failure (an unchecked key is never trusted)
 // The caller must not authenticate or send anything when this fails.
-Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(ssh_session session,
-                                                                     const std::string& device,
-                                                                     UnknownHostKeys policy);
+// `known_hosts_file`, when not empty, is the file the session's known_hosts options stand for
+// (they may point at a KnownHostsFilter extract of it): messages name it and an accepted key
+// is appended to it.
+Expected<std::optional<AcceptedHostKey>, SshFailure> verify_host_key(
+    ssh_session session, const std::string& device, UnknownHostKeys policy,
+    const std::string& known_hosts_file = "");
+
+// The name known_hosts uses for the session's server: "host" on port 22, "[host]:port" otherwise.
+std::string known_hosts_name(ssh_session session);
 
 }  // namespace fabgate::ssh

@@ -14,6 +14,7 @@
 #include "adapters/ssh/batch_frames.h"
 #include "adapters/ssh/host_key_check.h"
 #include "adapters/ssh/key_file.h"
+#include "adapters/ssh/known_hosts_filter.h"
 
 namespace fabgate::ssh {
 
@@ -172,6 +173,27 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::open(const SshDe
   if (auto configured = configure(session.get(), device, login, options); !configured) {
     return configured.error();
   }
+  // A known_hosts named in fabgate.yaml is usually the fleet's, a line per device: libssh gets
+  // only this device's lines (KnownHostsFilter), not the whole file three times per session.
+  const std::string known_hosts =
+      options.known_hosts_file.empty() ? "" : expand_home(options.known_hosts_file);
+  std::optional<KnownHostsFilter::Filtered> extract;
+  if (!known_hosts.empty()) {
+    const std::string name = known_hosts_name(session.get());
+    auto made = KnownHostsFilter::shared().for_host(known_hosts, name);
+    if (!made) {
+      return SshFailure{SshFailure::Kind::host_key, "cannot check the host key of " + name +
+                                                        " against " + known_hosts + ": " +
+                                                        made.error() + "; nothing was sent"};
+    }
+    extract.emplace(std::move(made.value()));
+    const std::string file = extract->path();
+    if (ssh_options_set(session.get(), SSH_OPTIONS_KNOWNHOSTS, file.c_str()) != SSH_OK ||
+        ssh_options_set(session.get(), SSH_OPTIONS_GLOBAL_KNOWNHOSTS, file.c_str()) != SSH_OK) {
+      return SshFailure{SshFailure::Kind::unreachable,
+                        std::string("cannot set known_hosts file: ") + ssh_get_error(session.get())};
+    }
+  }
   if (ssh_connect(session.get()) != SSH_OK) {
     unsigned int port = 22;
     ssh_options_get_port(session.get(), &port);
@@ -182,7 +204,9 @@ Expected<std::unique_ptr<LibsshShell>, SshFailure> LibsshShell::open(const SshDe
             seconds_text(options.connect_timeout) + ": " + ssh_get_error(session.get())};
   }
   // Host key first: nothing, not even a user name, is sent to a server we cannot vouch for.
-  auto verified = verify_host_key(session.get(), device.name, options.unknown_host_keys);
+  auto verified =
+      verify_host_key(session.get(), device.name, options.unknown_host_keys, known_hosts);
+  extract.reset();
   if (!verified) return verified.error();
   if (auto authenticated = authenticate(session.get(), login, options.connect_timeout);
       !authenticated) {
