@@ -1,8 +1,8 @@
-// Redundancy budgets at fleet scale (issues 32 and 33): C controller processes contend for the
-// budgets of a simulated fabric of 2,000 devices (50 pods of 4 spines and 36 leaves; at most 1
-// spine and 25 % of the leaves of a pod in change at once) against a three-member etcd 3.4
-// cluster on 127.0.0.1. Each controller does what a run's budgets gate does, through the same
-// code (BudgetLedger): take a lease, claim the one device its change targets (the queue check,
+// Redundancy budgets at fleet scale (issues 32, 33 and 46): C controller processes contend for the
+// budgets of a simulated fabric of 2,000 devices (50 pods of 4 spines and 36 leaves; PODS pods when
+// given; at most 1 spine and 25 % of the leaves of a pod in change at once) against a three-member
+// etcd 3.4 cluster on 127.0.0.1. Each controller does what a run's budgets gate does, through the
+// same code (BudgetLedger): take a lease, claim the one device its change targets (the queue check,
 // the group read and the guarded transaction), then release and revoke.
 //
 // Floor (issue 33), measured in the same run, before and after phase 1, with the same C
@@ -19,7 +19,7 @@
 //
 // Not a test: scripts/bench-budgets builds and runs it; docs/benchmarks.md and
 // docs/coordination.md record its figures.
-// Usage: bench_budgets [controllers=20] [seconds=15] [changes=3] [hold_ms=5000]
+// Usage: bench_budgets [controllers=20] [seconds=15] [changes=3] [hold_ms=5000] [pods=50]
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,7 +50,9 @@ using namespace fabgate;
 using namespace fabgate::etcd::testing;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPods = 50;
+// Pods in the simulated fabric: 50 (2,000 devices) unless the fifth argument says otherwise
+// (issue 46 item 4 runs 500: 20,000 devices).
+int pods = 50;
 constexpr int kSpinesPerPod = 4;
 constexpr int kLeavesPerPod = 36;
 constexpr const char* kPrefix = "/fabgate/bench";
@@ -61,7 +63,7 @@ double ms_since(Clock::time_point start) {
 
 // The demand of a change on one random device of the simulated fabric.
 coordination::Demand random_demand(std::mt19937& random) {
-  int pod = std::uniform_int_distribution<int>(0, kPods - 1)(random);
+  int pod = std::uniform_int_distribution<int>(0, pods - 1)(random);
   int member = std::uniform_int_distribution<int>(0, kSpinesPerPod + kLeavesPerPod - 1)(random);
   bool spine = member < kSpinesPerPod;
   std::string device = "p" + std::to_string(pod) + (spine ? "-spine" : "-leaf") +
@@ -341,8 +343,10 @@ int main(int argc, char** argv) {
   int seconds = argc > 2 ? std::atoi(argv[2]) : 15;
   int changes = argc > 3 ? std::atoi(argv[3]) : 3;
   int hold_ms = argc > 4 ? std::atoi(argv[4]) : 5000;
-  if (controllers < 1 || seconds < 1 || changes < 0 || hold_ms < 0) {
-    std::fprintf(stderr, "usage: bench_budgets [controllers] [seconds] [changes] [hold_ms]\n");
+  pods = argc > 5 ? std::atoi(argv[5]) : 50;
+  if (controllers < 1 || seconds < 1 || changes < 0 || hold_ms < 0 || pods < 1) {
+    std::fprintf(stderr,
+                 "usage: bench_budgets [controllers] [seconds] [changes] [hold_ms] [pods]\n");
     return 2;
   }
   if (!std::filesystem::exists(kEtcd)) {
@@ -359,7 +363,7 @@ int main(int argc, char** argv) {
   std::printf(
       "fabric: %d devices (%d pods x %d spines + %d leaves), 3 etcd members on 127.0.0.1, "
       "every controller starting at %s\n",
-      kPods * (kSpinesPerPod + kLeavesPerPod), kPods, kSpinesPerPod, kLeavesPerPod,
+      pods * (kSpinesPerPod + kLeavesPerPod), pods, kSpinesPerPod, kLeavesPerPod,
       endpoints.front().c_str());
   std::printf("%d controllers, %d s per claiming phase; load average %s\n", controllers, seconds,
               load_average().c_str());
