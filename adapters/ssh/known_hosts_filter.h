@@ -19,9 +19,9 @@ namespace fabgate::ssh {
 // so with one line per device a fleet of N devices costs N x 3N line parses: at 2,000 devices
 // this was a quarter of the controller's CPU per device, and it grows with the fleet
 // (docs/benchmarks.md "One controller, 10,000 devices"). Instead the file is indexed by host
-// name once, and each session's libssh gets a private file holding only the lines that can
-// apply to its host (an anonymous in-memory file, /proc/self/fd/N: nothing touches a disk or
-// outlives the process), in the file's order: every line naming the host (as "host",
+// name once, and each session's libssh gets an anonymous in-memory file (/proc/self/fd/N of a
+// memfd: nothing touches a disk or outlives the process) holding only the lines that can apply
+// to its host, in the file's order: every line naming the host (as "host",
 // "[host]:port", or "[host]:22" for port 22), and every line this index cannot rule out (hashed
 // names, wildcard or negated patterns, markers). libssh then decides exactly as it would on
 // the whole file: a superset of the matching lines in the same order gives the same answer.
