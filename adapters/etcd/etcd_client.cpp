@@ -377,6 +377,7 @@ Expected<EtcdClient::Answer, EtcdFailure> EtcdClient::call(const std::string& pa
     endpoint.authorization = token_;
     endpoint.cert_file = settings_.cert_file;
     endpoint.key_file = settings_.key_file;
+    endpoint.connections = connections_;
     std::string what = "POST " + settings_.endpoints[index] + path;
     auto response = prom::http_request(endpoint, prom::HttpMethod::post, path, {}, body);
     if (!response) {

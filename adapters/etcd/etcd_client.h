@@ -7,12 +7,14 @@
 // another shape is a bad_answer naming the field, never a throw. docs/coordination.md.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "adapters/core/duration.h"
 #include "adapters/core/result.h"
+#include "adapters/prom/http_client.h"
 
 namespace fabgate::etcd {
 
@@ -72,7 +74,7 @@ struct Compare {
   std::int64_t number = 0;  // the operand of the revision, version and lease targets
   std::string value;        // the operand of Target::value
 
-  static Compare absent(std::string key);  // create_revision == 0: the key does not exist
+  static Compare absent(std::string key);   // create_revision == 0: the key does not exist
   static Compare present(std::string key);  // create_revision > 0: the key exists
   static Compare mod_revision_is(std::string key, std::int64_t revision);
   static Compare value_is(std::string key, std::string value);
@@ -142,7 +144,9 @@ class EtcdClient {
   const std::string& current_endpoint() const { return settings_.endpoints[current_]; }
 
  private:
-  explicit EtcdClient(EtcdSettings settings) : settings_(std::move(settings)) {}
+  explicit EtcdClient(EtcdSettings settings)
+      : settings_(std::move(settings)),
+        connections_(std::make_shared<prom::HttpConnectionPool>()) {}
   struct Answer;
   // POSTs `body` to `path`, failing over to the next endpoint on unreachable or timeout;
   // with `reauthenticate`, an "invalid auth token" answer authenticates again and retries once.
@@ -153,6 +157,9 @@ class EtcdClient {
   EtcdSettings settings_;
   std::size_t current_ = 0;
   std::string token_;  // etcd's auth token, when authenticated
+  // One kept-alive connection per member, for every call of this client (and its copies): a
+  // claim's five calls and a run's renewals do not each set up TCP (and TLS).
+  std::shared_ptr<prom::HttpConnectionPool> connections_;
 };
 
 // Standard base64 (RFC 4648, padded), as etcd's gateway writes bytes fields.

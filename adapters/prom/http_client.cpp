@@ -1,7 +1,9 @@
 #include "adapters/prom/http_client.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
+#include <array>
 #include <memory>
 #include <mutex>
 
@@ -26,6 +28,12 @@ using CurlText = std::unique_ptr<char, Deleter<curl_free>>;
 void global_init_once() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Every socket libcurl opens for us is close-on-exec: a pooled connection lives as long as its
+// client, and the programs a run starts (ssh, probes, vtysh) must not hold it.
+curl_socket_t open_cloexec_socket(void*, curlsocktype, curl_sockaddr* address) {
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 struct Sink {
@@ -71,6 +79,37 @@ std::string_view method_name(HttpMethod method) {
 }
 
 }  // namespace
+
+// libcurl's share handle with one lock per kind of shared data, as its lock callbacks ask.
+struct HttpConnectionPool::State {
+  CURLSH* share = nullptr;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<State*>(user)->locks[static_cast<std::size_t>(data)].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<State*>(user)->locks[static_cast<std::size_t>(data)].unlock();
+  }
+};
+
+HttpConnectionPool::HttpConnectionPool() : state_(std::make_unique<State>()) {
+  global_init_once();
+  state_->share = curl_share_init();
+  if (!state_->share) return;  // requests then open their own connections
+  curl_share_setopt(state_->share, CURLSHOPT_LOCKFUNC, &State::lock);
+  curl_share_setopt(state_->share, CURLSHOPT_UNLOCKFUNC, &State::unlock);
+  curl_share_setopt(state_->share, CURLSHOPT_USERDATA, state_.get());
+  curl_share_setopt(state_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(state_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl_share_setopt(state_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+}
+
+HttpConnectionPool::~HttpConnectionPool() {
+  // Every request's easy handle is gone by now (each lives within http_request), so the share
+  // is no longer in use and closes its connections.
+  if (state_->share) curl_share_cleanup(state_->share);
+}
 
 std::string_view to_string(HttpFailure::Kind kind) {
   switch (kind) {
@@ -133,6 +172,9 @@ Expected<HttpResponse, HttpFailure> http_request(const HttpEndpoint& endpoint, H
   curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(handle, CURLOPT_PROXY, "");  // never a proxy from the environment
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open_cloexec_socket);
+  if (endpoint.connections && endpoint.connections->state().share)
+    curl_easy_setopt(handle, CURLOPT_SHARE, endpoint.connections->state().share);
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
   if (!endpoint.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, endpoint.ca_file.c_str());
