@@ -65,9 +65,12 @@ Holder holder_from(const etcd::KeyValue& kv, const std::string& run_from_key) {
 }
 
 std::string service_record_of(const RunIdentity& run, const std::string& device) {
-  nlohmann::json record = {{"device", device},         {"run", run.run_id},
-                           {"operator", run.operator_name}, {"change", run.change},
-                           {"controller", run.controller},   {"since", format_utc(now_utc())}};
+  nlohmann::json record = {{"device", device},
+                           {"run", run.run_id},
+                           {"operator", run.operator_name},
+                           {"change", run.change},
+                           {"controller", run.controller},
+                           {"since", format_utc(now_utc())}};
   return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -183,6 +186,11 @@ std::string BudgetLedger::group_prefix(const std::string& budget, const std::str
   return prefix_ + "/budgets/" + budget + "/" + (group.empty() ? "all" : group);
 }
 
+std::string BudgetLedger::guard_of(const std::string& group) const {
+  const std::string budgets_root = prefix_ + "/budgets/";
+  return prefix_ + "/guards/" + group.substr(budgets_root.size());
+}
+
 std::pair<std::vector<OutOfService>, std::int64_t> BudgetLedger::service_from(
     const etcd::Range& range) const {
   const std::string root = prefix_ + "/service/";
@@ -231,15 +239,26 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                          "coordination: run id '" + run.run_id + "' cannot be a key segment");
   std::set<std::string> wanted_groups;
   for (const auto& demand : demands) wanted_groups.insert(queue_group_name(demand.group));
+  // Groups of other budgets found to hold a member of a wanted group: their guards must be in
+  // the same read as everything else, so finding a new one reads again (bounded: each read
+  // adds at least one, and a fabric has finitely many groups; kMaxDiscoveries caps it anyway).
+  std::vector<std::string> overlapping_groups;
+  int discoveries = 0;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Everything the claim judges, read in one read-only transaction: the queue, the devices
-    // out of service and every group it needs, one consistent view at one revision, one call.
+    // out of service, every claim in the fabric, every group it needs and the guards it will
+    // write under, one consistent view at one revision, one call. The guards live apart from
+    // the claims (P/guards/), so reading every claim does not read every group's guard: at
+    // 20,000 devices that read was 1,000 guards per claim and most of etcd's work.
     std::vector<TxnOp> reads = {TxnOp::get_prefix(prefix_ + "/queue/"),
                                 TxnOp::get_prefix(prefix_ + "/service/"),
                                 TxnOp::get_prefix(prefix_ + "/budgets/")};
     for (const auto& demand : demands)
       reads.push_back(
           TxnOp::get_prefix(group_prefix(demand.group.budget, demand.group.group) + "/"));
+    for (const auto& demand : demands)
+      reads.push_back(TxnOp::get(guard_of(group_prefix(demand.group.budget, demand.group.group))));
+    for (const auto& other : overlapping_groups) reads.push_back(TxnOp::get(guard_of(other)));
     auto view = client_.txn({}, reads);
     if (!view)
       return store_failure("read the queue, the devices out of service and the budget groups",
@@ -278,18 +297,25 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     // its DEVICES in every group they are members of, so a budget renamed (or regrouped) on
     // main while runs are in flight does not let a new run overlook them.
     const etcd::Range& all_claims = view->reads[2];
+    // A guard's mod_revision as read (0: absent), by group.
+    auto guard_revision_of = [&](std::size_t read_index) -> std::int64_t {
+      const auto& kvs = view->reads[read_index].kvs;
+      return kvs.empty() ? 0 : kvs.front().mod_revision;
+    };
+    std::map<std::string, std::int64_t> other_guards;
+    for (std::size_t i = 0; i < overlapping_groups.size(); ++i)
+      other_guards[overlapping_groups[i]] = guard_revision_of(3 + 2 * demands.size() + i);
+    bool read_again = false;
     const std::string service_guard = prefix_ + "/service/guard";
-    std::vector<Compare> guards = {
-        service.second == 0 ? Compare::absent(service_guard)
-                            : Compare::mod_revision_is(service_guard, service.second)};
+    std::vector<Compare> guards = {service.second == 0
+                                       ? Compare::absent(service_guard)
+                                       : Compare::mod_revision_is(service_guard, service.second)};
     std::vector<TxnOp> writes;
     for (std::size_t index = 0; index < demands.size(); ++index) {
       const auto& demand = demands[index];
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
       const etcd::Range& range = view->reads[3 + index];
-      std::int64_t guard_revision = 0;
-      for (const auto& kv : range.kvs)
-        if (kv.key == group + "/guard") guard_revision = kv.mod_revision;
+      const std::int64_t guard_revision = guard_revision_of(3 + demands.size() + index);
 
       // What others hold here; this run's own earlier claim is replaced, not counted.
       std::vector<Holder> others;
@@ -327,12 +353,17 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
           }
         if (!holder.readable || !overlaps) continue;
         others.push_back(std::move(holder));
-        std::int64_t other_guard = 0;
-        for (const auto& guard_kv : all_claims.kvs)
-          if (guard_kv.key == other_group + "/guard") other_guard = guard_kv.mod_revision;
-        guards.push_back(other_guard == 0
-                             ? Compare::absent(other_group + "/guard")
-                             : Compare::mod_revision_is(other_group + "/guard", other_guard));
+        auto known = other_guards.find(other_group);
+        if (known == other_guards.end()) {
+          // Its guard was not in this read: read again with it.
+          overlapping_groups.push_back(other_group);
+          other_guards[other_group] = 0;
+          read_again = true;
+          continue;
+        }
+        guards.push_back(known->second == 0
+                             ? Compare::absent(guard_of(other_group))
+                             : Compare::mod_revision_is(guard_of(other_group), known->second));
       }
       std::vector<OutOfService> out_here;
       for (const auto& out : service.first) {
@@ -342,6 +373,7 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
         out_here.push_back(out);
         in_change.insert(out.device);
       }
+      if (read_again) continue;
       if (unreadable || static_cast<int>(in_change.size()) > demand.group.capacity) {
         if (auto read = read_liveness(others); !read) return read.error();
         std::string message = "budget " + demand.group.describe() + " allows " +
@@ -363,10 +395,20 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                             std::move(out_here)};
       }
       guards.push_back(guard_revision == 0
-                           ? Compare::absent(group + "/guard")
-                           : Compare::mod_revision_is(group + "/guard", guard_revision));
+                           ? Compare::absent(guard_of(group))
+                           : Compare::mod_revision_is(guard_of(group), guard_revision));
       writes.push_back(TxnOp::put(group + "/claims/" + run.run_id, record_of(run, demand.devices)));
-      writes.push_back(TxnOp::put(group + "/guard", run.run_id));
+      writes.push_back(TxnOp::put(guard_of(group), run.run_id));
+    }
+    if (read_again) {
+      if (++discoveries > kMaxDiscoveries)
+        return plain_failure(ClaimFailure::Kind::contention,
+                             "coordination: run " + run.run_id + " found claims of " +
+                                 std::to_string(overlapping_groups.size()) +
+                                 " groups of other budgets holding its devices and read again " +
+                                 std::to_string(kMaxDiscoveries) + " times; try again");
+      --attempt;  // not a lost race: the same claim with the guards it needs
+      continue;
     }
     if (run.lease != 0)
       writes.push_back(
@@ -398,7 +440,7 @@ Expected<BudgetLedger::ReleaseOps, ClaimFailure> BudgetLedger::release_ops(
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
       writes.push_back(TxnOp::get(group + suffix));
       writes.push_back(TxnOp::del(group + suffix));
-      writes.push_back(TxnOp::put(group + "/guard", run_id));
+      writes.push_back(TxnOp::put(guard_of(group), run_id));
     }
   } else {
     // Anyone else (fabgate recover) finds the run's claims wherever they are.
@@ -408,7 +450,7 @@ Expected<BudgetLedger::ReleaseOps, ClaimFailure> BudgetLedger::release_ops(
       if (!kv.key.ends_with(suffix)) continue;
       const std::string group = kv.key.substr(0, kv.key.size() - suffix.size());
       writes.push_back(TxnOp::del(kv.key));
-      writes.push_back(TxnOp::put(group + "/guard", run_id));
+      writes.push_back(TxnOp::put(guard_of(group), run_id));
       ++out.found;
     }
   }
@@ -418,8 +460,8 @@ Expected<BudgetLedger::ReleaseOps, ClaimFailure> BudgetLedger::release_ops(
     if (!plain_key_segment(device))
       return plain_failure(ClaimFailure::Kind::invalid,
                            "coordination: device '" + device + "' cannot be a key segment");
-    writes.push_back(TxnOp::put(prefix_ + "/service/out/" + device,
-                                service_record_of(transition.by, device)));
+    writes.push_back(
+        TxnOp::put(prefix_ + "/service/out/" + device, service_record_of(transition.by, device)));
   }
   for (const auto& device : transition.back)
     writes.push_back(TxnOp::del(prefix_ + "/service/out/" + device));

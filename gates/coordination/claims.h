@@ -4,7 +4,9 @@
 // before its first step, and releases them when it ends or is recovered.
 //
 // Keys, under the fabric's prefix P:
-//   P/budgets/<budget>/<group>/guard           bumped by every claim and release in the group
+//   P/guards/<budget>/<group>                  bumped by every claim and release in the group
+//                                              (apart from the claims, so reading every claim
+//                                              does not read every group's guard)
 //   P/budgets/<budget>/<group>/claims/<run>    the holder's record (JSON); no lease
 //   P/runs/<run>/alive                         on the run's lease, when it has one
 //   P/queue/<run>                              a run waiting for its groups (--wait), on
@@ -80,7 +82,7 @@ struct OutOfService {
 // (intent: `out_of_service:` and `back_in_service:`). Empty for every other ending: a run
 // rolled back, refused, rehearsed or recovered leaves service as it found it.
 struct ServiceTransition {
-  RunIdentity by;  // the run, for the records it writes
+  RunIdentity by;                 // the run, for the records it writes
   std::vector<std::string> out;   // devices it leaves out of service
   std::vector<std::string> back;  // devices it returns to service
   bool empty() const { return out.empty() && back.empty(); }
@@ -121,16 +123,19 @@ struct ClaimFailure {
   };
   Kind kind = Kind::store;
   std::string message;
-  std::optional<BudgetGroup> group;  // over_budget
-  std::vector<Holder> holders;       // over_budget: who holds the group now
-  std::vector<std::string> wanted;   // over_budget: what this run asked for there
-  std::vector<QueuedRun> queued;     // queued: the runs ahead of this one
+  std::optional<BudgetGroup> group;          // over_budget
+  std::vector<Holder> holders;               // over_budget: who holds the group now
+  std::vector<std::string> wanted;           // over_budget: what this run asked for there
+  std::vector<QueuedRun> queued;             // queued: the runs ahead of this one
   std::vector<OutOfService> out_of_service;  // over_budget: the group's devices out of service
 };
 
 class BudgetLedger {
  public:
   static constexpr int kMaxAttempts = 16;
+  // Reads again because groups of other budgets were found holding a wanted group's devices
+  // (their guards join the read); at most this many, then `contention`.
+  static constexpr int kMaxDiscoveries = 8;
 
   // `prefix`: the fabric's key prefix ("/fabgate/fabric-a"), without a trailing '/'.
   BudgetLedger(etcd::EtcdClient& client, std::string prefix);
@@ -182,6 +187,8 @@ class BudgetLedger {
 
  private:
   std::string group_prefix(const std::string& budget, const std::string& group) const;
+  // P/guards/<budget>/<group> for the group at `group` (a group_prefix).
+  std::string guard_of(const std::string& group) const;
   // The out-of-service records read from P/service/, and the revision of their guard (0: never
   // written).
   std::pair<std::vector<OutOfService>, std::int64_t> service_from(const etcd::Range& range) const;

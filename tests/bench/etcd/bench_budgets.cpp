@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -298,6 +299,61 @@ std::map<std::string, double> handled_calls(const std::vector<std::string>& endp
   return calls;
 }
 
+// The leader's database as etcd reports it: the revision (every write adds one) and the file's
+// size, all of it and the part in use (what compaction and defragmentation leave).
+struct Database {
+  double revision = 0, total_bytes = 0, in_use_bytes = 0;
+};
+
+Database database_of(const std::string& endpoint) {
+  Database database;
+  prom::HttpEndpoint where;
+  where.base_url = endpoint;
+  where.timeout = Duration(10'000);
+  auto answer = prom::http_request(where, prom::HttpMethod::get, "/metrics");
+  if (!answer || answer->status != 200) return database;
+  std::istringstream lines(answer->body);
+  std::string line;
+  auto value_of = [&](const char* name, double& into) {
+    if (line.rfind(name, 0) == 0 && line.size() > std::strlen(name) &&
+        line[std::strlen(name)] == ' ')
+      into = std::atof(line.c_str() + std::strlen(name) + 1);
+  };
+  while (std::getline(lines, line)) {
+    value_of("etcd_debugging_mvcc_current_revision", database.revision);
+    value_of("etcd_mvcc_db_total_size_in_bytes", database.total_bytes);
+    value_of("etcd_mvcc_db_total_size_in_use_in_bytes", database.in_use_bytes);
+  }
+  return database;
+}
+
+void print_database(const char* when, const Database& database) {
+  std::printf("  etcd database %s: revision %.0f, %.2f MiB on disk, %.2f MiB in use\n", when,
+              database.revision, database.total_bytes / 1048576.0,
+              database.in_use_bytes / 1048576.0);
+}
+
+// Compacts away every revision before the current one and defragments each member, as an
+// operator's --auto-compaction-retention and a periodic defrag do; what is left is the live keys.
+void compact_and_defragment(const std::vector<std::string>& endpoints, double revision) {
+  prom::HttpEndpoint where;
+  where.base_url = endpoints.front();
+  where.timeout = Duration(30'000);
+  char body[96];
+  std::snprintf(body, sizeof body, "{\"revision\":\"%.0f\",\"physical\":true}", revision);
+  auto compacted = prom::http_request(where, prom::HttpMethod::post, "/v3/kv/compaction", {}, body);
+  if (!compacted || compacted->status != 200)
+    std::fprintf(stderr, "bench_budgets: compaction failed: %s\n",
+                 compacted ? compacted->body.c_str() : compacted.error().message.c_str());
+  for (const auto& endpoint : endpoints) {
+    where.base_url = endpoint;
+    auto defragmented =
+        prom::http_request(where, prom::HttpMethod::post, "/v3/maintenance/defragment", {}, "{}");
+    if (!defragmented || defragmented->status != 200)
+      std::fprintf(stderr, "bench_budgets: defragmenting %s failed\n", endpoint.c_str());
+  }
+}
+
 // The calls handled between two counts, per claim attempt: "Range 3.02, Txn 2.00, ...".
 std::string calls_per_claim(const std::map<std::string, double>& before,
                             const std::map<std::string, double>& after, std::size_t claims) {
@@ -368,6 +424,8 @@ int main(int argc, char** argv) {
   std::printf("%d controllers, %d s per claiming phase; load average %s\n", controllers, seconds,
               load_average().c_str());
   std::fflush(stdout);
+  const Database database_at_start = database_of(endpoints.front());
+  print_database("at the start", database_at_start);
   auto counted = handled_calls(endpoints);
   auto count_calls = [&](std::size_t claims) {
     auto now = handled_calls(endpoints);
@@ -382,7 +440,9 @@ int main(int argc, char** argv) {
   count_calls(floor_before.claim_ms.size() + floor_before.refused);
   std::printf("  load average %s\n", load_average().c_str());
   std::fflush(stdout);
+  const Database before_ledger = database_of(endpoints.front());
   Totals claims = run_phase(Phase::claims, controllers, endpoints, seconds, 0, 0, results.path());
+  const Database after_ledger = database_of(endpoints.front());
   print_claims("phase 1: fabgate's BudgetLedger (lease + claim; release + revoke)", claims,
                seconds);
   count_calls(claims.claim_ms.size() + claims.refused);
@@ -415,6 +475,8 @@ int main(int argc, char** argv) {
       at(claims.claim_ms, 0.5) / at(floor.claim_ms, 0.5),
       at(claims.claim_ms, 0.99) / at(floor.claim_ms, 0.99));
   std::fflush(stdout);
+  Database before_changes = database_of(endpoints.front()), after_changes = before_changes;
+  std::size_t changes_done = 0;
   if (changes > 0) {
     Totals cost =
         run_phase(Phase::changes, controllers, endpoints, 0, changes, hold_ms, results.path());
@@ -429,6 +491,29 @@ int main(int argc, char** argv) {
         changes, hold_ms, cost.coordinating_ms / (controllers * changes),
         cost.wall_ms / (controllers * changes), 100.0 * cost.coordinating_ms / cost.wall_ms,
         load_average().c_str());
+    after_changes = database_of(endpoints.front());
+    changes_done = static_cast<std::size_t>(controllers) * changes;
   }
+  // What the ledger's runs left in etcd (phase 1 and phase 2, not the floor's): each claim
+  // attempt and release is a few revisions, and every revision keeps its keys' old values
+  // until compaction (etcd's database only grows without it). Then what compaction leaves.
+  const std::size_t ledger_runs =
+      claims.claim_ms.size() + static_cast<std::size_t>(claims.refused) + changes_done;
+  const double revisions = (after_ledger.revision - before_ledger.revision) +
+                           (after_changes.revision - before_changes.revision);
+  const double bytes = (after_ledger.in_use_bytes - before_ledger.in_use_bytes) +
+                       (after_changes.in_use_bytes - before_changes.in_use_bytes);
+  const Database before_compaction = database_of(endpoints.front());
+  print_database("after every phase", before_compaction);
+  std::printf(
+      "  the ledger's runs (phases 1 and 2, %zu): %.2f revisions and %.0f bytes of database in "
+      "use per run, until compacted\n",
+      ledger_runs, revisions / std::max<double>(ledger_runs, 1),
+      bytes / std::max<double>(ledger_runs, 1));
+  compact_and_defragment(endpoints, before_compaction.revision);
+  const Database after = database_of(endpoints.front());
+  print_database("compacted to its current revision and defragmented", after);
+  std::printf("  left after compaction: %.0f bytes in use over the start's, all phases together\n",
+              after.in_use_bytes - database_at_start.in_use_bytes);
   return 0;
 }
