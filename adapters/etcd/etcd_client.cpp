@@ -132,6 +132,12 @@ json op_json(const TxnOp& op) {
       return {{"request_range", {{"key", base64_encode(op.key)}}}};
     case TxnOp::Kind::get_prefix:
       return {{"request_range", prefix_range(op.key)}};
+    case TxnOp::Kind::get_range:
+      return {{"request_range",
+               {{"key", base64_encode(op.key)},
+                {"range_end", base64_encode(op.value)},
+                {"sort_order", "ASCEND"},
+                {"sort_target", "KEY"}}}};
     case TxnOp::Kind::del_prefix:
       return {{"request_delete_range",
                {{"key", base64_encode(op.key)}, {"range_end", base64_encode(prefix_end(op.key))}}}};
@@ -309,6 +315,9 @@ TxnOp TxnOp::get(std::string key) {
 }
 TxnOp TxnOp::get_prefix(std::string prefix) {
   return TxnOp{Kind::get_prefix, std::move(prefix), {}, 0};
+}
+TxnOp TxnOp::get_range(std::string from, std::string to) {
+  return TxnOp{Kind::get_range, std::move(from), std::move(to), 0};
 }
 TxnOp TxnOp::del_prefix(std::string prefix) {
   return TxnOp{Kind::del_prefix, std::move(prefix), {}, 0};

@@ -84,10 +84,10 @@ struct Compare {
 };
 
 struct TxnOp {
-  enum class Kind { put, del, get, get_prefix, del_prefix };
+  enum class Kind { put, del, get, get_prefix, del_prefix, get_range };
   Kind kind = Kind::put;
   std::string key;
-  std::string value;       // put
+  std::string value;       // put; get_range: the end of the range (excluded)
   std::int64_t lease = 0;  // put: 0 for none
 
   static TxnOp put(std::string key, std::string value, std::int64_t lease = 0);
@@ -98,6 +98,8 @@ struct TxnOp {
   static TxnOp get_prefix(std::string prefix);
   // Deletes every key starting with `prefix` (one delete-range op, however many keys).
   static TxnOp del_prefix(std::string prefix);
+  // Every key from `from` (included) to `to` (excluded), sorted by key.
+  static TxnOp get_range(std::string from, std::string to);
 };
 
 struct TxnResult {

@@ -244,15 +244,33 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
   // adds at least one, and a fabric has finitely many groups; kMaxDiscoveries caps it anyway).
   std::vector<std::string> overlapping_groups;
   int discoveries = 0;
+  // The claims of other budgets are what can hold a member of a wanted group (a budget's groups
+  // partition its devices); when every demand is under one budget, that budget's own claims
+  // are left out of the fabric-wide read (its wanted groups are read one by one).
+  std::string only_budget = demands.empty() ? std::string() : demands.front().group.budget;
+  for (const auto& demand : demands)
+    if (demand.group.budget != only_budget) only_budget.clear();
+  const std::string budgets_root = prefix_ + "/budgets/";
+  std::vector<TxnOp> claim_reads;
+  if (only_budget.empty()) {
+    claim_reads.push_back(TxnOp::get_prefix(budgets_root));
+  } else {
+    // [P/budgets/, P/budgets/<budget>/) and [P/budgets/<budget>0, P/budgets0): '0' follows '/'.
+    const std::string own = budgets_root + only_budget + "/";
+    claim_reads.push_back(TxnOp::get_range(budgets_root, own));
+    claim_reads.push_back(TxnOp::get_range(budgets_root + only_budget + "0", prefix_ + "/budgets0"));
+  }
+  const std::size_t groups_at = 2 + claim_reads.size();
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // Everything the claim judges, read in one read-only transaction: the queue, the devices
-    // out of service, every claim in the fabric, every group it needs and the guards it will
-    // write under, one consistent view at one revision, one call. The guards live apart from
-    // the claims (P/guards/), so reading every claim does not read every group's guard: at
-    // 20,000 devices that read was 1,000 guards per claim and most of etcd's work.
+    // out of service, every claim of other budgets in the fabric, every group it needs and the
+    // guards it will write under, one consistent view at one revision, one call. The guards
+    // live apart from the claims (P/guards/), so reading the claims does not read every
+    // group's guard: at 20,000 devices that read was 1,000 guards per claim and most of etcd's
+    // work.
     std::vector<TxnOp> reads = {TxnOp::get_prefix(prefix_ + "/queue/"),
-                                TxnOp::get_prefix(prefix_ + "/service/"),
-                                TxnOp::get_prefix(prefix_ + "/budgets/")};
+                                TxnOp::get_prefix(prefix_ + "/service/")};
+    reads.insert(reads.end(), claim_reads.begin(), claim_reads.end());
     for (const auto& demand : demands)
       reads.push_back(
           TxnOp::get_prefix(group_prefix(demand.group.budget, demand.group.group) + "/"));
@@ -296,7 +314,9 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     // Every claim in the fabric, whatever budget it was made under: a run in flight counts by
     // its DEVICES in every group they are members of, so a budget renamed (or regrouped) on
     // main while runs are in flight does not let a new run overlook them.
-    const etcd::Range& all_claims = view->reads[2];
+    std::vector<const etcd::KeyValue*> all_claims;
+    for (std::size_t i = 2; i < groups_at; ++i)
+      for (const auto& kv : view->reads[i].kvs) all_claims.push_back(&kv);
     // A guard's mod_revision as read (0: absent), by group.
     auto guard_revision_of = [&](std::size_t read_index) -> std::int64_t {
       const auto& kvs = view->reads[read_index].kvs;
@@ -304,7 +324,7 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     };
     std::map<std::string, std::int64_t> other_guards;
     for (std::size_t i = 0; i < overlapping_groups.size(); ++i)
-      other_guards[overlapping_groups[i]] = guard_revision_of(3 + 2 * demands.size() + i);
+      other_guards[overlapping_groups[i]] = guard_revision_of(groups_at + 2 * demands.size() + i);
     bool read_again = false;
     const std::string service_guard = prefix_ + "/service/guard";
     std::vector<Compare> guards = {service.second == 0
@@ -314,8 +334,8 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
     for (std::size_t index = 0; index < demands.size(); ++index) {
       const auto& demand = demands[index];
       const std::string group = group_prefix(demand.group.budget, demand.group.group);
-      const etcd::Range& range = view->reads[3 + index];
-      const std::int64_t guard_revision = guard_revision_of(3 + demands.size() + index);
+      const etcd::Range& range = view->reads[groups_at + index];
+      const std::int64_t guard_revision = guard_revision_of(groups_at + demands.size() + index);
 
       // What others hold here; this run's own earlier claim is replaced, not counted.
       std::vector<Holder> others;
@@ -332,8 +352,8 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
       // have) that hold a member of this group: counted here, and their group's
       // guard joins this claim's guards, so a release or claim there meanwhile makes it read
       // again.
-      const std::string budgets_root = prefix_ + "/budgets/";
-      for (const auto& kv : all_claims.kvs) {
+      for (const etcd::KeyValue* claim : all_claims) {
+        const etcd::KeyValue& kv = *claim;
         auto claims_at = kv.key.find("/claims/", budgets_root.size());
         if (claims_at == std::string::npos) continue;
         const std::string other_group = kv.key.substr(0, claims_at);
