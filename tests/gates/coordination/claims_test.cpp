@@ -98,13 +98,19 @@ TEST_F(BudgetClaims, ARunInFlightCountsByItsDevicesAfterItsBudgetWasRenamed) {
   ASSERT_TRUE(a.claim(run("run-a", "alice", "drain-spine1", "ci-runner-1"),
                       {spine_of_pod("spine1", "p3")}));
   Demand renamed = spine_of_pod("spine2", "p3");
+  // A claim reads other budgets' claims in two ranges, before and after its own budget's keys:
+  // a new name that sorts before the old one and one that sorts after it.
+  for (const char* name : {"pod-spines", "zz-spines"}) {
+    SCOPED_TRACE(name);
+    renamed.group.budget = name;
+    auto refused = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {renamed});
+    ASSERT_FALSE(refused) << "a renamed budget admitted a second spine of p3";
+    EXPECT_EQ(refused.error().kind, Kind::over_budget);
+    EXPECT_NE(refused.error().message.find("held by run run-a (alice, change drain-spine1"),
+              std::string::npos)
+        << refused.error().message;
+  }
   renamed.group.budget = "pod-spines";
-  auto refused = b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {renamed});
-  ASSERT_FALSE(refused) << "a renamed budget admitted a second spine of p3";
-  EXPECT_EQ(refused.error().kind, Kind::over_budget);
-  EXPECT_NE(refused.error().message.find("held by run run-a (alice, change drain-spine1"),
-            std::string::npos)
-      << refused.error().message;
   Demand elsewhere = renamed;
   elsewhere.group.members = {"spine2", "spine3"};
   EXPECT_TRUE(b.claim(run("run-b", "bob", "drain-spine2", "ci-runner-2"), {elsewhere}));
