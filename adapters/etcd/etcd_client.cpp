@@ -1,6 +1,8 @@
 #include "adapters/etcd/etcd_client.h"
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -323,6 +325,30 @@ TxnOp TxnOp::del_prefix(std::string prefix) {
   return TxnOp{Kind::del_prefix, std::move(prefix), {}, 0};
 }
 
+namespace {
+std::atomic<std::uint64_t> process_calls{0}, process_failed{0}, process_waited_us{0};
+thread_local CallTally thread_calls;
+
+// Counts one attempt on an endpoint that took `waited`.
+void tally(std::chrono::steady_clock::duration waited, bool failed) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(waited);
+  process_calls.fetch_add(1, std::memory_order_relaxed);
+  process_waited_us.fetch_add(static_cast<std::uint64_t>(us.count()), std::memory_order_relaxed);
+  if (failed) process_failed.fetch_add(1, std::memory_order_relaxed);
+  ++thread_calls.calls;
+  thread_calls.failed += failed ? 1 : 0;
+  thread_calls.waited += us;
+}
+}  // namespace
+
+CallTally calls_in_process() {
+  return {process_calls.load(std::memory_order_relaxed),
+          process_failed.load(std::memory_order_relaxed),
+          std::chrono::microseconds(process_waited_us.load(std::memory_order_relaxed))};
+}
+
+CallTally calls_on_this_thread() { return thread_calls; }
+
 struct EtcdClient::Answer {
   json document;
   std::string what;  // "POST http://127.0.0.1:2379/v3/kv/range", for messages
@@ -388,7 +414,9 @@ Expected<EtcdClient::Answer, EtcdFailure> EtcdClient::call(const std::string& pa
     endpoint.key_file = settings_.key_file;
     endpoint.connections = connections_;
     std::string what = "POST " + settings_.endpoints[index] + path;
+    const auto sent = std::chrono::steady_clock::now();
     auto response = prom::http_request(endpoint, prom::HttpMethod::post, path, {}, body);
+    tally(std::chrono::steady_clock::now() - sent, !response || response->status != 200);
     if (!response) {
       const auto& failure = response.error();
       if (failure.kind == prom::HttpFailure::Kind::too_large)

@@ -6,6 +6,7 @@
 // (base64 on the wire); the answer is read with typed, depth-limited lookups, so an answer of
 // another shape is a bad_answer naming the field, never a throw. docs/coordination.md.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -163,6 +164,21 @@ class EtcdClient {
   // claim's five calls and a run's renewals do not each set up TCP (and TLS).
   std::shared_ptr<prom::HttpConnectionPool> connections_;
 };
+
+// The calls made to etcd (each attempt on an endpoint counts; failed ones also as failed) and
+// the time spent waiting for their answers: by every EtcdClient of this process, and by those
+// on the calling thread alone. A run reads both at its start and its end for its manifest
+// (what coordination cost it; the lease renewals run on a thread of their own, beside it).
+struct CallTally {
+  std::uint64_t calls = 0;
+  std::uint64_t failed = 0;
+  std::chrono::microseconds waited{0};
+  CallTally operator-(const CallTally& earlier) const {
+    return {calls - earlier.calls, failed - earlier.failed, waited - earlier.waited};
+  }
+};
+CallTally calls_in_process();
+CallTally calls_on_this_thread();
 
 // Standard base64 (RFC 4648, padded), as etcd's gateway writes bytes fields.
 std::string base64_encode(std::string_view bytes);

@@ -238,6 +238,22 @@ void Pipeline::write_outputs(RunOutcome& outcome) {
     if (!outcome.internal_errors.empty()) manifest["internal_errors"] = outcome.internal_errors;
     if (!outcome.evidence_not_written.empty())
       manifest["evidence_not_written"] = outcome.evidence_not_written;
+    // A coordinated run says what coordination cost it (docs/coordination.md "Cost of a run").
+    const auto in_process = etcd::calls_in_process() - etcd_in_process_at_start_;
+    if (in_process.calls > 0) {
+      const auto on_thread = etcd::calls_on_this_thread() - etcd_on_thread_at_start_;
+      auto ms = [](std::chrono::microseconds us) {
+        return static_cast<double>(us.count() / 10) / 100.0;  // 0.01 ms
+      };
+      manifest["etcd"] = {
+          {"calls", in_process.calls},
+          {"failed_calls", in_process.failed},
+          {"waited_ms", ms(in_process.waited)},
+          {"on_the_run_thread", {{"calls", on_thread.calls}, {"waited_ms", ms(on_thread.waited)}}},
+          {"run_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - constructed_)
+                         .count()}};
+    }
     if (options_.annotate) options_.annotate(with_.evidence, manifest);
     sealed = with_.evidence.finish(manifest);
   });

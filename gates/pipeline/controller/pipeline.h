@@ -14,6 +14,7 @@
 
 #include "adapters/core/exit_code.h"
 #include "adapters/core/progress.h"
+#include "adapters/etcd/etcd_client.h"
 #include "adapters/prom/alertmanager_client.h"
 #include "adapters/prom/prometheus_client.h"
 #include "gates/compare/report.h"
@@ -284,6 +285,11 @@ class Pipeline {
   PipelineOptions options_;
 
   RunOutcome outcome_;
+  // What coordination cost the run, for its manifest: etcd's calls counted from here (the run
+  // starts with the pipeline) to the manifest, on every thread and on the run's own.
+  const etcd::CallTally etcd_in_process_at_start_ = etcd::calls_in_process();
+  const etcd::CallTally etcd_on_thread_at_start_ = etcd::calls_on_this_thread();
+  const std::chrono::steady_clock::time_point constructed_ = std::chrono::steady_clock::now();
   std::vector<const intent::Device*> scope_;  // devices snapshotted and compared
   nlohmann::json pre_, post_, restored_;
   nlohmann::json counters_after_rollback_;  // post_ with the counter categories re-read

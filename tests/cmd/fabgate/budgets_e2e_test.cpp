@@ -183,6 +183,18 @@ TEST_F(BudgetsEndToEnd, TheSecondLeafOfAPodIsRefusedWhileTheFirstIsInChange) {
   auto coordination = read_json(alice_bundle / "coordination.json");
   EXPECT_EQ(coordination.value("released", -1), 1) << coordination.dump();
   EXPECT_EQ(coordination["store"].value("prefix", ""), kPrefix) << coordination.dump();
+  // The manifest says what coordination cost the run: at least the lease, the claim's read and
+  // write, the release and the revoke, each waited for on the run's own thread, within the run.
+  auto manifest = read_json(alice_bundle / "manifest.json");
+  ASSERT_TRUE(manifest.contains("etcd")) << manifest.dump();
+  const auto& etcd = manifest["etcd"];
+  EXPECT_GE(etcd.value("calls", 0), 5) << etcd.dump();
+  EXPECT_EQ(etcd.value("failed_calls", -1), 0) << etcd.dump();
+  EXPECT_GE(etcd["on_the_run_thread"].value("calls", 0), 5) << etcd.dump();
+  EXPECT_LE(etcd["on_the_run_thread"].value("calls", 0), etcd.value("calls", 0)) << etcd.dump();
+  EXPECT_GT(etcd["on_the_run_thread"].value("waited_ms", 0.0), 0.0) << etcd.dump();
+  EXPECT_LT(etcd["on_the_run_thread"].value("waited_ms", 0.0), etcd.value("run_ms", 0) * 1.0)
+      << etcd.dump();
 
   auto again = fabgate("apply b --operator bob");
   EXPECT_EQ(again.exit_code, 0) << again.output;
