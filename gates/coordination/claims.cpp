@@ -419,6 +419,9 @@ Expected<std::int64_t, ClaimFailure> BudgetLedger::claim(const RunIdentity& run,
                            : Compare::mod_revision_is(guard_of(group), guard_revision));
       writes.push_back(TxnOp::put(group + "/claims/" + run.run_id, record_of(run, demand.devices)));
       writes.push_back(TxnOp::put(guard_of(group), run.run_id));
+      // The guard where controllers before 2026-12-07 kept it: it is inside every claim's read
+      // of the claims, so the first claim in each group takes it away (docs/coordination.md).
+      writes.push_back(TxnOp::del(group + "/guard"));
     }
     if (read_again) {
       if (++discoveries > kMaxDiscoveries)

@@ -137,7 +137,14 @@ TEST_F(BudgetClaims, ReleasedGroupsLeaveNothingUnderTheClaimsThatEveryClaimReads
   ASSERT_TRUE(guards) << guards.error().message;
   EXPECT_EQ(guards->kvs.size(), 50u);
 
+  // A guard where an older fabgate kept it (inside the claims' read) goes with the first claim
+  // in its group.
+  const std::string legacy = std::string(kPrefix) + "/budgets/spines-per-pod/pod=p7/guard";
+  ASSERT_TRUE(own.put(legacy, "run-old"));
   ASSERT_TRUE(ledger.claim(run("run-x", "op", "c", "ctl"), {spine_of_pod("spine1", "p7")}));
+  auto legacy_left = own.get(legacy);
+  ASSERT_TRUE(legacy_left) << legacy_left.error().message;
+  EXPECT_TRUE(legacy_left->kvs.empty()) << "the old guard is still read with every claim";
   auto guard = own.get(std::string(kPrefix) + "/guards/spines-per-pod/pod=p7");
   ASSERT_TRUE(guard) << guard.error().message;
   ASSERT_EQ(guard->kvs.size(), 1u);
