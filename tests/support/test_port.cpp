@@ -101,4 +101,23 @@ int reserve_test_port(const std::string& address) {
   return 0;
 }
 
+LoopbackListener listen_on_loopback(int backlog) {
+  LoopbackListener listener;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return listener;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, backlog) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+    ::close(fd);
+    return listener;
+  }
+  listener.fd = fd;
+  listener.port = ntohs(address.sin_port);
+  return listener;
+}
+
 }  // namespace fabgate::testing

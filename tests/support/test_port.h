@@ -17,4 +17,13 @@ namespace fabgate::testing {
 // kernel releases when the process ends, however it ends: no lock files, no leftovers.
 int reserve_test_port(const std::string& address = "127.0.0.1");
 
+// A close-on-exec TCP socket listening on 127.0.0.1, on a port the kernel picked when it bound
+// it (so no other process can take the port first), for a server inside the test process. The
+// caller owns `fd`; -1 when it could not be made.
+struct LoopbackListener {
+  int fd = -1;
+  int port = 0;
+};
+LoopbackListener listen_on_loopback(int backlog = 16);
+
 }  // namespace fabgate::testing

@@ -5,9 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "adapters/prom/http_client.h"
+#include "tests/support/test_port.h"
 
 namespace fabgate::prom {
 namespace {
@@ -30,15 +29,9 @@ namespace {
 class KeepAliveServer {
  public:
   explicit KeepAliveServer(int close_after = 0) : close_after_(close_after) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::listen(fd_, 16);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
+    auto listener = testing::listen_on_loopback();
+    fd_ = listener.fd;
+    port_ = listener.port;
     acceptor_ = std::thread([this] {
       while (true) {
         int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);

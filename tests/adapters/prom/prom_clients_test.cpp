@@ -26,15 +26,9 @@ using testing::MonitoringStack;
 class StubServer {
  public:
   explicit StubServer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::listen(fd_, 8);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
+    auto listener = testing::listen_on_loopback(8);
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this] {
       while (!stopping_) {
         int client = ::accept(fd_, nullptr, nullptr);
