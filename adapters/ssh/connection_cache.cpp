@@ -4,21 +4,26 @@
 
 namespace fabgate::ssh {
 
-Expected<std::unique_ptr<RemoteShell>, SshFailure> LibsshConnector::connect(const SshDevice& device,
-                                                                            CredentialRole role) {
+std::string_view to_string(SessionLane lane) {
+  return lane == SessionLane::probes ? "probes" : "commands";
+}
+
+Expected<std::unique_ptr<RemoteShell>, SshFailure> LibsshConnector::connect_lane(
+    const SshDevice& device, CredentialRole role, SessionLane lane) {
   auto shell = LibsshShell::connect(device, role, options_);
   if (!shell) return shell.error();
   std::lock_guard lock(mutex_);
   if (const auto& accepted = shell.value()->accepted_host_key()) accepted_.push_back(*accepted);
   if (const auto& took = shell.value()->shell_startup()) {
     startups_.push_back(
-        ShellStartup{device.name, role, *took, *took >= options_.slow_shell_startup});
+        ShellStartup{device.name, role, lane, *took, *took >= options_.slow_shell_startup});
   } else {
     // Measured on first use (ShellStartupCheck::on_first_use); the connector outlives the
     // sessions it opened, as every caller keeps it outside its ConnectionCache.
-    shell.value()->on_shell_startup_measured([this, name = device.name, role](Duration took) {
+    shell.value()->on_shell_startup_measured([this, name = device.name, role, lane](Duration took) {
       std::lock_guard lock(mutex_);
-      startups_.push_back(ShellStartup{name, role, took, took >= options_.slow_shell_startup});
+      startups_.push_back(
+          ShellStartup{name, role, lane, took, took >= options_.slow_shell_startup});
     });
   }
   return std::unique_ptr<RemoteShell>(std::move(shell.value()));
@@ -44,11 +49,11 @@ std::string ShellStartup::note() const {
 }
 
 Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& device,
-                                                          CredentialRole role) {
+                                                          CredentialRole role, SessionLane lane) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mutex_);
-    auto& slot = entries_[{device.name, role}];
+    auto& slot = entries_[{device.name, role, lane}];
     if (!slot) slot = std::make_shared<Entry>();
     entry = slot;
   }
@@ -60,7 +65,7 @@ Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& devic
   }
   if (!entry->attempted) {
     entry->attempted = true;
-    auto connected = connector_.connect(device, role);
+    auto connected = connector_.connect_lane(device, role, lane);
     if (connected) {
       entry->shell = std::move(connected.value());
     } else {
@@ -72,19 +77,21 @@ Expected<RemoteShell*, SshFailure> ConnectionCache::shell(const SshDevice& devic
 }
 
 void ConnectionCache::close(const std::string& device, CredentialRole role) {
-  std::shared_ptr<Entry> closing;
+  std::vector<std::shared_ptr<Entry>> closing;
   {
     std::lock_guard lock(mutex_);
-    auto found = entries_.find({device, role});
-    if (found == entries_.end()) return;
-    closing = std::move(found->second);
-    entries_.erase(found);
+    for (auto lane : {SessionLane::commands, SessionLane::probes}) {
+      auto found = entries_.find({device, role, lane});
+      if (found == entries_.end()) continue;
+      closing.push_back(std::move(found->second));
+      entries_.erase(found);
+    }
   }
   // Disconnects here, outside the map lock, once no caller holds the entry.
 }
 
 void ConnectionCache::close_all() {
-  std::map<std::pair<std::string, CredentialRole>, std::shared_ptr<Entry>> closing;
+  std::map<Key, std::shared_ptr<Entry>> closing;
   {
     std::lock_guard lock(mutex_);
     closing.swap(entries_);

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -13,6 +15,15 @@
 #include "adapters/ssh/ssh_target.h"
 
 namespace fabgate::ssh {
+
+// Which of a device's sessions a command goes over. A libssh session runs one command (or
+// batch) at a time, so a probe that runs for a second on a host (a flows probe, a responder's
+// start) would hold up the snapshot of that host taken beside it, and the other way round: the
+// restore's rounds run both at once on the same hosts (docs/ssh.md, "Sessions").
+enum class SessionLane { commands, probes };
+
+// "commands" | "probes", as commands.jsonl's shell-startup records name a session.
+std::string_view to_string(SessionLane lane);
 
 // Opens a logged-in shell on a device with one of its logins.
 //
@@ -23,12 +34,21 @@ class ShellConnector {
   virtual ~ShellConnector() = default;
   virtual Expected<std::unique_ptr<RemoteShell>, SshFailure> connect(const SshDevice& device,
                                                                      CredentialRole role) = 0;
+  // As connect(), for a session of `lane` (ConnectionCache asks this way; a connector that keeps
+  // a record of its sessions keeps the lane too).
+  virtual Expected<std::unique_ptr<RemoteShell>, SshFailure> connect_lane(const SshDevice& device,
+                                                                          CredentialRole role,
+                                                                          SessionLane lane) {
+    (void)lane;
+    return connect(device, role);
+  }
 };
 
 // How long a new session's login shell took to run a trivial command (SshOptions).
 struct ShellStartup {
   std::string device;
   CredentialRole role = CredentialRole::read;
+  SessionLane lane = SessionLane::commands;
   Duration took{0};
   bool slow = false;  // at or above SshOptions::slow_shell_startup
   // "remote shell start-up on leaf1 took 3.2 s; check the login shell's start-up files ..."
@@ -42,7 +62,12 @@ class LibsshConnector final : public ShellConnector {
   explicit LibsshConnector(SshOptions options) : options_(std::move(options)) {}
 
   Expected<std::unique_ptr<RemoteShell>, SshFailure> connect(const SshDevice& device,
-                                                             CredentialRole role) override;
+                                                             CredentialRole role) override {
+    return connect_lane(device, role, SessionLane::commands);
+  }
+  Expected<std::unique_ptr<RemoteShell>, SshFailure> connect_lane(const SshDevice& device,
+                                                                  CredentialRole role,
+                                                                  SessionLane lane) override;
 
   const SshOptions& options() const { return options_; }
   std::vector<AcceptedHostKey> accepted_host_keys() const;
@@ -57,9 +82,9 @@ class LibsshConnector final : public ShellConnector {
   std::vector<ShellStartup> startups_;
 };
 
-// One session per (device, credential role) per run: opened lazily on first use, reused for
-// every command (a channel per command, or one per batch), closed when the cache is destroyed
-// or close_all() runs.
+// One session per (device, credential role, lane) per run: opened lazily on first use, reused
+// for every command (a channel per command, or one per batch), closed when the cache is
+// destroyed or close_all() runs.
 //
 // A failed connect is remembered too: later calls for the same pair return the same failure
 // without another attempt, so an unreachable device costs one connect timeout per run rather
@@ -77,10 +102,11 @@ class ConnectionCache {
   ConnectionCache& operator=(const ConnectionCache&) = delete;
 
   // The pointer stays valid until close_all() or destruction.
-  Expected<RemoteShell*, SshFailure> shell(const SshDevice& device, CredentialRole role);
+  Expected<RemoteShell*, SshFailure> shell(const SshDevice& device, CredentialRole role,
+                                           SessionLane lane = SessionLane::commands);
 
-  // Closes the session of one device and role now (a snapshot that will not use it again);
-  // a later shell() call connects afresh.
+  // Closes the sessions of one device and role now, in every lane (a snapshot that will not
+  // use them again); a later shell() call connects afresh.
   void close(const std::string& device, CredentialRole role);
 
   void close_all();
@@ -98,7 +124,8 @@ class ConnectionCache {
 
   ShellConnector& connector_;
   std::mutex mutex_;
-  std::map<std::pair<std::string, CredentialRole>, std::shared_ptr<Entry>> entries_;
+  using Key = std::tuple<std::string, CredentialRole, SessionLane>;
+  std::map<Key, std::shared_ptr<Entry>> entries_;
 };
 
 }  // namespace fabgate::ssh

@@ -210,6 +210,7 @@ std::vector<std::string> RunCollaborators::session_notes() {
     ++startups_seen_;
     nlohmann::json record = {{"device", startup.device},
                              {"role", std::string(ssh::to_string(startup.role))},
+                             {"session", std::string(ssh::to_string(startup.lane))},
                              {"purpose", "shell-startup"},
                              {"command", "true"},
                              {"duration_ms", startup.took.count()},

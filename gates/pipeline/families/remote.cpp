@@ -44,17 +44,27 @@ ssh::SshDevice to_ssh_device(const intent::Device& device) {
   return out;
 }
 
+namespace {
+// Probes (flows, responders, watches, custom probe commands) get a session of their own on each
+// device, so a probe running beside a snapshot of the same host waits for neither
+// (ssh::SessionLane).
+ssh::SessionLane lane_for(std::string_view purpose) {
+  return purpose == "probe" ? ssh::SessionLane::probes : ssh::SessionLane::commands;
+}
+}  // namespace
+
 RemoteResult SshRemote::run(const intent::Device& device, ssh::CredentialRole role,
-                            const std::string& command, Duration deadline, std::string_view) {
-  auto shell = connections_.shell(to_ssh_device(device), role);
+                            const std::string& command, Duration deadline,
+                            std::string_view purpose) {
+  auto shell = connections_.shell(to_ssh_device(device), role, lane_for(purpose));
   if (!shell.ok()) return shell.error();
   return shell.value()->run(command, deadline);
 }
 
 RemoteResult SshRemote::run_via_stdin(const intent::Device& device, ssh::CredentialRole role,
                                       const std::string& command, Duration deadline,
-                                      std::string_view) {
-  auto shell = connections_.shell(to_ssh_device(device), role);
+                                      std::string_view purpose) {
+  auto shell = connections_.shell(to_ssh_device(device), role, lane_for(purpose));
   if (!shell.ok()) return shell.error();
   return shell.value()->run_via_stdin(command, deadline);
 }

@@ -69,6 +69,27 @@ TEST(ConnectionCache, AReadNeverUsesTheChangeLogin) {
   EXPECT_EQ(connector.logins, (std::vector<std::string>{"reader", "changer"}));
 }
 
+TEST(ConnectionCache, ProbesGetASessionOfTheirOwn) {
+  // Given a host read by a snapshot and by a probe, then each lane has its own session (a
+  // probe running for a second does not hold up the snapshot beside it), each reused, and
+  // closing the device closes both.
+  RecordingConnector connector;
+  ConnectionCache cache(connector);
+  auto host = device("host1");
+  auto commands = cache.shell(host, CredentialRole::read);
+  auto probes = cache.shell(host, CredentialRole::read, SessionLane::probes);
+  ASSERT_TRUE(commands && probes);
+  EXPECT_NE(commands.value(), probes.value());
+  EXPECT_EQ(cache.shell(host, CredentialRole::read, SessionLane::probes).value(), probes.value());
+  EXPECT_EQ(cache.shell(host, CredentialRole::read).value(), commands.value());
+  EXPECT_EQ(connector.connects.load(), 2);
+  EXPECT_EQ(connector.logins, (std::vector<std::string>{"reader", "reader"}));
+  cache.close("host1", CredentialRole::read);
+  ASSERT_TRUE(cache.shell(host, CredentialRole::read));
+  ASSERT_TRUE(cache.shell(host, CredentialRole::read, SessionLane::probes));
+  EXPECT_EQ(connector.connects.load(), 4);
+}
+
 TEST(ConnectionCache, RemembersAFailedConnectInsteadOfRetryingPerCommand) {
   // Given an unreachable device asked for five times, then it is contacted once and every
   // caller gets the same typed failure.

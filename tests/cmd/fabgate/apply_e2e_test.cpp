@@ -50,11 +50,13 @@ TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
     auto record = nlohmann::json::parse(line);
     std::string purpose = record.value("purpose", "");
     if (purpose == "shell-startup") {
-      // One per session (device and role): how long the login shell took to run `true`.
+      // One per session (device, role and session: probes have their own): how long the
+      // login shell took to run `true`.
       EXPECT_TRUE(record["duration_ms"].is_number()) << line;
-      EXPECT_TRUE(
-          measured_sessions.insert(record.value("device", "") + "/" + record.value("role", ""))
-              .second)
+      EXPECT_TRUE(measured_sessions
+                      .insert(record.value("device", "") + "/" + record.value("role", "") + "/" +
+                              record.value("session", ""))
+                      .second)
           << "measured twice: " << line;
       continue;
     }
@@ -64,8 +66,9 @@ TEST_F(ApplyEndToEnd, AcceptedChangeExitsZeroAndLeavesTheChangeInPlace) {
     EXPECT_EQ(record["role"], writes ? "change" : "read") << line;
   }
   EXPECT_TRUE(locked) << "the target was changed without taking its lock";
-  EXPECT_EQ(measured_sessions, (std::set<std::string>{"d1/change", "d1/read", "d2/read"}))
-      << "every session's shell start-up is in the evidence";
+  EXPECT_EQ(measured_sessions, (std::set<std::string>{"d1/change/commands", "d1/read/commands",
+                                                      "d2/read/commands", "d2/read/probes"}))
+      << "every session's shell start-up is in the evidence; the probe on d2 had its own";
 }
 
 TEST_F(ApplyEndToEnd, FailingAcceptanceIsRolledBackAndVerified) {
