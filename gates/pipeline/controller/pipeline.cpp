@@ -498,10 +498,7 @@ bool Pipeline::restore_and_verify() {
   // fresh ones (rehearse, recover, a failure found after acceptance); ended below.
   begin_rollback_telemetry();
   // 12. rollback: the devices touched, last touched first.
-  gate("rollback", [&](GateRecord& r) {
-    roll_back(r);
-    read_counters_after_rollback(r);
-  });
+  gate("rollback", [&](GateRecord& r) { roll_back(r); });
   // 13. settle-restored: the restore verification in rounds (settle_restored()), each a
   //     restored snapshot and the probes on hosts taken together, until one holds or the last
   //     one, started at the settle bound, was taken.

@@ -212,6 +212,11 @@ class Pipeline {
     // telemetry-restored ends the window once each stream has a sample since then.
     TelemetrySession::DeliveryMark telemetry_mark;
   };
+  // The counters re-read when a rollback ended (counter_categories() below).
+  struct CounterReread {
+    nlohmann::json merged;  // post_ with the re-read categories; null: nothing re-read
+    std::vector<std::string> details;
+  };
   // settle-restored: rounds of the restore verification until one holds; the last round starts
   // at the change's settle bound. Leaves the round the restored gates record in
   // restore_round_.
@@ -225,8 +230,12 @@ class Pipeline {
   // baseline (the fault's footprint), every kSettlePollInterval, until they match again or the
   // settle bound passes. It proves nothing (the rounds do); it only saves a round taken before
   // the fabric converged. Returns a line for the record; empty when there was nothing to watch.
+  // Its first look also re-reads `counters` on every device in scope (one partial snapshot
+  // instead of two that would take turns on the same sessions) into `reread`; without a first
+  // look (nothing to watch, no settle time) they are re-read alone.
   std::string watch_fault_footprint(std::chrono::steady_clock::time_point settle_started,
-                                    Duration bound);
+                                    Duration bound, const std::set<std::string>& counters,
+                                    CounterReread& reread);
   // Why a round's evidence does not prove the baseline (empty: it does), with the same rules
   // the restored gates apply.
   std::string why_round_does_not_hold(const RestoreRound& round);
@@ -241,8 +250,12 @@ class Pipeline {
   void roll_back(GateRecord& record);
   // Re-reads the categories `increase` rules judge (BFD flaps, drops) once the rollback ended:
   // compare-restored counts from there (counters_after_rollback_), so a flap the rollback
-  // itself caused on its way back is not read as a restore that did not hold.
-  void read_counters_after_rollback(GateRecord& record);
+  // itself caused on its way back is not read as a restore that did not hold. The re-read is
+  // the first look of settle-restored's watch (watch_fault_footprint()), or alone without one.
+  std::set<std::string> counter_categories();
+  // The re-read alone, and the reference taken from a partial snapshot that holds them.
+  CounterReread reread_counters(const std::set<std::string>& categories);
+  CounterReread counters_from(const TakenSnapshot& part, const std::set<std::string>& categories);
   void start_watch(GateRecord& record);
   void stop_watch(GateRecord& record);
   // The telemetry layer: streams from before the first step; the during window ends after

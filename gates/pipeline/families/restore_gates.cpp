@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 #include "adapters/core/text.h"
+#include "adapters/core/thread_entry.h"
 #include "gates/compare/default_rules.h"
 #include "gates/compare/engine.h"
 #include "gates/compare/exception_register.h"
@@ -32,29 +33,38 @@
 
 namespace fabgate::pipeline {
 
-void Pipeline::read_counters_after_rollback(GateRecord& record) {
-  counters_after_rollback_ = nullptr;
-  if (execution_.touched.empty() || !post_.is_object() || !post_.contains("devices")) return;
-  auto rule_sets = rule_sets_for(repository_, change_);
-  if (!rule_sets.ok()) return;  // compare-restored names the problem
+std::set<std::string> Pipeline::counter_categories() {
   std::set<std::string> categories;
+  if (execution_.touched.empty() || !post_.is_object() || !post_.contains("devices"))
+    return categories;
+  auto rule_sets = rule_sets_for(repository_, change_);
+  if (!rule_sets.ok()) return categories;  // compare-restored names the problem
   for (const auto& set : rule_sets.value())
     for (const auto& rule : set.rules)
       if (rule.op == compare::Operator::increase) categories.insert(rule.category());
-  if (categories.empty()) return;
-  auto reread_part = with_.snapshotter.take_counters(scope_, categories, repository_.commit.id);
-  if (!reread_part) return;
-  TakenSnapshot& part = *reread_part;
+  return categories;
+}
+
+Pipeline::CounterReread Pipeline::reread_counters(const std::set<std::string>& categories) {
+  if (categories.empty()) return {};
+  auto part = with_.snapshotter.take_counters(scope_, categories, repository_.commit.id);
+  if (!part) return {};
+  return counters_from(*part, categories);
+}
+
+Pipeline::CounterReread Pipeline::counters_from(const TakenSnapshot& part,
+                                                const std::set<std::string>& categories) {
+  CounterReread reread;
   auto written = with_.evidence.write_json("snapshots/rollback-end.json", part.document);
   if (!written.ok()) {
     // Counters nobody can audit are no reference: compare-restored counts from post.
-    record.details.push_back("evidence: " + written.error().message);
-    return;
+    reread.details.push_back("evidence: " + written.error().message);
+    return reread;
   }
   // The post snapshot with each re-read category of each device replaced; a category a device
   // did not answer keeps its post value (counted from the fault's capture, as before).
   nlohmann::json merged = post_;
-  std::size_t reread = 0, kept = 0;
+  std::size_t count = 0, kept = 0;
   const auto* devices = part.document.is_object() && part.document.contains("devices")
                             ? &part.document["devices"]
                             : nullptr;
@@ -75,20 +85,21 @@ void Pipeline::read_counters_after_rollback(GateRecord& record) {
         continue;
       }
       into[category] = (*taken)[category];
-      ++reread;
+      ++count;
     }
   }
-  counters_after_rollback_ = std::move(merged);
+  reread.merged = std::move(merged);
   std::string line = "counters (" + join(std::vector<std::string>(categories.begin(),
                                                                     categories.end()),
                                          ", ") +
-                     ") re-read when the rollback ended: " + std::to_string(reread) +
+                     ") re-read when the rollback ended: " + std::to_string(count) +
                      " device categories (snapshots/rollback-end.json); compare-restored " +
                      "counts from there";
   if (kept > 0)
     line += ", and from the post snapshot for " + std::to_string(kept) + " not re-read";
-  record.details.push_back(line);
-  for (const auto& missing : part.missing) record.details.push_back("not re-read: " + missing);
+  reread.details.push_back(line);
+  for (const auto& missing : part.missing) reread.details.push_back("not re-read: " + missing);
+  return reread;
 }
 
 void Pipeline::settle_restored(GateRecord& record) {
@@ -115,8 +126,13 @@ void Pipeline::settle_restored(GateRecord& record) {
   // A round costs a full snapshot. First watch only what the fault changed, every
   // kSettlePollInterval, until it is back: the first round then starts about when the fabric
   // converged instead of before (a round at once after the rollback would not hold: routing
-  // needs time to re-advertise).
-  const std::string watched = watch_fault_footprint(start, bound);
+  // needs time to re-advertise). The watch's first look also re-reads the counters `increase`
+  // rules judge, now that the rollback ended.
+  counters_after_rollback_ = nullptr;
+  CounterReread counters;
+  const std::string watched = watch_fault_footprint(start, bound, counter_categories(), counters);
+  counters_after_rollback_ = std::move(counters.merged);
+  record.details.insert(record.details.end(), counters.details.begin(), counters.details.end());
   std::vector<std::string> not_held;
   std::optional<RestoreRound> first_held;  // the round that started the dwell
   std::size_t rounds = 0, first_held_number = 0;
@@ -226,7 +242,23 @@ std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
   return parts;
 }
 
-std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound) {
+std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound,
+                                            const std::set<std::string>& counters,
+                                            CounterReread& reread) {
+  bool counters_read = counters.empty();
+  // Whatever way this ends, the counters are re-read once: alone when no look took them.
+  struct ReadCountersAtTheEnd {
+    Pipeline& pipeline;
+    const std::set<std::string>& counters;
+    CounterReread& reread;
+    bool& done;
+    ~ReadCountersAtTheEnd() {
+      if (done) return;
+      if (auto what = what_escaped([&] { reread = pipeline.reread_counters(counters); }))
+        reread = CounterReread{nullptr, {"counters not re-read: " + *what +
+                                         "; compare-restored counts from the post snapshot"}};
+    }
+  } at_the_end{*this, counters, reread, counters_read};
   if (!post_.is_object() || !post_.contains("devices")) return {};
   const auto footprint = differing_parts(post_);
   if (footprint.empty()) return {};
@@ -248,8 +280,21 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
   while (!back && since(settle_started) < bound && !Interruption::abandoned()) {
     if (polls > 0) (void)Interruption::sleep_unless(kSettlePollInterval, 1);
     ++polls;
+    std::optional<TakenSnapshot> first_look;
+    if (polls == 1 && !counters_read) {
+      // The first look: the footprint on its devices and the counters on every device, in one
+      // partial snapshot (each device's commands in one batch, its vtysh ones in one vtysh).
+      std::set<std::string> both = categories;
+      both.insert(counters.begin(), counters.end());
+      first_look = with_.snapshotter.take_counters(scope_, both, repository_.commit.id);
+      if (first_look) {
+        reread = counters_from(*first_look, counters);
+        counters_read = true;
+      }
+    }
     TakenSnapshot part =
-        with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
+        first_look ? std::move(*first_look)
+                   : with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
     if (!part.missing.empty() || !part.document.contains("devices")) continue;
     // The post snapshot with the watched parts replaced: only those can still differ.
     nlohmann::json merged = post_;

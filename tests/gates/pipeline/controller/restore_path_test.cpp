@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -160,9 +161,22 @@ class FaultSnapshotter final : public Snapshotter {
     if (derived_interfaces) taken.document["devices"]["leaf1"]["sources"].erase("interfaces");
     return taken;
   }
+  // With `rereads_counters`, a snapshotter that re-reads counters as the real one does (a
+  // partial snapshot), counting the calls.
+  std::optional<TakenSnapshot> take_counters(const std::vector<const intent::Device*>& devices,
+                                             const std::set<std::string>& categories,
+                                             const std::string& commit) override {
+    if (!rereads_counters) return std::nullopt;
+    ++counter_rereads;
+    counter_categories.insert(categories.begin(), categories.end());
+    return take_categories(devices, categories, commit);
+  }
   int full() const { return full_; }
   int partial() const { return partial_; }
   std::set<std::string> partial_devices, partial_categories;
+  bool rereads_counters = false;
+  int counter_rereads = 0;
+  std::set<std::string> counter_categories;
   // `interfaces` as a part derived from another source's output: no source of its own.
   bool derived_interfaces = false;
 
@@ -199,6 +213,31 @@ TEST(RestorePath, WhatTheFaultChangedIsWatchedAloneBeforeTheFirstRound) {
   EXPECT_EQ(snapshotter.partial_devices, std::set<std::string>{"leaf1"});
   EXPECT_EQ(snapshotter.partial_categories, std::set<std::string>{"interfaces"});
   EXPECT_EQ(snapshotter.full(), 3);  // pre, post, round 1
+  EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
+}
+
+TEST(RestorePath, TheWatchsFirstLookReReadsTheCountersInTheSameSnapshot) {
+  // Given the same fault and a snapshotter that re-reads counters, then the counters the
+  // `increase` rules judge are re-read in the watch's first look (one partial snapshot holding
+  // them and leaf1's interfaces), not in a partial snapshot of their own before it: still three
+  // looks in all, and compare-restored counts from that re-read.
+  ScriptedRun run({"leaf1"});
+  run.change.acceptance.settle = Duration{2'000};
+  RecoveringRemote remote(0);
+  FaultSnapshotter snapshotter(run.snapshotter, 2);
+  snapshotter.rereads_counters = true;
+  auto outcome = run_with(run, remote, snapshotter);
+  EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_EQ(snapshotter.counter_rereads, 1);
+  EXPECT_EQ(snapshotter.partial(), 3);
+  EXPECT_TRUE(snapshotter.counter_categories.contains("interfaces"));
+  EXPECT_TRUE(snapshotter.counter_categories.contains("bfd"));
+  EXPECT_NE(all_details(*settle).find("re-read when the rollback ended"), std::string::npos)
+      << all_details(*settle);
+  EXPECT_NE(all_details(*settle).find("3 partial snapshots"), std::string::npos)
+      << all_details(*settle);
   EXPECT_EQ(gate_named(outcome, "compare-restored")->verdict, Verdict::pass);
 }
 
@@ -594,10 +633,11 @@ TEST(RestorePath, ASessionTheRollbackBouncedOnItsWayBackIsNotARelapse) {
   BouncingBfdSnapshotter snapshotter(run.snapshotter, 2);
   auto outcome = run_with(run, remote, snapshotter);
   EXPECT_EQ(outcome.exit_code, ExitCode::rolled_back);
-  const auto* rollback = gate_named(outcome, "rollback");
-  ASSERT_NE(rollback, nullptr);
-  EXPECT_NE(all_details(*rollback).find("re-read when the rollback ended"), std::string::npos)
-      << all_details(*rollback);
+  const auto* settle = gate_named(outcome, "settle-restored");
+  ASSERT_NE(settle, nullptr);
+  EXPECT_NE(all_details(*settle).find("re-read when the rollback ended"),
+            std::string::npos)
+      << all_details(*settle);
   const auto* compared = gate_named(outcome, "compare-restored");
   ASSERT_NE(compared, nullptr);
   EXPECT_EQ(compared->verdict, Verdict::pass) << all_details(*compared);
