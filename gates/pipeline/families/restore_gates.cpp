@@ -341,8 +341,8 @@ Pipeline::RestoreRound Pipeline::restore_round(const ProbeContext& context,
   RestoreRound round;
   round.started_after = since(settle_started);
   if (telemetry_) round.telemetry_mark = telemetry_->mark();
-  // The probes on hosts run on another thread while the snapshot is taken (the SSH sessions
-  // serialise a snapshot and a probe on the same host).
+  // The probes on hosts run on another thread while the snapshot is taken; they have SSH
+  // sessions of their own (ssh::SessionLane), so neither waits for the other on a host.
   const auto on_hosts = host_probes();
   const auto probes_started = Clock::now();
   auto probes = std::async(std::launch::async, [&] {
