@@ -231,8 +231,8 @@ class Pipeline {
   // settle bound passes. It proves nothing (the rounds do); it only saves a round taken before
   // the fabric converged. Returns a line for the record; empty when there was nothing to watch.
   // Its first look also re-reads `counters` on every device in scope (one partial snapshot
-  // instead of two that would take turns on the same sessions) into `reread`; without a first
-  // look (nothing to watch, no settle time) they are re-read alone.
+  // instead of two that would take turns on the same sessions) into `reread`, which stays
+  // empty when no look took them (nothing to watch, no settle time).
   std::string watch_fault_footprint(std::chrono::steady_clock::time_point settle_started,
                                     Duration bound, const std::set<std::string>& counters,
                                     CounterReread& reread);

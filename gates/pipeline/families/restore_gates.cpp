@@ -15,7 +15,6 @@
 #include <set>
 #include <thread>
 #include "adapters/core/text.h"
-#include "adapters/core/thread_entry.h"
 #include "gates/compare/default_rules.h"
 #include "gates/compare/engine.h"
 #include "gates/compare/exception_register.h"
@@ -129,8 +128,11 @@ void Pipeline::settle_restored(GateRecord& record) {
   // needs time to re-advertise). The watch's first look also re-reads the counters `increase`
   // rules judge, now that the rollback ended.
   counters_after_rollback_ = nullptr;
+  const auto counter_set = counter_categories();
   CounterReread counters;
-  const std::string watched = watch_fault_footprint(start, bound, counter_categories(), counters);
+  const std::string watched = watch_fault_footprint(start, bound, counter_set, counters);
+  // No look took them (nothing to watch, no settle time): they are re-read alone.
+  if (counters.details.empty()) counters = reread_counters(counter_set);
   counters_after_rollback_ = std::move(counters.merged);
   record.details.insert(record.details.end(), counters.details.begin(), counters.details.end());
   std::vector<std::string> not_held;
@@ -245,20 +247,6 @@ std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
 std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound,
                                             const std::set<std::string>& counters,
                                             CounterReread& reread) {
-  bool counters_read = counters.empty();
-  // Whatever way this ends, the counters are re-read once: alone when no look took them.
-  struct ReadCountersAtTheEnd {
-    Pipeline& pipeline;
-    const std::set<std::string>& counters;
-    CounterReread& reread;
-    bool& done;
-    ~ReadCountersAtTheEnd() {
-      if (done) return;
-      if (auto what = what_escaped([&] { reread = pipeline.reread_counters(counters); }))
-        reread = CounterReread{nullptr, {"counters not re-read: " + *what +
-                                         "; compare-restored counts from the post snapshot"}};
-    }
-  } at_the_end{*this, counters, reread, counters_read};
   if (!post_.is_object() || !post_.contains("devices")) return {};
   const auto footprint = differing_parts(post_);
   if (footprint.empty()) return {};
@@ -281,16 +269,13 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
     if (polls > 0) (void)Interruption::sleep_unless(kSettlePollInterval, 1);
     ++polls;
     std::optional<TakenSnapshot> first_look;
-    if (polls == 1 && !counters_read) {
+    if (polls == 1 && !counters.empty()) {
       // The first look: the footprint on its devices and the counters on every device, in one
       // partial snapshot (each device's commands in one batch, its vtysh ones in one vtysh).
       std::set<std::string> both = categories;
       both.insert(counters.begin(), counters.end());
       first_look = with_.snapshotter.take_counters(scope_, both, repository_.commit.id);
-      if (first_look) {
-        reread = counters_from(*first_look, counters);
-        counters_read = true;
-      }
+      if (first_look) reread = counters_from(*first_look, counters);
     }
     TakenSnapshot part =
         first_look ? std::move(*first_look)
