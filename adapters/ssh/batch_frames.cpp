@@ -130,13 +130,14 @@ std::string batch_script(const std::vector<std::string>& commands, const std::st
 
 FrameReader::FrameReader(const std::string& nonce, std::size_t commands, Stream stream,
                          std::size_t cap)
-    : nonce_(nonce), stream_(stream), cap_(cap), outputs_(commands) {}
+    : nonce_(nonce), stream_(stream), caps_(commands, cap), outputs_(commands) {}
 
 void FrameReader::append_body(std::string_view bytes) {
   FramedOutput& out = outputs_[next_];
+  const std::size_t cap = caps_[next_];
   out.seen += bytes.size();
-  if (out.text.size() < cap_) out.text.append(bytes.substr(0, cap_ - out.text.size()));
-  if (out.seen > cap_) out.truncated = true;
+  if (out.text.size() < cap) out.text.append(bytes.substr(0, cap - out.text.size()));
+  if (out.seen > cap) out.truncated = true;
 }
 
 std::vector<FrameReader::Event> FrameReader::feed(std::string_view bytes) {

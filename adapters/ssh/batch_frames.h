@@ -56,6 +56,8 @@ class FrameReader {
   enum class Stream { stdout_stream, stderr_stream };
 
   FrameReader(const std::string& nonce, std::size_t commands, Stream stream, std::size_t cap);
+  // Command `index` keeps up to `cap` bytes instead of the reader's cap.
+  void set_cap(std::size_t index, std::size_t cap) { caps_.at(index) = cap; }
 
   // A frame seen while feeding: command `index` began or ended.
   struct Event {
@@ -80,7 +82,7 @@ class FrameReader {
 
   std::string nonce_;
   Stream stream_;
-  std::size_t cap_;
+  std::vector<std::size_t> caps_;  // per command
   std::vector<FramedOutput> outputs_;
   std::size_t next_ = 0;  // the command whose frames come next (or are open)
   bool in_body_ = false;

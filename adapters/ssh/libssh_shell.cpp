@@ -431,16 +431,16 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_each_locked(
         std::size_t bytes = static_cast<std::size_t>(count);
         command.seen[stream] += bytes;
         std::string& sink = *sinks[stream];
-        if (sink.size() < output_cap_) {
-          sink.append(buffer.data(), std::min(bytes, output_cap_ - sink.size()));
-        }
-        if (command.seen[stream] > output_cap_) *truncated[stream] = true;
-        if (command.seen[stream] > output_limit_) {
+        const std::size_t cap = stream == 0 ? stdout_cap(request) : output_cap_;
+        const std::size_t limit = stream == 0 ? stdout_limit(request) : output_limit_;
+        if (sink.size() < cap) sink.append(buffer.data(), std::min(bytes, cap - sink.size()));
+        if (command.seen[stream] > cap) *truncated[stream] = true;
+        if (command.seen[stream] > limit) {
           stop_remote(command);
           outcome = SshFailure{SshFailure::Kind::output_too_large,
                                "stopped after " + std::to_string(command.seen[stream]) +
                                    " bytes on " + (stream == 0 ? "stdout" : "stderr") + " (limit " +
-                                   std::to_string(output_limit_) + ")"};
+                                   std::to_string(limit) + ")"};
         }
       }
       if (!outcome && !progressed) {
@@ -536,6 +536,7 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
 
   FrameReader out(nonce, commands.size(), FrameReader::Stream::stdout_stream, output_cap_);
   FrameReader err(nonce, commands.size(), FrameReader::Stream::stderr_stream, output_cap_);
+  for (std::size_t i = 0; i < commands.size(); ++i) out.set_cap(i, stdout_cap(commands[i]));
   std::vector<TimePoint> started_at(commands.size());
   std::vector<Clock::time_point> began(commands.size()), ended(commands.size());
   // Outcomes decided before the frames completed (timeout, output limit): the command that
@@ -587,13 +588,14 @@ std::vector<Expected<CommandResult, SshFailure>> LibsshShell::run_batch(
     for (FrameReader* reader : {&out, &err}) {
       if (stopped || current >= reader->output_count()) continue;
       const auto& output = reader->output(current);
-      if (output.seen > output_limit_) {
+      const std::size_t limit = reader == &out ? stdout_limit(commands[current]) : output_limit_;
+      if (output.seen > limit) {
         stop_remote();
         stopped.emplace(current,
                         SshFailure{SshFailure::Kind::output_too_large,
                                    "stopped after " + std::to_string(output.seen) + " bytes on " +
                                        (reader == &out ? "stdout" : "stderr") + " (limit " +
-                                       std::to_string(output_limit_) + ")"});
+                                       std::to_string(limit) + ")"});
       }
     }
     if (stopped) break;

@@ -85,6 +85,13 @@ class LibsshShell final : public RemoteShell {
   SshSession session_;
   std::size_t output_cap_;
   std::size_t output_limit_;
+  // A request's own standard-output cap and limit (Request::output_cap), or the session's.
+  std::size_t stdout_cap(const Request& request) const {
+    return request.output_cap > 0 ? request.output_cap : output_cap_;
+  }
+  std::size_t stdout_limit(const Request& request) const {
+    return request.output_cap > output_limit_ ? request.output_cap : output_limit_;
+  }
   std::optional<AcceptedHostKey> accepted_host_key_;
   std::optional<Duration> shell_startup_;
   Duration slow_shell_startup_;

@@ -1,6 +1,7 @@
 #include "gates/app/snapshot_command.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -154,8 +155,10 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     // gNMI sources ask the same endpoints, with the same clients, as a gated run does.
     pipeline::EndpointGnmiFetcher gnmi(selected.value());
     // Each device's session is closed as soon as the device is done.
+    // Route tables stay compact and are written from the tables (write_snapshot).
     taken = snapshot::take_snapshot(targets, cache, parallelism, intent->commit.id, &gnmi,
-                                    snapshot::SessionsAfter::close);
+                                    snapshot::SessionsAfter::close, nullptr,
+                                    snapshot::RouteLists::apart);
   }
   for (const auto& startup : connector.shell_startups())
     if (startup.slow) console.warn(startup.note());
@@ -177,15 +180,23 @@ Result<ExitCode> run_snapshot(const CommonOptions& common, const SnapshotOptions
     taken.document["accepted_host_keys"] = std::move(keys);
   }
 
-  const std::string text = redactor.dump(taken.document, 2) + "\n";
   if (!options.output.empty()) {
     std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-    if (!(file << text)) return Error::internal("snapshot: cannot write " + options.output);
+    auto to_file = [&file](std::string_view piece) {
+      return static_cast<bool>(file.write(piece.data(), static_cast<std::streamsize>(piece.size())));
+    };
+    if (!file || !snapshot::write_snapshot(taken, redactor, to_file) || !to_file("\n") ||
+        !file.flush())
+      return Error::internal("snapshot: cannot write " + options.output);
     print_table(console, taken);
   } else {
     // stdout carries the document; people read the table on stderr.
-    std::fputs(text.c_str(), stdout);
-    std::fflush(stdout);
+    auto to_stdout = [](std::string_view piece) {
+      return std::fwrite(piece.data(), 1, piece.size(), stdout) == piece.size();
+    };
+    if (!snapshot::write_snapshot(taken, redactor, to_stdout) || !to_stdout("\n") ||
+        std::fflush(stdout) != 0)
+      return Error::internal("snapshot: cannot write the snapshot to standard output");
     Console table = console.on_stderr();
     print_table(table, taken);
   }

@@ -139,7 +139,8 @@ void radix_sort(std::vector<Route>& routes) {
 
 bool RouteTable::add(std::string_view vrf, std::string_view prefix, std::string_view protocol,
                      std::optional<std::uint32_t> metric,
-                     const std::vector<std::string_view>& nexthops, std::string* error) {
+                     const std::vector<std::string_view>& nexthops, std::string* error,
+                     std::string_view type) {
   Route route;
   if (!parse_prefix(family_, prefix, route)) {
     if (error)
@@ -155,20 +156,24 @@ bool RouteTable::add(std::string_view vrf, std::string_view prefix, std::string_
   route.protocol = static_cast<std::uint16_t>(protocol_id);
   route.has_metric = metric.has_value();
   route.metric = metric.value_or(0);
+  if (!type.empty()) {
+    auto known = std::find(types_.begin(), types_.end(), type);
+    if (known == types_.end()) {
+      if (types_.size() >= 127) {
+        if (error) *error = "more than 127 distinct route types";
+        return false;
+      }
+      known = types_.insert(types_.end(), std::string(type));
+    }
+    route.type = static_cast<std::uint8_t>(1 + (known - types_.begin()));
+  }
 
   // Next hops are a set: sort the ids and drop duplicates, then share identical sets.
   scratch_.clear();
   for (auto hop : nexthops) scratch_.push_back(strings_.intern(hop));
   std::sort(scratch_.begin(), scratch_.end());
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
-  auto found = set_ids_.find(scratch_);
-  if (found != set_ids_.end()) {
-    route.nexthops = found->second;
-  } else {
-    route.nexthops = static_cast<std::uint32_t>(nexthop_sets_.size());
-    nexthop_sets_.push_back(scratch_);
-    set_ids_.emplace(scratch_, route.nexthops);
-  }
+  route.nexthops = nexthop_set_id(scratch_);
 
   if (last_routes_ == nullptr || vrf != last_vrf_) {
     last_vrf_ = std::string(vrf);
@@ -178,13 +183,58 @@ bool RouteTable::add(std::string_view vrf, std::string_view prefix, std::string_
   return true;
 }
 
-bool RouteTable::finalize(std::string* error) {
+std::uint32_t RouteTable::nexthop_set_id(std::vector<std::uint32_t>& ids) {
+  auto found = set_ids_.find(ids);
+  if (found != set_ids_.end()) return found->second;
+  auto id = static_cast<std::uint32_t>(nexthop_sets_.size());
+  nexthop_sets_.push_back(ids);
+  set_ids_.emplace(ids, id);
+  return id;
+}
+
+// Runs of one key (the routes are sorted, stably, so a run keeps the device's order) become
+// their first route with the union of the run's next hops and the values of its lowest metric.
+void RouteTable::merge_duplicates(std::vector<Route>& routes) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < routes.size();) {
+    std::size_t end = i + 1;
+    while (end < routes.size() && key_equal(routes[i], routes[end])) ++end;
+    Route merged = routes[i];
+    if (end - i > 1) {
+      scratch_.clear();
+      for (std::size_t j = i; j < end; ++j) {
+        const Route& other = routes[j];
+        const auto& hops = nexthop_sets_[other.nexthops];
+        scratch_.insert(scratch_.end(), hops.begin(), hops.end());
+        if (other.metric < merged.metric) {
+          merged.metric = other.metric;
+          merged.has_metric = other.has_metric;
+          merged.protocol = other.protocol;
+          merged.type = other.type;
+        }
+      }
+      std::sort(scratch_.begin(), scratch_.end());
+      scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+      merged.nexthops = nexthop_set_id(scratch_);
+    }
+    routes[kept++] = merged;
+    i = end;
+  }
+  routes.resize(kept);
+}
+
+bool RouteTable::finalize(std::string* error, Duplicates duplicates) {
   for (auto& [vrf, routes] : vrfs_) {
     if (!std::is_sorted(routes.begin(), routes.end(), kKeyLess)) radix_sort(routes);
     auto duplicate = std::adjacent_find(routes.begin(), routes.end(), kKeyEqual);
     if (duplicate != routes.end()) {
-      if (error) *error = "prefix " + prefix_of(*duplicate) + " in vrf " + vrf + " is listed twice";
-      return false;
+      if (duplicates == Duplicates::merge) {
+        merge_duplicates(routes);
+      } else {
+        if (error)
+          *error = "prefix " + prefix_of(*duplicate) + " in vrf " + vrf + " is listed twice";
+        return false;
+      }
     }
     // Growth by doubling may leave up to half unused; a copy to shed it pays off past a quarter.
     if (routes.capacity() - routes.size() > routes.size() / 4) routes.shrink_to_fit();
@@ -217,6 +267,10 @@ std::string RouteTable::prefix_of(const Route& route) const {
   int af = family_ == Family::ipv4 ? AF_INET : AF_INET6;
   if (!::inet_ntop(af, route.address.data(), buffer, sizeof buffer)) return "?";
   return std::string(buffer) + "/" + std::to_string(route.length);
+}
+
+std::string_view RouteTable::type_of(const Route& route) const {
+  return route.type == 0 ? std::string_view() : std::string_view(types_[route.type - 1u]);
 }
 
 std::string RouteTable::describe(const std::string& vrf, const Route& route) const {

@@ -25,11 +25,13 @@ class StringPool {
 };
 
 // One route in 28 bytes: the key (address bytes and prefix length) and the compared values.
-// Protocol and next-hop set are ids into the owning table's pools.
+// Protocol and next-hop set are ids into the owning table's pools. `type` (the kernel's route
+// type: unicast, blackhole, ...) is carried for the snapshot's text and not compared.
 struct Route {
   std::array<std::uint8_t, 16> address{};  // IPv4 uses the first 4 bytes
   std::uint8_t length = 0;
-  std::uint8_t has_metric = 0;
+  std::uint8_t has_metric : 1 = 0;
+  std::uint8_t type : 7 = 0;   // 0: none; else 1 + its index in RouteTable::type_names()
   std::uint16_t protocol = 0;  // id in RouteTable::strings
   std::uint32_t metric = 0;
   std::uint32_t nexthops = 0;  // id in RouteTable::nexthop_sets
@@ -54,9 +56,17 @@ class RouteTable {
   // it does not parse or belongs to the other family. Host bits are kept as written.
   bool add(std::string_view vrf, std::string_view prefix, std::string_view protocol,
            std::optional<std::uint32_t> metric, const std::vector<std::string_view>& nexthops,
-           std::string* error);
-  // Sorts every VRF's routes and reports a prefix listed twice. Call once after loading.
-  bool finalize(std::string* error);
+           std::string* error, std::string_view type = {});
+  // What finalize does with a prefix listed twice in one VRF.
+  enum class Duplicates {
+    refuse,  // an error: a snapshot lists each prefix once
+    // One route holding every next hop of them all, with the protocol, metric and type of the
+    // one with the lowest metric (the earliest of equals): how a device's own listing, which may
+    // give a prefix once per metric or per interface, becomes the snapshot's one route.
+    merge,
+  };
+  // Sorts every VRF's routes and handles a prefix listed twice. Call once after loading.
+  bool finalize(std::string* error, Duplicates duplicates = Duplicates::refuse);
 
   std::size_t size() const;
   const std::map<std::string, std::vector<Route>>& vrfs() const { return vrfs_; }
@@ -64,6 +74,8 @@ class RouteTable {
   // Next hops of a route, as text, sorted.
   std::vector<std::string> nexthops_of(const Route& route) const;
   std::string prefix_of(const Route& route) const;
+  // The route's type as added, or "" when it had none.
+  std::string_view type_of(const Route& route) const;
   std::string describe(const std::string& vrf, const Route& route) const;
 
   const std::vector<std::vector<std::uint32_t>>& nexthop_sets() const { return nexthop_sets_; }
@@ -71,6 +83,9 @@ class RouteTable {
   std::optional<std::uint32_t> find_nexthop_set(std::vector<std::uint32_t> ids) const;
 
  private:
+  std::uint32_t nexthop_set_id(std::vector<std::uint32_t>& sorted_unique_ids);
+  void merge_duplicates(std::vector<Route>& routes);
+
   struct SetHash {
     std::size_t operator()(const std::vector<std::uint32_t>& ids) const;
   };
@@ -81,6 +96,7 @@ class RouteTable {
   std::vector<std::vector<std::uint32_t>> nexthop_sets_;  // sorted string ids
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, SetHash> set_ids_;
   std::vector<std::uint32_t> scratch_;
+  std::vector<std::string> types_;  // at most 127 distinct route types
   // Routes of one VRF arrive together; remembering the last one avoids a map lookup per route.
   // std::map nodes survive moves, so the pointer stays valid when the table is moved.
   std::string last_vrf_;

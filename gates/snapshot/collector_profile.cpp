@@ -1,6 +1,7 @@
 #include "gates/snapshot/collector_profile.h"
 
 #include <algorithm>
+#include <regex>
 
 #include "adapters/core/diagnostics.h"
 #include "adapters/core/text.h"
@@ -11,6 +12,30 @@
 namespace fabgate::snapshot {
 
 namespace {
+
+// `max_output: 256MiB`: bytes, or a number with B, KiB, MiB or GiB, from the SSH default (4 MiB)
+// to kMaxSourceOutput.
+std::optional<std::size_t> max_output(YamlReader& reader, const YAML::Node& node,
+                                      const std::string& what) {
+  auto text = reader.string(node, "max_output", Need::optional, what);
+  if (!text) return std::nullopt;
+  static const std::regex size(R"(\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*)");
+  std::smatch match;
+  if (!std::regex_match(*text, match, size)) {
+    reader.error(node["max_output"], what + ": max_output '" + *text + "' is not a size",
+                 "write bytes, or a number with B, KiB, MiB or GiB: 256MiB");
+    return std::nullopt;
+  }
+  const std::string unit = match[2].str();
+  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : 0;
+  const std::uint64_t number = std::stoull(match[1].str());
+  if (number > (kMaxSourceOutput >> shift)) {
+    reader.error(node["max_output"], what + ": max_output " + *text + " is more than 1GiB",
+                 "a source's output is held in memory while it is read: at most 1GiB");
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(number << shift);
+}
 
 // Reads `gnmi: {paths: [...], encoding: ...}` of one source. Paths are parsed here, with the
 // adapter's parser, so a typo is reported at its line and column when the profile is loaded,
@@ -109,7 +134,8 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
       std::vector<std::string> categories;
       for (const auto& node : *sources) {
         if (!reader.expect_map(node, "source")) continue;
-        reader.check_keys(node, {"category", "timeout", "commands", "gnmi"}, "source");
+        reader.check_keys(node, {"category", "timeout", "max_output", "commands", "gnmi"},
+                          "source");
         CollectorSource source;
         source.category = reader.string(node, "category", Need::required, "source").value_or("");
         if (auto timeout = reader.duration(node, "timeout", Need::optional, "source")) {
@@ -131,6 +157,12 @@ Result<CollectorProfile> parse_collector_profile(std::string_view text, const st
                                      "a source is collected one way: keep one of them");
         } else if (!has_commands && !has_gnmi) {
           reader.error(node, what + " needs 'commands' or 'gnmi'");
+        }
+        if (auto bytes = max_output(reader, node, what)) {
+          if (has_gnmi)
+            reader.error(node["max_output"], what + ": max_output is for commands' output",
+                         "a gNMI Get's reply is bounded by the device's max_receive_message_size");
+          source.max_output = *bytes;
         }
         if (has_gnmi) {
           read_gnmi_source(reader, node, what, source);

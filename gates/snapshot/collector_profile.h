@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,9 +30,16 @@ struct CollectorGnmiGet {
   gnmi::DataType type = gnmi::DataType::all;
 };
 
+// The most a source's `max_output` may be: its output is held in memory while it is read.
+inline constexpr std::uint64_t kMaxSourceOutput = std::uint64_t{1} << 30;
+
 struct CollectorSource {
   std::string category;
   Duration timeout{10'000};                // per command, or the deadline of the gNMI Get
+  // Standard output kept per command (`max_output`), when more than the SSH session's 4 MiB:
+  // a route table is ~130 bytes a route. 0: the session's. A command writing more is stopped,
+  // and the source is no-evidence.
+  std::size_t max_output = 0;
   std::vector<CollectorCommand> commands;  // empty when `gnmi` is set
   std::optional<CollectorGnmiGet> gnmi;
 };

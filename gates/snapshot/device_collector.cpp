@@ -75,7 +75,10 @@ SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& 
   // must cost what one hung command cost before, not every command's deadline in turn.
   ssh::RemoteShell::Request together;
   together.command = vtysh_together_invocation(shows);
-  for (auto i : members) together.deadline = std::max(together.deadline, requests[i].deadline);
+  for (auto i : members) {
+    together.deadline = std::max(together.deadline, requests[i].deadline);
+    together.output_cap = std::max(together.output_cap, requests[i].output_cap);
+  }
   Requests sent;
   std::vector<std::size_t> sent_index(requests.size(), 0);
   std::size_t together_index = 0;
@@ -163,7 +166,8 @@ SshResults run_device_commands(ssh::RemoteShell& shell, const CollectorProfile& 
 }  // namespace
 
 DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
-                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi) {
+                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi,
+                              RouteLists routes) {
   DeviceSnapshot snapshot;
   snapshot.device = device.name;
   // Only what identity sources return; the profile's platform joins it below, never alone.
@@ -190,7 +194,11 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
   if (shell) {
     for (const auto& source : profile.sources) {
       if (source.gnmi) continue;
-      for (const auto& command : source.commands) requests.push_back({command.run, source.timeout});
+      for (const auto& command : source.commands) {
+        ssh::RemoteShell::Request request{command.run, source.timeout};
+        request.output_cap = source.max_output;
+        requests.push_back(std::move(request));
+      }
     }
   }
   auto gnmi_results = std::async(std::launch::async, [&] {
@@ -247,6 +255,7 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       continue;
     }
     json facts = json::object();
+    RouteTables tables;  // what route-table normalizers read, kept only if the source is evidence
     json commands = json::array();
     std::string reason;
     for (const auto& command : source.commands) {
@@ -279,8 +288,10 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
           } else {
             const Normalizer* normalizer = find_normalizer(command.parse);
             json& into = source.category == "identity" ? identity : facts;
-            auto parsed = normalizer ? normalize(*normalizer, result->stdout_text, into)
-                                     : Expected<Ok, std::string>(std::string("no normalizer"));
+            auto parsed = !normalizer ? Expected<Ok, std::string>(std::string("no normalizer"))
+                          : normalizer->read_routes
+                              ? normalizer->read_routes(result->stdout_text, tables)
+                              : normalize(*normalizer, result->stdout_text, into);
             record.parse = parsed ? "ok" : "error: " + parsed.error();
             if (!parsed && reason.empty())
               reason = command.run + ": unparsable output: " + parsed.error();
@@ -299,7 +310,15 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
     sources[source.category] = std::move(status);
     if (reason.empty()) {
       snapshot.collected.push_back(source.category);
-      if (source.category != "identity") document[source.category] = std::move(facts);
+      const bool apart = !tables.empty() && routes == RouteLists::apart && facts.empty();
+      if (apart) {
+        // write_snapshot writes the category's lists from the tables.
+        for (auto& [family, table] : tables)
+          snapshot.route_tables.insert_or_assign(family, std::move(table));
+      } else {
+        for (const auto& [family, table] : tables) facts[family] = route_list_json(table);
+        if (source.category != "identity") document[source.category] = std::move(facts);
+      }
     } else {
       snapshot.missing.push_back({source.category, reason});
     }

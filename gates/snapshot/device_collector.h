@@ -10,6 +10,7 @@
 #include "gates/snapshot/collector_profile.h"
 #include "gates/snapshot/command_record.h"
 #include "gates/snapshot/gnmi_source.h"
+#include "gates/snapshot/route_output.h"
 
 namespace fabgate::snapshot {
 
@@ -29,7 +30,16 @@ struct DeviceSnapshot {
   std::vector<MissingSource> missing;       // categories with status no-evidence
   std::vector<CommandRecord> records;       // every command, in the order it was (to be) sent
   std::vector<GnmiGetRecord> gnmi_records;  // every gNMI Get, in profile order
+  // The `routes` category read into compact tables (ip -j route), when kept apart from
+  // `document` (RouteLists::apart); empty otherwise.
+  RouteTables route_tables;
 };
+
+// Where a device's route tables go: into `document` as the snapshot's lists (what a gated run
+// keeps, compares and writes), or kept apart as compact tables (`fabgate snapshot`, which writes
+// the lists from them: a million routes cost the table's 28 bytes each instead of a JSON tree's
+// ~700; snapshot.h write_snapshot).
+enum class RouteLists { in_document, apart };
 
 // Runs `profile` on `device` with its read login through `cache`: every SSH command in one
 // framed exec (RemoteShell::run_batch) or, with `ssh_commands: channel-each`, at once on one
@@ -42,6 +52,7 @@ struct DeviceSnapshot {
 // absent: never an empty healthy value. gNMI sources go through `gnmi` (collect_gnmi_source);
 // a profile with gNMI sources only opens no SSH session.
 DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfile& profile,
-                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi = nullptr);
+                              ssh::ConnectionCache& cache, GnmiFetcher* gnmi = nullptr,
+                              RouteLists routes = RouteLists::in_document);
 
 }  // namespace fabgate::snapshot

@@ -10,6 +10,7 @@
 #include "adapters/core/text.h"
 #include "gates/snapshot/normalizers.h"
 #include "gates/snapshot/output_json.h"
+#include "gates/snapshot/route_output.h"
 
 namespace fabgate::snapshot {
 
@@ -47,69 +48,26 @@ Expected<Ok, std::string> single_word(std::string_view output, std::string_view 
   return Ok{};
 }
 
-// A route's prefix: "default" becomes 0.0.0.0/0 (::/0), a host route gets its /32 (/128).
-std::string route_prefix(const std::string& dst, bool ipv6) {
-  if (dst == "default") return ipv6 ? "::/0" : "0.0.0.0/0";
-  if (dst.find('/') == std::string::npos) return dst + (ipv6 ? "/128" : "/32");
-  return dst;
-}
-
-std::string nexthop_of(Fields hop) {
-  if (auto gateway = hop.text("gateway"); !gateway.empty()) return gateway;
-  if (auto dev = hop.text("dev"); !dev.empty()) return "dev:" + dev;
-  return "unknown";
+// The kernel lists one prefix once per route: fe80::/64 once per interface with IPv6, a default
+// route once per metric. The snapshot keys routes by prefix, so they become one route whose next
+// hops are all of theirs; the one with the lowest metric (the one the kernel uses) gives the
+// protocol, metric and type. A next hop that appears or goes away still shows as a difference.
+Expected<Ok, std::string> read_ip_route_table(const std::string& output, RouteTables& tables,
+                                              bool ipv6) {
+  const char* family = ipv6 ? "ipv6" : "ipv4";
+  compare::RouteTable table(ipv6 ? compare::Family::ipv6 : compare::Family::ipv4);
+  if (auto read = read_ip_routes(output, table); !read) return read;
+  std::string problem;
+  if (!table.finalize(&problem, compare::RouteTable::Duplicates::merge)) return problem;
+  tables.insert_or_assign(family, std::move(table));
+  return Ok{};
 }
 
 Expected<Ok, std::string> parse_ip_route(std::string_view output, json& routes, bool ipv6) {
-  auto document = parse_json_array(output);
-  if (!document) return document.error();
-  std::string problem;
-  json table = json::array();
-  std::unordered_map<std::string, std::size_t> index_of;  // prefix -> its place in `table`
-  for (std::size_t i = 0; i < document->size(); ++i) {
-    const json& entry = (*document)[i];
-    const std::string where = element_path(i);
-    Fields fields(entry, where, problem);
-    json route;
-    route["prefix"] = route_prefix(fields.required_text("dst"), ipv6);
-    route["protocol"] = fields.text("protocol", "boot");
-    route["metric"] = fields.integer("metric");
-    if (entry.contains("type")) route["type"] = entry.at("type");
-    std::vector<std::string> nexthops;
-    if (entry.contains("nexthops")) {
-      const json& hops = fields.array("nexthops");
-      for (std::size_t h = 0; h < hops.size(); ++h)
-        nexthops.push_back(
-            nexthop_of(Fields(hops[h], where + ".nexthops" + element_path(h), problem)));
-    } else {
-      nexthops.push_back(nexthop_of(fields));
-    }
-    if (!problem.empty()) return problem;
-    // The kernel lists one prefix once per route: fe80::/64 once per interface with IPv6, a
-    // default route once per metric. The snapshot keys routes by prefix, so they become one
-    // route whose next hops are all of theirs; the one with the lowest metric (the one the
-    // kernel uses) gives the protocol, metric and type. A next hop that appears or goes away
-    // still shows as a difference.
-    auto [index, first] = index_of.try_emplace(route.at("prefix").get<std::string>(), table.size());
-    auto same = first ? table.end() : table.begin() + static_cast<std::ptrdiff_t>(index->second);
-    if (same != table.end()) {
-      for (const auto& hop : (*same)["nexthops"]) nexthops.push_back(hop.get<std::string>());
-      if (route.at("metric").get<std::int64_t>() >= (*same).at("metric").get<std::int64_t>()) {
-        route.erase("type");
-        if ((*same).contains("type")) route["type"] = (*same).at("type");
-        route["protocol"] = (*same).at("protocol");
-        route["metric"] = (*same).at("metric");
-      }
-    }
-    std::sort(nexthops.begin(), nexthops.end());
-    nexthops.erase(std::unique(nexthops.begin(), nexthops.end()), nexthops.end());
-    route["nexthops"] = nexthops;
-    if (same != table.end())
-      *same = std::move(route);
-    else
-      table.push_back(std::move(route));
-  }
-  routes[ipv6 ? "ipv6" : "ipv4"] = std::move(table);
+  RouteTables tables;
+  if (auto read = read_ip_route_table(std::string(output), tables, ipv6); !read) return read;
+  const char* family = ipv6 ? "ipv6" : "ipv4";
+  routes[family] = route_list_json(tables.at(family));
   return Ok{};
 }
 
@@ -304,6 +262,14 @@ Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, json& route
 
 Expected<Ok, std::string> parse_ip_route_v6(std::string_view output, json& routes) {
   return parse_ip_route(output, routes, true);
+}
+
+Expected<Ok, std::string> read_ip_route_v4(const std::string& output, RouteTables& tables) {
+  return read_ip_route_table(output, tables, false);
+}
+
+Expected<Ok, std::string> read_ip_route_v6(const std::string& output, RouteTables& tables) {
+  return read_ip_route_table(output, tables, true);
 }
 
 }  // namespace fabgate::snapshot

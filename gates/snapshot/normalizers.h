@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "adapters/core/result.h"
+#include "gates/snapshot/route_output.h"
 
 namespace fabgate::snapshot {
 
@@ -18,6 +19,10 @@ struct Normalizer {
   std::string_view name;    // as written in collector profiles: "ip-link"
   std::string_view target;  // "identity" or a category: "interfaces", "bgp", "rdma", "gpu", ...
   Expected<Ok, std::string> (*parse)(std::string_view output, nlohmann::json& into);
+  // For a route table (target "routes"): the same reading straight into the compact table of its
+  // family, which a collector keeps instead of `parse`'s JSON list (route_output.h).
+  Expected<Ok, std::string> (*read_routes)(const std::string& output,
+                                           RouteTables& into) = nullptr;
 };
 
 const Normalizer* find_normalizer(std::string_view name);
@@ -41,6 +46,8 @@ Expected<Ok, std::string> parse_ip_link(std::string_view output, nlohmann::json&
 Expected<Ok, std::string> parse_ip_addr(std::string_view output, nlohmann::json& interfaces);
 Expected<Ok, std::string> parse_ip_route_v4(std::string_view output, nlohmann::json& routes);
 Expected<Ok, std::string> parse_ip_route_v6(std::string_view output, nlohmann::json& routes);
+Expected<Ok, std::string> read_ip_route_v4(const std::string& output, RouteTables& tables);
+Expected<Ok, std::string> read_ip_route_v6(const std::string& output, RouteTables& tables);
 // nftables (`nft -j list ruleset`, iptables-nft's rules included): tables, chains with their
 // rules as canonical texts, sets; rule handles and counters apart (docs/snapshot-format.md).
 Expected<Ok, std::string> parse_nft_ruleset(std::string_view output, nlohmann::json& packet_filter);

@@ -2,8 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "adapters/core/redact.h"
 
 #include "adapters/core/progress.h"
 #include "adapters/ssh/connection_cache.h"
@@ -18,8 +22,11 @@ struct SnapshotTarget {
 };
 
 struct Snapshot {
-  nlohmann::json document;              // fabgate.snapshot/1
-  std::vector<DeviceSnapshot> devices;  // in target order, with their command records
+  // fabgate.snapshot/1; with RouteLists::apart, without the routes held in devices' route_tables
+  nlohmann::json document;
+  // In target order, with their command records and route tables; their documents are in
+  // `document`, moved there.
+  std::vector<DeviceSnapshot> devices;
 
   bool complete() const;  // every source of every device is ok
 };
@@ -36,6 +43,14 @@ enum class SessionsAfter { keep, close };
 Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::ConnectionCache& cache,
                        int parallelism, const std::string& intent_commit,
                        GnmiFetcher* gnmi = nullptr, SessionsAfter after = SessionsAfter::keep,
-                       ProgressSink* progress = nullptr);
+                       ProgressSink* progress = nullptr,
+                       RouteLists routes = RouteLists::in_document);
+
+// Writes `snapshot` as the text of its whole document (docs/snapshot-format.md, indented by two),
+// the lists of route tables kept apart (RouteLists::apart) written from the tables as they go,
+// through `write` in pieces of about a megabyte: the text of a million routes is never held
+// whole. Every value and key passes through `redactor`. False as soon as `write` returns false.
+bool write_snapshot(const Snapshot& snapshot, const Redactor& redactor,
+                    const std::function<bool(std::string_view)>& write);
 
 }  // namespace fabgate::snapshot

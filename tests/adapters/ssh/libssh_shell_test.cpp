@@ -269,6 +269,31 @@ TEST_F(LibsshShellTest, CapsLargeOutputAndSaysItWasTruncated) {
   EXPECT_EQ(result->exit_status, 0);
 }
 
+TEST_F(LibsshShellTest, ARequestMayKeepMoreThanTheSessionsCapOnItsOwnStandardOutput) {
+  // Given a session with a 1 MiB cap and 2 MiB hard limit, and two commands printing 3 MiB, one
+  // asking to keep 4 MiB: then, one exec for both and on a channel each, that one's whole output
+  // is kept (its limit raised with its cap) and the other's is cut at 1 MiB and stopped at the
+  // session's limit.
+  auto options = sshd_->options();
+  options.output_cap = 1u << 20;
+  options.output_limit = 2u << 20;
+  auto shell = connect_or_fail(sshd_->device("leaf1"), options);
+  ASSERT_TRUE(shell);
+  RemoteShell::Request large{"head -c 3145728 /dev/zero", Duration{20'000}};
+  large.output_cap = 4u << 20;
+  RemoteShell::Request plain{"head -c 3145728 /dev/zero", Duration{20'000}};
+  for (const bool batch : {true, false}) {
+    SCOPED_TRACE(batch ? "run_batch" : "run_each");
+    auto results = batch ? shell->run_batch({large, plain}) : shell->run_each({large, plain});
+    ASSERT_EQ(results.size(), 2u);
+    ASSERT_TRUE(results[0]) << results[0].error().message;
+    EXPECT_EQ(results[0]->stdout_text.size(), 3u << 20);
+    EXPECT_FALSE(results[0]->stdout_truncated);
+    ASSERT_FALSE(results[1]);
+    EXPECT_EQ(results[1].error().kind, SshFailure::Kind::output_too_large);
+  }
+}
+
 TEST_F(LibsshShellTest, StopsACommandThatWritesPastTheHardLimit) {
   // Given a command that writes endlessly and a 2 MiB hard limit, then it is stopped with an
   // output-too-large failure long before its deadline.

@@ -63,5 +63,47 @@ TEST(RouteTable, RejectsBadPrefixesAndDuplicates) {
   EXPECT_NE(error.find("10.0.0.0/8"), std::string::npos);
 }
 
+TEST(RouteTable, ADeviceListingAPrefixTwiceIsMergedWhenAskedWithTheLowestMetricsValues) {
+  // Given a default route listed three times (metric 200 via one gateway, metric 100 via another
+  // as a static route of type unicast, and metric 100 again via a third), as the kernel lists
+  // one route per metric, then merging keeps one route: every next hop, and the protocol, metric
+  // and type of the first route with the lowest metric. A table that refuses duplicates still does.
+  auto load = [](RouteTable& table) {
+    std::string error;
+    ASSERT_TRUE(table.add("default", "0.0.0.0/0", "dhcp", 200, {"10.0.0.2"}, &error));
+    ASSERT_TRUE(table.add("default", "0.0.0.0/0", "static", 100, {"10.0.0.1"}, &error, "unicast"));
+    ASSERT_TRUE(table.add("default", "0.0.0.0/0", "bgp", 100, {"10.0.0.3"}, &error));
+    ASSERT_TRUE(table.add("default", "10.9.0.0/24", "kernel", 0, {"dev:eth0"}, &error, "blackhole"));
+  };
+  RouteTable merged(Family::ipv4), refused(Family::ipv4);
+  load(merged);
+  load(refused);
+  std::string error;
+  ASSERT_TRUE(merged.finalize(&error, RouteTable::Duplicates::merge)) << error;
+  ASSERT_EQ(merged.size(), 2u);
+  const Route& default_route = merged.vrfs().at("default").at(0);
+  EXPECT_EQ(merged.prefix_of(default_route), "0.0.0.0/0");
+  EXPECT_EQ(merged.nexthops_of(default_route),
+            (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "10.0.0.3"}));
+  EXPECT_EQ(merged.strings().text(default_route.protocol), "static");
+  EXPECT_EQ(default_route.metric, 100u);
+  EXPECT_EQ(merged.type_of(default_route), "unicast");
+  EXPECT_EQ(merged.type_of(merged.vrfs().at("default").at(1)), "blackhole");
+  EXPECT_FALSE(refused.finalize(&error));
+  EXPECT_NE(error.find("0.0.0.0/0 in vrf default is listed twice"), std::string::npos) << error;
+}
+
+TEST(RouteTable, TheTypeIsCarriedButNotCompared) {
+  // Given the same route once without a type and once typed unicast, then the diff sees no
+  // change: the type is carried for the snapshot's text only.
+  RouteTable pre(Family::ipv4), post(Family::ipv4);
+  std::string error;
+  ASSERT_TRUE(pre.add("default", "10.0.0.0/24", "bgp", 20, {"10.0.0.1"}, &error));
+  ASSERT_TRUE(post.add("default", "10.0.0.0/24", "bgp", 20, {"10.0.0.1"}, &error, "unicast"));
+  ASSERT_TRUE(pre.finalize(&error));
+  ASSERT_TRUE(post.finalize(&error));
+  EXPECT_TRUE(diff_routes(pre, post).empty());
+}
+
 }  // namespace
 }  // namespace fabgate::compare

@@ -99,6 +99,37 @@ TEST(CollectorProfile, ListsEveryProblemWithFileLineAndColumn) {
   EXPECT_NE(details[2].find("no commands"), std::string::npos);
 }
 
+TEST(CollectorProfile, MaxOutputIsASizeUpToOneGibibyteForCommandsOnly) {
+  // Given a routes source that keeps 512MiB, then its commands keep that much; given a size in
+  // words, one over 1GiB and one on a gNMI source, then each is refused at its line.
+  auto routes = parse_collector_profile(
+      "platform: linux\nsources:\n  - category: routes\n    max_output: 512MiB\n"
+      "    commands:\n      - {run: ip -j route, parse: ip-route-v4}\n",
+      "policies/collectors/linux.yaml");
+  ASSERT_TRUE(routes) << routes.error().message;
+  EXPECT_EQ(routes->sources.at(0).max_output, std::size_t{512} << 20);
+  for (const auto& [size, problem] : std::map<std::string, std::string>{
+           {"lots", "max_output 'lots' is not a size"}, {"2GiB", "is more than 1GiB"}}) {
+    auto wrong = parse_collector_profile(
+        "platform: linux\nsources:\n  - category: routes\n    max_output: " + size +
+            "\n    commands:\n      - {run: ip -j route, parse: ip-route-v4}\n",
+        "policies/collectors/linux.yaml");
+    ASSERT_FALSE(wrong);
+    ASSERT_EQ(wrong.error().details.size(), 1u);
+    EXPECT_NE(wrong.error().details[0].find("linux.yaml:4:"), std::string::npos)
+        << wrong.error().details[0];
+    EXPECT_NE(wrong.error().details[0].find(problem), std::string::npos)
+        << wrong.error().details[0];
+  }
+  auto gnmi = parse_collector_profile(
+      "platform: openconfig\nsources:\n  - category: interfaces\n    max_output: 8MiB\n"
+      "    gnmi: {paths: [/interfaces]}\n",
+      "policies/collectors/openconfig.yaml");
+  ASSERT_FALSE(gnmi);
+  EXPECT_NE(gnmi.error().details.at(0).find("max_output is for commands' output"),
+            std::string::npos);
+}
+
 TEST(CollectorProfile, AGnmiSourceIsOneGetOfItsPaths) {
   // Given a source written as gNMI paths (encoding left out, then given as json), then the
   // profile keeps the paths as written, defaults to JSON_IETF, and the source has no commands.

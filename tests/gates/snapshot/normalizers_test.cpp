@@ -82,6 +82,61 @@ TEST(LinuxNormalizers, TwoRoutesToOnePrefixAreOneRouteUsingTheLowestMetric) {
   EXPECT_EQ(v4[1].at("metric"), 0);
 }
 
+TEST(LinuxNormalizers, RouteTypesAreKeptAndMalformedRouteListsNamed) {
+  // Given a blackhole route, then its type is in the snapshot. Given a destination that is no
+  // prefix, a metric out of range, a route list with something after it, or no `dst`, then
+  // the output is refused naming the field or saying it is not JSON.
+  json routes;
+  ASSERT_TRUE(parse_ip_route_v4(R"([{"type":"blackhole","dst":"10.66.0.0/16","protocol":"static",)"
+                                R"("flags":[]}])",
+                                routes));
+  EXPECT_EQ(routes.at("ipv4").at(0).at("type"), "blackhole");
+  EXPECT_EQ(routes.at("ipv4").at(0).at("nexthops"), (json{"unknown"}));
+  struct Case {
+    const char* output;
+    const char* failure;
+  };
+  for (const Case& wrong : {
+           Case{R"([{"dst":"10.0.0.0/24"},{"dst":"fe80::/64","dev":"eth0"}])",
+                "field '[1].dst': 'fe80::/64' is not an IPv4 prefix"},
+           Case{R"([{"dst":"10.0.0.0/24","metric":-1}])",
+                "field '[0].metric' is -1, not a route metric (0 to 4294967295)"},
+           Case{R"([{"dst":"10.0.0.0/24"}] [])", "not JSON: '[{\"dst\":\"10.0.0.0/24\"}] []'"},
+           Case{R"([{"gateway":"10.0.0.1"}])", "field '[0].dst' is missing"},
+           Case{R"({"dst":"10.0.0.0/24"})", "expected a JSON list"},
+           Case{R"([{"dst":"10.0.0.0/24","nexthops":{}}])",
+                "field '[0].nexthops' is an object, not an array"},
+       }) {
+    SCOPED_TRACE(wrong.output);
+    auto result = parse_ip_route_v4(wrong.output, routes);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error(), wrong.failure);
+  }
+}
+
+TEST(LinuxNormalizers, ALongRouteListIsReadInBatchesAndAFailureNamesItsPlaceInTheWhole) {
+  // Given 30,000 routes (about 2 MB, read in batches of about 1 MB), then every route is read;
+  // and given the same list with a wrong metric at route 25,000 (in a later batch), then the
+  // failure names route 25,000 of the whole list.
+  auto routes_text = [](std::size_t wrong_at) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < 30'000; ++i) {
+      if (i) text += ',';
+      text += R"({"dst":"10.)" + std::to_string(i >> 8) + "." + std::to_string(i & 255) +
+              R"(.0/24","gateway":"10.255.0.1","dev":"eth1","protocol":"bgp","metric":)" +
+              (i == wrong_at ? std::string(R"("20")") : std::string("20")) +
+              R"(,"flags":[],"padding":"xxxxxxxxxxxxxxxxxxxxxxxxxxxx"})";
+    }
+    return text + "]";
+  };
+  json routes;
+  ASSERT_TRUE(parse_ip_route_v4(routes_text(30'000), routes));
+  EXPECT_EQ(routes.at("ipv4").size(), 30'000u);
+  auto wrong = parse_ip_route_v4(routes_text(25'000), routes);
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error(), "field '[25000].metric' is a string, not an integer");
+}
+
 TEST(LinuxNormalizers, IdentityFromHostnameOsReleaseKernelAndEthtool) {
   // Given real os-release, uname -r and ethtool -i output, then identity names OS, kernel and
   // each NIC's driver while skipping interfaces without driver information.

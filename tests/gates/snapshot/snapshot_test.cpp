@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "gates/compare/snapshot.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -147,6 +148,68 @@ TEST(Snapshot, FailedTimedOutAndUnparsableSourcesAreNoEvidenceAndTheirCategories
   EXPECT_NE(snapshot.devices[0].records[0].failure.find("exit 127"), std::string::npos);
 }
 
+// The snapshot's text as `fabgate snapshot` writes it.
+std::string written(const Snapshot& snapshot, const Redactor& redactor = Redactor()) {
+  std::string text;
+  EXPECT_TRUE(write_snapshot(snapshot, redactor, [&text](std::string_view piece) {
+    text += piece;
+    return true;
+  }));
+  return text;
+}
+
+TEST(SnapshotRouteTables, TablesKeptApartAreWrittenAsTheSameDocumentAsLists) {
+  // Given the same device snapshotted with its route lists in the document and with its route
+  // tables kept apart, then the text written from the tables parses to the very same document
+  // (every route, its protocol, metric, type and next hops), and the compare engine reads it.
+  CannedConnector connector;
+  ssh::ConnectionCache cache(connector);
+  ssh::SshDevice leaf{"leaf2", "10.0.0.2", 22, {}, {}};
+  auto lists = take_snapshot({{leaf, &profile("frr")}}, cache, 1, "abc123");
+  auto apart = take_snapshot({{leaf, &profile("frr")}}, cache, 1, "abc123", nullptr,
+                             SessionsAfter::keep, nullptr, RouteLists::apart);
+  ASSERT_FALSE(apart.devices[0].route_tables.empty());
+  EXPECT_FALSE(apart.document.at("devices").at("leaf2").contains("routes"));
+  json expected = lists.document;
+  json got = json::parse(written(apart));
+  // The times of the two runs differ; everything else is the same.
+  for (json* document : {&expected, &got}) {
+    document->erase("taken_at");
+    for (auto& [category, source] : (*document)["devices"]["leaf2"]["sources"].items())
+      for (auto& command : source["commands"]) {
+        command.erase("started_at");
+        command.erase("duration_ms");
+      }
+  }
+  EXPECT_EQ(got, expected);
+  ASSERT_FALSE(got.at("devices").at("leaf2").at("routes").at("ipv4").empty());
+  auto compared = compare::parse_snapshot(written(apart), "leaf2.json");
+  ASSERT_TRUE(compared.ok()) << compared.error().message;
+  EXPECT_EQ(compared->devices.at("leaf2").routes.at("ipv4").size(),
+            apart.devices[0].route_tables.at("ipv4").size());
+}
+
+TEST(SnapshotRouteTables, RoutesWrittenFromTablesAreRedacted) {
+  // Given a route whose next hop names an interface that is also a configured secret, then the
+  // snapshot written from the tables does not hold the secret.
+  Snapshot snapshot;
+  snapshot.document = {{"format", "fabgate.snapshot/1"},
+                       {"devices", {{"leaf1", {{"identity", json::object()}}}}}};
+  DeviceSnapshot device;
+  device.device = "leaf1";
+  compare::RouteTable table(compare::Family::ipv4);
+  std::string error;
+  ASSERT_TRUE(table.add("default", "10.0.0.0/24", "kernel", 0, {"dev:hunter2-uplink"}, &error));
+  ASSERT_TRUE(table.finalize(&error));
+  device.route_tables.emplace("ipv4", std::move(table));
+  snapshot.devices.push_back(std::move(device));
+  const std::string text = written(snapshot, Redactor({"hunter2-uplink"}));
+  EXPECT_EQ(text.find("hunter2-uplink"), std::string::npos) << text;
+  const json parsed = json::parse(text);
+  EXPECT_EQ(parsed.at("devices").at("leaf1").at("routes").at("ipv4").at(0).at("prefix"),
+            "10.0.0.0/24");
+}
+
 TEST(Snapshot, AnUnreachableDeviceHasNoEvidenceAnywhereAndNothingWasSent) {
   // Given a device that refuses connections, then every source is no-evidence naming the
   // cause, no fact category exists, and every command record says it was not sent.
@@ -204,13 +267,74 @@ TEST(SnapshotOverSsh, CollectsRealLinuxFactsFromSeveralTargets) {
     EXPECT_EQ(device.collected,
               (std::vector<std::string>{"identity", "interfaces", "routes", "multipath",
                                         "ip_stack"}));
-    EXPECT_EQ(device.document.at("interfaces").at("lo").at("oper"), "unknown");
-    EXPECT_TRUE(device.document.at("multipath").at("hash_policy").at("ipv4").is_number_integer());
-    EXPECT_TRUE(device.document.at("ip_stack").at("udp").at("in_csum_errors").is_number_integer());
-    EXPECT_FALSE(device.document.at("routes").at("ipv4").empty());
-    EXPECT_FALSE(device.document.at("identity").at("hostname").get<std::string>().empty());
+    const json& facts = snapshot.document.at("devices").at(device.device);
+    EXPECT_EQ(facts.at("interfaces").at("lo").at("oper"), "unknown");
+    EXPECT_TRUE(facts.at("multipath").at("hash_policy").at("ipv4").is_number_integer());
+    EXPECT_TRUE(facts.at("ip_stack").at("udp").at("in_csum_errors").is_number_integer());
+    EXPECT_FALSE(facts.at("routes").at("ipv4").empty());
+    EXPECT_FALSE(facts.at("identity").at("hostname").get<std::string>().empty());
   }
   EXPECT_TRUE(snapshot.complete());
+}
+
+// `ip -j route` of `count` routes: ECMP BGP routes with two next hops each, and a kernel route.
+std::string ip_route_output(std::size_t count) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < count; ++i) {
+    text += "{\"dst\":\"10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) +
+            "." + std::to_string(i & 255) + "/32\",\"protocol\":\"bgp\",\"metric\":20," +
+            "\"flags\":[],\"nexthops\":[{\"gateway\":\"169.254.0.1\",\"dev\":\"swp1\"," +
+            "\"weight\":1,\"flags\":[\"onlink\"]},{\"gateway\":\"169.254.0.3\",\"dev\":" +
+            "\"swp2\",\"weight\":1,\"flags\":[\"onlink\"]}]},";
+  }
+  return text + R"({"dst":"192.168.0.0/24","dev":"eth0","protocol":"kernel","scope":"link"}])";
+}
+
+TEST(SnapshotOverSsh, ARouteTableLargerThanTheSessionsCapIsReadWhereTheSourceAllowsIt) {
+  // Given a device whose route table is 60,000 routes (about 11 MB of `ip -j route`, over the
+  // SSH session's 4 MiB cap) served by a real sshd, then a routes source with `max_output:
+  // 64MiB` collects every route into its table, and the same source without it is no-evidence
+  // because its output was cut short, never a partial table.
+  if (auto why = testing::SshdFixture::unavailable()) GTEST_SKIP() << *why;
+  auto sshd = testing::SshdFixture::start();
+  ASSERT_TRUE(sshd) << testing::SshdFixture::last_error();
+  testing::TempDir dir;
+  const std::string file = dir.file("routes.json");
+  testing::write_file(file, ip_route_output(60'000));
+  ASSERT_GT(testing::read_file(file).size(), std::size_t{4} << 20);
+  auto routes_profile = [&file](const std::string& cap) {
+    return parse_collector_profile("platform: linux\nsources:\n  - category: routes\n" + cap +
+                                       "    commands:\n      - run: cat " + file +
+                                       "\n        parse: ip-route-v4\n",
+                                   "policies/collectors/linux.yaml");
+  };
+  auto allowed = routes_profile("    max_output: 64MiB\n");
+  auto capped = routes_profile("");
+  ASSERT_TRUE(allowed.ok()) << allowed.error().message;
+  ASSERT_TRUE(capped.ok()) << capped.error().message;
+  ssh::LibsshConnector connector(sshd->options());
+  ssh::ConnectionCache cache(connector);
+  auto snapshot = take_snapshot({{sshd->device("host1"), &allowed.value()},
+                                 {sshd->device("host2"), &capped.value()}},
+                                cache, 2, "", nullptr, SessionsAfter::keep, nullptr,
+                                RouteLists::apart);
+  const auto& whole = snapshot.devices[0];
+  ASSERT_TRUE(whole.missing.empty()) << whole.missing[0].reason;
+  EXPECT_EQ(whole.route_tables.at("ipv4").size(), 60'001u);
+  const auto& cut = snapshot.devices[1];
+  ASSERT_EQ(cut.missing.size(), 1u);
+  EXPECT_NE(cut.missing[0].reason.find("output truncated at 4194304 bytes"), std::string::npos)
+      << cut.missing[0].reason;
+  EXPECT_TRUE(cut.route_tables.empty());
+  EXPECT_FALSE(snapshot.document.at("devices").at("host2").contains("routes"));
+  // The written snapshot holds the whole table, as the compare engine reads it.
+  auto compared = compare::parse_snapshot(written(snapshot), "snapshot.json");
+  ASSERT_TRUE(compared.ok()) << compared.error().message;
+  const auto& table = compared->devices.at("host1").routes.at("ipv4");
+  EXPECT_EQ(table.size(), 60'001u);
+  const auto& first = table.vrfs().at("default").front();
+  EXPECT_EQ(table.prefix_of(first), "10.0.0.0/32");
+  EXPECT_EQ(table.nexthops_of(first), (std::vector<std::string>{"169.254.0.1", "169.254.0.3"}));
 }
 
 TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
@@ -231,11 +355,12 @@ TEST(SnapshotOverSsh, FrrSourcesAreNoEvidenceWhenFrrIsNotRunning) {
   for (const auto& item : device.missing) missing.push_back(item.category);
   EXPECT_EQ(missing,
             (std::vector<std::string>{"identity", "lldp", "bgp", "bfd", "evpn", "config"}));
-  EXPECT_TRUE(device.document.contains("interfaces"));
-  EXPECT_FALSE(device.document.contains("bgp"));
+  const json& facts = snapshot.document.at("devices").at("leaf1");
+  EXPECT_TRUE(facts.contains("interfaces"));
+  EXPECT_FALSE(facts.contains("bgp"));
   // The switch's packet filter is this machine's real nftables ruleset, read over SSH.
-  EXPECT_TRUE(device.document.at("packet_filter").at("tables").is_object());
-  EXPECT_TRUE(device.document.at("packet_filter").at("chains").is_object());
+  EXPECT_TRUE(facts.at("packet_filter").at("tables").is_object());
+  EXPECT_TRUE(facts.at("packet_filter").at("chains").is_object());
 }
 
 // A linux profile whose routes source hangs past its 1 s deadline, between two that work.
