@@ -71,13 +71,16 @@ bool is_yang_identifier(std::string_view text) {
 // session-state, afi-safi-name): RFC 7951 qualifies identityrefs as "module:NAME", and some
 // targets qualify enums too, so a leading module name is dropped. Only these leaves are
 // read this way.
-std::string identity_leaf(const json& value, const std::string& where) {
-  std::string text = text_leaf(value, where);
+std::string without_identity_module(std::string text) {
   auto colon = text.find(':');
   if (colon != std::string::npos && is_yang_identifier(std::string_view(text).substr(0, colon))) {
     return text.substr(colon + 1);
   }
   return text;
+}
+
+std::string identity_leaf(const json& value, const std::string& where) {
+  return without_identity_module(text_leaf(value, where));
 }
 
 std::string lowercase(std::string text) {
@@ -530,6 +533,10 @@ Expected<json, std::string> config_facts(const std::vector<GnmiNotification>& no
   }
   if (!any) return std::string("the reply holds no configuration");
   return json{{"format", "openconfig-json"}, {"text", tree.dump(2) + "\n"}};
+}
+
+std::string aft_route_protocol(const std::string& origin_protocol) {
+  return route_protocol_name(without_identity_module(origin_protocol));
 }
 
 Expected<SnapshotFacts, std::string> snapshot_facts(

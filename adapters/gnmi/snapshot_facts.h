@@ -44,6 +44,10 @@ struct SnapshotFacts {
   std::optional<nlohmann::json> routes;
 };
 
+// The route protocol the snapshot writes for an AFT entry's origin-protocol leaf, as the SSH
+// route collector words it: "openconfig-policy-types:BGP" is "bgp", DIRECTLY_CONNECTED "kernel".
+std::string aft_route_protocol(const std::string& origin_protocol);
+
 // Fails (the caller's no-evidence) when a value is not JSON or a leaf has the wrong type.
 // `now` turns last-established timestamps into uptimes.
 Expected<SnapshotFacts, std::string> snapshot_facts(

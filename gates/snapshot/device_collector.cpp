@@ -208,8 +208,9 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       // This thread's entry: a Get that throws is that source without evidence; the other
       // sources, and the SSH ones beside, keep theirs.
       GnmiSourceResult result;
+      const RoutesFrom from = routes == RouteLists::apart ? RoutesFrom::tables : RoutesFrom::tree;
       if (auto what = what_escaped(
-              [&] { result = collect_gnmi_source(device.name, source, gnmi); })) {
+              [&] { result = collect_gnmi_source(device.name, source, gnmi, from); })) {
         result = GnmiSourceResult{};
         result.record.device = device.name;
         result.record.category = source.category;
@@ -245,6 +246,10 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
         if (source.category == "identity") {
           // Merged with whatever other identity sources found.
           for (auto& [key, value] : result.facts->items()) identity[key] = value;
+        } else if (!result.route_tables.empty()) {
+          // write_snapshot writes the category's lists from the tables.
+          for (auto& [family, table] : result.route_tables)
+            snapshot.route_tables.insert_or_assign(family, std::move(table));
         } else {
           document[source.category] = std::move(*result.facts);
         }

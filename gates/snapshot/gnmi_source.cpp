@@ -5,6 +5,7 @@
 #include "adapters/core/text.h"
 #include "adapters/gnmi/data_tree.h"
 #include "adapters/gnmi/snapshot_facts.h"
+#include "gates/snapshot/aft_routes.h"
 
 namespace fabgate::snapshot {
 
@@ -57,7 +58,7 @@ json notifications_json(const std::vector<gnmi::GnmiNotification>& notifications
 }
 
 GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorSource& source,
-                                     GnmiFetcher* fetcher) {
+                                     GnmiFetcher* fetcher, RoutesFrom routes) {
   GnmiSourceResult result;
   GnmiGetRecord& record = result.record;
   record.device = device;
@@ -99,6 +100,21 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
     record.parse = "ok";
     result.facts = std::move(config.value());
     return result;
+  }
+  // `fabgate snapshot`: a whole AFT straight from the reply's text into tables; any other
+  // shape of reply goes through the tree below.
+  if (source.category == "routes" && routes == RoutesFrom::tables) {
+    if (auto tables = read_aft_routes(*reply)) {
+      if (!*tables) {
+        record.parse = "error: " + tables->error();
+        result.reason = reason_prefix(device, record.paths) + "unreadable reply: " + tables->error();
+        return result;
+      }
+      record.parse = "ok";
+      result.facts = json::object();
+      result.route_tables = std::move(tables->value());
+      return result;
+    }
   }
   auto facts = gnmi::snapshot_facts(*reply, now_utc());
   record.reply = notifications_json(*reply);

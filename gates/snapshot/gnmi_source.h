@@ -15,6 +15,7 @@
 #include "adapters/core/time.h"
 #include "adapters/gnmi/client.h"
 #include "gates/snapshot/collector_profile.h"
+#include "gates/snapshot/route_output.h"
 
 namespace fabgate::snapshot {
 
@@ -62,13 +63,22 @@ struct GnmiSourceResult {
   GnmiGetRecord record;
   std::optional<nlohmann::json> facts;
   std::string reason;  // empty when `facts` is set
+  // The `routes` category read as compact tables (RoutesFrom::tables); `facts` is then an
+  // empty object.
+  RouteTables route_tables;
 };
+
+// How a `routes` source's reply is read: into the snapshot's JSON lists through the merged
+// tree (gnmi::snapshot_facts), its reply kept in the record for commands.jsonl; or, where the
+// reply is one update of a whole AFT, straight into compact tables (aft_routes.h) with the
+// record's `reply` left null (the caller writes no commands.jsonl: `fabgate snapshot`).
+enum class RoutesFrom { tree, tables };
 
 // Runs `source` (which must have `gnmi` set) for `device` through `fetcher` (nullptr: a run
 // without gNMI, every gNMI source is no-evidence). A failed Get, an unreadable reply or a reply
 // without the source's category is no-evidence with a reason naming device, Get and paths.
 GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorSource& source,
-                                     GnmiFetcher* fetcher);
+                                     GnmiFetcher* fetcher, RoutesFrom routes = RoutesFrom::tree);
 
 // "json_ietf" | "json", as written in profiles.
 std::string_view encoding_name(gnmi::Encoding encoding);

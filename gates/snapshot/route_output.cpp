@@ -7,6 +7,7 @@
 
 #include "adapters/core/shorten.h"
 #include "adapters/core/text.h"
+#include "gates/snapshot/json_lists.h"
 #include "gates/snapshot/output_json.h"
 
 namespace fabgate::snapshot {
@@ -15,74 +16,7 @@ namespace ondemand = simdjson::ondemand;
 
 namespace {
 
-constexpr std::size_t kMaxOutputDepth = 64;  // as parse_output_json (adapters/core/foreign_json.h)
-
-// A list is read in batches of whole elements of about this many bytes, each parsed as a list
-// of its own: simdjson's index of a document is about 1.6 times its size, so a 150 MB table read
-// at once would cost 240 MB of index beside its text; in batches it costs a batch's.
-constexpr std::size_t kBatchBytes = 1u << 20;
-
-// One pass over the bytes of a list, before simdjson reads anything: whether arrays and objects
-// nest deeper than `limit` (so that hostile nesting is refused with the same words as every
-// other normalizer's, however the route list would skip it), whether anything but blanks
-// follows the list's closing bracket, and where to cut it into batches: the list's elements
-// between `cuts[k]` and `cuts[k + 1]` (the opening bracket, commas between elements, the
-// closing bracket), each run about kBatchBytes.
-struct Shape {
-  bool too_deep = false;
-  bool trailing = false;
-  bool closed = false;
-  std::vector<std::size_t> cuts;
-};
-
-Shape list_shape(std::string_view text, std::size_t limit) {
-  Shape shape;
-  std::size_t depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (depth == 0) shape.cuts.push_back(i);
-      if (++depth > limit) {
-        shape.too_deep = true;
-        return shape;
-      }
-    } else if (c == ',' && depth == 1) {
-      if (i - shape.cuts.back() >= kBatchBytes) shape.cuts.push_back(i);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      if (--depth == 0) {
-        shape.cuts.push_back(i);
-        shape.closed = true;
-        shape.trailing = !trim(text.substr(i + 1)).empty();
-        return shape;
-      }
-    }
-  }
-  return shape;
-}
-
-std::string kind_of(ondemand::value& value) {
-  ondemand::json_type type;
-  if (value.type().get(type)) return "not JSON";
-  switch (type) {
-    case ondemand::json_type::array: return "an array";
-    case ondemand::json_type::object: return "an object";
-    case ondemand::json_type::string: return "a string";
-    case ondemand::json_type::boolean: return "a boolean";
-    case ondemand::json_type::null: return "null";
-    case ondemand::json_type::number: {
-      ondemand::number_type number;
-      if (value.get_number_type().get(number)) return "a number";
-      return number == ondemand::number_type::floating_point_number ? "a number" : "an integer";
-    }
-  }
-  return "of no JSON type";
-}
+using json_lists::kind_of;
 
 // Reading one output: the first problem is kept, as Fields does for the tree normalizers.
 class RouteReader {
@@ -252,8 +186,9 @@ class RouteReader {
 Expected<Ok, std::string> read_ip_routes(const std::string& output, compare::RouteTable& table) {
   std::string_view text = trim(output);
   if (text.empty()) return std::string("not JSON (empty output)");
-  const Shape shape = list_shape(text, kMaxOutputDepth);
-  if (shape.too_deep) return "nested deeper than " + std::to_string(kMaxOutputDepth) + " levels";
+  const json_lists::Scan scan = json_lists::scan(text, {{}});
+  if (scan.too_deep)
+    return "nested deeper than " + std::to_string(json_lists::kMaxDepth) + " levels";
   if (text.front() != '[') {
     // Not a list: the tree reader says whether it is JSON at all, in the words it always used.
     auto parsed = parse_output_json(output);
@@ -261,27 +196,17 @@ Expected<Ok, std::string> read_ip_routes(const std::string& output, compare::Rou
     return std::string("expected a JSON list");
   }
   const std::string not_json = "not JSON: '" + shorten(text, 60) + "'";
-  if (shape.trailing || !shape.closed) return not_json;
+  if (!scan.closed || scan.trailing || scan.mismatched) return not_json;
   ondemand::parser parser;
   RouteReader reader(table, table.family() == compare::Family::ipv6);
-  std::string batch;
-  std::size_t index = 0;
-  for (std::size_t k = 0; k + 1 < shape.cuts.size(); ++k) {
-    // The elements between two cuts, as a list of their own, in simdjson's padded buffer.
-    const std::string_view elements =
-        text.substr(shape.cuts[k] + 1, shape.cuts[k + 1] - shape.cuts[k] - 1);
-    batch.reserve(elements.size() + 2 + simdjson::SIMDJSON_PADDING);
-    batch.assign("[");
-    batch.append(elements);
-    batch.push_back(']');
-    simdjson::padded_string_view view(batch.data(), batch.size(), batch.capacity());
-    ondemand::document document;
-    if (parser.iterate(view).get(document)) return not_json;
-    ondemand::array list;
-    if (document.get_array().get(list)) return not_json;
-    reader.read(list, index);
-    if (!reader.problem.empty()) return reader.problem;
-  }
+  std::size_t index = 0;  // of the route in the whole list, for failures
+  auto code = json_lists::read_batches(text, scan.lists.at(0), parser,
+                                       [&reader, &index](ondemand::array& list) {
+                                         reader.read(list, index);
+                                         return reader.problem.empty();
+                                       });
+  if (code) return not_json;
+  if (!reader.problem.empty()) return reader.problem;
   return Ok{};
 }
 
@@ -309,8 +234,11 @@ void append_route_json(const compare::RouteTable& table, const std::string& vrf,
   };
   out += "{\"prefix\": ";
   string(table.prefix_of(route));
-  out += ", \"protocol\": ";
-  string(table.strings().text(route.protocol));
+  // An AFT entry without an origin protocol has none in the snapshot either.
+  if (const auto& protocol = table.strings().text(route.protocol); !protocol.empty()) {
+    out += ", \"protocol\": ";
+    string(protocol);
+  }
   if (route.has_metric) out += ", \"metric\": " + std::to_string(route.metric);
   if (auto type = table.type_of(route); !type.empty()) {
     out += ", \"type\": ";
@@ -335,8 +263,9 @@ nlohmann::json route_list_json(const compare::RouteTable& table) {
   for (const auto& [vrf, routes] : table.vrfs()) {
     for (const auto& route : routes) {
       nlohmann::json entry = {{"prefix", table.prefix_of(route)},
-                              {"protocol", table.strings().text(route.protocol)},
                               {"nexthops", table.nexthops_of(route)}};
+      if (const auto& protocol = table.strings().text(route.protocol); !protocol.empty())
+        entry["protocol"] = protocol;
       if (route.has_metric) entry["metric"] = route.metric;
       if (auto type = table.type_of(route); !type.empty()) entry["type"] = type;
       if (vrf != "default") entry["vrf"] = vrf;

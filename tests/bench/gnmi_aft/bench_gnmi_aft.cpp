@@ -5,6 +5,10 @@
 //                                  (collect_gnmi_source(): the Get, the facts, the evidence's
 //                                  copy of the reply) and its commands.jsonl line serialised:
 //                                  wall time, routes in the facts and the peak RSS.
+// bench_gnmi_aft tables ROUTES     the same source as `fabgate snapshot` reads it
+//                                  (RoutesFrom::tables: the AFT read from the reply's text
+//                                  straight into compact route tables, no record of the reply):
+//                                  wall time, routes in the tables and the peak RSS.
 // bench_gnmi_aft floor ROUTES      the floor (issue 33): the same Get from the same target by
 //                                  the plainest means, gRPC's generated gNMI stub (no fabgate
 //                                  client), every update's JSON_IETF parsed with simdjson's DOM
@@ -114,7 +118,7 @@ int bench_get(const std::string& address) {
   return 0;
 }
 
-int bench_snapshot(const std::string& address) {
+int bench_snapshot(const std::string& address, bool tables) {
   auto profile = snapshot::parse_collector_profile(
       "platform: gnmi-node\nsources:\n  - category: routes\n    timeout: 600s\n"
       "    gnmi: {paths: [\"" +
@@ -127,11 +131,21 @@ int bench_snapshot(const std::string& address) {
   LoopbackFetcher fetcher(address);
   const long before = peak_rss_kib(RUSAGE_SELF);
   const auto start = Clock::now();
-  auto result = snapshot::collect_gnmi_source("aft-node", profile->sources.at(0), &fetcher);
+  auto result = snapshot::collect_gnmi_source(
+      "aft-node", profile->sources.at(0), &fetcher,
+      tables ? snapshot::RoutesFrom::tables : snapshot::RoutesFrom::tree);
   const double to_facts = seconds_since(start);
   if (!result.facts) {
     std::fprintf(stderr, "%s\n", result.reason.c_str());
     return 1;
+  }
+  if (tables) {
+    auto found = result.route_tables.find("ipv4");
+    std::printf("tables: %.2f s to the tables, %zu routes in them, peak RSS %.1f MiB (%.1f MiB "
+                "before)\n",
+                to_facts, found == result.route_tables.end() ? 0 : found->second.size(),
+                mib(peak_rss_kib(RUSAGE_SELF)), mib(before));
+    return found == result.route_tables.end() ? 1 : 0;
   }
   // What the snapshotter then writes to commands.jsonl for this Get.
   const std::size_t evidence = snapshot::evidence_entry(result.record).dump().size();
@@ -284,8 +298,8 @@ int bench_floor(const std::string& address, std::size_t expected) {
 
 int main(int argc, char** argv) {
   if (argc != 3 || (std::string(argv[1]) != "get" && std::string(argv[1]) != "snapshot" &&
-                    std::string(argv[1]) != "floor")) {
-    std::fprintf(stderr, "usage: bench_gnmi_aft get|snapshot|floor ROUTES\n");
+                    std::string(argv[1]) != "tables" && std::string(argv[1]) != "floor")) {
+    std::fprintf(stderr, "usage: bench_gnmi_aft get|snapshot|tables|floor ROUTES\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -307,7 +321,7 @@ int main(int argc, char** argv) {
     const std::string address = "127.0.0.1:" + *line;
     status = mode == "get"     ? bench_get(address)
              : mode == "floor" ? bench_floor(address, std::strtoull(routes.c_str(), nullptr, 10))
-                               : bench_snapshot(address);
+                               : bench_snapshot(address, mode == "tables");
     target.terminate();
   }
   std::printf("bench_gnmi_aft CPU %.2f s; fabgate-gnmid CPU %.2f s, peak RSS %.1f MiB\n",

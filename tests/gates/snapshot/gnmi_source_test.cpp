@@ -85,6 +85,49 @@ CollectorProfile gnmi_profile() {
 
 const ssh::SshDevice kDevice{"leaf9", "192.0.2.9", 22, {}, {}};
 
+TEST(GnmiSource, KeptApartAWholeAftIsReadIntoTablesAndLeavesNoCopyOfTheReply) {
+  // Given a routes source answered with one update of the default instance's AFT, then with
+  // route lists kept apart (`fabgate snapshot`) the routes are compact tables, the document has
+  // no routes lists, and the record holds no copy of the reply; in the document (a gated run),
+  // the same routes are lists and the record keeps the reply for commands.jsonl.
+  auto profile = parse_collector_profile(
+      "platform: switch\nsources:\n  - category: routes\n"
+      "    gnmi: {paths: [\"/network-instances/network-instance[name=default]/afts\"]}\n",
+      "switch.yaml");
+  ASSERT_TRUE(profile) << profile.error().message;
+  gnmi::GnmiNotification aft;
+  aft.updates.push_back(update(
+      "/network-instances/network-instance[name=default]/afts",
+      {{"ipv4-unicast",
+        {{"ipv4-entry",
+          {{{"prefix", "10.0.2.0/24"},
+            {"state", {{"origin-protocol", "BGP"}, {"next-hop-group", "1"}}}}}}}},
+       {"next-hop-groups",
+        {{"next-hop-group", {{{"id", "1"}, {"next-hops", {{"next-hop", {{{"index", "1"}}}}}}}}}}},
+       {"next-hops", {{"next-hop", {{{"index", "1"}, {"state", {{"ip-address", "10.0.1.0"}}}}}}}}}));
+  ScriptedFetcher fetcher;
+  fetcher.answers.emplace("/network-instances/network-instance[name=default]/afts",
+                          std::vector{aft});
+  RefusingConnector connector;
+  ssh::ConnectionCache cache(connector);
+
+  auto apart = collect_device(kDevice, profile.value(), cache, &fetcher, RouteLists::apart);
+  ASSERT_TRUE(apart.missing.empty()) << apart.missing[0].reason;
+  const auto& table = apart.route_tables.at("ipv4");
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.nexthops_of(table.vrfs().at("default").front()),
+            (std::vector<std::string>{"10.0.1.0"}));
+  EXPECT_FALSE(apart.document.contains("routes"));
+  EXPECT_EQ(apart.document.at("sources").at("routes").at("status"), "ok");
+  EXPECT_TRUE(apart.gnmi_records.at(0).reply.is_null());
+
+  auto lists = collect_device(kDevice, profile.value(), cache, &fetcher);
+  EXPECT_TRUE(lists.route_tables.empty());
+  EXPECT_EQ(lists.document.at("routes").at("ipv4"), json::parse(R"([{"prefix": "10.0.2.0/24",
+            "protocol": "bgp", "nexthops": ["10.0.1.0"]}])"));
+  EXPECT_FALSE(lists.gnmi_records.at(0).reply.is_null());
+}
+
 TEST(GnmiSource, RepliesFillTheCategoriesWithTheirMetadataAndRawRecord) {
   // Given a profile of gNMI sources and a target answering both Gets, then identity and
   // interfaces are collected with the values of the reply, no SSH session is opened, each source
