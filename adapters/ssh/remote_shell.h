@@ -61,9 +61,9 @@ class RemoteShell {
     // Written to the command's standard input, which is then closed; empty: nothing is written
     // and standard input stays open.
     std::string input;
-    // Standard output kept for this command, when more than the session's `output_cap` (a
-    // route table of a million routes is ~130 MB); it also raises the command's `output_limit`
-    // to match. 0: the session's.
+    // Standard output kept for this command instead of the session's `output_cap` (a route
+    // table of a million routes is ~150 MB); above the session's `output_limit` it raises the
+    // command's limit to match. 0: the session's.
     std::size_t output_cap = 0;
   };
   virtual std::vector<Expected<CommandResult, SshFailure>> run_each(

@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 
+#include "adapters/core/byte_size.h"
 #include "adapters/core/text.h"
 #include "adapters/core/utf8.h"
 #include "adapters/core/yaml_reader.h"
@@ -26,28 +27,24 @@ std::optional<std::int64_t> receive_limit(YamlReader& reader, const YAML::Node& 
                                           const std::string& what) {
   auto text = reader.string(gnmi, "max_receive_message_size", Need::optional, what);
   if (!text) return std::nullopt;
-  static const std::regex size(R"(\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*)");
-  std::smatch match;
   const YAML::Node node = gnmi["max_receive_message_size"];
-  if (!std::regex_match(*text, match, size)) {
+  const auto bytes = parse_byte_size(*text);
+  if (!bytes) {
     reader.error(node, what + ": max_receive_message_size '" + *text + "' is not a size",
                  "write bytes, or a number with B, KiB, MiB or GiB: 256MiB, 1GiB");
     return std::nullopt;
   }
-  const std::string unit = match[2].str();
-  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : 0;
-  const std::int64_t number = std::stoll(match[1].str());
-  if (number > (kMaxReceiveLimit >> shift) || (number << shift) > kMaxReceiveLimit) {
+  if (*bytes > static_cast<std::uint64_t>(kMaxReceiveLimit)) {
     reader.error(node, what + ": max_receive_message_size " + *text + " is more than gRPC accepts",
                  "at most 2147483647 bytes (2047MiB)");
     return std::nullopt;
   }
-  if ((number << shift) < kMinReceiveLimit) {
+  if (static_cast<std::int64_t>(*bytes) < kMinReceiveLimit) {
     reader.error(node, what + ": max_receive_message_size " + *text + " is below 1MiB",
                  "omit it for the default (256MiB, sized for a whole route table), or raise it");
     return std::nullopt;
   }
-  return number << shift;
+  return static_cast<std::int64_t>(*bytes);
 }
 
 }  // namespace

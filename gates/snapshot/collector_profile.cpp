@@ -1,8 +1,8 @@
 #include "gates/snapshot/collector_profile.h"
 
 #include <algorithm>
-#include <regex>
 
+#include "adapters/core/byte_size.h"
 #include "adapters/core/diagnostics.h"
 #include "adapters/core/text.h"
 #include "adapters/core/yaml_reader.h"
@@ -13,28 +13,23 @@ namespace fabgate::snapshot {
 
 namespace {
 
-// `max_output: 256MiB`: bytes, or a number with B, KiB, MiB or GiB, from the SSH default (4 MiB)
-// to kMaxSourceOutput.
+// `max_output: 256MiB`: bytes, or a number with B, KiB, MiB or GiB, at most kMaxSourceOutput.
 std::optional<std::size_t> max_output(YamlReader& reader, const YAML::Node& node,
                                       const std::string& what) {
   auto text = reader.string(node, "max_output", Need::optional, what);
   if (!text) return std::nullopt;
-  static const std::regex size(R"(\s*([0-9]{1,13})\s*(B|KiB|MiB|GiB)?\s*)");
-  std::smatch match;
-  if (!std::regex_match(*text, match, size)) {
+  const auto bytes = parse_byte_size(*text);
+  if (!bytes) {
     reader.error(node["max_output"], what + ": max_output '" + *text + "' is not a size",
                  "write bytes, or a number with B, KiB, MiB or GiB: 256MiB");
     return std::nullopt;
   }
-  const std::string unit = match[2].str();
-  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : 0;
-  const std::uint64_t number = std::stoull(match[1].str());
-  if (number > (kMaxSourceOutput >> shift)) {
+  if (*bytes > kMaxSourceOutput) {
     reader.error(node["max_output"], what + ": max_output " + *text + " is more than 1GiB",
                  "a source's output is held in memory while it is read: at most 1GiB");
     return std::nullopt;
   }
-  return static_cast<std::size_t>(number << shift);
+  return static_cast<std::size_t>(*bytes);
 }
 
 // Reads `gnmi: {paths: [...], encoding: ...}` of one source. Paths are parsed here, with the

@@ -36,9 +36,9 @@ inline constexpr std::uint64_t kMaxSourceOutput = std::uint64_t{1} << 30;
 struct CollectorSource {
   std::string category;
   Duration timeout{10'000};                // per command, or the deadline of the gNMI Get
-  // Standard output kept per command (`max_output`), when more than the SSH session's 4 MiB:
-  // a route table is ~130 bytes a route. 0: the session's. A command writing more is stopped,
-  // and the source is no-evidence.
+  // Standard output kept per command (`max_output`) instead of the SSH session's 4 MiB: `ip -j
+  // route` is ~150 bytes a route. 0: the session's. Output past it makes the source
+  // no-evidence (cut short, or stopped where it also passes the session's hard limit).
   std::size_t max_output = 0;
   std::vector<CollectorCommand> commands;  // empty when `gnmi` is set
   std::optional<CollectorGnmiGet> gnmi;
