@@ -39,11 +39,12 @@ class Redactor {
   // something needs redacting) and invalid UTF-8 replaced by U+FFFD, so the text always parses
   // whatever the devices answered. `indent` as nlohmann::json::dump (-1: one line).
   std::string dump(const nlohmann::json& document, int indent = -1) const;
+  // Writes the redacted text to `out` and returns true when anything was redacted; leaves `out`
+  // alone and returns false otherwise, so unchanged values cost no copy (a whole route table's
+  // output is 150 MB).
+  bool redact_into(std::string_view text, std::string& out) const;
 
  private:
-  // Writes the redacted text to `out` and returns true when anything was redacted; leaves `out`
-  // alone and returns false otherwise, so unchanged values cost no copy.
-  bool redact_into(std::string_view text, std::string& out) const;
   bool changes(const nlohmann::json& document) const;
 
   std::vector<std::string> secrets_;  // longest first, each with its JSON-escaped form

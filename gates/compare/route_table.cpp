@@ -137,6 +137,16 @@ void radix_sort(std::vector<Route>& routes) {
 
 }  // namespace
 
+RouteTable RouteTable::clone() const {
+  RouteTable copy(family_);
+  copy.vrfs_ = vrfs_;
+  copy.strings_ = strings_;
+  copy.nexthop_sets_ = nexthop_sets_;
+  copy.set_ids_ = set_ids_;
+  copy.types_ = types_;
+  return copy;  // last_routes_ stays null: it would point into this table's map
+}
+
 bool RouteTable::add(std::string_view vrf, std::string_view prefix, std::string_view protocol,
                      std::optional<std::uint32_t> metric,
                      const std::vector<std::string_view>& nexthops, std::string* error,

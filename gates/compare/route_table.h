@@ -51,6 +51,9 @@ class RouteTable {
   RouteTable& operator=(const RouteTable&) = delete;
 
   Family family() const { return family_; }
+  // An explicit copy, for a holder that must keep its table while another reads one of its own
+  // (a gated run keeps each snapshot's tables and hands the comparison a copy).
+  RouteTable clone() const;
 
   // Adds one route. `prefix` is "10.0.2.0/24" or "2001:db8::/64"; false with `error` set when
   // it does not parse or belongs to the other family. Host bits are kept as written.

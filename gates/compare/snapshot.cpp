@@ -148,8 +148,10 @@ Result<DeviceSnapshot> build_device(const std::string& file, const std::string& 
 // loads in about 0.6 of the time); smaller ones are not worth a thread.
 constexpr std::size_t kThreadedBuildBytes = 4u << 20;
 
-Result<Snapshot> parse_padded(ondemand::parser& parser, simdjson::padded_string_view text,
-                              const std::string& file_name, std::size_t threaded_from) {
+Result<detail::ParsedDocument> parse_padded_parts(ondemand::parser& parser,
+                                                  simdjson::padded_string_view text,
+                                                  const std::string& file_name,
+                                                  std::size_t threaded_from) {
   ondemand::document document;
   if (auto code = parser.iterate(text).get(document))
     return invalid(file_name, describe_stage1_error(code, text));
@@ -165,7 +167,14 @@ Result<Snapshot> parse_padded(ondemand::parser& parser, simdjson::padded_string_
   const std::string& build_error = builder.finish();  // before the document goes away
   if (!build_error.empty()) return invalid(file_name, build_error);
   if (!walked) return invalid(file_name, walker.error);
-  return detail::assemble_snapshot(walker.parsed, file_name);
+  return std::move(walker.parsed);
+}
+
+Result<Snapshot> parse_padded(ondemand::parser& parser, simdjson::padded_string_view text,
+                              const std::string& file_name, std::size_t threaded_from) {
+  auto parts = parse_padded_parts(parser, text, file_name, threaded_from);
+  if (!parts) return parts.error();
+  return detail::assemble_snapshot(parts.value(), file_name);
 }
 
 // Reads a regular file of at most kMaxSnapshotBytes into a padded buffer.
@@ -286,6 +295,14 @@ Result<Snapshot> load_snapshot_file(const std::string& path) {
   if (!text) return text.error();
   ondemand::parser parser;
   return parse_padded(parser, *text, path, kThreadedBuildBytes);
+}
+
+Result<detail::ParsedDocument> load_snapshot_parts(const std::string& path) {
+  simdjson::padded_string buffer;
+  auto text = read_padded(path, buffer);
+  if (!text) return text.error();
+  ondemand::parser parser;
+  return parse_padded_parts(parser, *text, path, kThreadedBuildBytes);
 }
 
 Result<SnapshotPair> load_snapshot_pair(const std::string& pre_path, const std::string& post_path) {

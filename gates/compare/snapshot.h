@@ -84,4 +84,11 @@ Result<Snapshot> parse_snapshot_threaded_from(std::string_view text, const std::
                                               std::size_t threaded_from);
 }  // namespace detail
 
+// Reads a snapshot file as its parts, the way the parser hands them over: the document with each
+// device's `routes` an empty object, and the route tables. Refuses what load_snapshot_file
+// refuses while reading (not a file, too large, malformed, too deep, a bad route) but does not
+// check the format's fields: for a holder that keeps the tables apart and checks the snapshot
+// when it compares (a gated run's recover, reading back its baseline).
+Result<detail::ParsedDocument> load_snapshot_parts(const std::string& path);
+
 }  // namespace fabgate::compare

@@ -19,13 +19,13 @@ nlohmann::json source_entry(const CommandRecord& record) {
   return entry;
 }
 
-nlohmann::json evidence_entry(const CommandRecord& record) {
+nlohmann::json evidence_entry(const CommandRecord& record, Output output) {
   nlohmann::json entry = source_entry(record);
   entry["device"] = record.device;
   entry["role"] = std::string(ssh::to_string(record.role));
   entry["category"] = record.category;
   entry["sent"] = record.sent;
-  entry["stdout"] = record.stdout_text;
+  if (output == Output::included) entry["stdout"] = record.stdout_text;
   entry["stderr"] = record.stderr_text;
   entry["stdout_truncated"] = record.stdout_truncated;
   entry["stderr_truncated"] = record.stderr_truncated;

@@ -38,6 +38,9 @@ struct CommandRecord {
 // The metadata kept in a snapshot's sources.<category>.commands[].
 nlohmann::json source_entry(const CommandRecord& record);
 // A commands.jsonl line: the metadata plus role, device and the (already capped) output.
-nlohmann::json evidence_entry(const CommandRecord& record);
+// Whether the entry carries `stdout` (omitted: the caller writes it into the line itself,
+// EvidenceBundle::append_command_with_output, so a 150 MB output is not copied into the entry).
+enum class Output { included, omitted };
+nlohmann::json evidence_entry(const CommandRecord& record, Output output = Output::included);
 
 }  // namespace fabgate::snapshot

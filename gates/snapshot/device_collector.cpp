@@ -208,7 +208,9 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
       // This thread's entry: a Get that throws is that source without evidence; the other
       // sources, and the SSH ones beside, keep theirs.
       GnmiSourceResult result;
-      const RoutesFrom from = routes == RouteLists::apart ? RoutesFrom::tables : RoutesFrom::tree;
+      const RoutesFrom from = routes == RouteLists::apart                  ? RoutesFrom::tables
+                              : routes == RouteLists::apart_keeping_replies ? RoutesFrom::tables_keeping_reply
+                                                                            : RoutesFrom::tree;
       if (auto what = what_escaped(
               [&] { result = collect_gnmi_source(device.name, source, gnmi, from); })) {
         result = GnmiSourceResult{};
@@ -315,7 +317,7 @@ DeviceSnapshot collect_device(const ssh::SshDevice& device, const CollectorProfi
     sources[source.category] = std::move(status);
     if (reason.empty()) {
       snapshot.collected.push_back(source.category);
-      const bool apart = !tables.empty() && routes == RouteLists::apart && facts.empty();
+      const bool apart = !tables.empty() && routes != RouteLists::in_document && facts.empty();
       if (apart) {
         // write_snapshot writes the category's lists from the tables.
         for (auto& [family, table] : tables)

@@ -35,11 +35,12 @@ struct DeviceSnapshot {
   RouteTables route_tables;
 };
 
-// Where a device's route tables go: into `document` as the snapshot's lists (what a gated run
-// keeps, compares and writes), or kept apart as compact tables (`fabgate snapshot`, which writes
-// the lists from them: a million routes cost the table's 28 bytes each instead of a JSON tree's
-// ~700; snapshot.h write_snapshot).
-enum class RouteLists { in_document, apart };
+// Where a device's route tables go: into `document` as the snapshot's lists, or kept apart as
+// compact tables, from which the lists are written (snapshot.h write_snapshot): a million routes
+// cost the table's 28 bytes each instead of a JSON tree's ~700. `apart` keeps no copy of a gNMI
+// routes Get's reply (`fabgate snapshot` writes no commands.jsonl); `apart_keeping_replies` does,
+// for the evidence of a gated run.
+enum class RouteLists { in_document, apart, apart_keeping_replies };
 
 // Runs `profile` on `device` with its read login through `cache`: every SSH command in one
 // framed exec (RemoteShell::run_batch) or, with `ssh_commands: channel-each`, at once on one

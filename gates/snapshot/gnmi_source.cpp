@@ -103,8 +103,9 @@ GnmiSourceResult collect_gnmi_source(const std::string& device, const CollectorS
   }
   // `fabgate snapshot`: a whole AFT straight from the reply's text into tables; any other
   // shape of reply goes through the tree below.
-  if (source.category == "routes" && routes == RoutesFrom::tables) {
+  if (source.category == "routes" && routes != RoutesFrom::tree) {
     if (auto tables = read_aft_routes(*reply)) {
+      if (routes == RoutesFrom::tables_keeping_reply) record.reply = notifications_json(*reply);
       if (!*tables) {
         record.parse = "error: " + tables->error();
         result.reason = reason_prefix(device, record.paths) + "unreadable reply: " + tables->error();

@@ -70,9 +70,10 @@ struct GnmiSourceResult {
 
 // How a `routes` source's reply is read: into the snapshot's JSON lists through the merged
 // tree (gnmi::snapshot_facts), its reply kept in the record for commands.jsonl; or, where the
-// reply is one update of a whole AFT, straight into compact tables (aft_routes.h) with the
-// record's `reply` left null (the caller writes no commands.jsonl: `fabgate snapshot`).
-enum class RoutesFrom { tree, tables };
+// reply is one update of a whole AFT, straight into compact tables (aft_routes.h), the record's
+// `reply` left null (`tables`: the caller writes no commands.jsonl, `fabgate snapshot`) or kept
+// (`tables_keeping_reply`: a gated run's evidence).
+enum class RoutesFrom { tree, tables, tables_keeping_reply };
 
 // Runs `source` (which must have `gnmi` set) for `device` through `fetcher` (nullptr: a run
 // without gNMI, every gNMI source is no-evidence). A failed Get, an unreadable reply or a reply

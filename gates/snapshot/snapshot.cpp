@@ -106,9 +106,16 @@ bool write_snapshot(const Snapshot& snapshot, const Redactor& redactor,
   std::map<std::string, const RouteTables*> tables;
   for (const auto& device : snapshot.devices)
     if (!device.route_tables.empty()) tables[device.device] = &device.route_tables;
+  return write_snapshot_document(snapshot.document, tables, redactor, write);
+}
+
+bool write_snapshot_document(const nlohmann::json& document,
+                             const std::map<std::string, const RouteTables*>& tables,
+                             const Redactor& redactor,
+                             const std::function<bool(std::string_view)>& write) {
   if (!write("{")) return false;
   bool first = true;
-  for (const auto& [key, value] : snapshot.document.items()) {
+  for (const auto& [key, value] : document.items()) {
     const std::string name = redactor.dump(nlohmann::json(key));
     if (!write(std::string(first ? "\n  " : ",\n  ") + name + ": ")) return false;
     first = false;
@@ -122,14 +129,15 @@ bool write_snapshot(const Snapshot& snapshot, const Redactor& redactor,
     }
     if (!write("{")) return false;
     bool first_device = true;
-    for (const auto& [device, document] : value.items()) {
+    for (const auto& [device, tree] : value.items()) {
       if (!write(std::string(first_device ? "\n    " : ",\n    ") +
                  redactor.dump(nlohmann::json(device)) + ": "))
         return false;
       first_device = false;
       auto found = tables.find(device);
       static const RouteTables kNone;
-      if (!write_device(document, found == tables.end() ? kNone : *found->second, redactor, write))
+      if (!write_device(tree, found == tables.end() || !found->second ? kNone : *found->second,
+                        redactor, write))
         return false;
     }
     if (!write("\n  }")) return false;

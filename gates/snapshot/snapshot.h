@@ -52,5 +52,11 @@ Snapshot take_snapshot(const std::vector<SnapshotTarget>& targets, ssh::Connecti
 // whole. Every value and key passes through `redactor`. False as soon as `write` returns false.
 bool write_snapshot(const Snapshot& snapshot, const Redactor& redactor,
                     const std::function<bool(std::string_view)>& write);
+// The same for a document and the route tables kept apart from it, per device (a gated run holds
+// its snapshots this way). A device without tables is written as its document has it.
+bool write_snapshot_document(const nlohmann::json& document,
+                             const std::map<std::string, const RouteTables*>& tables,
+                             const Redactor& redactor,
+                             const std::function<bool(std::string_view)>& write);
 
 }  // namespace fabgate::snapshot

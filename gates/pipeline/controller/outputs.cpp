@@ -313,7 +313,7 @@ ReportContext Pipeline::write_reports(RunOutcome& outcome) {
   (void)with_.evidence.write_json("execution.json", execution);
   (void)with_.evidence.write("report.md", render_report_markdown(context, outcome));
   // report.html: every value redacted before it was escaped, so the markup is written as it is.
-  auto page = render_bundle_report(context, outcome, with_.evidence.dir(), pre_);
+  auto page = render_bundle_report(context, outcome, with_.evidence.dir(), pre_.document);
   (void)with_.evidence.write_redacted("report.html", page.html);
   (void)with_.evidence.write_redacted("junit.xml", render_junit(context, outcome));
   if (options_.mode == Mode::plan) {

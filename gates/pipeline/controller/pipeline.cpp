@@ -25,6 +25,7 @@
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
 #include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/families/held_snapshot.h"
 #include "gates/pipeline/families/identity_check.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
@@ -364,7 +365,7 @@ void Pipeline::run_gates() {
   //     a gnmi endpoint, open before the first step, so a flap or an error burst the change
   //     causes is seen at the device's own timestamps (telemetry_layer.h).
   if (!stopped() && options_.mode != Mode::plan && with_.gnmi_connect) {
-    auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+    auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_.document);
     if (std::any_of(subjects.begin(), subjects.end(),
                     [](const TelemetrySubject& subject) { return subject.device->gnmi; })) {
       telemetry_ = std::make_unique<TelemetrySession>(with_.gnmi_connect, std::move(subjects),
@@ -522,7 +523,7 @@ bool Pipeline::restore_and_verify() {
   auto& restored_snapshot = gate("snapshot-restored", [&](GateRecord& r) {
     record_snapshot(r, "restored", std::move(round.snapshot), restored_);
   });
-  if (pre_.is_null())  // recover found no baseline in the bundle
+  if (pre_.document.is_null())  // recover found no baseline in the bundle
     skip("compare-restored",
          "no baseline: snapshots/pre.json is missing or unreadable, so the restore cannot be "
          "verified");
@@ -656,12 +657,9 @@ void Pipeline::recover_gates(const CrashedRun& crashed, const std::string& recov
     with_.safeguards->adopt_timers(with_.evidence.run_id(), change_.targets);
     disarm_before_rollback();
   }
-  // The baseline is the run's own pre-change snapshot, as written to the bundle before any step.
-  std::ifstream in(with_.evidence.dir() / "snapshots/pre.json");
-  if (in) {
-    auto pre = nlohmann::json::parse(in, nullptr, false);
-    if (!pre.is_discarded() && pre.is_object()) pre_ = std::move(pre);
-  }
+  // The baseline is the run's own pre-change snapshot, as written to the bundle before any step,
+  // read back with its route tables apart (a million routes as a JSON tree would cost ~700 MB).
+  pre_ = read_baseline(with_.evidence.dir() / "snapshots/pre.json");
   restore_and_verify();
 }
 

@@ -159,13 +159,13 @@ class Pipeline {
 
   void check_window(GateRecord& record);
   // Snapshots every device in scope into `into` and evidence.
-  void take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into);
+  void take_snapshot(GateRecord& record, const std::string& label, HeldSnapshot& into);
   // Copies snapshots/pre.json beside the shared journal (run_budgets.h); a copy etcd refused
   // leaves the gate without evidence, so no step is sent that recover elsewhere could not judge.
   void share_baseline(GateRecord& record);
   // Records a snapshot already taken as snapshots/<label>.json and judges it (take_snapshot).
   void record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
-                       nlohmann::json& into);
+                       HeldSnapshot& into);
   // The inventory's declared identities against what a snapshot collected (identity_check.h).
   void check_identity(GateRecord& record, const std::string& label, const nlohmann::json& snapshot,
                       const std::vector<const intent::Device*>& devices);
@@ -214,7 +214,7 @@ class Pipeline {
   };
   // The counters re-read when a rollback ended (counter_categories() below).
   struct CounterReread {
-    nlohmann::json merged;  // post_ with the re-read categories; null: nothing re-read
+    HeldSnapshot merged;  // post_ with the re-read categories; a null document: nothing re-read
     std::vector<std::string> details;
   };
   // settle-restored: rounds of the restore verification until one holds; the last round starts
@@ -225,7 +225,7 @@ class Pipeline {
                              std::chrono::steady_clock::time_point settle_started);
   // The parts of `document` (device -> snapshot categories) that do not match the baseline
   // under compare-restored's rules; waived results match.
-  std::map<std::string, std::set<std::string>> differing_parts(const nlohmann::json& document);
+  std::map<std::string, std::set<std::string>> differing_parts(const HeldSnapshot& snapshot);
   // Before the rounds: re-collects only the parts the post snapshot found different from the
   // baseline (the fault's footprint), every kSettlePollInterval, until they match again or the
   // settle bound passes. It proves nothing (the rounds do); it only saves a round taken before
@@ -242,10 +242,11 @@ class Pipeline {
   // The comparison of a snapshot with pre under the run's rule sets and exceptions; null with
   // `problems` filled when it cannot run.
   std::optional<compare::Report> compare_with_pre(const nlohmann::json& after,
+                                                  const DeviceRouteTables& after_routes,
                                                   const std::string& label,
                                                   bool with_expected_differences,
                                                   std::vector<std::string>& problems);
-  void compare(GateRecord& record, const nlohmann::json& after, const std::string& label,
+  void compare(GateRecord& record, const HeldSnapshot& after, const std::string& label,
                bool with_expected_differences);
   void roll_back(GateRecord& record);
   // Re-reads the categories `increase` rules judge (BFD flaps, drops) once the rollback ended:
@@ -304,8 +305,8 @@ class Pipeline {
   const etcd::CallTally etcd_on_thread_at_start_ = etcd::calls_on_this_thread();
   const std::chrono::steady_clock::time_point constructed_ = std::chrono::steady_clock::now();
   std::vector<const intent::Device*> scope_;  // devices snapshotted and compared
-  nlohmann::json pre_, post_, restored_;
-  nlohmann::json counters_after_rollback_;  // post_ with the counter categories re-read
+  HeldSnapshot pre_, post_, restored_;
+  HeldSnapshot counters_after_rollback_;  // post_ with the counter categories re-read
   Execution execution_;
   RollbackResult rollback_;
   std::set<std::string> reverted_by_timer_;  // devices whose confirm timer restored them

@@ -77,17 +77,23 @@ TakenSnapshot CollectorSnapshotter::take_with(const snapshot::ProfileSet& profil
     targets.push_back({to_ssh_device(*device), &profile->second});
   }
   EndpointGnmiFetcher endpoints(devices);
-  auto snapshot =
-      snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
-                              gnmi_ ? gnmi_ : &endpoints, snapshot::SessionsAfter::keep, progress);
-  for (const auto& device : snapshot.devices) {
+  // Route tables stay apart from the document (a million routes: 28 bytes each, not a JSON
+  // tree's ~700); the gNMI replies are kept for commands.jsonl.
+  auto snapshot = snapshot::take_snapshot(targets, connections_, parallelism_, intent_commit,
+                                          gnmi_ ? gnmi_ : &endpoints,
+                                          snapshot::SessionsAfter::keep, progress,
+                                          snapshot::RouteLists::apart_keeping_replies);
+  for (auto& device : snapshot.devices) {
+    if (!device.route_tables.empty())
+      taken.routes[device.device] =
+          std::make_shared<const snapshot::RouteTables>(std::move(device.route_tables));
     for (const auto& missing : device.missing)
       taken.missing.push_back(device.device + ": " + missing.category + ": " + missing.reason);
     if (evidence_) {
       for (const auto& record : device.records) {
-        auto entry = snapshot::evidence_entry(record);
+        auto entry = snapshot::evidence_entry(record, snapshot::Output::omitted);
         entry["purpose"] = "snapshot";
-        evidence_->append_command(entry);
+        evidence_->append_command_with_output(std::move(entry), record.stdout_text);
       }
       // The raw Get replies, so a gNMI-collected category can be checked like a command's output.
       for (const auto& record : device.gnmi_records) {

@@ -22,6 +22,7 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/held_snapshot.h"
 #include "gates/pipeline/families/identity_check.h"
 #include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/families/monitoring.h"
@@ -33,6 +34,7 @@
 namespace fabgate::pipeline {
 
 std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& after,
+                                                          const DeviceRouteTables& after_routes,
                                                           const std::string& label,
                                                           bool with_expected_differences,
                                                           std::vector<std::string>& problems) {
@@ -40,12 +42,10 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   auto exceptions = exceptions_for(repository_);
   // The baseline is read once per run: settle-restored compares every round with it.
   if (!pre_parsed_)
-    pre_parsed_ = std::make_shared<Result<compare::Snapshot>>(compare::parse_snapshot(
-        pre_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "snapshots/pre.json"));
+    pre_parsed_ = std::make_shared<Result<compare::Snapshot>>(
+        comparable_snapshot(pre_.document, pre_.routes, "snapshots/pre.json"));
   const auto& pre = *pre_parsed_;
-  auto post =
-      compare::parse_snapshot(after.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                              "snapshots/" + label + ".json");
+  auto post = comparable_snapshot(after, after_routes, "snapshots/" + label + ".json");
   for (const auto* problem :
        {rule_sets.ok() ? nullptr : &rule_sets.error(),
         exceptions.ok() ? nullptr : &exceptions.error(), pre.ok() ? nullptr : &pre.error(),
@@ -67,11 +67,11 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   // relapse. Parsed per restored comparison (as the restored document is): a round's cost
   // grows by one parse.
   std::optional<Result<compare::Snapshot>> captured;
-  const bool reread = counters_after_rollback_.is_object();
-  const nlohmann::json& since = reread ? counters_after_rollback_ : post_;
-  if (label == "restored" && since.is_object() && since.contains("devices")) {
-    captured.emplace(compare::parse_snapshot(
-        since.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+  const bool reread = counters_after_rollback_.document.is_object();
+  const HeldSnapshot& since = reread ? counters_after_rollback_ : post_;
+  if (label == "restored" && since.has_devices()) {
+    captured.emplace(comparable_snapshot(
+        since.document, since.routes,
         reread ? "snapshots/rollback-end.json" : "snapshots/post.json"));
     if (captured->ok()) {
       options.counters_since = &captured->value();
@@ -84,10 +84,11 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
                                     exceptions.value(), options);
 }
 
-void Pipeline::compare(GateRecord& record, const nlohmann::json& after, const std::string& label,
+void Pipeline::compare(GateRecord& record, const HeldSnapshot& after, const std::string& label,
                        bool with_expected_differences) {
   std::vector<std::string> problems;
-  auto compared = compare_with_pre(after, label, with_expected_differences, problems);
+  auto compared =
+      compare_with_pre(after.document, after.routes, label, with_expected_differences, problems);
   if (!compared) {
     record.verdict = Verdict::no_evidence;
     record.details = std::move(problems);

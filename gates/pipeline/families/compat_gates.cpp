@@ -69,7 +69,7 @@ void Pipeline::check_compat(GateRecord& record) {
     matrix = std::move(loaded.value());
   }
   static const nlohmann::json kNoDevices = nlohmann::json::object();
-  const auto& devices = pre_.contains("devices") ? pre_.at("devices") : kNoDevices;
+  const auto& devices = pre_.has_devices() ? pre_.document.at("devices") : kNoDevices;
   std::size_t without_identity = 0, checked_targets = 0, outside = 0, unproven = 0;
   std::map<std::string, std::vector<std::string>> unlisted;  // platform -> targets
   nlohmann::json findings = nlohmann::json::array();

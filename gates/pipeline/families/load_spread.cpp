@@ -77,11 +77,14 @@ std::string member_of(const std::string& nexthop, const json& interfaces) {
 }
 
 // Whether the device's `category` was collected (its source says ok).
-bool answered(const json& device, const std::string& category) {
+bool source_ok(const json& device, const std::string& category) {
   const json* sources = object_member(device, "sources");
   const json* source = sources ? object_member(*sources, category) : nullptr;
-  return source && string_member(*source, "status").value_or("") == "ok" &&
-         object_member(device, category);
+  return source && string_member(*source, "status").value_or("") == "ok";
+}
+
+bool answered(const json& device, const std::string& category) {
+  return source_ok(device, category) && object_member(device, category);
 }
 
 std::string percent(double share) {
@@ -92,41 +95,65 @@ std::string percent(double share) {
 
 std::string EcmpGroup::name() const { return device + " " + join(members, "/"); }
 
-EcmpGroups ecmp_groups(const json& snapshot) {
+EcmpGroups ecmp_groups(const json& snapshot, const DeviceRouteTables& routes) {
   EcmpGroups found;
   const json* devices = object_member(snapshot, "devices");
   if (!devices) return found;
   for (const auto& [device_name, device] : devices->items()) {
-    if (!answered(device, "routes")) continue;
+    auto held = routes.find(device_name);
+    const snapshot::RouteTables* tables =
+        held != routes.end() && held->second ? held->second.get() : nullptr;
+    if (tables ? !source_ok(device, "routes") : !answered(device, "routes")) continue;
     found.routes_read.insert(device_name);
     const json* interfaces = object_member(device, "interfaces");
     static const json kNone = json::object();
     std::map<std::vector<std::string>, std::vector<std::string>> prefixes_by_members;
     std::size_t unresolved = 0;
     std::string an_unresolved;
-    const json& routes = device["routes"];
+    // One route with its next hops as text (nullopt: one that is not a string).
+    auto consider = [&](const std::string& prefix,
+                        const std::vector<std::optional<std::string>>& hops) {
+      if (hops.size() < 2) return;
+      std::set<std::string> members;
+      bool resolved = true;
+      for (const auto& hop : hops) {
+        std::string member = hop ? member_of(*hop, interfaces ? *interfaces : kNone) : std::string{};
+        if (member.empty()) resolved = false;
+        members.insert(member);
+      }
+      if (!resolved) {
+        if (!unresolved++) an_unresolved = prefix;
+        return;
+      }
+      if (members.size() < 2) return;  // several gateways behind one interface
+      prefixes_by_members[{members.begin(), members.end()}].push_back(prefix);
+    };
     for (const char* family : {"ipv4", "ipv6"}) {
-      const json* table = array_member(routes, family);
+      if (tables) {
+        auto table = tables->find(family);
+        if (table == tables->end()) continue;
+        const auto& sets = table->second.nexthop_sets();
+        for (const auto& [vrf, list] : table->second.vrfs()) {
+          for (const auto& route : list) {
+            if (route.nexthops >= sets.size() || sets[route.nexthops].size() < 2) continue;
+            std::vector<std::optional<std::string>> hops;
+            for (auto& hop : table->second.nexthops_of(route)) hops.emplace_back(std::move(hop));
+            consider(table->second.prefix_of(route), hops);
+          }
+        }
+        continue;
+      }
+      const json* table = array_member(device["routes"], family);
       if (!table) continue;
       for (const auto& route : *table) {
         const json* hops = array_member(route, "nexthops");
         auto prefix = string_member(route, "prefix");
         if (!hops || hops->size() < 2 || !prefix) continue;
-        std::set<std::string> members;
-        bool resolved = true;
-        for (const auto& hop : *hops) {
-          std::string member =
-              hop.is_string() ? member_of(hop.get<std::string>(), interfaces ? *interfaces : kNone)
-                              : std::string{};
-          if (member.empty()) resolved = false;
-          members.insert(member);
-        }
-        if (!resolved) {
-          if (!unresolved++) an_unresolved = *prefix;
-          continue;
-        }
-        if (members.size() < 2) continue;  // several gateways behind one interface
-        prefixes_by_members[{members.begin(), members.end()}].push_back(*prefix);
+        std::vector<std::optional<std::string>> texts;
+        for (const auto& hop : *hops)
+          texts.push_back(hop.is_string() ? std::optional<std::string>(hop.get<std::string>())
+                                          : std::nullopt);
+        consider(*prefix, texts);
       }
     }
     for (auto& [members, prefixes] : prefixes_by_members) {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gates/pipeline/families/snapshots.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
@@ -41,8 +42,10 @@ struct EcmpGroups {
 };
 
 // The groups of every device in `snapshot` (routes.ipv4 and routes.ipv6 with two or more next
-// hops; a gateway next hop is the interface whose connected subnet holds it).
-EcmpGroups ecmp_groups(const nlohmann::json& snapshot);
+// hops; a gateway next hop is the interface whose connected subnet holds it). A device's routes
+// are read from `routes` where it has tables there (kept apart from the document), else from
+// the document's lists.
+EcmpGroups ecmp_groups(const nlohmann::json& snapshot, const DeviceRouteTables& routes = {});
 
 // The packets each member of a group sent between two reads of the interface counters.
 struct GroupSpread {

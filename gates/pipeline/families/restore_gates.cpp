@@ -23,6 +23,7 @@
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
 #include "gates/pipeline/families/gate_support.h"
+#include "gates/pipeline/families/held_snapshot.h"
 #include "gates/pipeline/families/identity_check.h"
 #include "gates/pipeline/families/monitoring.h"
 #include "gates/pipeline/reporting/plan_digest.h"
@@ -34,8 +35,7 @@ namespace fabgate::pipeline {
 
 std::set<std::string> Pipeline::counter_categories() {
   std::set<std::string> categories;
-  if (execution_.touched.empty() || !post_.is_object() || !post_.contains("devices"))
-    return categories;
+  if (execution_.touched.empty() || !post_.has_devices()) return categories;
   auto rule_sets = rule_sets_for(repository_, change_);
   if (!rule_sets.ok()) return categories;  // compare-restored names the problem
   for (const auto& set : rule_sets.value())
@@ -54,7 +54,8 @@ Pipeline::CounterReread Pipeline::reread_counters(const std::set<std::string>& c
 Pipeline::CounterReread Pipeline::counters_from(const TakenSnapshot& part,
                                                 const std::set<std::string>& categories) {
   CounterReread reread;
-  auto written = with_.evidence.write_json("snapshots/rollback-end.json", part.document);
+  auto written = write_snapshot_evidence(with_.evidence, "snapshots/rollback-end.json",
+                                         part.document, part.routes);
   if (!written.ok()) {
     // Counters nobody can audit are no reference: compare-restored counts from post.
     reread.details.push_back("evidence: " + written.error().message);
@@ -62,28 +63,28 @@ Pipeline::CounterReread Pipeline::counters_from(const TakenSnapshot& part,
   }
   // The post snapshot with each re-read category of each device replaced; a category a device
   // did not answer keeps its post value (counted from the fault's capture, as before).
-  nlohmann::json merged = post_;
+  HeldSnapshot merged = post_;
   std::size_t count = 0, kept = 0;
   const auto* devices = part.document.is_object() && part.document.contains("devices")
                             ? &part.document["devices"]
                             : nullptr;
   for (const auto* device : scope_) {
-    if (!merged["devices"].contains(device->name)) continue;
-    auto& into = merged["devices"][device->name];
+    if (!merged.document["devices"].contains(device->name)) continue;
     const nlohmann::json* taken = devices && devices->is_object() && devices->contains(device->name)
                                       ? &(*devices)[device->name]
                                       : nullptr;
     for (const auto& category : categories) {
-      const bool answered = taken && taken->is_object() && taken->contains(category) &&
-                            taken->contains("sources") && (*taken)["sources"].is_object() &&
-                            (*taken)["sources"].contains(category) &&
-                            (*taken)["sources"][category].is_object() &&
-                            (*taken)["sources"][category].value("status", "") == "ok";
+      const bool answered =
+          taken && taken->is_object() &&
+          holds_category(part.document, part.routes, device->name, category) &&
+          taken->contains("sources") && (*taken)["sources"].is_object() &&
+          (*taken)["sources"].contains(category) && (*taken)["sources"][category].is_object() &&
+          (*taken)["sources"][category].value("status", "") == "ok";
       if (!answered) {
-        kept += into.contains(category);
+        kept += holds_category(merged.document, merged.routes, device->name, category);
         continue;
       }
-      into[category] = (*taken)[category];
+      replace_category(merged, device->name, category, part.document, part.routes, false);
       ++count;
     }
   }
@@ -127,7 +128,7 @@ void Pipeline::settle_restored(GateRecord& record) {
   // converged instead of before (a round at once after the rollback would not hold: routing
   // needs time to re-advertise). The watch's first look also re-reads the counters `increase`
   // rules judge, now that the rollback ended.
-  counters_after_rollback_ = nullptr;
+  counters_after_rollback_ = {};
   const auto counter_set = counter_categories();
   CounterReread counters;
   const std::string watched = watch_fault_footprint(start, bound, counter_set, counters);
@@ -227,10 +228,10 @@ void Pipeline::settle_restored(GateRecord& record) {
 }
 
 std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
-    const nlohmann::json& document) {
+    const HeldSnapshot& snapshot) {
   std::map<std::string, std::set<std::string>> parts;
   std::vector<std::string> problems;
-  auto report = compare_with_pre(document, "restored", false, problems);
+  auto report = compare_with_pre(snapshot.document, snapshot.routes, "restored", false, problems);
   if (!report) return parts;
   for (const auto& result : report->results) {
     if (result.verdict != compare::Verdict::fail && result.verdict != compare::Verdict::no_evidence)
@@ -247,7 +248,7 @@ std::map<std::string, std::set<std::string>> Pipeline::differing_parts(
 std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Duration bound,
                                             const std::set<std::string>& counters,
                                             CounterReread& reread) {
-  if (!post_.is_object() || !post_.contains("devices")) return {};
+  if (!post_.has_devices()) return {};
   const auto footprint = differing_parts(post_);
   if (footprint.empty()) return {};
   std::vector<const intent::Device*> devices;
@@ -282,10 +283,9 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
                    : with_.snapshotter.take_categories(devices, categories, repository_.commit.id);
     if (!part.missing.empty() || !part.document.contains("devices")) continue;
     // The post snapshot with the watched parts replaced: only those can still differ.
-    nlohmann::json merged = post_;
+    HeldSnapshot merged = post_;
     for (const auto* device : devices) {
       const auto& taken = part.document["devices"][device->name];
-      auto& into = merged["devices"][device->name];
       for (const auto& category : footprint.at(device->name)) {
         // A part no source of its own collects (derived from another's output) cannot be
         // watched alone: waiting for it would last until the bound. The rounds take over.
@@ -293,11 +293,7 @@ std::string Pipeline::watch_fault_footprint(Clock::time_point settle_started, Du
           unwatchable = device->name + " " + category;
           break;
         }
-        if (taken.contains(category))
-          into[category] = taken[category];
-        else
-          into.erase(category);
-        into["sources"][category] = taken["sources"][category];
+        replace_category(merged, device->name, category, part.document, part.routes, true);
       }
       if (!unwatchable.empty()) break;
     }
@@ -349,9 +345,10 @@ std::string Pipeline::why_round_does_not_hold(const RestoreRound& round) {
                 : "");
   for (const auto& finding : check_identities(scope_, round.snapshot.document))
     if (finding.verdict != Verdict::pass) return "identity: " + finding.line;
-  if (pre_.is_null()) return "no baseline to compare with";
+  if (pre_.document.is_null()) return "no baseline to compare with";
   std::vector<std::string> problems;
-  auto report = compare_with_pre(round.snapshot.document, "restored", false, problems);
+  auto report = compare_with_pre(round.snapshot.document, round.snapshot.routes, "restored", false,
+                                 problems);
   if (!report)
     return "comparison: " + (problems.empty() ? std::string("could not run") : problems.front());
   if (!report->accepted()) {

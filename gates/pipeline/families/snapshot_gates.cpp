@@ -22,6 +22,7 @@
 #include "gates/compare/snapshot.h"
 #include "gates/compat/check.h"
 #include "gates/compat/matrix.h"
+#include "gates/pipeline/families/held_snapshot.h"
 #include "gates/pipeline/families/identity_check.h"
 #include "gates/pipeline/safety/interruption.h"
 #include "gates/pipeline/safety/run_budgets.h"
@@ -33,39 +34,42 @@
 
 namespace fabgate::pipeline {
 
-void Pipeline::take_snapshot(GateRecord& record, const std::string& label, nlohmann::json& into) {
+void Pipeline::take_snapshot(GateRecord& record, const std::string& label, HeldSnapshot& into) {
   record_snapshot(record, label,
                   with_.snapshotter.take(scope_, repository_.commit.id, &with_.observer), into);
 }
 
 void Pipeline::record_snapshot(GateRecord& record, const std::string& label, TakenSnapshot taken,
-                               nlohmann::json& into) {
+                               HeldSnapshot& into) {
   const auto& collected = scope_;
-  into = std::move(taken.document);
-  auto written = with_.evidence.write_json("snapshots/" + label + ".json", into);
+  std::vector<std::string> missing = std::move(taken.missing);
+  into = hold(std::move(taken));
+  auto written = write_snapshot_evidence(with_.evidence, "snapshots/" + label + ".json",
+                                         into.document, into.routes);
   if (!written.ok()) {
     // A snapshot that is not on disk cannot be audited, and a missing pre.json leaves recover
     // without a baseline: it is absent evidence, whatever the devices answered.
     record.verdict = Verdict::no_evidence;
     record.summary = "snapshots/" + label + ".json could not be written";
     record.details.push_back("evidence: " + written.error().message);
-    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+    for (auto& line : missing) record.details.push_back(std::move(line));
     return;
   }
-  if (label == "pre") outcome_.configs_captured = captured_configs(into);
+  if (label == "pre") outcome_.configs_captured = captured_configs(into.document);
   if (label != "pre") {
-    for (auto& delta : config_deltas(pre_, into, label, with_.evidence.redactor()))
+    for (auto& delta :
+         config_deltas(pre_.document, into.document, label, with_.evidence.redactor()))
       outcome_.config_deltas.push_back(std::move(delta));
   }
-  if (taken.missing.empty()) {
+  if (missing.empty()) {
     record.verdict = Verdict::pass;
     record.summary = count_of(collected.size(), "device") + ", every source collected";
   } else {
     record.verdict = Verdict::no_evidence;
-    record.summary = count_of(taken.missing.size(), "source") + " without evidence";
-    for (auto& line : taken.missing) record.details.push_back(std::move(line));
+    record.summary = count_of(missing.size(), "source") + " without evidence";
+    for (auto& line : missing) record.details.push_back(std::move(line));
   }
-  check_identity(record, label, into, collected);
+  check_identity(record, label, into.document, collected);
 }
 
 void Pipeline::check_identity(GateRecord& record, const std::string& label,

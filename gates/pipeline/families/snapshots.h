@@ -1,5 +1,7 @@
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,14 +11,31 @@
 
 #include "adapters/core/progress.h"
 #include "gates/intent/model.h"
+#include "gates/snapshot/route_output.h"
 
 namespace fabgate::pipeline {
 
-// A snapshot as the pipeline needs it: the document (docs/snapshot-format.md) and every part
-// that could not be collected ("leaf1: bgp: vtysh: command not found").
+// Each device's route tables kept apart from a snapshot's document (device -> "ipv4"/"ipv6" ->
+// table): a million routes cost about 28 bytes each instead of a JSON tree's ~700. Shared, so
+// a snapshot made of another's parts (the post snapshot with parts re-read) copies no table.
+using DeviceRouteTables = std::map<std::string, std::shared_ptr<const snapshot::RouteTables>>;
+
+// A snapshot as the pipeline needs it: the document (docs/snapshot-format.md), every part that
+// could not be collected ("leaf1: bgp: vtysh: command not found") and the route tables held
+// apart. A device with tables here has no `routes` lists in `document`; one without (a
+// snapshotter that puts them in the document, a snapshot read back from a file) has them there.
 struct TakenSnapshot {
   nlohmann::json document;
   std::vector<std::string> missing;
+  DeviceRouteTables routes;
+};
+
+// A recorded snapshot as a run keeps it: its document and route tables (as in TakenSnapshot).
+struct HeldSnapshot {
+  nlohmann::json document;
+  DeviceRouteTables routes;
+
+  bool has_devices() const { return document.is_object() && document.contains("devices"); }
 };
 
 // Takes a snapshot of some devices with the read credential. The seam exists so the pipeline

@@ -38,7 +38,7 @@ std::vector<intent::Probe> Pipeline::spread_probes() const {
 bool Pipeline::spread_applies() const {
   // Measured where it can say something: a udp flows probe to carry the window, and an
   // equal-cost group on a device in scope.
-  return !spread_probes().empty() && !ecmp_groups(pre_).groups.empty();
+  return !spread_probes().empty() && !ecmp_groups(pre_.document, pre_.routes).groups.empty();
 }
 
 void Pipeline::measure_spread(GateRecord& record, const std::string& phase) {
@@ -49,7 +49,7 @@ void Pipeline::measure_spread(GateRecord& record, const std::string& phase) {
     return;
   }
   // The groups and their devices, from the baseline's routes; the counters are read only there.
-  auto before_change = ecmp_groups(pre_);
+  auto before_change = ecmp_groups(pre_.document, pre_.routes);
   std::set<std::string> group_devices;
   for (const auto& group : before_change.groups) group_devices.insert(group.device);
   std::vector<const intent::Device*> devices;
@@ -106,7 +106,7 @@ void Pipeline::measure_spread(GateRecord& record, const std::string& phase) {
   // The groups as the routes stand at the end of the window (a drained member has left its
   // group, so the rest carrying everything is no concentration); a device whose routes were not
   // read keeps its baseline groups.
-  auto now_groups = ecmp_groups(read_after->document);
+  auto now_groups = ecmp_groups(read_after->document, read_after->routes);
   for (const auto& group : before_change.groups)
     if (!now_groups.routes_read.contains(group.device)) now_groups.groups.push_back(group);
   auto spreads = pipeline::measure_spread(baseline ? before_change.groups : now_groups.groups,

@@ -97,7 +97,7 @@ void Pipeline::stop_telemetry(GateRecord& record, AfterAcceptance then) {
 void Pipeline::begin_rollback_telemetry() {
   rollback_telemetry_started_ = now_utc();
   if (telemetry_ || !with_.gnmi_connect) return;  // still streaming since before the change
-  auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_);
+  auto subjects = telemetry_subjects(repository_.inventory, change_.targets, pre_.document);
   if (std::none_of(subjects.begin(), subjects.end(),
                    [](const TelemetrySubject& subject) { return subject.device->gnmi; }))
     return;

@@ -227,31 +227,46 @@ std::vector<std::string> files_in(const std::filesystem::path& dir) {
 }  // namespace
 
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  return write_file_atomically(
+      path, [content](const std::function<bool(std::string_view)>& sink) { return sink(content); });
+}
+
+Status write_file_atomically(
+    const std::filesystem::path& path,
+    const std::function<bool(const std::function<bool(std::string_view)>&)>& produce) {
   if (auto created = create_directories_durably(path.parent_path()); !created.ok()) return created;
   auto temporary = path;
   temporary += ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
   if (fd < 0)
     return Error::internal("evidence: create " + temporary.string() + ": " + errno_text());
-  const char* data = content.data();
-  std::size_t left = content.size();
   // A write that fails leaves no half file behind: the bundle keeps the old file or none.
-  auto abandon = [&](const std::string& what) -> Status {
-    std::string why = errno_text();
+  auto abandon = [&](const std::string& what, std::string why) -> Status {
     ::close(fd);
     ::unlink(temporary.c_str());
     return Error::internal("evidence: " + what + " " + temporary.string() + ": " + why);
   };
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return abandon("write");
+  std::string write_failure;
+  auto sink = [&](std::string_view piece) {
+    const char* data = piece.data();
+    std::size_t left = piece.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd, data, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        write_failure = errno_text();
+        return false;
+      }
+      data += n;
+      left -= static_cast<std::size_t>(n);
     }
-    data += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return abandon("fsync");
+    return true;
+  };
+  if (!produce(sink))
+    return abandon("write", write_failure.empty() ? "the text could not be produced"
+                                                  : write_failure);
+  if (!write_failure.empty()) return abandon("write", write_failure);
+  if (::fsync(fd) != 0) return abandon("fsync", errno_text());
   if (::close(fd) != 0) {
     std::string why = errno_text();
     ::unlink(temporary.c_str());
@@ -359,13 +374,23 @@ Status EvidenceBundle::write_signed_copy(const std::string& relative, std::strin
   return noted(relative, write_file_atomically(dir_ / relative, content));
 }
 
+Status EvidenceBundle::write_redacted_pieces(
+    const std::string& relative, const std::function<bool(const TextSink&)>& produce) {
+  return noted(relative, write_file_atomically(dir_ / relative, produce));
+}
+
 Status EvidenceBundle::write_json(const std::string& relative, const nlohmann::json& document) {
   return noted(relative,
                write_file_atomically(dir_ / relative, redactor_.dump(document, 2) + "\n"));
 }
 
 void EvidenceBundle::append_line(const std::string& relative, const nlohmann::json& record) {
-  std::string line = redactor_.dump(record) + "\n";
+  const std::string line = redactor_.dump(record) + "\n";
+  append_pieces(relative, [&line](const TextSink& sink) { return sink(line); });
+}
+
+void EvidenceBundle::append_pieces(const std::string& relative,
+                                   const std::function<bool(const TextSink&)>& produce) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto path = dir_ / relative;
   auto failed = [&](const std::string& what) {
@@ -375,22 +400,57 @@ void EvidenceBundle::append_line(const std::string& relative, const nlohmann::js
   };
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
   if (fd < 0) return failed("open");
-  std::size_t written = 0;
-  while (written < line.size()) {
-    ssize_t n = ::write(fd, line.data() + written, line.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      failed("append to");
-      break;
+  auto write_all = [fd](std::string_view piece) {
+    while (!piece.empty()) {
+      ssize_t n = ::write(fd, piece.data(), piece.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      piece.remove_prefix(static_cast<std::size_t>(n));
     }
-    written += static_cast<std::size_t>(n);
-  }
-  if (written == line.size() && ::fsync(fd) != 0) failed("fsync");
+    return true;
+  };
+  if (!produce(write_all))
+    failed("append to");
+  else if (::fsync(fd) != 0)
+    failed("fsync");
   ::close(fd);
 }
 
 void EvidenceBundle::append_command(const nlohmann::json& record) {
   append_line("commands.jsonl", record);
+}
+
+void EvidenceBundle::append_command_with_output(nlohmann::json record, std::string_view output) {
+  // The line is serialised with a mark where the output goes, then written around it. The mark
+  // cannot occur elsewhere in the line: inside any other string its quotes would be escaped.
+  static const std::string kMark = "\"fabgate:output-goes-here:5b0f7c2e91d4a36e\"";
+  record["stdout"] = kMark.substr(1, kMark.size() - 2);
+  const std::string line = redactor_.dump(record) + "\n";
+  const auto at = line.find(kMark);
+  if (at == std::string::npos) {  // a redactor that rewrote the mark: the plain way
+    record["stdout"] = std::string(output);
+    return append_line("commands.jsonl", record);
+  }
+  std::string redacted;
+  const std::string_view text = redactor_.redact_into(output, redacted) ? redacted : output;
+  append_pieces("commands.jsonl", [&](const TextSink& sink) {
+    if (!sink(std::string_view(line).substr(0, at + 1))) return false;
+    constexpr std::size_t kPiece = std::size_t{1} << 20;
+    for (std::size_t from = 0; from < text.size();) {
+      std::size_t to = std::min(text.size(), from + kPiece);
+      // Never between the bytes of one UTF-8 character: each piece is escaped on its own.
+      for (int back = 0; to < text.size() && back < 3 &&
+                         (static_cast<unsigned char>(text[to]) & 0xC0) == 0x80;
+           ++back)
+        --to;
+      const std::string escaped =
+          nlohmann::json(std::string(text.substr(from, to - from)))
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (!sink(std::string_view(escaped).substr(1, escaped.size() - 2))) return false;
+      from = to;
+    }
+    return sink(std::string_view(line).substr(at + kMark.size() - 1));
+  });
 }
 
 void EvidenceBundle::append_journal(const nlohmann::json& record) {

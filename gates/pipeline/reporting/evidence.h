@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,13 @@ class EvidenceBundle {
   Status write_signed_copy(const std::string& relative, std::string_view content);
   // Writes a JSON document, its string values and keys redacted before it is serialised.
   Status write_json(const std::string& relative, const nlohmann::json& document);
+  // Writes a file whose text `produce` hands to its sink in pieces, every value already redacted
+  // with redactor() (a snapshot whose route lists are written from tables: its text is never
+  // held whole). Atomic like the others; `produce` returning false (or the sink failing) leaves
+  // no file.
+  using TextSink = std::function<bool(std::string_view)>;
+  Status write_redacted_pieces(const std::string& relative,
+                               const std::function<bool(const TextSink&)>& produce);
   // Appends one JSON line, redacted value by value, to commands.jsonl / journal.jsonl; thread-safe,
   // flushed and fsynced before returning so the record survives a crash of the controller right
   // after. append_journal is for records whose action goes ahead even if journaling fails (gates, a
@@ -69,6 +77,11 @@ class EvidenceBundle {
   // With a journal mirror attached (the shared journal in etcd), write_ahead also requires the
   // record to be there: a step no other controller could learn of is not sent.
   void append_command(const nlohmann::json& record);
+  // The same for a record whose `stdout` is `output`, which goes into the line redacted and
+  // escaped a megabyte at a time instead of as a copy in `record`: a device's whole route table
+  // is 150 MB of output, which a JSON value and its serialisation would hold twice more. The
+  // line is the one append_command would write with `record["stdout"] = output`.
+  void append_command_with_output(nlohmann::json record, std::string_view output);
   void append_journal(const nlohmann::json& record);
   Status write_ahead(const nlohmann::json& record);
   // The journal's mirror (journal.h): attached by the coordinated run once it holds its claim,
@@ -91,6 +104,8 @@ class EvidenceBundle {
   EvidenceBundle(std::filesystem::path dir, std::string run_id, Redactor redactor,
                  std::unique_ptr<JournalWriter> journal);
   void append_line(const std::string& relative, const nlohmann::json& record);
+  // Appends the text `produce` hands over to `relative`, then fsyncs it; a failure is noted.
+  void append_pieces(const std::string& relative, const std::function<bool(const TextSink&)>& produce);
   Status noted(const std::string& relative, Status status);
 
   std::mutex failures_mutex_;
@@ -159,6 +174,9 @@ InsideRead read_inside(const std::filesystem::path& dir, const std::string& rela
 
 // Writes a file atomically: temporary file, fsync, rename, fsync of the folder.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// The same with the text handed over in pieces by `produce` (false: abandoned, no file).
+Status write_file_atomically(const std::filesystem::path& path,
+                             const std::function<bool(const std::function<bool(std::string_view)>&)>& produce);
 
 // A short random id for runs ("a1b2c3d4").
 std::string new_run_id();

@@ -63,9 +63,15 @@ class ScriptedSnapshotter final : public Snapshotter {
   // device name -> category -> facts, each collected with an ok source (e.g. evpn, bfd).
   nlohmann::json categories = nlohmann::json::object();
   std::function<void()> before_returning;  // runs inside take(), e.g. to break the evidence
+  // device name -> the prefixes of its ipv4 table at each take() in turn (the last one for every
+  // take after): the device gets an ok routes source and its table kept apart from the document
+  // (TakenSnapshot::routes), as the collector hands a gated run its route tables.
+  std::map<std::string, std::vector<std::vector<std::string>>> ipv4_prefixes;
+  std::size_t takes = 0;
 
   TakenSnapshot take(const std::vector<const intent::Device*>& devices,
                      const std::string& intent_commit, ProgressSink* /*progress*/) override {
+    const std::size_t take_number = takes++;
     TakenSnapshot taken;
     taken.document = {{"format", "fabgate.snapshot/1"},
                       {"taken_at", format_utc(now_utc())},
@@ -86,6 +92,19 @@ class ScriptedSnapshotter final : public Snapshotter {
           entry[category] = facts;
           entry["sources"][category] = {{"status", "ok"}, {"commands", nlohmann::json::array()}};
         }
+      }
+      if (auto listed = ipv4_prefixes.find(device->name);
+          listed != ipv4_prefixes.end() && !listed->second.empty()) {
+        const auto& prefixes = listed->second[std::min(take_number, listed->second.size() - 1)];
+        compare::RouteTable table(compare::Family::ipv4);
+        std::string error;
+        for (const auto& prefix : prefixes)
+          EXPECT_TRUE(table.add("default", prefix, "bgp", 20, {"10.0.0.1"}, &error)) << error;
+        EXPECT_TRUE(table.finalize(&error)) << error;
+        auto tables = std::make_shared<snapshot::RouteTables>();
+        tables->emplace("ipv4", std::move(table));
+        taken.routes[device->name] = std::move(tables);
+        entry["sources"]["routes"] = {{"status", "ok"}, {"commands", nlohmann::json::array()}};
       }
       taken.document["devices"][device->name] = std::move(entry);
     }

@@ -89,8 +89,9 @@ class GnmiRouteTable : public ::testing::Test {
 TEST_F(GnmiRouteTable, AWholeTableLargerThanGrpcsDefaultLimitIsCollected) {
   // Given a device whose target serves 100,000 IPv4 routes in its AFT (one GetResponse of
   // about 12 MB, three times gRPC's default receive limit) and an inventory that sets no
-  // limit, then the snapshot's routes.ipv4 holds every route with its prefix, protocol and
-  // both next hops, the source is ok, and commands.jsonl has the Get with its reply.
+  // limit, then the snapshot's ipv4 table (kept apart from the document, as a gated run holds
+  // it) has every route with its prefix, protocol and both next hops, the source is ok, and
+  // commands.jsonl has the Get with its reply.
   auto node = device("leaf1");
   ssh::ConnectionCache cache(no_ssh_);
   pipeline::CollectorSnapshotter snapshotter(profiles_, cache, bundle_.get(), 1);
@@ -99,19 +100,23 @@ TEST_F(GnmiRouteTable, AWholeTableLargerThanGrpcsDefaultLimitIsCollected) {
 
   ASSERT_TRUE(taken.missing.empty()) << taken.missing.front();
   const json& facts = taken.document["devices"]["leaf1"];
-  const json& table = facts["routes"]["ipv4"];
+  EXPECT_FALSE(facts.contains("routes")) << "the lists are not held as JSON";
+  ASSERT_TRUE(taken.routes.contains("leaf1"));
+  ASSERT_TRUE(taken.routes.at("leaf1")->contains("ipv4"));
+  const compare::RouteTable& table = taken.routes.at("leaf1")->at("ipv4");
   ASSERT_EQ(table.size(), kRoutes);
   std::set<std::string> prefixes;
-  const json* first = nullptr;
-  for (const auto& route : table) {
-    prefixes.insert(route["prefix"].get<std::string>());
-    if (route["prefix"] == gnmi::target::synthetic_ipv4_prefix(0)) first = &route;
-  }
+  const compare::Route* first = nullptr;
+  for (const auto& [vrf, routes] : table.vrfs())
+    for (const auto& route : routes) {
+      prefixes.insert(table.prefix_of(route));
+      if (table.prefix_of(route) == gnmi::target::synthetic_ipv4_prefix(0)) first = &route;
+    }
   EXPECT_EQ(prefixes.size(), kRoutes) << "every prefix once";
   EXPECT_TRUE(prefixes.contains(gnmi::target::synthetic_ipv4_prefix(kRoutes - 1)));
   ASSERT_NE(first, nullptr);
-  EXPECT_EQ((*first)["protocol"], "bgp") << first->dump();
-  EXPECT_EQ((*first)["nexthops"], json::array({"10.255.0.1", "10.255.0.2"})) << first->dump();
+  EXPECT_EQ(table.strings().text(first->protocol), "bgp");
+  EXPECT_EQ(table.nexthops_of(*first), (std::vector<std::string>{"10.255.0.1", "10.255.0.2"}));
   EXPECT_EQ(facts["sources"]["routes"]["status"], "ok");
   EXPECT_EQ(facts["sources"]["routes"]["commands"][0]["path"], kAfts);
 
@@ -146,6 +151,7 @@ TEST_F(GnmiRouteTable, AReplyOverTheDevicesLimitIsNoEvidenceNamingLimitAndOption
       << reason;
   const json& facts = taken.document["devices"]["leaf2"];
   EXPECT_FALSE(facts.contains("routes")) << facts.dump().substr(0, 400);
+  EXPECT_FALSE(taken.routes.contains("leaf2")) << "no table either";
   EXPECT_EQ(facts["sources"]["routes"]["status"], "no-evidence");
 }
 

@@ -49,6 +49,39 @@ TEST(LoadSpread, TwoGatewaysOnTwoUplinksAreOneGroupOfThoseInterfaces) {
   EXPECT_EQ(found.routes_read, (std::set<std::string>{"leaf1"}));
 }
 
+TEST(LoadSpread, TablesKeptApartFromTheDocumentGiveTheSameGroupsAsItsLists) {
+  // Given the same leaf with its routes as a table beside the document (as a gated run holds
+  // them) instead of lists in it, then the groups, their prefixes and the devices read are the
+  // same; with its routes source not ok, the table is not read.
+  json device = leaf(0, 0);
+  compare::RouteTable table(compare::Family::ipv4);
+  std::string error;
+  for (const auto& route : device["routes"]["ipv4"]) {
+    std::vector<std::string> hops = route["nexthops"].get<std::vector<std::string>>();
+    std::vector<std::string_view> views(hops.begin(), hops.end());
+    ASSERT_TRUE(table.add("default", route["prefix"].get<std::string>(), "bgp", 20, views, &error))
+        << error;
+  }
+  ASSERT_TRUE(table.finalize(&error)) << error;
+  device.erase("routes");
+  auto tables = std::make_shared<snapshot::RouteTables>();
+  tables->emplace("ipv4", std::move(table));
+  DeviceRouteTables apart{{"leaf1", tables}};
+
+  auto from_lists = ecmp_groups(snapshot(0, 0));
+  auto from_tables = ecmp_groups(json{{"devices", {{"leaf1", device}}}}, apart);
+  ASSERT_EQ(from_tables.groups.size(), 1u);
+  EXPECT_EQ(from_tables.groups[0].name(), from_lists.groups[0].name());
+  EXPECT_EQ(from_tables.groups[0].prefixes, from_lists.groups[0].prefixes);
+  EXPECT_EQ(from_tables.routes_read, from_lists.routes_read);
+  EXPECT_TRUE(from_tables.unresolved.empty());
+
+  device["sources"]["routes"]["status"] = "no-evidence";
+  auto unread = ecmp_groups(json{{"devices", {{"leaf1", device}}}}, apart);
+  EXPECT_TRUE(unread.groups.empty());
+  EXPECT_TRUE(unread.routes_read.empty());
+}
+
 TEST(LoadSpread, ADeviceWhoseRoutesWereNotReadIsNotCountedAsRead) {
   // Given leaf1's routes source timed out, then it has no groups and is not among those read
   // (the spread gate then keeps its baseline groups instead of reading "no group left").

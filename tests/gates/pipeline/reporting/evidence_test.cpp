@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -94,6 +95,46 @@ TEST(EvidenceBundle, EveryJsonFileParsesAndHoldsNoSecret) {
   auto check = verify_bundle(evidence.dir());
   ASSERT_TRUE(check.ok()) << check.error().message;
   EXPECT_TRUE(check->intact());
+}
+
+TEST(EvidenceBundle, AnOutputWrittenInPiecesIsTheLineAppendCommandWouldWrite) {
+  // Given two bundles with the same configured secret and the same command record, whose output
+  // is hostile (secrets, quotes, control characters, bytes that are not UTF-8) and over 3 MiB,
+  // with multi-byte characters where the 1 MiB pieces end, then the line written with the
+  // output in pieces is byte for byte the line append_command writes with it in the record.
+  testing::TempDir root;
+  auto whole = EvidenceBundle::create(root.path(), "c", now_utc(), "run1", Redactor({kConfigured}));
+  auto pieces =
+      EvidenceBundle::create(root.path(), "c", now_utc(), "run2", Redactor({kConfigured}));
+  ASSERT_TRUE(whole.ok() && pieces.ok());
+  std::string output;
+  while (output.size() < (std::size_t{3} << 20)) {
+    output += hostile_output();
+    output += std::string(1000, 'x') + "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\n";  // é € 😀
+  }
+  for (std::size_t at : {std::size_t{1} << 20, std::size_t{2} << 20})
+    output.replace(at - 2, 4, "\xf0\x9f\x98\x80");  // a 4-byte character across each cut
+  const nlohmann::json record = {{"device", "d1"},
+                                 {"command", "ip -j route show table main"},
+                                 {"exit_status", 0},
+                                 {"stdout_truncated", false}};
+  auto with_stdout = record;
+  with_stdout["stdout"] = output;
+  whole.value()->append_command(with_stdout);
+  pieces.value()->append_command_with_output(record, output);
+
+  const std::string expected = read(whole.value()->dir() / "commands.jsonl");
+  const std::string written = read(pieces.value()->dir() / "commands.jsonl");
+  EXPECT_GT(written.size(), std::size_t{3} << 20);
+  EXPECT_TRUE(written == expected) << "the lines differ from byte "
+                                   << std::mismatch(written.begin(), written.end(),
+                                                    expected.begin(), expected.end())
+                                              .first -
+                                          written.begin();
+  for (const auto& canary : canaries()) EXPECT_EQ(written.find(canary), std::string::npos);
+  auto line = nlohmann::json::parse(written, nullptr, false);
+  ASSERT_FALSE(line.is_discarded());
+  EXPECT_EQ(line["command"], "ip -j route show table main");
 }
 
 TEST(EvidenceBundle, MarkupIsWrittenAsTheWriterRedactedIt) {
