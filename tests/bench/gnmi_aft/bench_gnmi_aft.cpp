@@ -9,6 +9,10 @@
 //                                  (RoutesFrom::tables: the AFT read from the reply's text
 //                                  straight into compact route tables, no record of the reply):
 //                                  wall time, routes in the tables and the peak RSS.
+// bench_gnmi_aft gated ROUTES      the same source as a gated run reads it
+//                                  (RoutesFrom::tables_keeping_reply: the tables as above, and
+//                                  the reply kept as JSON for commands.jsonl) and that line
+//                                  serialised: wall time, routes in the tables and the peak RSS.
 // bench_gnmi_aft floor ROUTES      the floor (issue 33): the same Get from the same target by
 //                                  the plainest means, gRPC's generated gNMI stub (no fabgate
 //                                  client), every update's JSON_IETF parsed with simdjson's DOM
@@ -118,7 +122,8 @@ int bench_get(const std::string& address) {
   return 0;
 }
 
-int bench_snapshot(const std::string& address, bool tables) {
+int bench_snapshot(const std::string& address, snapshot::RoutesFrom from) {
+  const bool tables = from != snapshot::RoutesFrom::tree;
   auto profile = snapshot::parse_collector_profile(
       "platform: gnmi-node\nsources:\n  - category: routes\n    timeout: 600s\n"
       "    gnmi: {paths: [\"" +
@@ -132,12 +137,22 @@ int bench_snapshot(const std::string& address, bool tables) {
   const long before = peak_rss_kib(RUSAGE_SELF);
   const auto start = Clock::now();
   auto result = snapshot::collect_gnmi_source(
-      "aft-node", profile->sources.at(0), &fetcher,
-      tables ? snapshot::RoutesFrom::tables : snapshot::RoutesFrom::tree);
+      "aft-node", profile->sources.at(0), &fetcher, from);
   const double to_facts = seconds_since(start);
   if (!result.facts) {
     std::fprintf(stderr, "%s\n", result.reason.c_str());
     return 1;
+  }
+  if (from == snapshot::RoutesFrom::tables_keeping_reply) {
+    auto found = result.route_tables.find("ipv4");
+    const double to_tables = seconds_since(start);
+    const std::size_t evidence = snapshot::evidence_entry(result.record).dump().size();
+    std::printf("gated: %.2f s to the tables, %.2f s with the commands.jsonl line (%.1f MiB), %zu "
+                "routes in them, peak RSS %.1f MiB (%.1f MiB before)\n",
+                to_tables, seconds_since(start), static_cast<double>(evidence) / (1 << 20),
+                found == result.route_tables.end() ? 0 : found->second.size(),
+                mib(peak_rss_kib(RUSAGE_SELF)), mib(before));
+    return found == result.route_tables.end() ? 1 : 0;
   }
   if (tables) {
     auto found = result.route_tables.find("ipv4");
@@ -298,8 +313,9 @@ int bench_floor(const std::string& address, std::size_t expected) {
 
 int main(int argc, char** argv) {
   if (argc != 3 || (std::string(argv[1]) != "get" && std::string(argv[1]) != "snapshot" &&
-                    std::string(argv[1]) != "tables" && std::string(argv[1]) != "floor")) {
-    std::fprintf(stderr, "usage: bench_gnmi_aft get|snapshot|tables|floor ROUTES\n");
+                    std::string(argv[1]) != "tables" && std::string(argv[1]) != "gated" &&
+                    std::string(argv[1]) != "floor")) {
+    std::fprintf(stderr, "usage: bench_gnmi_aft get|snapshot|tables|gated|floor ROUTES\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -321,7 +337,11 @@ int main(int argc, char** argv) {
     const std::string address = "127.0.0.1:" + *line;
     status = mode == "get"     ? bench_get(address)
              : mode == "floor" ? bench_floor(address, std::strtoull(routes.c_str(), nullptr, 10))
-                               : bench_snapshot(address, mode == "tables");
+             : mode == "tables"
+                 ? bench_snapshot(address, fabgate::snapshot::RoutesFrom::tables)
+             : mode == "gated"
+                 ? bench_snapshot(address, fabgate::snapshot::RoutesFrom::tables_keeping_reply)
+                 : bench_snapshot(address, fabgate::snapshot::RoutesFrom::tree);
     target.terminate();
   }
   std::printf("bench_gnmi_aft CPU %.2f s; fabgate-gnmid CPU %.2f s, peak RSS %.1f MiB\n",
