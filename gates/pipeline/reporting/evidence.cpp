@@ -421,12 +421,15 @@ void EvidenceBundle::append_command(const nlohmann::json& record) {
 }
 
 void EvidenceBundle::append_command_with_output(nlohmann::json record, std::string_view output) {
-  // The line is serialised with a mark where the output goes, then written around it. The mark
-  // cannot occur elsewhere in the line: inside any other string its quotes would be escaped.
+  // The line is serialised with a mark where the output goes, then written around it. It is
+  // found as the value of the key: another value may equal the mark (a device can print it on
+  // stderr), but `"stdout":` with its quotes unescaped is only ever this record's key.
   static const std::string kMark = "\"fabgate:output-goes-here:5b0f7c2e91d4a36e\"";
+  static const std::string kKey = "\"stdout\":";
   record["stdout"] = kMark.substr(1, kMark.size() - 2);
   const std::string line = redactor_.dump(record) + "\n";
-  const auto at = line.find(kMark);
+  auto at = line.find(kKey + kMark);
+  if (at != std::string::npos) at += kKey.size();
   if (at == std::string::npos) {  // a redactor that rewrote the mark: the plain way
     record["stdout"] = std::string(output);
     return append_line("commands.jsonl", record);

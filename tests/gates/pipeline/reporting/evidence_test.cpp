@@ -114,9 +114,12 @@ TEST(EvidenceBundle, AnOutputWrittenInPiecesIsTheLineAppendCommandWouldWrite) {
   }
   for (std::size_t at : {std::size_t{1} << 20, std::size_t{2} << 20})
     output.replace(at - 2, 4, "\xf0\x9f\x98\x80");  // a 4-byte character across each cut
+  // stderr (before stdout in the line) holds exactly the mark the writer puts where the output
+  // goes: a device that prints it must not move its output into another field.
   const nlohmann::json record = {{"device", "d1"},
                                  {"command", "ip -j route show table main"},
                                  {"exit_status", 0},
+                                 {"stderr", "fabgate:output-goes-here:5b0f7c2e91d4a36e"},
                                  {"stdout_truncated", false}};
   auto with_stdout = record;
   with_stdout["stdout"] = output;
@@ -135,6 +138,7 @@ TEST(EvidenceBundle, AnOutputWrittenInPiecesIsTheLineAppendCommandWouldWrite) {
   auto line = nlohmann::json::parse(written, nullptr, false);
   ASSERT_FALSE(line.is_discarded());
   EXPECT_EQ(line["command"], "ip -j route show table main");
+  EXPECT_EQ(line["stderr"], "fabgate:output-goes-here:5b0f7c2e91d4a36e");
 }
 
 TEST(EvidenceBundle, MarkupIsWrittenAsTheWriterRedactedIt) {
