@@ -64,8 +64,8 @@ std::optional<compare::Report> Pipeline::compare_with_pre(const nlohmann::json& 
   // captured the fault when they could not be re-read: a BFD session-down count or a drop
   // counter never returns to the baseline, so against it no restore could ever be verified,
   // and a session the rollback itself bounced on its way back is the rollback's, not a
-  // relapse. Parsed per restored comparison (as the restored document is): a round's cost
-  // grows by one parse.
+  // relapse. Read per restored comparison (as the restored snapshot is): a round's cost grows
+  // by one parse of that small document and one copy of its route tables.
   std::optional<Result<compare::Snapshot>> captured;
   const bool reread = counters_after_rollback_.document.is_object();
   const HeldSnapshot& since = reread ? counters_after_rollback_ : post_;

@@ -1,19 +1,23 @@
 #include "gates/pipeline/families/held_snapshot.h"
 
 #include <fstream>
+#include <utility>
 
+#include "adapters/core/foreign_json.h"
 #include "gates/snapshot/snapshot.h"
 
 namespace fabgate::pipeline {
 
 namespace {
 
+// `device`'s document in a snapshot document, or null (typed lookups: never a throw).
 const nlohmann::json* device_in(const nlohmann::json& document, const std::string& device) {
-  if (!document.is_object()) return nullptr;
-  auto devices = document.find("devices");
-  if (devices == document.end() || !devices->is_object()) return nullptr;
-  auto found = devices->find(device);
-  return found == devices->end() || !found->is_object() ? nullptr : &*found;
+  const auto* devices = object_member(document, "devices");
+  return devices ? object_member(*devices, device) : nullptr;
+}
+
+nlohmann::json* device_in(nlohmann::json& document, const std::string& device) {
+  return const_cast<nlohmann::json*>(device_in(std::as_const(document), device));
 }
 
 }  // namespace
@@ -30,10 +34,7 @@ HeldSnapshot read_baseline(const std::filesystem::path& path) {
     held.document = std::move(parts->root);
     for (auto& [device, tables] : parts->route_tables) {
       // The reader leaves `routes: {}` where it took the lists out.
-      if (held.document.contains("devices") && held.document["devices"].is_object() &&
-          held.document["devices"].contains(device) &&
-          held.document["devices"][device].is_object())
-        held.document["devices"][device].erase("routes");
+      if (auto* tree = device_in(held.document, device)) tree->erase("routes");
       held.routes[device] = std::make_shared<const snapshot::RouteTables>(std::move(tables));
     }
     return held;
@@ -90,10 +91,9 @@ bool holds_category(const nlohmann::json& document, const DeviceRouteTables& rou
 void replace_category(HeldSnapshot& into, const std::string& device, const std::string& category,
                       const nlohmann::json& document, const DeviceRouteTables& routes,
                       bool with_source) {
-  if (!into.document.is_object() || !into.document.contains("devices") ||
-      !into.document["devices"].is_object() || !into.document["devices"].contains(device))
-    return;
-  auto& target = into.document["devices"][device];
+  auto* held = device_in(into.document, device);
+  if (!held) return;
+  auto& target = *held;
   const auto* from = device_in(document, device);
   if (category == "routes") {
     auto found = routes.find(device);
@@ -106,11 +106,11 @@ void replace_category(HeldSnapshot& into, const std::string& device, const std::
     target[category] = (*from)[category];
   else
     target.erase(category);
-  if (with_source && from && from->contains("sources") && (*from)["sources"].is_object() &&
-      (*from)["sources"].contains(category) && target.is_object()) {
-    if (!target.contains("sources") || !target["sources"].is_object())
-      target["sources"] = nlohmann::json::object();
-    target["sources"][category] = (*from)["sources"][category];
+  const auto* sources = from ? object_member(*from, "sources") : nullptr;
+  const auto* source = sources ? object_member(*sources, category) : nullptr;
+  if (with_source && source) {
+    if (!object_member(target, "sources")) target["sources"] = nlohmann::json::object();
+    target["sources"][category] = *source;
   }
 }
 
