@@ -1,4 +1,4 @@
-#include "gates/approval/child_process.h"
+#include "adapters/core/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace fabgate::approval {
+namespace fabgate {
 namespace {
 
 class Fd {
@@ -115,6 +115,9 @@ Result<ChildResult> run_child(const ChildRequest& request) {
   if (detached) ::posix_spawn_file_actions_adddup2(actions.get(), in.read.get(), 0);
   ::posix_spawn_file_actions_adddup2(actions.get(), out.write.get(), 1);
   ::posix_spawn_file_actions_adddup2(actions.get(), err.write.get(), 2);
+  // Nothing else this process holds (SSH and etcd sockets, other children's pipes) goes with
+  // the child: a daemon it starts (a twin's FRR) would keep them open for as long as it runs.
+  ::posix_spawn_file_actions_addclosefrom_np(actions.get(), 3);
 
   SpawnAttributes attributes;
   sigset_t no_signals, default_signals;
@@ -217,4 +220,4 @@ Result<ChildResult> run_child(const ChildRequest& request) {
   return result;
 }
 
-}  // namespace fabgate::approval
+}  // namespace fabgate
