@@ -213,6 +213,9 @@ Expected<Ok, std::string> parse_ip_link(std::string_view output, json& interface
     entry["admin"] = admin_up ? "up" : "down";
     entry["oper"] = lower(fields.text("operstate", "unknown"));
     entry["mtu"] = fields.required("mtu");
+    // The bridge (or bond) it is a port of: what a twin needs to wire it as production is.
+    if (auto master = link.find("master"); master != link.end() && master->is_string())
+      entry["master"] = *master;
     if (link.contains("stats64")) {
       Fields stats(fields.object("stats64"), where + ".stats64", problem);
       Fields rx(stats.object("rx"), where + ".stats64.rx", problem);
