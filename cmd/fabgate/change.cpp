@@ -64,6 +64,16 @@ Runner define_rehearse(CLI::App& command, const app::CommonOptions& common) {
   };
 }
 
+// The twin runs the change's steps on this machine, so it takes the approvals apply would.
+Runner define_twin(CLI::App& command, const app::CommonOptions& common) {
+  auto options = change_flags(command);
+  command.add_option("--approval", options->approvals,
+                     "Approval file from `fabgate approve`, or a folder of them (repeatable)");
+  return [options, &common](app::Console& console) {
+    return app::run_twin(common, *options, console);
+  };
+}
+
 Runner define_evidence(CLI::App& command, const app::CommonOptions& common) {
   auto dir = std::make_shared<std::string>();
   auto html = std::make_shared<bool>(false);

@@ -36,6 +36,8 @@ const std::vector<Subcommand> kSubcommands = {
     {"apply", "Run every gate; roll back and verify the baseline on failure", define_apply},
     {"rehearse", "Apply, then force the rollback and verify the baseline; write rehearsal.json",
      define_rehearse},
+    {"twin", "Try an approved change on a twin of the fabric built on this machine; touch nothing",
+     define_twin},
     {"recover", "Roll back what a dead run may have applied, from its journal; verify the baseline",
      define_recover},
     {"status", "Show what every controller is changing now: runs, budgets, queue, dead runs",

@@ -201,6 +201,8 @@ Result<ExitCode> run_change(const CommonOptions& common, const ChangeOptions& op
         console.line(console.green(verdict) + (mode == pipeline::Mode::plan ? ": plan ready"
                                                : mode == pipeline::Mode::rehearse
                                                    ? ": rehearsal passed (rehearsal.json)"
+                                               : mode == pipeline::Mode::twin
+                                                   ? ": the change held on the twin (twin/report.json)"
                                                    : ": accepted"));
         break;
       case ExitCode::refused:
@@ -234,6 +236,11 @@ Result<ExitCode> run_apply(const CommonOptions& common, const ChangeOptions& opt
 Result<ExitCode> run_rehearse(const CommonOptions& common, const ChangeOptions& options,
                               Console& console) {
   return run_change(common, options, pipeline::Mode::rehearse, console);
+}
+
+Result<ExitCode> run_twin(const CommonOptions& common, const ChangeOptions& options,
+                          Console& console) {
+  return run_change(common, options, pipeline::Mode::twin, console);
 }
 
 }  // namespace fabgate::app

@@ -43,5 +43,9 @@ Result<ExitCode> run_apply(const CommonOptions& common, const ChangeOptions& opt
 // restored.
 Result<ExitCode> run_rehearse(const CommonOptions& common, const ChangeOptions& options,
                               Console& console);
+// `fabgate twin CHANGE`: the read-only gates and approval, then the change tried on a twin only
+// (docs/twin.md); exit 0 when it held there, 3 when the twin disproved it or could not judge it.
+Result<ExitCode> run_twin(const CommonOptions& common, const ChangeOptions& options,
+                          Console& console);
 
 }  // namespace fabgate::app

@@ -107,6 +107,10 @@ std::vector<std::string> policy_edits(const PolicyAt& base, const PolicyAt& chan
                     std::string(!base.settings.coordination     ? "added"
                                 : !change.settings.coordination ? "removed"
                                                                 : "edited"));
+  if (!(base.settings.twin == change.settings.twin))
+    edits.push_back("fabgate.yaml twin: " + std::string(!base.settings.twin     ? "added"
+                                                         : !change.settings.twin ? "removed"
+                                                                                 : "edited"));
   // The rest of the fleet settings, file by file: fabgate.yaml beyond the lines above (SSH
   // config, secrets, monitoring, evidence and lock folders...) and the inventory.
   if (edits.empty() && base.settings_text != change.settings_text)
@@ -316,6 +320,7 @@ Result<intent::TrustedPolicy> read_trusted_policy(const CommonOptions& common,
   trusted.budgets_path = budgets_path(at_tip->settings);
   trusted.budgets = at_tip->budgets;
   trusted.coordination = at_tip->settings.coordination;
+  trusted.twin = at_tip->settings.twin;
 
   // The counting rules: the stricter of the tip's and the base's.
   if (base != tip) {

@@ -83,7 +83,7 @@ Settings Loader::load_settings() {
   reader.check_keys(*root,
                     {"version", "inventory", "changes", "policies", "evidence", "ssh", "approval",
                      "snapshot", "compare", "probes", "secrets", "safeguards", "monitoring",
-                     "coordination"},
+                     "coordination", "twin"},
                     "fabgate.yaml");
   if (auto version = reader.integer(*root, "version", Need::required, "fabgate.yaml", 1, 1000)) {
     if (*version != 1)
@@ -203,6 +203,23 @@ Settings Loader::load_settings() {
     settings.monitoring = monitoring_settings(reader, *monitoring);
   if (auto coordination = reader.child(*root, "coordination", Need::optional, "fabgate.yaml"))
     settings.coordination = coordination_settings(reader, *coordination);
+  if (auto twin = reader.child(*root, "twin", Need::optional, "fabgate.yaml")) {
+    TwinSettings parsed;
+    if (reader.expect_map(*twin, "twin")) {
+      reader.check_keys(*twin, {"enabled", "radius", "converge_timeout", "state_dir"}, "twin");
+      if (auto v = reader.boolean(*twin, "enabled", Need::optional, "twin")) parsed.enabled = *v;
+      if (auto v = reader.integer(*twin, "radius", Need::optional, "twin", 0, 8)) parsed.radius = static_cast<int>(*v);
+      if (auto v = reader.duration(*twin, "converge_timeout", Need::optional, "twin"))
+        parsed.converge_timeout = *v;
+      if (auto v = reader.string(*twin, "state_dir", Need::optional, "twin")) {
+        if (v->empty() || v->front() != '/')
+          reader.error((*twin)["state_dir"], "twin state_dir '" + *v + "' is not an absolute path");
+        else
+          parsed.state_dir = *v;
+      }
+    }
+    settings.twin = parsed;
+  }
   if (auto compare = reader.child(*root, "compare", Need::optional, "fabgate.yaml")) {
     if (reader.expect_map(*compare, "compare")) {
       reader.check_keys(*compare, {"rule_sets"}, "compare");

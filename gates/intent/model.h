@@ -120,6 +120,20 @@ struct CoordinationSettings {
   }
 };
 
+// `twin:` in fabgate.yaml (docs/twin.md, "Settings"): every change is first tried on a twin of
+// the fabric around its targets, built on the controller. Read from the trusted ref when a
+// command acts on devices: the change's own commit cannot turn it off.
+struct TwinSettings {
+  bool enabled = true;                 // `twin:` present and not `enabled: false`
+  int radius = 1;                      // LLDP hops out from the targets
+  Duration converge_timeout{60'000};   // the twin reaching production's sessions
+  std::string state_dir = "/run/fabgate-twin";
+  bool operator==(const TwinSettings& other) const {
+    return enabled == other.enabled && radius == other.radius &&
+           converge_timeout == other.converge_timeout && state_dir == other.state_dir;
+  }
+};
+
 struct Settings {
   std::string inventory = "inventory.yaml";
   std::string changes_dir = "changes";
@@ -137,6 +151,7 @@ struct Settings {
   std::vector<std::string> secret_env;
   MonitoringSettings monitoring;
   std::optional<CoordinationSettings> coordination;
+  std::optional<TwinSettings> twin;  // absent: changes go to production untried
   SourceLocation where;
 };
 
@@ -342,7 +357,8 @@ struct Change {
   Acceptance acceptance;
   CompareSection compare;
   // Gates the change says on purpose it does not want, each with why: "compat" (no version
-  // matrix applies to these targets) and "probes" (no service to probe). Without such a line a
+  // matrix applies to these targets), "probes" (no service to probe) and "twin" (a twin that
+  // cannot be built or does not converge does not refuse it; one that disproves it still does). Without such a line a
   // gate that makes no real check is no-evidence (docs/pipeline.md "Real checks").
   std::map<std::string, std::string> not_wanted;
   // Targets the change leaves out of service once it is accepted (a drain) and targets it
@@ -356,7 +372,7 @@ struct Change {
 
 // The gates `not_wanted` may name.
 inline const std::vector<std::string>& not_wantable_gates() {
-  static const std::vector<std::string> gates = {"compat", "probes"};
+  static const std::vector<std::string> gates = {"compat", "probes", "twin"};
   return gates;
 }
 
@@ -386,6 +402,7 @@ struct TrustedPolicy {
   std::string budgets_path;                          // relative to the intent root
   std::optional<std::string> budgets;                // policies/budgets.yaml there; nullopt: none
   std::optional<CoordinationSettings> coordination;  // fabgate.yaml's coordination there
+  std::optional<TwinSettings> twin;                  // fabgate.yaml's twin there
   // Policy files the change's commit edits relative to that commit ("fabgate.yaml approval
   // block: min_approvals 1 -> 0"); such a change needs at least one approval.
   std::vector<std::string> edits;

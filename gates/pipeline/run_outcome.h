@@ -26,6 +26,7 @@ enum class Mode {
   plan,      // read-only gates, then the review artifact
   apply,     // every gate; roll back on failure
   rehearse,  // apply, then a forced rollback and the same restore verification
+  twin,      // the read-only gates, then the change tried on a twin only (docs/twin.md)
 };
 std::string_view to_string(Mode mode);
 

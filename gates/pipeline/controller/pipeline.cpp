@@ -43,6 +43,8 @@ std::string_view to_string(Mode mode) {
       return "apply";
     case Mode::rehearse:
       return "rehearse";
+    case Mode::twin:
+      return "twin";
   }
   return "apply";
 }
@@ -302,11 +304,12 @@ void Pipeline::run_gates() {
   // 1. window: refuse outside the change's maintenance window.
   gate("window", [&](GateRecord& r) { check_window(r); });
   // 1b. device-locks: no other run may touch these devices until this one is finished.
-  if (!stopped() && options_.mode != Mode::plan) lock_devices();
+  const bool touches_production = options_.mode != Mode::plan && options_.mode != Mode::twin;
+  if (!stopped() && touches_production) lock_devices();
   // 1c. budgets: the fabric's redundancy budgets leave room for these targets now, counting
   //     the runs of every controller in flight (docs/coordination.md); claimed until the run
   //     ends, kept while its devices are not restored.
-  if (!stopped() && options_.mode != Mode::plan && with_.budgets && with_.budgets->wanted())
+  if (!stopped() && touches_production && with_.budgets && with_.budgets->wanted())
     gate("budgets", [&](GateRecord& r) {
       with_.budgets->claim(r, with_.evidence.run_id(), options_.operator_name);
     });
@@ -324,6 +327,17 @@ void Pipeline::run_gates() {
   if (!stopped()) gate("rollback-plan", [&](GateRecord& r) { check_rollback_plan(r); });
   // 5. approval: the plan was approved as policy requires (plan only reports it).
   if (!stopped()) gate("approval", [&](GateRecord& r) { check_approval(r); });
+  // 5a. twin: the change tried first on an emulated copy of the fabric around its targets,
+  //     built on the controller from the pre snapshot (docs/twin.md); a change the twin
+  //     disproves never reaches production. After approval: the twin runs the change's steps
+  //     on the controller, which only an approved change may do.
+  if (!stopped() && twin_wanted())
+    gate("twin", [&](GateRecord& r) { rehearse_on_twin(r); });
+  if (options_.mode == Mode::twin) {
+    outcome_.exit_code = stopped() ? ExitCode::refused : ExitCode::accepted;
+    outcome_.device_state = "untouched: the change was tried on a twin only";
+    return;
+  }
   // 5b. freshness-pre: the monitoring observes every target now (scraped, fresh samples, the
   //     source reports the inventory's identity); otherwise its silence proves nothing.
   const auto& monitoring = repository_.settings.monitoring;

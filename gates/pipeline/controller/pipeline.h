@@ -184,6 +184,10 @@ class Pipeline {
   // plan --rehearsal: the rehearsal bundle's configuration diffs for review.md.
   void read_rehearsal_config_diffs();
   void check_approval(GateRecord& record);
+  // Whether the twin gate runs: always for `fabgate twin`, else when fabgate.yaml (the trusted
+  // ref's) has an enabled `twin:` section (docs/twin.md).
+  bool twin_wanted() const;
+  void rehearse_on_twin(GateRecord& record);
   // approvals/<n>-<file name> in the bundle for every approval file judged (docs/approvals.md).
   void copy_approvals_into_bundle(GateRecord& record);
   void probe(GateRecord& record, const std::string& phase);

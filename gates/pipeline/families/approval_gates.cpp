@@ -83,7 +83,8 @@ void Pipeline::check_approval(GateRecord& record) {
   if (options_.approval_judge) {
     auto judgement = options_.approval_judge->judge(
         repository_, change_, plan_digest(repository_, change_),
-        options_.mode == Mode::rehearse ? RehearsalCheck::not_applicable
+        options_.mode == Mode::rehearse || options_.mode == Mode::twin
+            ? RehearsalCheck::not_applicable
                                         : RehearsalCheck::per_policy);
     record.verdict = judgement.verdict;
     record.summary = std::move(judgement.summary);

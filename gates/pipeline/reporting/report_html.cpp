@@ -25,6 +25,8 @@ std::string verdict_words(Mode mode, ExitCode code) {
       return mode == Mode::plan ? "PLAN READY: every read-only gate passed; nothing was touched"
              : mode == Mode::rehearse ? "REHEARSAL PASSED: the change was accepted, then rolled "
                                         "back, and the baseline was verified"
+             : mode == Mode::twin ? "HELD ON THE TWIN: the change passed on an emulated copy of "
+                                    "its fabric; production was not touched"
                                       : "ACCEPTED: the change is in place and verified";
     case ExitCode::refused:
       return "REFUSED before any change: a pre-change gate failed or had no evidence; nothing was "

@@ -47,7 +47,9 @@ std::string verdict_word(Verdict verdict) {
 std::string exit_meaning(Mode mode, ExitCode code) {
   switch (code) {
     case ExitCode::accepted:
-      return mode == Mode::plan ? "plan ready for review, nothing has been applied" : "accepted";
+      return mode == Mode::plan   ? "plan ready for review, nothing has been applied"
+             : mode == Mode::twin ? "held on the twin, nothing has been applied to production"
+                                  : "accepted";
     case ExitCode::internal_error:
       return "internal error";
     case ExitCode::invalid_input:

@@ -1,0 +1,317 @@
+#include "gates/pipeline/twin/twin_rehearsal.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <set>
+#include <thread>
+
+#include "adapters/core/foreign_json.h"
+#include "adapters/core/text.h"
+#include "adapters/core/time.h"
+#include "gates/pipeline/families/collector_snapshotter.h"
+#include "gates/pipeline/families/execute.h"
+#include "gates/pipeline/families/probes.h"
+#include "gates/pipeline/families/remote.h"
+
+namespace fabgate::pipeline::twin {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string address_of(const std::string& prefix) { return prefix.substr(0, prefix.find('/')); }
+
+// Addresses at which a twin node can be reached from another: its loopbacks and the addresses
+// on its wired links.
+std::set<std::string> reachable_addresses(const TwinPlan& plan) {
+  std::set<std::string> addresses;
+  for (const auto& node : plan.nodes) {
+    for (const auto& address : node.loopback_addresses) addresses.insert(address_of(address));
+    for (const auto& interface : node.interfaces)
+      if (interface.kind == TwinInterface::Kind::veth || interface.kind == TwinInterface::Kind::bridge)
+        for (const auto& address : interface.addresses) addresses.insert(address_of(address));
+  }
+  return addresses;
+}
+
+const json* peers_of(const json& document, const std::string& device, const char* category) {
+  const json* devices = object_member(document, "devices");
+  const json* facts = devices ? object_member(*devices, device) : nullptr;
+  const json* section = facts ? object_member(*facts, category) : nullptr;
+  return section ? object_member(*section, "peers") : nullptr;
+}
+
+// Probe kinds a twin can run: what needs a data source outside the twin (Prometheus) or
+// hardware it does not emulate (RDMA) is left out, and said so.
+bool runs_on_twin(const intent::Probe& probe, std::string& why) {
+  if (probe.kind == "promql") {
+    why = "reads production's Prometheus";
+    return false;
+  }
+  if (probe.kind == "rdma" || (probe.kind == "collective" && probe.transport == "rdma")) {
+    why = "needs RDMA devices, which the twin does not emulate";
+    return false;
+  }
+  return true;
+}
+
+// Categories the twin cannot reproduce (no LLDP agent, no RDMA device) are no evidence in its
+// own baseline: they are taken out of both twin snapshots, listed, and not compared.
+std::vector<std::string> drop_unreproduced(HeldSnapshot& before, HeldSnapshot& after) {
+  std::vector<std::string> dropped;
+  json* devices = before.document.contains("devices") ? &before.document["devices"] : nullptr;
+  if (!devices || !devices->is_object()) return dropped;
+  for (auto& [device, facts] : devices->items()) {
+    if (!facts.is_object() || !facts.contains("sources") || !facts["sources"].is_object()) continue;
+    std::vector<std::string> categories;
+    for (const auto& [category, source] : facts["sources"].items())
+      if (string_member(source, "status").value_or("") != "ok") categories.push_back(category);
+    for (const auto& category : categories) {
+      std::string reason = member_text(facts["sources"][category], "reason");
+      if (reason.size() > 120) reason = reason.substr(0, 120) + "...";
+      dropped.push_back(device + ": " + category + " not reproduced on the twin (" + reason + ")");
+      for (HeldSnapshot* snapshot : {&before, &after}) {
+        auto& document = snapshot->document;
+        if (!document.contains("devices") || !document["devices"].contains(device)) continue;
+        auto& entry = document["devices"][device];
+        if (!entry.is_object()) continue;
+        entry.erase(category);
+        if (entry.contains("sources") && entry["sources"].is_object()) entry["sources"].erase(category);
+      }
+    }
+  }
+  return dropped;
+}
+
+json probe_lines(const std::vector<ProbeOutcome>& outcomes) {
+  json lines = json::array();
+  for (const auto& outcome : outcomes)
+    lines.push_back({{"name", outcome.name},
+                     {"verdict", std::string(to_string(outcome.verdict))},
+                     {"reason", outcome.reason}});
+  return lines;
+}
+
+}  // namespace
+
+namespace {
+constexpr std::string_view kFewerPrefixes = " [fewer]";
+}  // namespace
+
+std::vector<std::string> unconverged(const TwinPlan& plan, const json& production,
+                                     const json& twin) {
+  std::vector<std::string> missing;
+  auto reachable = reachable_addresses(plan);
+  for (const auto& node : plan.nodes) {
+    if (node.emulator != Emulator::frr) continue;
+    for (const char* category : {"bgp", "evpn"}) {
+      const json* before = peers_of(production, node.name, category);
+      if (!before) continue;
+      const json* now = peers_of(twin, node.name, category);
+      for (const auto& [peer, entry] : before->items()) {
+        if (string_member(entry, "state").value_or("") != "Established") continue;
+        if (!reachable.count(peer)) continue;  // its far end is outside the twin
+        const json* twin_peer = now ? object_member(*now, peer) : nullptr;
+        std::string state = twin_peer ? string_member(*twin_peer, "state").value_or("?") : "absent";
+        if (state != "Established") {
+          missing.push_back(node.name + ": " + category + " peer " + peer + " is " + state +
+                            " (production: Established)");
+          continue;
+        }
+        // Up is not enough: its routes must have arrived too. Fewer than production had is
+        // what a twin cut at its radius may settle at, so the caller accepts that once the
+        // counts stop moving.
+        auto wanted = integer_member(entry, "prefixes_received");
+        auto got = integer_member(*twin_peer, "prefixes_received");
+        if (wanted && got.value_or(-1) < *wanted)
+          missing.push_back(node.name + ": " + category + " peer " + peer + " has " +
+                            std::to_string(got.value_or(0)) + " prefixes (production: " +
+                            std::to_string(*wanted) + ")" + std::string(kFewerPrefixes));
+      }
+    }
+  }
+  return missing;
+}
+
+TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& options) {
+  TwinOutcome outcome;
+  const auto started = Clock::now();
+  json phases = json::object();
+  auto& report = outcome.report;
+  report["change"] = inputs.change.id;
+
+  // 1. plan: which devices, links and configurations, from production's pre snapshot.
+  PlanRequest request{inputs.inventory, inputs.change, inputs.pre, options.radius};
+  TwinPlan plan = plan_twin(request);
+  report["plan"] = to_json(plan);
+  std::vector<std::string> gaps = plan.fidelity_gaps;
+  auto finish = [&](Verdict verdict, std::string summary) {
+    outcome.verdict = verdict;
+    outcome.summary = std::move(summary);
+    phases["total_s"] = seconds_since(started);
+    report["phases"] = phases;
+    report["verdict"] = std::string(to_string(verdict));
+    report["summary"] = outcome.summary;
+    report["fidelity_gaps"] = gaps;
+    return outcome;
+  };
+  // Steps the twin cannot send as written: a gNMI Set needs a gNMI target, which no twin node
+  // runs.
+  for (const auto& step : inputs.change.steps)
+    if (!step.gnmi_set.empty())
+      plan.cannot_build.push_back(step.device + ": a step is a gNMI Set, and the twin runs no "
+                                                "gNMI target to send it to");
+  if (!plan.cannot_build.empty()) {
+    outcome.details = plan.cannot_build;
+    return finish(Verdict::no_evidence, "no twin can be built: " + plan.cannot_build.front());
+  }
+
+  // 2. build: namespaces, links, addresses, FRR with the captured configurations.
+  auto phase = Clock::now();
+  auto built = TwinFabric::build(plan, options.fabric);
+  phases["build_s"] = seconds_since(phase);
+  if (!built.ok()) {
+    outcome.details.push_back(built.error());
+    return finish(Verdict::no_evidence, "the twin could not be built: " + built.error());
+  }
+  TwinFabric& fabric = **built;
+  NamespaceConnector connector(fabric);
+  ssh::ConnectionCache connections(connector);
+  SshRemote remote(connections);
+  CollectorSnapshotter snapshotter(inputs.profiles, connections, nullptr, options.parallelism);
+  std::vector<const intent::Device*> devices;
+  for (const auto& node : plan.nodes)
+    if (const auto* device = inputs.inventory.find(node.name)) devices.push_back(device);
+
+  auto end = [&](Verdict verdict, std::string summary) {
+    report["usage"] = fabric.usage();
+    connections.close_all();
+    auto left = fabric.tear_down();
+    for (const auto& problem : left) outcome.details.push_back("teardown: " + problem);
+    return finish(verdict, std::move(summary));
+  };
+
+  // 3. converge: every session production had up between twin devices is up on the twin.
+  phase = Clock::now();
+  std::vector<std::string> behind, before_last;
+  int same_polls = 0;
+  const auto converge_until = Clock::now() + options.converge_timeout;
+  do {
+    auto sessions = snapshotter.take_categories(devices, {"bgp", "evpn"}, inputs.intent_commit);
+    behind = unconverged(plan, inputs.pre.document, sessions.document);
+    if (behind.empty()) break;
+    // Only route counts short of production's, unchanged for three polls (1.5 s or more):
+    // settled where a twin cut at its radius settles.
+    bool only_fewer = std::all_of(behind.begin(), behind.end(), [](const std::string& line) {
+      return line.size() >= kFewerPrefixes.size() &&
+             line.compare(line.size() - kFewerPrefixes.size(), kFewerPrefixes.size(),
+                          kFewerPrefixes) == 0;
+    });
+    same_polls = only_fewer && behind == before_last ? same_polls + 1 : 0;
+    before_last = behind;
+    if (same_polls >= 3) {
+      for (auto& line : behind)
+        gaps.push_back(line.substr(0, line.size() - kFewerPrefixes.size()) +
+                       ": the twin settled there");
+      behind.clear();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (Clock::now() < converge_until);
+  for (auto& line : behind)
+    if (line.size() >= kFewerPrefixes.size() &&
+        line.compare(line.size() - kFewerPrefixes.size(), kFewerPrefixes.size(), kFewerPrefixes) == 0)
+      line.resize(line.size() - kFewerPrefixes.size());
+  phases["converge_s"] = seconds_since(phase);
+  if (!behind.empty()) {
+    outcome.details = behind;
+    return end(Verdict::no_evidence, "the twin did not converge to production's state within " +
+                                         format_duration(options.converge_timeout) + ": " +
+                                         behind.front());
+  }
+
+  // 4. the twin's own baseline: which probes pass on it before the change (a probe that fails
+  //    there is a limit of the twin, not the change's fault, and is not judged), and its
+  //    snapshot.
+  phase = Clock::now();
+  std::vector<intent::Probe> probes;
+  for (const auto& probe : inputs.change.acceptance.probes) {
+    std::string why;
+    if (runs_on_twin(probe, why))
+      probes.push_back(probe);
+    else
+      gaps.push_back("probe " + probe.name + " not run on the twin: it " + why);
+  }
+  ProbeContext context{inputs.inventory, inputs.probe_settings};
+  auto baseline = run_probes(remote, context, probes, "twin-baseline");
+  report["baseline_probes"] = probe_lines(baseline);
+  std::vector<intent::Probe> judged;
+  for (std::size_t i = 0; i < probes.size() && i < baseline.size(); ++i) {
+    if (baseline[i].verdict == Verdict::pass)
+      judged.push_back(probes[i]);
+    else
+      gaps.push_back("probe " + probes[i].name + " does not pass on the unchanged twin (" +
+                     baseline[i].reason + "): not judged there");
+  }
+  auto before_taken = snapshotter.take(devices, inputs.intent_commit);
+  HeldSnapshot before{std::move(before_taken.document), std::move(before_taken.routes)};
+  phases["baseline_s"] = seconds_since(phase);
+
+  // 5. execute: the change's steps as written, in the twin nodes (never journaled: nothing
+  //    here touches production, and `fabgate recover` must never think it did).
+  phase = Clock::now();
+  Executor executor(remote, inputs.inventory, inputs.change, nullptr, options.parallelism);
+  auto execution = executor.apply(Clock::now() + inputs.change.bounds.deadline);
+  json steps = json::array();
+  for (const auto& run : execution.runs) steps.push_back(to_json(run));
+  report["steps"] = steps;
+  phases["execute_s"] = seconds_since(phase);
+  if (execution.failure) {
+    outcome.details.push_back(*execution.failure);
+    return end(Verdict::fail, "disproven on the twin: " + *execution.failure);
+  }
+
+  // 6. settle, probe, snapshot, compare: as production would be judged.
+  phase = Clock::now();
+  std::this_thread::sleep_for(inputs.change.acceptance.settle);
+  auto after_probes = run_probes(remote, context, judged, "twin-acceptance");
+  report["acceptance_probes"] = probe_lines(after_probes);
+  auto after_taken = snapshotter.take(devices, inputs.intent_commit);
+  HeldSnapshot after{std::move(after_taken.document), std::move(after_taken.routes)};
+  for (auto& line : drop_unreproduced(before, after)) gaps.push_back(std::move(line));
+  TwinComparison comparison = inputs.compare ? inputs.compare(before, after) : TwinComparison{};
+  report["compare"] = {{"verdict", std::string(to_string(comparison.verdict))},
+                       {"lines", comparison.lines}};
+  phases["judge_s"] = seconds_since(phase);
+
+  for (const auto& probe : after_probes)
+    if (probe.verdict == Verdict::fail || probe.verdict == Verdict::no_evidence) {
+      std::string line = "probe " + probe.name + " (" + probe.host + "): " + probe.reason;
+      outcome.details.push_back(line);
+      if (probe.verdict == Verdict::fail)
+        return end(Verdict::fail, "disproven on the twin: " + line);
+    }
+  for (const auto& line : comparison.lines) outcome.details.push_back(line);
+  if (comparison.verdict == Verdict::fail)
+    return end(Verdict::fail, "disproven on the twin: " +
+                                  (comparison.lines.empty() ? std::string("the comparison failed")
+                                                            : comparison.lines.front()));
+  if (!outcome.details.empty() || comparison.verdict != Verdict::pass)
+    return end(Verdict::no_evidence,
+               "the twin could not judge every check: " +
+                   (outcome.details.empty() ? std::string("the comparison did not run")
+                                            : outcome.details.front()));
+  if (judged.empty() && inputs.change.compare.expected.empty() && !probes.empty())
+    return end(Verdict::no_evidence, "no probe of the change passes on the unchanged twin");
+  return end(Verdict::pass, "the change held on the twin (" + std::to_string(judged.size()) + " of " +
+                                std::to_string(inputs.change.acceptance.probes.size()) +
+                                " probes judged there, the comparison as expected)");
+}
+
+}  // namespace fabgate::pipeline::twin
