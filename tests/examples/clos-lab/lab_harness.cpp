@@ -58,8 +58,10 @@ void Lab::install_probe() const {
                              std::filesystem::copy_options::overwrite_existing);
 }
 
-void Lab::copy_intent_into(GitRepo& repo) const {
+void Lab::copy_intent_into(GitRepo& repo, TwinGate twin) const {
   repo.run("cp -r " + shell_quoted(kIntent) + "/. .");
+  // The lab intent's `twin:` block is its last: cut from there to the end.
+  if (twin == TwinGate::off) repo.run("sed -i '/^twin:/,$d' fabgate.yaml");
   repo.run("grep -rl /run/fabgate-lab . --include=*.yaml | xargs sed -i 's#/run/fabgate-lab#" +
            dir_ + "#g; s#/var/tmp/fabgate-lab-evidence#evidence#'");
   repo.write(".gitignore", "evidence/\n");

@@ -51,8 +51,11 @@ class Lab {
   // Copies this build's fabgate-probe to <dir>/bin, where the intent's probes run it from.
   void install_probe() const;
   // Copies the lab intent into `repo` (not committed), pointed at this lab's state directory,
-  // with evidence written to the repository's own evidence/ (ignored by git).
-  void copy_intent_into(GitRepo& repo) const;
+  // with evidence written to the repository's own evidence/ (ignored by git). Without the twin
+  // gate unless asked: these tests exercise the production gates (a change the twin refuses
+  // never reaches them), and each twin costs ~20 s; `fabgate twin` runs one regardless.
+  enum class TwinGate { off, on };
+  void copy_intent_into(GitRepo& repo, TwinGate twin = TwinGate::off) const;
   // fabgate ARGUMENTS in `repo`, from the lab's management namespace; stdout and stderr.
   CommandOutput fabgate(GitRepo& repo, const std::string& arguments) const;
   // The redundancy-budget claim keys and out-of-service keys in this lab's etcd (under

@@ -333,5 +333,81 @@ TEST_F(LabScenarios, TwoControllersDrainingBothSpinesAtOnceOnlyOneProceeds) {
       << undrain.output;
 }
 
+// How many SSH logins leaf2's (or any node's) sshd accepted with the lab's change key: a step
+// reaches a production device only through one.
+int change_key_logins(const std::string& node) {
+  auto fingerprint = run_shell("ssh-keygen -lf " + shell_quoted(lab.dir() + "/keys/change.pub") +
+                               " | cut -d' ' -f2");
+  std::string key = fingerprint.output.substr(0, fingerprint.output.find('\n'));
+  EXPECT_EQ(key.rfind("SHA256:", 0), 0u) << fingerprint.output;
+  std::istringstream log(read_file(lab.dir() + "/nodes/" + node + "/log/sshd.log"));
+  int logins = 0;
+  for (std::string line; std::getline(log, line);)
+    if (line.find("Accepted publickey") != std::string::npos && line.find(key) != std::string::npos)
+      ++logins;
+  return logins;
+}
+
+TEST_F(LabScenarios, BadPrefixFilterIsDisprovenOnTheTwinWithProductionUntouched) {
+  // Given the prefix filter that withdraws leaf2's host subnet, when it is tried on a twin,
+  // then the twin disproves it with the flows probe (exit 3) after its step ran there, and
+  // production never saw it: leaf2's sshd accepted no login with the change key, its running
+  // configuration has no FG-BAD, and nothing of the twin is left on the machine.
+  const int logins_before = change_key_logins("leaf2");
+  auto out = fabgate("twin bad-prefix-filter-leaf2");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  EXPECT_NE(out.output.find("disproven on the twin: probe host1-to-host3"), std::string::npos)
+      << out.output;
+  auto bundle = evidence_of(out);
+  auto report = read_json(bundle / "twin/report.json");
+  EXPECT_EQ(report["verdict"], "fail") << report.dump(1);
+  ASSERT_EQ(report["steps"].size(), 1u) << report.dump(1);
+  EXPECT_EQ(report["steps"][0]["state"], "succeeded");
+  EXPECT_EQ(report["baseline_probes"][0]["verdict"], "pass") << report["baseline_probes"];
+  EXPECT_EQ(report["plan"]["nodes"].size(), 8u) << "the probes' paths are all in the twin";
+  EXPECT_FALSE(std::filesystem::exists(bundle / "execution.json") &&
+               read_json(bundle / "execution.json")["steps"].size() > 0);
+  EXPECT_EQ(change_key_logins("leaf2"), logins_before);
+  auto config = lab.run("exec leaf2 vtysh -c 'show running-config'");
+  EXPECT_EQ(config.exit_code, 0) << config.output;
+  EXPECT_EQ(config.output.find("FG-BAD"), std::string::npos) << config.output;
+  EXPECT_TRUE(!std::filesystem::exists("/run/fabgate-twin") ||
+              std::filesystem::is_empty("/run/fabgate-twin"));
+  std::cout << "[ figures ] twin of bad-prefix-filter: " << report["phases"].dump() << " "
+            << report["usage"].dump() << "\n";
+}
+
+TEST_F(LabScenarios, DrainHoldsOnTheTwin) {
+  // Given the drain of spine1, then the twin (both spines in it, so the flows have their other
+  // path) lets it through: exit 0, every probe judged there.
+  auto out = fabgate("twin drain-spine1");
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  auto report = read_json(evidence_of(out) / "twin/report.json");
+  EXPECT_EQ(report["verdict"], "pass") << report.dump(1);
+  EXPECT_EQ(report["acceptance_probes"].size(), 2u) << report.dump(1);
+}
+
+TEST_F(LabScenarios, TheTwinGateRefusesAnApplyBeforeProductionWhenTheTrustedRefTurnsItOn) {
+  // Given fabgate.yaml on main with the lab's twin block, when the bad prefix filter is
+  // applied, then the twin gate refuses it (exit 3) before execute: no step reached leaf2.
+  const int logins_before = change_key_logins("leaf2");
+  std::string settings = read_file(repo().path() + "/fabgate.yaml");
+  repo().write("fabgate.yaml", settings + "twin:\n  radius: 1\n");
+  repo().commit_all("try every change on a twin first");
+  auto out = fabgate("apply bad-prefix-filter-leaf2");
+  repo().write("fabgate.yaml", settings);
+  repo().commit_all("twin off again for the other scenarios");
+  EXPECT_EQ(out.exit_code, 3) << out.output;
+  auto manifest = read_json(evidence_of(out) / "manifest.json");
+  std::string twin_verdict, execute_verdict = "not run";
+  for (const auto& gate : manifest["gates"]) {
+    if (gate["name"] == "twin") twin_verdict = gate["verdict"];
+    if (gate["name"] == "execute") execute_verdict = gate["verdict"];
+  }
+  EXPECT_EQ(twin_verdict, "fail") << manifest.dump(1);
+  EXPECT_EQ(execute_verdict, "not run");
+  EXPECT_EQ(change_key_logins("leaf2"), logins_before);
+}
+
 }  // namespace
 }  // namespace fabgate
