@@ -49,7 +49,7 @@ _fabgate() {
     COMPREPLY=($(compgen -W "$("$fabgate" __complete commands 2>/dev/null)" -- "$cur"))
   else
     case $command in
-      validate | plan | apply | rehearse)
+      validate | plan | apply | rehearse | twin)
         COMPREPLY=($(compgen -W "$("$fabgate" "${repo[@]}" __complete changes 2>/dev/null)" \
           -- "$cur"))
         ;;

@@ -93,7 +93,8 @@ void Pipeline::rehearse_on_twin(GateRecord& record) {
         std::to_string(outcome.report["fidelity_gaps"].size()) + " (twin/report.json)");
   // A twin that could not judge the change refuses it unless the change says why it does not
   // want one; a twin that disproved it always refuses.
-  if (outcome.verdict == Verdict::no_evidence) {
+  // `fabgate twin` is asked for the twin's verdict itself: no waiver there.
+  if (outcome.verdict == Verdict::no_evidence && options_.mode != Mode::twin) {
     auto waived = change_.not_wanted.find("twin");
     if (waived != change_.not_wanted.end()) {
       record.verdict = Verdict::pass;
