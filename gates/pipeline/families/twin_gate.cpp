@@ -78,8 +78,10 @@ void Pipeline::rehearse_on_twin(GateRecord& record) {
     return comparison;
   };
 
-  twin::TwinInputs inputs{repository_.inventory, change_,  pre_,   profiles.value(),
-                          repository_.settings.probes, repository_.commit.id, compare};
+  twin::TwinInputs inputs{repository_.inventory,      change_,
+                          pre_,                        profiles.value(),
+                          repository_.settings.probes, repository_.commit.id,
+                          compare,                     repository_.settings.secret_env};
   auto outcome = twin::rehearse_on_twin(inputs, options);
   auto written = with_.evidence.write_json("twin/report.json", outcome.report);
   if (!written.ok()) record.details.push_back("evidence: " + written.error().message);

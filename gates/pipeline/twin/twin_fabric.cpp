@@ -62,7 +62,7 @@ Expected<Ok, std::string> run(const std::vector<std::string>& argv, Duration tim
   request.input = input;
   request.deadline = timeout;
   auto result = run_child(request);
-  const std::string what = argv.size() > 8 && argv[0] == "nsenter"
+  const std::string what = argv.size() > 14 && argv[0] == "nsenter"
                                ? join(std::vector<std::string>(argv.begin() + 14, argv.end()), " ")
                                : join(argv, " ");
   if (!result.ok()) return what + ": " + result.error().message;

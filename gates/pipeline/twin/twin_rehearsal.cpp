@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -13,6 +15,7 @@
 #include "gates/pipeline/families/execute.h"
 #include "gates/pipeline/families/probes.h"
 #include "gates/pipeline/families/remote.h"
+#include "gates/pipeline/families/secret_substitution.h"
 
 namespace fabgate::pipeline::twin {
 
@@ -163,10 +166,15 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   };
   // Steps the twin cannot send as written: a gNMI Set needs a gNMI target, which no twin node
   // runs.
-  for (const auto& step : inputs.change.steps)
+  for (const auto& step : inputs.change.steps) {
     if (!step.gnmi_set.empty())
       plan.cannot_build.push_back(step.device + ": a step is a gNMI Set, and the twin runs no "
                                                 "gNMI target to send it to");
+    auto secrets = secret_references(step.run, inputs.secret_names);
+    if (!secrets.empty())
+      plan.cannot_build.push_back(step.device + ": a step refers to the secret $" +
+                                  secrets.front() + ", and the twin is given no secrets");
+  }
   if (!plan.cannot_build.empty()) {
     outcome.details = plan.cannot_build;
     return finish(Verdict::no_evidence, "no twin can be built: " + plan.cannot_build.front());
@@ -263,7 +271,20 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   HeldSnapshot before{std::move(before_taken.document), std::move(before_taken.routes)};
   phases["baseline_s"] = seconds_since(phase);
 
-  // 5. execute: the change's steps as written, in the twin nodes (never journaled: nothing
+  // 5. the continuous probe (acceptance.during), as in production from before the first step
+  //    to after acceptance: a session flap that heals by itself shows only there. One that
+  //    cannot start or ends without evidence on the twin is a limit of the twin, not judged.
+  std::unique_ptr<WatchSession> watch;
+  if (inputs.change.acceptance.during) {
+    watch = std::make_unique<WatchSession>(remote, context, *inputs.change.acceptance.during);
+    if (auto failed = watch->start(std::min(watch_must_outlast(inputs.change), kWatchLimit))) {
+      gaps.push_back("the continuous probe did not start on the twin (" + failed->reason +
+                     "): not judged there");
+      watch.reset();
+    }
+  }
+
+  // 6. execute: the change's steps as written, in the twin nodes (never journaled: nothing
   //    here touches production, and `fabgate recover` must never think it did).
   phase = Clock::now();
   Executor executor(remote, inputs.inventory, inputs.change, nullptr, options.parallelism);
@@ -273,15 +294,28 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   report["steps"] = steps;
   phases["execute_s"] = seconds_since(phase);
   if (execution.failure) {
+    watch.reset();  // stops it on the twin's hosts before they go
     outcome.details.push_back(*execution.failure);
     return end(Verdict::fail, "disproven on the twin: " + *execution.failure);
   }
 
-  // 6. settle, probe, snapshot, compare: as production would be judged.
+  // 7. settle, probe, snapshot, compare: as production would be judged.
   phase = Clock::now();
   std::this_thread::sleep_for(inputs.change.acceptance.settle);
   auto after_probes = run_probes(remote, context, judged, "twin-acceptance");
   report["acceptance_probes"] = probe_lines(after_probes);
+  std::optional<ProbeOutcome> during;
+  if (watch) {
+    during = watch->stop();
+    watch.reset();
+    report["during"] = {{"verdict", std::string(to_string(during->verdict))},
+                        {"reason", during->reason}};
+    if (during->verdict == Verdict::no_evidence) {
+      gaps.push_back("the continuous probe has no verdict on the twin (" + during->reason +
+                     "): not judged there");
+      during.reset();
+    }
+  }
   auto after_taken = snapshotter.take(devices, inputs.intent_commit);
   HeldSnapshot after{std::move(after_taken.document), std::move(after_taken.routes)};
   for (auto& line : drop_unreproduced(before, after)) gaps.push_back(std::move(line));
@@ -297,6 +331,12 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       if (probe.verdict == Verdict::fail)
         return end(Verdict::fail, "disproven on the twin: " + line);
     }
+  if (during && during->verdict == Verdict::fail) {
+    std::string line = "continuous probe " + inputs.change.acceptance.during->host + " -> " +
+                       inputs.change.acceptance.during->target + ": " + during->reason;
+    outcome.details.push_back(line);
+    return end(Verdict::fail, "disproven on the twin: " + line);
+  }
   for (const auto& line : comparison.lines) outcome.details.push_back(line);
   if (comparison.verdict == Verdict::fail)
     return end(Verdict::fail, "disproven on the twin: " +

@@ -42,6 +42,9 @@ struct TwinInputs {
   const intent::ProbeSettings& probe_settings;
   std::string intent_commit;
   TwinCompare compare;
+  // fabgate.yaml's secrets.env: the twin is given no secret, so a step that refers to one
+  // cannot be tried there as written.
+  std::vector<std::string> secret_names;
 };
 
 struct TwinOutcome {
