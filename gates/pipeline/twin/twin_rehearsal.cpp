@@ -189,6 +189,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
     return finish(Verdict::no_evidence, "the twin could not be built: " + built.error());
   }
   TwinFabric& fabric = **built;
+  report["folder"] = fabric.dir().string();  // gone when the twin is
   NamespaceConnector connector(fabric);
   ssh::ConnectionCache connections(connector);
   SshRemote remote(connections);
