@@ -341,9 +341,10 @@ std::vector<std::string> TwinFabric::sweep_abandoned(const fs::path& state_root)
 Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
     const TwinPlan& plan, const FabricSettings& settings) {
   std::error_code error;
-  fs::create_directories(settings.state_root, error);
+  // Made here: root's alone to write (a folder that exists keeps its owner and mode).
+  if (fs::create_directories(settings.state_root, error))
+    ::chmod(settings.state_root.c_str(), 0755);
   if (error) return "twin state folder " + settings.state_root.string() + ": " + error.message();
-  ::chmod(settings.state_root.c_str(), 0755);
   sweep_abandoned(settings.state_root);
   std::random_device random;
   std::ostringstream name;
