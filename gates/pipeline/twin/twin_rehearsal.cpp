@@ -142,6 +142,40 @@ std::vector<std::string> unconverged(const TwinPlan& plan, const json& productio
   return missing;
 }
 
+std::vector<std::string> sessions_reset(const json& before, const json& after, Duration elapsed,
+                                        const std::vector<std::string>& expected_flaps) {
+  std::vector<std::string> reset;
+  const json* devices = object_member(after, "devices");
+  if (!devices) return reset;
+  for (const auto& [device, facts] : devices->items()) {
+    for (const char* category : {"bgp", "evpn"}) {
+      const json* was = peers_of(before, device, category);
+      const json* now = peers_of(after, device, category);
+      if (!was || !now) continue;
+      for (const auto& [peer, entry] : now->items()) {
+        const json* earlier = object_member(*was, peer);
+        if (!earlier || string_member(*earlier, "state").value_or("") != "Established" ||
+            string_member(entry, "state").value_or("") != "Established")
+          continue;
+        // Without a reset it aged by at least the time between the readings; a second of
+        // slack for a daemon that counts uptime in whole seconds.
+        auto uptime = integer_member(entry, "uptime_ms");
+        auto uptime_before = integer_member(*earlier, "uptime_ms");
+        if (!uptime || !uptime_before || *uptime + 1000 >= *uptime_before + elapsed.count())
+          continue;
+        const std::string subject = device + ":bgp " + peer;
+        if (std::find(expected_flaps.begin(), expected_flaps.end(), subject) != expected_flaps.end())
+          continue;
+        reset.push_back(device + ": " + category + " peer " + peer +
+                        " was reset during the change (up " + format_duration(Duration{*uptime}) +
+                        " after it, " + format_duration(Duration{*uptime_before}) +
+                        " at the twin's baseline)");
+      }
+    }
+  }
+  return reset;
+}
+
 TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& options) {
   TwinOutcome outcome;
   const auto started = Clock::now();
@@ -269,6 +303,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
                      baseline[i].reason + "): not judged there");
   }
   auto before_taken = snapshotter.take(devices, inputs.intent_commit);
+  const auto baseline_taken = Clock::now();  // every baseline reading is older than this
   HeldSnapshot before{std::move(before_taken.document), std::move(before_taken.routes)};
   phases["baseline_s"] = seconds_since(phase);
 
@@ -317,8 +352,17 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       during.reset();
     }
   }
+  const auto after_started = Clock::now();  // every later reading is younger than this
   auto after_taken = snapshotter.take(devices, inputs.intent_commit);
   HeldSnapshot after{std::move(after_taken.document), std::move(after_taken.routes)};
+  // A session Established in both snapshots that aged less than the time between them went
+  // down and came back: the flap production's telemetry gate would see (the twin streams no
+  // telemetry), unless the change expects it (acceptance.expected_flaps).
+  auto resets = sessions_reset(
+      before.document, after.document,
+      std::chrono::duration_cast<Duration>(after_started - baseline_taken),
+      inputs.change.acceptance.expected_flaps);
+  report["sessions_reset"] = resets;
   for (auto& line : drop_unreproduced(before, after)) gaps.push_back(std::move(line));
   TwinComparison comparison = inputs.compare ? inputs.compare(before, after) : TwinComparison{};
   report["compare"] = {{"verdict", std::string(to_string(comparison.verdict))},
@@ -332,6 +376,10 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       if (probe.verdict == Verdict::fail)
         return end(Verdict::fail, "disproven on the twin: " + line);
     }
+  if (!resets.empty()) {
+    for (const auto& line : resets) outcome.details.push_back(line);
+    return end(Verdict::fail, "disproven on the twin: " + resets.front());
+  }
   if (during && during->verdict == Verdict::fail) {
     std::string line = "continuous probe " + inputs.change.acceptance.during->host + " -> " +
                        inputs.change.acceptance.during->target + ": " + during->reason;

@@ -66,4 +66,12 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
 std::vector<std::string> unconverged(const TwinPlan& plan, const nlohmann::json& production,
                                      const nlohmann::json& twin);
 
+// The BGP and EVPN sessions Established in both twin snapshots that aged less between them
+// than `elapsed` (a lower bound of the time between their readings) less a second of slack:
+// they went down and came back in between. A "DEVICE:bgp ADDRESS" in `expected_flaps` is left
+// out. One line each.
+std::vector<std::string> sessions_reset(const nlohmann::json& before, const nlohmann::json& after,
+                                        Duration elapsed,
+                                        const std::vector<std::string>& expected_flaps);
+
 }  // namespace fabgate::pipeline::twin

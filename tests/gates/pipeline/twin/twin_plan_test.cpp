@@ -252,5 +252,28 @@ TEST(TwinConvergence, SessionsUpBetweenTwinDevicesWithTheirRoutes) {
   EXPECT_TRUE(unconverged(plan, production, twin).empty());
 }
 
+TEST(TwinSessions, ASessionYoungerThanTheChangeWasResetUnlessExpected) {
+  // Given three sessions up at the twin's baseline and after a change 10 s later: one aged
+  // 10 s (untouched), one now 2 s old (went down and came back), one that came up during the
+  // change (not Established before: an undrain), then only the second was reset; listed in
+  // expected_flaps it is not.
+  auto peers = [](json entries) { return json{{"devices", {{"leaf1", {{"bgp", {{"peers", entries}}}}}}}}; };
+  json before = peers({{"10.0.1.0", {{"state", "Established"}, {"uptime_ms", 60'000}}},
+                       {"10.0.2.0", {{"state", "Established"}, {"uptime_ms", 60'000}}},
+                       {"10.0.3.0", {{"state", "Idle"}, {"uptime_ms", 0}}}});
+  json after = peers({{"10.0.1.0", {{"state", "Established"}, {"uptime_ms", 70'000}}},
+                      {"10.0.2.0", {{"state", "Established"}, {"uptime_ms", 2'000}}},
+                      {"10.0.3.0", {{"state", "Established"}, {"uptime_ms", 3'000}}}});
+  auto reset = sessions_reset(before, after, Duration{10'000}, {});
+  ASSERT_EQ(reset.size(), 1u);
+  EXPECT_EQ(reset[0].rfind("leaf1: bgp peer 10.0.2.0 was reset during the change", 0), 0u)
+      << reset[0];
+  EXPECT_TRUE(sessions_reset(before, after, Duration{10'000}, {"leaf1:bgp 10.0.2.0"}).empty());
+  // A session that just came up before the baseline ages by the time between the readings.
+  json young = peers({{"10.0.2.0", {{"state", "Established"}, {"uptime_ms", 500}}}});
+  json older = peers({{"10.0.2.0", {{"state", "Established"}, {"uptime_ms", 10'400}}}});
+  EXPECT_TRUE(sessions_reset(young, older, Duration{10'000}, {}).empty());
+}
+
 }  // namespace
 }  // namespace fabgate::pipeline::twin
