@@ -145,7 +145,8 @@ void Pipeline::note_interruption(GateRecord& record) {
 
 void Pipeline::name_recover_command_for_signals() {
   // Formatted before any signal can need it: the handler may only copy it out.
-  if (options_.mode == Mode::plan) return;  // plan changes nothing: nothing to recover
+  // plan and twin change nothing in production: nothing to recover
+  if (options_.mode == Mode::plan || options_.mode == Mode::twin) return;
   Interruption::set_recover_command("fabgate recover " +
                                     shell_quote(with_.evidence.dir().string()));
 }
