@@ -38,6 +38,17 @@ std::vector<std::string> split_words(const std::string& text) {
   return words;
 }
 
+// The fields of /proc/<process>/stat after the command name ("self" or a pid): the state is
+// [0], utime [11], stime [12], the start time [19], rss [21]. Empty when it cannot be read.
+std::vector<std::string> stat_fields(const std::string& process) {
+  std::ifstream stat("/proc/" + process + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return {};
+  return split_words(line.substr(close + 1));
+}
+
 // The environment a twin command sees, whatever the controller's: what a fresh login has.
 const std::vector<std::string>& clean_environment() {
   static const std::vector<std::string> env = {
@@ -283,13 +294,7 @@ nlohmann::json TwinFabric::usage() const {
   int processes = 0;
   for (const auto& node : nodes_)
     for (pid_t pid : processes_in(node.netns)) {
-      std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-      std::string line;
-      std::getline(stat, line);
-      auto close = line.rfind(')');
-      if (close == std::string::npos) continue;
-      auto fields = split_words(line.substr(close + 1));
-      // After the name: state is field 0, utime 11, stime 12, rss 21.
+      auto fields = stat_fields(std::to_string(pid));
       if (fields.size() < 22) continue;
       ++processes;
       cpu_s += (std::strtod(fields[11].c_str(), nullptr) + std::strtod(fields[12].c_str(), nullptr)) /
@@ -322,10 +327,7 @@ std::vector<std::string> TwinFabric::sweep_abandoned(const fs::path& state_root)
     std::string started;
     if (!(owner_file >> owner >> started)) continue;
     // The owner is alive when its pid runs and started at the time the file says.
-    std::ifstream stat("/proc/" + std::to_string(owner) + "/stat");
-    std::string stat_line;
-    std::getline(stat, stat_line);
-    auto fields = split_words(stat_line.substr(stat_line.rfind(')') + 1));
+    auto fields = stat_fields(std::to_string(owner));
     if (fields.size() > 19 && fields[19] == started) continue;
     for (const auto& node : fs::directory_iterator(entry.path() / "nodes", error)) {
       std::ifstream netns_file(node.path() / "netns");
@@ -353,10 +355,7 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
   fs::create_directories(fabric->dir_ / "nodes", error);
   if (error) return "twin folder " + fabric->dir_.string() + ": " + error.message();
   {
-    std::ifstream stat("/proc/self/stat");
-    std::string stat_line;
-    std::getline(stat, stat_line);
-    auto fields = split_words(stat_line.substr(stat_line.rfind(')') + 1));
+    auto fields = stat_fields("self");
     write_file(fabric->dir_ / "owner",
                std::to_string(::getpid()) + " " + (fields.size() > 19 ? fields[19] : "?") + "\n");
   }

@@ -105,6 +105,12 @@ json probe_lines(const std::vector<ProbeOutcome>& outcomes) {
 
 namespace {
 constexpr std::string_view kFewerPrefixes = " [fewer]";
+
+bool is_fewer_line(const std::string& line) {
+  return line.size() >= kFewerPrefixes.size() &&
+         line.compare(line.size() - kFewerPrefixes.size(), kFewerPrefixes.size(),
+                      kFewerPrefixes) == 0;
+}
 }  // namespace
 
 std::vector<std::string> unconverged(const TwinPlan& plan, const json& production,
@@ -251,11 +257,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
     if (behind.empty()) break;
     // Only route counts short of production's, unchanged for three polls (1.5 s or more):
     // settled where a twin cut at its radius settles.
-    bool only_fewer = std::all_of(behind.begin(), behind.end(), [](const std::string& line) {
-      return line.size() >= kFewerPrefixes.size() &&
-             line.compare(line.size() - kFewerPrefixes.size(), kFewerPrefixes.size(),
-                          kFewerPrefixes) == 0;
-    });
+    bool only_fewer = std::all_of(behind.begin(), behind.end(), is_fewer_line);
     same_polls = only_fewer && behind == before_last ? same_polls + 1 : 0;
     before_last = behind;
     if (same_polls >= 3) {
@@ -268,9 +270,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   } while (Clock::now() < converge_until);
   for (auto& line : behind)
-    if (line.size() >= kFewerPrefixes.size() &&
-        line.compare(line.size() - kFewerPrefixes.size(), kFewerPrefixes.size(), kFewerPrefixes) == 0)
-      line.resize(line.size() - kFewerPrefixes.size());
+    if (is_fewer_line(line)) line.resize(line.size() - kFewerPrefixes.size());
   phases["converge_s"] = seconds_since(phase);
   if (!behind.empty()) {
     outcome.details = behind;
