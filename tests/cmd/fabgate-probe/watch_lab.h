@@ -100,24 +100,58 @@ class Background {
   ChildProcess child_;
 };
 
-// The longest gap between two consecutive ping replies, from `-D` receive timestamps: the time
-// the path delivered nothing, to ping's own interval (2 ms).
-inline std::optional<double> longest_reply_gap_ms(const std::string& ping_output) {
-  static const std::regex reply(R"(^\[(\d+\.\d+)\] \d+ bytes from)");
-  std::vector<double> times;
+// One of ping's replies: when it arrived (`-D`, seconds since the epoch) and its round trip.
+struct PingReply {
+  double at_s = 0;
+  double rtt_ms = 0;
+};
+
+inline std::vector<PingReply> ping_replies(const std::string& ping_output) {
+  static const std::regex reply(R"(^\[(\d+\.\d+)\] \d+ bytes from .* time=([0-9.]+) ms)");
+  std::vector<PingReply> replies;
   std::size_t start = 0;
   while (start < ping_output.size()) {
     std::size_t end = ping_output.find('\n', start);
     if (end == std::string::npos) end = ping_output.size();
     std::smatch match;
     std::string line = ping_output.substr(start, end - start);
-    if (std::regex_search(line, match, reply)) times.push_back(std::stod(match[1]));
+    if (std::regex_search(line, match, reply))
+      replies.push_back({std::stod(match[1]), std::stod(match[2])});
     start = end + 1;
   }
-  if (times.size() < 2) return std::nullopt;
-  double gap = 0;
-  for (std::size_t i = 1; i < times.size(); ++i) gap = std::max(gap, times[i] - times[i - 1]);
-  return gap * 1000.0;
+  return replies;
+}
+
+// The longest time between two consecutive ping replies that came back within `on_time`
+// (and when it ended): the time the path delivered nothing within that bound, to ping's own
+// interval (2 ms). The watch counts an echo slower than its interval as not answered
+// (docs/probes.md), so it is judged against the gap between replies within its interval: on a
+// busy host the kernel's packet work can lag tens of milliseconds after a link comes back,
+// which ping's bare reply gap never shows.
+struct ReplyGap {
+  double length_ms = 0;
+  double ended_at_s = 0;
+};
+
+inline std::optional<ReplyGap> longest_reply_gap(const std::string& ping_output,
+                                                 double on_time_ms = 1e9) {
+  std::optional<double> previous;
+  std::optional<ReplyGap> longest;
+  for (const PingReply& reply : ping_replies(ping_output)) {
+    if (reply.rtt_ms > on_time_ms) continue;
+    if (previous) {
+      const double gap = (reply.at_s - *previous) * 1000.0;
+      if (!longest || gap > longest->length_ms) longest = ReplyGap{gap, reply.at_s};
+    }
+    previous = reply.at_s;
+  }
+  return longest;
+}
+
+inline std::optional<double> longest_reply_gap_ms(const std::string& ping_output) {
+  auto gap = longest_reply_gap(ping_output);
+  if (!gap) return std::nullopt;
+  return gap->length_ms;
 }
 
 // Waits at most 20 s for a readiness line in a probe's stderr; whether it came. How soon a probe
