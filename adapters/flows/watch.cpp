@@ -439,7 +439,7 @@ Expected<WatchReport, SocketError> run_watch(const WatchOptions& options,
                                     std::chrono::ceil<milliseconds>(wake - now).count(), 100));
     drain_ready(timeout);
     if (!report.sampling_since && std::all_of(flows.begin(), flows.end(), [](const WatchFlow& f) {
-          return f.result.received > 0;
+          return f.result.received > f.result.late;  // at least one echo within the late bound
         })) {
       now = Clock::now();
       report.sampling_since = utc_origin + std::chrono::duration_cast<milliseconds>(now - started);

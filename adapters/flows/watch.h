@@ -80,8 +80,9 @@ struct WatchReport {
   milliseconds stall_after{0};
   milliseconds max_tick_lateness{0};
   bool stopped = false;  // by the stop flag (SIGTERM/SIGINT), not by max_duration
-  // When every flow first had a sample answered (see WatchSampling); nullopt: never, so the
-  // watch never observed a working baseline on every flow.
+  // When every flow first had a sample answered within the late bound (see WatchSampling); a
+  // late echo is not an answer, so a path slow from the start is not announced as a working
+  // baseline. nullopt: never, so the watch never observed one on every flow.
   std::optional<TimePoint> sampling_since;
   std::vector<WatchFlowResult> flows;
   Verdict verdict = Verdict::no_evidence;
