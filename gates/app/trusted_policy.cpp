@@ -1,6 +1,7 @@
 #include "gates/app/trusted_policy.h"
 
 #include <algorithm>
+#include <map>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -28,6 +29,7 @@ struct PolicyAt {
   std::optional<std::string> allowed_signers;
   std::optional<std::string> exceptions;
   std::optional<std::string> budgets;
+  std::map<std::string, std::string> collector_profiles;  // by path
 };
 
 std::string exceptions_path(const intent::Settings& settings) {
@@ -36,6 +38,10 @@ std::string exceptions_path(const intent::Settings& settings) {
 
 std::string budgets_path(const intent::Settings& settings) {
   return settings.policies_dir + "/budgets.yaml";
+}
+
+std::string collectors_dir(const intent::Settings& settings) {
+  return settings.policies_dir + "/collectors";
 }
 
 // The policy at `commit` in the intent folder the change uses. A commit without that folder or
@@ -62,6 +68,8 @@ Result<PolicyAt> policy_at(const LoadedIntent& loaded, const std::string& commit
   policy.allowed_signers = tree->read(policy.settings.approval.allowed_signers);
   policy.exceptions = tree->read(exceptions_path(policy.settings));
   policy.budgets = tree->read(budgets_path(policy.settings));
+  for (const auto& path : tree->list(collectors_dir(policy.settings)))
+    if (auto text = tree->read(path)) policy.collector_profiles[path] = std::move(*text);
   return policy;
 }
 
@@ -321,6 +329,8 @@ Result<intent::TrustedPolicy> read_trusted_policy(const CommonOptions& common,
   trusted.budgets = at_tip->budgets;
   trusted.coordination = at_tip->settings.coordination;
   trusted.twin = at_tip->settings.twin;
+  trusted.collectors_dir = collectors_dir(at_tip->settings);
+  trusted.collector_profiles = at_tip->collector_profiles;
 
   // The counting rules: the stricter of the tip's and the base's.
   if (base != tip) {

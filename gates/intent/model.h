@@ -403,6 +403,11 @@ struct TrustedPolicy {
   std::optional<std::string> budgets;                // policies/budgets.yaml there; nullopt: none
   std::optional<CoordinationSettings> coordination;  // fabgate.yaml's coordination there
   std::optional<TwinSettings> twin;                  // fabgate.yaml's twin there
+  // The collector profiles there (collectors_dir/NAME.yaml), text by file path: the twin runs
+  // its collectors on the controller, as root, so it takes them from here, never from the
+  // change's commit (docs/security.md).
+  std::string collectors_dir;  // "<policies>/collectors" there, relative to the intent root
+  std::map<std::string, std::string> collector_profiles;
   // Policy files the change's commit edits relative to that commit ("fabgate.yaml approval
   // block: min_approvals 1 -> 0"); such a change needs at least one approval.
   std::vector<std::string> edits;

@@ -108,9 +108,14 @@ TakenSnapshot CollectorSnapshotter::take_with(const snapshot::ProfileSet& profil
 }
 
 Result<snapshot::ProfileSet> profiles_for(const intent::IntentRepository& repository) {
+  return profiles_from(repository.policy_texts, repository.settings.policies_dir + "/collectors");
+}
+
+Result<snapshot::ProfileSet> profiles_from(const std::map<std::string, std::string>& texts,
+                                           const std::string& collectors_dir) {
   std::map<std::string, std::string> overrides;
-  const std::string prefix = repository.settings.policies_dir + "/collectors/";
-  for (const auto& [path, text] : repository.policy_texts) {
+  const std::string prefix = collectors_dir + "/";
+  for (const auto& [path, text] : texts) {
     if (path.rfind(prefix, 0) != 0) continue;
     std::string name = path.substr(prefix.size());
     auto dot = name.rfind(".yaml");
@@ -118,6 +123,30 @@ Result<snapshot::ProfileSet> profiles_for(const intent::IntentRepository& reposi
     overrides[name.substr(0, dot)] = text;
   }
   return snapshot::load_profiles(overrides);
+}
+
+// The change's author is not trusted with the controller even once the change is approved
+// for the devices: its steps there are at least confined to the twin's namespaces, while a
+// collector command runs as written (docs/security.md).
+Result<snapshot::ProfileSet> trusted_profiles_for(const intent::IntentRepository& repository,
+                                                  std::vector<std::string>& notes) {
+  static const std::map<std::string, std::string> kNone;
+  const auto* trusted = repository.trusted_policy ? &*repository.trusted_policy : nullptr;
+  const auto& texts = trusted ? trusted->collector_profiles : kNone;
+  const std::string from = trusted ? trusted->source : "the shipped profiles";
+  const std::string own_dir = repository.settings.policies_dir + "/collectors";
+  const std::string trusted_dir = trusted ? trusted->collectors_dir : own_dir;
+  for (const auto& [path, text] : repository.policy_texts) {
+    if (!path.starts_with(own_dir + "/") || !path.ends_with(".yaml")) continue;
+    const std::string name = path.substr(own_dir.size() + 1);
+    if (name.find('/') != std::string::npos) continue;  // not a profile (profiles_from)
+    auto there = texts.find(trusted_dir + "/" + name);
+    if (there == texts.end() || there->second != text)
+      notes.push_back("the change's commit has its own " + path +
+                      "; the twin collects with the profiles of " + from +
+                      " (collectors run on the controller there)");
+  }
+  return profiles_from(texts, trusted_dir);
 }
 
 }  // namespace fabgate::pipeline

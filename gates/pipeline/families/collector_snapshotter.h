@@ -73,4 +73,16 @@ class CollectorSnapshotter final : public Snapshotter {
 // <policies>/collectors/<platform>.yaml files committed in the repository.
 Result<snapshot::ProfileSet> profiles_for(const intent::IntentRepository& repository);
 
+// Collector profiles for commands run on the controller itself (the twin's namespaces): the
+// shipped ones overridden by the trusted ref's (IntentRepository::trusted_policy), never by
+// the change's commit; only the shipped ones without a trusted policy. Each profile the
+// change's commit has otherwise is named in `notes`.
+Result<snapshot::ProfileSet> trusted_profiles_for(const intent::IntentRepository& repository,
+                                                  std::vector<std::string>& notes);
+
+// The shipped profiles, overridden by the files directly in `collectors_dir` among `texts`
+// (file text by path relative to the intent root).
+Result<snapshot::ProfileSet> profiles_from(const std::map<std::string, std::string>& texts,
+                                           const std::string& collectors_dir);
+
 }  // namespace fabgate::pipeline

@@ -2,6 +2,8 @@
 // (docs/twin.md). The twin itself lives in gates/pipeline/twin.
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "gates/compare/engine.h"
 #include "gates/pipeline/controller/pipeline.h"
@@ -32,12 +34,14 @@ bool Pipeline::twin_wanted() const {
 
 void Pipeline::rehearse_on_twin(GateRecord& record) {
   auto settings = twin_settings(repository_).value_or(intent::TwinSettings{});
-  auto profiles = profiles_for(repository_);
+  std::vector<std::string> profile_notes;
+  auto profiles = trusted_profiles_for(repository_, profile_notes);
   if (!profiles.ok()) {
     record.verdict = Verdict::no_evidence;
     record.summary = "the collector profiles could not be read: " + profiles.error().message;
     return;
   }
+  for (auto& note : profile_notes) record.details.push_back(std::move(note));
   twin::TwinOptions options;
   options.radius = settings.radius;
   options.converge_timeout = settings.converge_timeout;

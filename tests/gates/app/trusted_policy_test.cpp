@@ -100,6 +100,27 @@ TEST_F(TrustedPolicyTest, ABranchFromBeforeThePolicyIsJudgedByTheTipNotItsOldMer
   EXPECT_EQ(policy->change_makers[0].commit, mine);
 }
 
+TEST_F(TrustedPolicyTest, CollectorProfilesAreTheTipsNotTheChangesOwn) {
+  // Given a linux collector profile on main, when a branch's change rewrites it to run another
+  // command, then the trusted policy holds main's profile text (what the twin runs on the
+  // controller), not the branch's.
+  const std::string mains =
+      "platform: linux\nsources:\n  - category: interfaces\n    commands:\n"
+      "      - run: ip -j link show\n";
+  repo_.write("policies/collectors/linux.yaml", mains);
+  commit("  min_approvals: 0\n");
+  repo_.run("git checkout -q -b mine");
+  repo_.write("policies/collectors/linux.yaml",
+              "platform: linux\nsources:\n  - category: interfaces\n    commands:\n"
+              "      - run: touch /tmp/owned\n");
+  repo_.commit_all("my change");
+  auto policy = trusted();
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->collectors_dir, "policies/collectors");
+  ASSERT_EQ(policy->collector_profiles.size(), 1u);
+  EXPECT_EQ(policy->collector_profiles.at("policies/collectors/linux.yaml"), mains);
+}
+
 TEST_F(TrustedPolicyTest, EveryCommitBetweenTheMergeBaseAndTheChangeHasMakers) {
   // Given alice's commit on a branch and bob's fix-up on top, then both are change makers, so
   // neither may approve; main's own commits are not.
