@@ -164,7 +164,7 @@ Result<ChildResult> run_child(const ChildRequest& request) {
   ChildResult result;
   std::size_t written = 0;
   const auto deadline = std::chrono::steady_clock::now() + request.deadline;
-  while (out.read.get() >= 0 || err.read.get() >= 0) {
+  while ((out.read.get() >= 0 || err.read.get() >= 0) && !result.output_too_large) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -193,7 +193,13 @@ Result<ChildResult> run_child(const ChildRequest& request) {
       ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
       bool is_out = fds[i].fd == out.read.get();
       if (n > 0) {
-        (is_out ? result.out : result.err).append(buffer, static_cast<std::size_t>(n));
+        std::string& sink = is_out ? result.out : result.err;
+        sink.append(buffer, static_cast<std::size_t>(n));
+        if (request.max_output > 0 && sink.size() > request.max_output) {
+          sink.resize(request.max_output);
+          result.output_too_large = true;
+          break;
+        }
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         (is_out ? out.read : err.read).reset();
       }
@@ -203,13 +209,14 @@ Result<ChildResult> run_child(const ChildRequest& request) {
   // The child may close its output and still run: wait for it within the same deadline.
   int status = 0;
   pid_t reaped = 0;
-  while (!result.timed_out && (reaped = ::waitpid(pid, &status, WNOHANG)) == 0) {
+  while (!result.timed_out && !result.output_too_large &&
+         (reaped = ::waitpid(pid, &status, WNOHANG)) == 0) {
     if (std::chrono::steady_clock::now() >= deadline)
       result.timed_out = true;
     else
       ::usleep(10'000);
   }
-  if (result.timed_out) {
+  if (result.timed_out || result.output_too_large) {
     ::kill(detached ? -pid : pid, SIGKILL);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -4,6 +4,7 @@
 // a deadline, its output captured, and no way to hang on a prompt unless the caller lets it use
 // the terminal.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,16 @@ struct ChildRequest {
   Duration deadline{20'000};      // the child is killed when it runs longer
   Terminal terminal = Terminal::detached;
   std::vector<std::string> extra_env;  // "NAME=value" added to the environment
+  // The most bytes kept and read from each of stdout and stderr; a child that writes more is
+  // killed and the result says so (output_too_large). 0: no limit (the helpers whose output is
+  // small by construction).
+  std::size_t max_output = 0;
 };
 
 struct ChildResult {
   int exit_status = -1;  // -1 when killed by a signal
   bool timed_out = false;
+  bool output_too_large = false;  // killed for writing past max_output on either stream
   std::string out;
   std::string err;
 };

@@ -490,6 +490,11 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
 
 namespace {
 
+// The most a command in a twin node may print on each stream before it is stopped, as an SSH
+// session's default output limit: a twin node's tables are small, and a runaway command must
+// not fill the controller's memory.
+constexpr std::size_t kTwinOutputLimit = std::size_t{64} << 20;
+
 class NamespaceShell final : public ssh::RemoteShell {
  public:
   explicit NamespaceShell(pid_t anchor) : anchor_(anchor) {}
@@ -510,6 +515,7 @@ class NamespaceShell final : public ssh::RemoteShell {
     request.argv = std::move(argv);
     request.input = std::move(input);
     request.deadline = deadline;
+    request.max_output = kTwinOutputLimit;
     ssh::CommandResult result;
     result.started_at = now_utc();
     const auto started = std::chrono::steady_clock::now();
@@ -521,6 +527,10 @@ class NamespaceShell final : public ssh::RemoteShell {
     if (ran->timed_out)
       return ssh::SshFailure{ssh::SshFailure::Kind::timeout,
                              "timed out after " + format_duration(deadline) + " (on the twin)"};
+    if (ran->output_too_large)
+      return ssh::SshFailure{ssh::SshFailure::Kind::output_too_large,
+                             "stopped after " + std::to_string(kTwinOutputLimit) +
+                                 " bytes of output (the twin's limit)"};
     result.exit_status = ran->exit_status;
     result.stdout_text = std::move(ran->out);
     result.stderr_text = std::move(ran->err);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace fabgate::approval {
 namespace {
 
@@ -30,6 +32,22 @@ TEST(ChildProcess, InputIsDeliveredWhole) {
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(result.value().exit_status, 0);
   EXPECT_NE(result.value().out.find("300000"), std::string::npos) << result.value().out;
+}
+
+TEST(ChildProcess, AChildWritingPastTheOutputLimitIsStoppedAndSaidSo) {
+  // Given a child that would print forever and a 1 MiB limit, then it is killed well before its
+  // deadline, the result says the output was too large, and at most the limit was kept.
+  ChildRequest request;
+  request.argv = {"/bin/sh", "-c", "yes fabgate"};
+  request.deadline = Duration{60'000};
+  request.max_output = std::size_t{1} << 20;
+  const auto started = std::chrono::steady_clock::now();
+  auto result = run_child(request);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_TRUE(result.value().output_too_large);
+  EXPECT_FALSE(result.value().timed_out);
+  EXPECT_EQ(result.value().out.size(), request.max_output);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
 }
 
 }  // namespace

@@ -91,6 +91,10 @@ TEST(TwinFabric, TwoHostsOnALinkReachEachOtherAndLeaveNothingBehind) {
   auto slow = (*shell)->run("sleep 5", Duration{300});
   ASSERT_FALSE(slow.ok());
   EXPECT_EQ(slow.error().kind, ssh::SshFailure::Kind::timeout);
+  // One that prints without end is stopped at the twin's output limit, not the deadline.
+  auto endless = (*shell)->run("yes twin", Duration{60'000});
+  ASSERT_FALSE(endless.ok());
+  EXPECT_EQ(endless.error().kind, ssh::SshFailure::Kind::output_too_large);
   // A device outside the twin is not reachable through it.
   EXPECT_FALSE(
       connector.connect(ssh::SshDevice{"spine9", "", 0, {}, {}}, ssh::CredentialRole::read).ok());
