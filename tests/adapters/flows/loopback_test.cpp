@@ -8,10 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "adapters/flows/flow_probe.h"
 #include "adapters/flows/report_json.h"
@@ -493,6 +496,79 @@ TEST(WatchLoopback, SaysItIsSamplingOnceEveryFlowIsAnsweredLongBeforeItStops) {
   EXPECT_FALSE(stopped_when_called);
   ASSERT_TRUE(report->sampling_since);
   EXPECT_LE(*report->sampling_since - report->started_at, 300ms);
+}
+
+// A UDP echo peer that holds every datagram for `slow_delay` during its first `slow_for`, then
+// echoes at once; it reports no residence, so the watch bills the hold to the path.
+class SlowThenPromptEcho {
+ public:
+  SlowThenPromptEcho(std::chrono::milliseconds slow_for, std::chrono::milliseconds slow_delay)
+      : socket_(bound_socket(SOCK_DGRAM, *parse_ipv4("127.0.0.1", 0))) {
+    if (!socket_) return;
+    const auto prompt_from = std::chrono::steady_clock::now() + slow_for;
+    thread_ = std::thread([this, prompt_from, slow_delay] {
+      struct Held {
+        std::chrono::steady_clock::time_point due;
+        std::vector<char> data;
+        sockaddr_in peer;
+      };
+      std::vector<Held> held;
+      while (!stop_) {
+        pollfd fd{socket_->get(), POLLIN, 0};
+        ::poll(&fd, 1, 2);
+        const auto now = std::chrono::steady_clock::now();
+        std::array<char, 2048> buffer;
+        sockaddr_in peer{};
+        socklen_t length = sizeof peer;
+        ssize_t n = ::recvfrom(socket_->get(), buffer.data(), buffer.size(), MSG_DONTWAIT,
+                               reinterpret_cast<sockaddr*>(&peer), &length);
+        if (n > 0)
+          held.push_back({now < prompt_from ? now + slow_delay : now,
+                          std::vector<char>(buffer.data(), buffer.data() + n), peer});
+        for (auto it = held.begin(); it != held.end();) {
+          if (it->due > std::chrono::steady_clock::now()) {
+            ++it;
+            continue;
+          }
+          ::sendto(socket_->get(), it->data.data(), it->data.size(), 0,
+                   reinterpret_cast<const sockaddr*>(&it->peer), sizeof it->peer);
+          it = held.erase(it);
+        }
+      }
+    });
+  }
+  ~SlowThenPromptEcho() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  bool ok() const { return static_cast<bool>(socket_); }
+  std::uint16_t port() const { return local_port(socket_->get()); }
+
+ private:
+  Expected<Fd, SocketError> socket_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(WatchLoopback, LateEchoesAreNotAWorkingBaselineToSaySamplingOn) {
+  // Given a peer whose echoes take 75 ms for its first 500 ms (within the 100 ms reply timeout,
+  // past the 50 ms late bound) and come back at once after that, then the watch says it is
+  // sampling only once echoes come back within the late bound: a path slow from the start is
+  // not the working baseline a change would be judged against.
+  SlowThenPromptEcho peer(500ms, 75ms);
+  ASSERT_TRUE(peer.ok());
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(3s);
+    stop = true;
+  });
+  int calls = 0;
+  auto report = run_watch(watch_options(peer.port()), stop, [&] { ++calls; });
+  stopper.join();
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(calls, 1);
+  ASSERT_TRUE(report->sampling_since);
+  EXPECT_GE(*report->sampling_since - report->started_at, 400ms);
 }
 
 TEST(WatchLoopback, NeverSaysItIsSamplingWhenNoFlowIsAnswered) {

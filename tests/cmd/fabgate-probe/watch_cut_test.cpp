@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -52,7 +53,7 @@ struct CutResult {
   double truth_ms = 0;  // ping's longest reply gap, whatever the replies' round trips
   // per interval: ping's longest gap between replies back within that interval, the outage by
   // the watch's own rule (an echo slower than the interval is not an answer)
-  std::vector<std::pair<int, double>> on_time_truth_ms;
+  std::map<int, double> on_time_truth_ms;
   // per interval: every flow's longest interruption
   std::vector<std::pair<int, std::vector<FlowFigure>>> watches;
   std::string diagnostics;
@@ -107,7 +108,7 @@ CutResult watch_one_cut(const VethPair& pair, const std::string& side, milliseco
   result.truth_ms = longest_reply_gap_ms(ping_text).value_or(-1);
   for (int interval : intervals) {
     auto gap = longest_reply_gap(ping_text, interval);
-    result.on_time_truth_ms.emplace_back(interval, gap ? gap->length_ms : -1);
+    result.on_time_truth_ms[interval] = gap ? gap->length_ms : -1;
     if (gap)
       result.diagnostics += "ping's longest gap between replies within " +
                             std::to_string(interval) + " ms: " +
@@ -168,9 +169,7 @@ void expect_bracketed(const std::string& side, milliseconds length, int repetiti
         most = std::max(most, flow.observed);
         possible = std::max(possible, flow.possible);
       }
-      double on_time = -1;
-      for (const auto& [within, gap] : result.on_time_truth_ms)
-        if (within == interval) on_time = gap;
+      const double on_time = result.on_time_truth_ms[interval];
       std::cout << side << " cut " << length.count() << " ms, ping saw "
                 << static_cast<long long>(result.truth_ms) << " ms ("
                 << static_cast<long long>(on_time) << " ms by replies within " << interval
@@ -181,9 +180,7 @@ void expect_bracketed(const std::string& side, milliseconds length, int repetiti
     // The independent measurement saw at least the cut, or the setup itself is broken.
     ASSERT_GE(result.truth_ms, static_cast<double>(length.count())) << result.diagnostics;
     for (const auto& [interval, flows] : result.watches) {
-      double truth = -1;
-      for (const auto& [on_time, gap] : result.on_time_truth_ms)
-        if (on_time == interval) truth = gap;
+      const double truth = result.on_time_truth_ms[interval];
       SCOPED_TRACE("interval " + std::to_string(interval) + " ms; ping saw " +
                    std::to_string(static_cast<long long>(result.truth_ms)) + " ms, " +
                    std::to_string(static_cast<long long>(truth)) + " ms by replies within " +
