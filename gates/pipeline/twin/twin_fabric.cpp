@@ -231,8 +231,9 @@ std::string ip_batch(const TwinNode& node) {
         // hosts lack): a veth whose other end stays in the node, up, and leads nowhere.
         ++unconnected;
         batch << "link add " << interface.name << " mtu " << interface.mtu
-              << " type veth peer name tw-u" << unconnected << " mtu " << interface.mtu << "\n"
-              << "link set tw-u" << unconnected << " up\n";
+              << " type veth peer name " << kUnconnectedPeerPrefix << unconnected << " mtu "
+              << interface.mtu << "\n"
+              << "link set " << kUnconnectedPeerPrefix << unconnected << " up\n";
         break;
       case TwinInterface::Kind::vxlan:
         batch << "link add " << interface.name << " mtu " << interface.mtu << " type vxlan id "
@@ -431,6 +432,25 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
     }
   }
 
+  // 3b. nftables as captured: tables, sets and chains in one batch, then each rule on its own.
+  //     A twin without them still forwards, so what nft refuses is a gap in the report, never
+  //     a failed build; the step that needs it then fails on the twin and says why.
+  for (const auto& node : plan.nodes) {
+    if (node.nft_objects.empty()) continue;
+    const pid_t anchor = fabric->anchor_of(node.name);
+    if (auto done = run(in_node(anchor, {"nft", "-f", "-"}), timeout,
+                        join(node.nft_objects, "\n") + "\n");
+        !done.ok()) {
+      fabric->build_gaps_.push_back(node.name + " nftables: tables, sets and chains not "
+                                                "reproduced: " + done.error());
+      continue;
+    }
+    for (const auto& rule : node.nft_rules)
+      if (auto done = run(in_node(anchor, {"nft", "-f", "-"}), timeout, rule + "\n"); !done.ok())
+        fabric->build_gaps_.push_back(node.name + " nftables: rule not reproduced (" +
+                                      rule.substr(0, 200) + "): " + done.error());
+  }
+
   // 4. FRR on every switch: its own /etc/frr and /run/frr (so a plain `vtysh` in a step
   //    reaches this node's daemons), the daemons its configuration needs, then the captured
   //    configuration loaded as an integrated config.
@@ -486,6 +506,13 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
     }
   }
   return fabric;
+}
+
+bool is_unconnected_peer(std::string_view interface) {
+  if (!interface.starts_with(kUnconnectedPeerPrefix)) return false;
+  interface.remove_prefix(kUnconnectedPeerPrefix.size());
+  return !interface.empty() &&
+         std::all_of(interface.begin(), interface.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 namespace {

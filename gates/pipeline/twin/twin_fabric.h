@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,9 @@ class TwinFabric {
   // The anchor of a node (its namespaces are /proc/<pid>/ns/*); 0 for a node not in the twin.
   pid_t anchor_of(const std::string& node) const;
   const std::filesystem::path& dir() const { return dir_; }
+  // What the build could not reproduce as captured without failing the twin (an nftables rule
+  // the controller's nft refuses), one line each, for the report's fidelity gaps.
+  const std::vector<std::string>& build_gaps() const { return build_gaps_; }
   // What the twin's processes (daemons, and whatever runs in its nodes now) have used so far:
   // {"processes", "cpu_s", "rss_mib"} from /proc.
   nlohmann::json usage() const;
@@ -66,8 +70,15 @@ class TwinFabric {
 
   std::filesystem::path dir_;
   std::vector<Node> nodes_;
+  std::vector<std::string> build_gaps_;
   bool torn_down_ = false;
 };
+
+// The name of the far end the twin gives an interface with nothing behind it (a veth peer
+// left in the node, `tw-u1`, `tw-u2`...): twin-made, never production's, so left out of the
+// twin's snapshots before they are compared (a step deleting the interface takes its peer).
+inline constexpr std::string_view kUnconnectedPeerPrefix = "tw-u";
+bool is_unconnected_peer(std::string_view interface);
 
 // A RemoteShell that runs commands inside a twin node, as an SSH login there would: in the
 // node's network, mount and UTS namespaces (so `vtysh` reaches the node's own FRR), through

@@ -348,6 +348,141 @@ bool valid_interface_name(const std::string& name) {
   });
 }
 
+namespace {
+
+// nftables names from a device, before they reach the twin's nft: letters, digits and _ . -
+// (nft's identifiers, without the rarer forms), at most 64 characters.
+bool valid_nft_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
+  });
+}
+
+// A word of a chain or set declaration (type, hook, policy, set type, flag, element): no
+// character that could end the declaration or start another command.
+bool valid_nft_words(const std::string& text) {
+  if (text.empty() || text.size() > 256) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-' || c == ':' || c == '/' || c == ' ';
+  });
+}
+
+// "inet fgtest input" -> {"inet", "fgtest", "input"}; empty when it is not two or three names
+// with a family nft knows.
+std::vector<std::string> nft_key(const std::string& key, std::size_t parts) {
+  static const std::set<std::string> kFamilies = {"ip", "ip6", "inet", "arp", "bridge", "netdev"};
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    auto space = key.find(' ', start);
+    if (space == std::string::npos) space = key.size();
+    words.push_back(key.substr(start, space - start));
+    start = space + 1;
+  }
+  if (words.size() != parts || !kFamilies.count(words[0])) return {};
+  for (std::size_t i = 1; i < words.size(); ++i)
+    if (!valid_nft_name(words[i])) return {};
+  return words;
+}
+
+// The captured ruleset as nft commands (docs/snapshot-format.md, "Packet filters"): tables, sets
+// with their elements, chains (base chains with type, hook, priority and policy), then rules
+// in order. What cannot be given to nft as captured is left out and named in `gaps`.
+void plan_packet_filter(const json& facts, TwinNode& node, std::vector<std::string>& gaps) {
+  const json* filter = object_member(facts, "packet_filter");
+  if (!filter) return;
+  const std::string where = node.name + " nftables";
+  if (const json* tables = object_member(*filter, "tables"))
+    for (const auto& [key, table] : tables->items()) {
+      if (nft_key(key, 2).empty()) {
+        gaps.push_back(where + ": table '" + key.substr(0, 80) + "' is not a name the twin's "
+                                                                 "nft is given; left out");
+        continue;
+      }
+      node.nft_objects.push_back("add table " + key);
+    }
+  std::set<std::string> tables(node.nft_objects.begin(), node.nft_objects.end());
+  auto in_table = [&](const std::vector<std::string>& words) {
+    return tables.count("add table " + words[0] + " " + words[1]) > 0;
+  };
+  if (const json* sets = object_member(*filter, "sets"))
+    for (const auto& [key, set] : sets->items()) {
+      auto words = nft_key(key, 3);
+      auto type = set.is_object() ? string_member(set, "type") : std::nullopt;
+      auto kind = set.is_object() ? string_member(set, "kind").value_or("set") : "set";
+      if (words.empty() || !in_table(words) || !type || !valid_nft_words(*type) || kind != "set") {
+        gaps.push_back(where + ": set or map '" + key.substr(0, 80) + "' not reproduced");
+        continue;
+      }
+      std::string declaration = "add set " + key + " { type " + *type + ";";
+      std::vector<std::string> flags;
+      if (const json* list = array_member(set, "flags"))
+        for (const auto& flag : *list)
+          if (flag.is_string() && valid_nft_words(flag.get<std::string>()))
+            flags.push_back(flag.get<std::string>());
+      for (std::size_t i = 0; i < flags.size(); ++i)
+        declaration += (i == 0 ? " flags " : ", ") + flags[i] + (i + 1 == flags.size() ? ";" : "");
+      declaration += " }";
+      node.nft_objects.push_back(declaration);
+      const json* elements = array_member(set, "elements");
+      std::vector<std::string> good;
+      if (elements)
+        for (const auto& element : *elements)
+          if (element.is_string() && valid_nft_words(element.get<std::string>()))
+            good.push_back(element.get<std::string>());
+      if (!elements || good.size() != elements->size())
+        gaps.push_back(where + ": set '" + key + "': elements not reproduced (dynamic, or not "
+                                                 "as captured)");
+      std::string add = "add element " + key + " { ";
+      for (std::size_t i = 0; i < good.size(); ++i) add += (i ? ", " : "") + good[i];
+      if (!good.empty()) node.nft_objects.push_back(add + " }");
+    }
+  const json* chains = object_member(*filter, "chains");
+  if (!chains) return;
+  std::vector<std::pair<std::string, const json*>> ordered;
+  for (const auto& [key, chain] : chains->items()) {
+    auto words = nft_key(key, 3);
+    if (words.empty() || !in_table(words) || !chain.is_object()) {
+      gaps.push_back(where + ": chain '" + key.substr(0, 80) + "' not reproduced");
+      continue;
+    }
+    std::string declaration = "add chain " + key;
+    if (auto hook = string_member(chain, "hook")) {
+      auto type = string_member(chain, "type").value_or("filter");
+      auto priority = integer_member(chain, "priority");
+      auto policy = string_member(chain, "policy").value_or("accept");
+      if (!valid_nft_words(*hook) || !valid_nft_words(type) || !priority ||
+          (policy != "accept" && policy != "drop") || chain.contains("devices")) {
+        gaps.push_back(where + ": base chain '" + key + "' not reproduced (its hook, priority, "
+                                                        "policy or devices)");
+        continue;
+      }
+      declaration += " { type " + type + " hook " + *hook + " priority " +
+                     std::to_string(*priority) + "; policy " + policy + "; }";
+    }
+    node.nft_objects.push_back(declaration);
+    ordered.emplace_back(key, &chain);
+  }
+  for (const auto& [key, chain] : ordered) {
+    const json* rules = array_member(*chain, "rules");
+    if (!rules) continue;
+    for (const auto& rule : *rules) {
+      const std::string text = rule.is_string() ? rule.get<std::string>() : "";
+      if (text.empty() || text.size() > 4096 ||
+          text.find_first_of("\n\r;#") != std::string::npos) {
+        gaps.push_back(where + ": a rule of chain '" + key + "' is not one nft command; left out");
+        continue;
+      }
+      node.nft_rules.push_back("add rule " + key + " " + text);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> twin_scope(const PlanRequest& request) {
   auto names = names_by_hostname(request);
   auto index = index_addresses(request);
@@ -489,6 +624,7 @@ TwinPlan plan_twin(const PlanRequest& request) {
       if (const json* policy = object_member(*multipath, "hash_policy"))
         if (auto ipv4 = integer_member(*policy, "ipv4"); ipv4 && *ipv4 >= 0 && *ipv4 <= 3)
           node.ipv4_hash_policy = static_cast<int>(*ipv4);
+    plan_packet_filter(facts, node, plan.fidelity_gaps);
 
     auto vxlans = vxlan_devices(facts);
     std::set<std::string> masters;
@@ -620,6 +756,8 @@ json to_json(const TwinPlan& plan) {
                      {"loopback", node.loopback_addresses},
                      {"interfaces", std::move(interfaces)},
                      {"static_routes", node.static_routes}});
+    if (!node.nft_objects.empty() || !node.nft_rules.empty())
+      nodes.back()["nftables"] = {{"objects", node.nft_objects}, {"rules", node.nft_rules}};
   }
   json links = json::array();
   for (const auto& link : plan.links)

@@ -45,6 +45,11 @@ struct TwinNode {
   std::vector<TwinInterface> interfaces;   // every interface but lo, masters before their ports
   std::vector<std::string> static_routes;  // linux_host: "default via 10.1.1.1"
   std::optional<int> ipv4_hash_policy;     // net.ipv4.fib_multipath_hash_policy
+  // The captured nftables ruleset (category packet_filter) as `nft -f` lines: its tables, sets
+  // and chains (one batch), then each rule on its own, so one the twin's nft cannot parse is
+  // left out and named rather than losing the rest.
+  std::vector<std::string> nft_objects;
+  std::vector<std::string> nft_rules;
 };
 
 // One veth pair: a's `interface_a` is b's `interface_b`.

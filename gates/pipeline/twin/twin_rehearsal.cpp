@@ -92,6 +92,23 @@ std::vector<std::string> drop_unreproduced(HeldSnapshot& before, HeldSnapshot& a
   return dropped;
 }
 
+// Removes the far ends the twin gave unconnected interfaces (is_unconnected_peer) from both
+// snapshots: they are the twin's, and a step that deletes such an interface takes its peer
+// along, which would read as a link production never had going missing.
+void drop_twin_made(HeldSnapshot& snapshot) {
+  auto& document = snapshot.document;
+  if (!document.contains("devices") || !document["devices"].is_object()) return;
+  for (auto& [device, facts] : document["devices"].items()) {
+    if (!facts.is_object() || !facts.contains("interfaces") || !facts["interfaces"].is_object())
+      continue;
+    auto& interfaces = facts["interfaces"];
+    std::vector<std::string> made;
+    for (const auto& [name, interface] : interfaces.items())
+      if (is_unconnected_peer(name)) made.push_back(name);
+    for (const auto& name : made) interfaces.erase(name);
+  }
+}
+
 json probe_lines(const std::vector<ProbeOutcome>& outcomes) {
   json lines = json::array();
   for (const auto& outcome : outcomes)
@@ -229,6 +246,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
     return finish(Verdict::no_evidence, "the twin could not be built: " + built.error());
   }
   TwinFabric& fabric = **built;
+  for (const auto& gap : fabric.build_gaps()) gaps.push_back(gap);
   report["folder"] = fabric.dir().string();  // gone when the twin is
   NamespaceConnector connector(fabric);
   ssh::ConnectionCache connections(connector);
@@ -364,6 +382,8 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       inputs.change.acceptance.expected_flaps);
   report["sessions_reset"] = resets;
   for (auto& line : drop_unreproduced(before, after)) gaps.push_back(std::move(line));
+  drop_twin_made(before);
+  drop_twin_made(after);
   TwinComparison comparison = inputs.compare ? inputs.compare(before, after) : TwinComparison{};
   report["compare"] = {{"verdict", std::string(to_string(comparison.verdict))},
                        {"lines", comparison.lines}};

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "tests/support/shell.h"
+
 namespace fabgate::pipeline::twin {
 namespace {
 
@@ -103,6 +105,45 @@ TEST(TwinFabric, TwoHostsOnALinkReachEachOtherAndLeaveNothingBehind) {
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_FALSE(fs::exists("/proc/" + std::to_string(anchor) + "/ns/net"));
   fs::remove(settings.state_root);
+}
+
+TEST(TwinFabric, TheCapturedNftablesRulesetIsLoadedAndARuleNftRefusesIsAGap) {
+  if (auto why = cannot_build_here()) GTEST_SKIP() << *why;
+  if (!fs::exists("/usr/sbin/nft")) GTEST_SKIP() << "needs nft (nftables)";
+  // Given a host whose ruleset has a table, a base chain with a counting rule and a rule nft
+  // cannot parse, and an interface with nothing behind it, then the table and the good rule
+  // are in the node's own ruleset (not the controller's), the bad rule is a build gap, the
+  // build succeeds, and the unconnected interface's far end is a twin-made peer.
+  TwinPlan plan;
+  TwinInterface alone = port("spare0", {});
+  alone.kind = TwinInterface::Kind::dummy;
+  plan.nodes = {host("ha", alone)};
+  plan.nodes[0].nft_objects = {
+      "add table inet fgtwin",
+      "add chain inet fgtwin input { type filter hook input priority 0; policy accept; }"};
+  plan.nodes[0].nft_rules = {"add rule inet fgtwin input udp dport 9999 counter drop",
+                             "add rule inet fgtwin input no such statement"};
+  FabricSettings settings;
+  settings.state_root = state_root("nft");
+  auto built = TwinFabric::build(plan, settings);
+  ASSERT_TRUE(built.ok()) << built.error();
+  TwinFabric& fabric = **built;
+  const std::string ruleset = run_in(fabric, "ha", "nft list ruleset");
+  EXPECT_NE(ruleset.find("table inet fgtwin"), std::string::npos) << ruleset;
+  EXPECT_NE(ruleset.find("udp dport 9999 counter"), std::string::npos) << ruleset;
+  ASSERT_EQ(fabric.build_gaps().size(), 1u);
+  EXPECT_NE(fabric.build_gaps()[0].find("ha nftables: rule not reproduced (add rule inet fgtwin "
+                                        "input no such statement)"),
+            std::string::npos)
+      << fabric.build_gaps()[0];
+  EXPECT_NE(fabgate::testing::run_shell("nft list table inet fgtwin").exit_code, 0)
+      << "the controller's own ruleset got the twin's table";
+  const std::string links = run_in(fabric, "ha", "ip -o link show");
+  EXPECT_NE(links.find("spare0@tw-u1"), std::string::npos) << links;
+  EXPECT_TRUE(is_unconnected_peer("tw-u1"));
+  EXPECT_FALSE(is_unconnected_peer("tw-host1"));
+  EXPECT_FALSE(is_unconnected_peer("tw-u"));
+  EXPECT_TRUE(fabric.tear_down().empty());
 }
 
 TEST(TwinFabric, AFailedBuildTearsDownWhatItMade) {

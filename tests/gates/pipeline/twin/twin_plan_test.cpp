@@ -221,6 +221,46 @@ TEST(TwinPlan, HostileNamesAndAddressesFromADeviceAreLeftOutAndSaid) {
   EXPECT_TRUE(valid_interface_name("swp1.100"));
 }
 
+TEST(TwinPlan, TheCapturedNftablesRulesetBecomesNftCommandsAndWhatCannotIsSaid) {
+  // Given leaf1's packet_filter with a table, a set, a base chain, a regular chain and rules,
+  // plus a hostile table name and a rule with a second command after `;`, then the twin's
+  // node gets the table, set (with its elements), chains and rules in order as nft commands,
+  // and the hostile parts are left out and named.
+  Fabric fabric;
+  fabric.pre.document["devices"]["leaf1"]["packet_filter"] = json::parse(R"({
+    "tables": {"inet acct": {"chains": ["count", "input"], "sets": ["watched"]},
+               "inet x;flush ruleset": {"chains": []}},
+    "chains": {
+      "inet acct input": {"type": "filter", "hook": "input", "priority": 0, "policy": "accept",
+                          "rules": ["ip saddr @watched counter", "jump count",
+                                    "accept; flush ruleset"]},
+      "inet acct count": {"rules": ["counter comment \"storage\""]}},
+    "sets": {"inet acct watched": {"kind": "set", "type": "ipv4_addr", "flags": ["interval"],
+                                   "elements": ["10.9.0.0/16", "10.8.8.8"]}},
+    "handles": {}, "counters": {}})");
+  auto change = change_on({"leaf1"}, false);
+  auto plan = plan_twin({fabric.inventory, change, fabric.pre, 0});
+  const TwinNode* leaf1 = plan.find("leaf1");
+  ASSERT_NE(leaf1, nullptr);
+  EXPECT_EQ(leaf1->nft_objects,
+            (std::vector<std::string>{
+                "add table inet acct",
+                "add set inet acct watched { type ipv4_addr; flags interval; }",
+                "add element inet acct watched { 10.9.0.0/16, 10.8.8.8 }",
+                "add chain inet acct count",
+                "add chain inet acct input { type filter hook input priority 0; policy accept; }"}));
+  EXPECT_EQ(leaf1->nft_rules,
+            (std::vector<std::string>{"add rule inet acct count counter comment \"storage\"",
+                                      "add rule inet acct input ip saddr @watched counter",
+                                      "add rule inet acct input jump count"}));
+  auto said = [&](const std::string& text) {
+    return std::any_of(plan.fidelity_gaps.begin(), plan.fidelity_gaps.end(),
+                       [&](const std::string& gap) { return gap.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("leaf1 nftables: table 'inet x;flush ruleset' is not a name"));
+  EXPECT_TRUE(said("leaf1 nftables: a rule of chain 'inet acct input' is not one nft command"));
+}
+
 TEST(TwinConvergence, SessionsUpBetweenTwinDevicesWithTheirRoutes) {
   Fabric fabric;
   auto change = change_on({"spine1"}, true);
