@@ -432,23 +432,18 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
     }
   }
 
-  // 3b. nftables as captured: tables, sets and chains in one batch, then each rule on its own.
-  //     A twin without them still forwards, so what nft refuses is a gap in the report, never
-  //     a failed build; the step that needs it then fails on the twin and says why.
+  // 3b. nftables as captured: tables, sets and chains, then rules, each on its own (one nft
+  //     refuses must not take the rest with it). A twin without them still forwards, so what
+  //     nft refuses is a gap in the report, never a failed build; a step that needs it then
+  //     fails on the twin and says why.
   for (const auto& node : plan.nodes) {
-    if (node.nft_objects.empty()) continue;
     const pid_t anchor = fabric->anchor_of(node.name);
-    if (auto done = run(in_node(anchor, {"nft", "-f", "-"}), timeout,
-                        join(node.nft_objects, "\n") + "\n");
-        !done.ok()) {
-      fabric->build_gaps_.push_back(node.name + " nftables: tables, sets and chains not "
-                                                "reproduced: " + done.error());
-      continue;
-    }
-    for (const auto& rule : node.nft_rules)
-      if (auto done = run(in_node(anchor, {"nft", "-f", "-"}), timeout, rule + "\n"); !done.ok())
-        fabric->build_gaps_.push_back(node.name + " nftables: rule not reproduced (" +
-                                      rule.substr(0, 200) + "): " + done.error());
+    for (const auto* lines : {&node.nft_objects, &node.nft_rules})
+      for (const auto& line : *lines)
+        if (auto done = run(in_node(anchor, {"nft", "-f", "-"}), timeout, line + "\n");
+            !done.ok())
+          fabric->build_gaps_.push_back(node.name + " nftables: not reproduced (" +
+                                        line.substr(0, 200) + "): " + done.error());
   }
 
   // 4. FRR on every switch: its own /etc/frr and /run/frr (so a plain `vtysh` in a step

@@ -46,7 +46,7 @@ struct TwinNode {
   std::vector<std::string> static_routes;  // linux_host: "default via 10.1.1.1"
   std::optional<int> ipv4_hash_policy;     // net.ipv4.fib_multipath_hash_policy
   // The captured nftables ruleset (category packet_filter) as `nft -f` lines: its tables, sets
-  // and chains (one batch), then each rule on its own, so one the twin's nft cannot parse is
+  // and chains, then its rules, each given to nft on its own, so one the twin's nft refuses is
   // left out and named rather than losing the rest.
   std::vector<std::string> nft_objects;
   std::vector<std::string> nft_rules;

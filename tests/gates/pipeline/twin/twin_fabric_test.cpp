@@ -132,7 +132,7 @@ TEST(TwinFabric, TheCapturedNftablesRulesetIsLoadedAndARuleNftRefusesIsAGap) {
   EXPECT_NE(ruleset.find("table inet fgtwin"), std::string::npos) << ruleset;
   EXPECT_NE(ruleset.find("udp dport 9999 counter"), std::string::npos) << ruleset;
   ASSERT_EQ(fabric.build_gaps().size(), 1u);
-  EXPECT_NE(fabric.build_gaps()[0].find("ha nftables: rule not reproduced (add rule inet fgtwin "
+  EXPECT_NE(fabric.build_gaps()[0].find("ha nftables: not reproduced (add rule inet fgtwin "
                                         "input no such statement)"),
             std::string::npos)
       << fabric.build_gaps()[0];
