@@ -1,5 +1,8 @@
 #include "gates/pipeline/families/collector_snapshotter.h"
 
+#include <optional>
+#include <string>
+
 #include "adapters/core/text.h"
 #include "gates/pipeline/families/gnmi_steps.h"
 #include "gates/pipeline/families/remote.h"
@@ -111,17 +114,26 @@ Result<snapshot::ProfileSet> profiles_for(const intent::IntentRepository& reposi
   return profiles_from(repository.policy_texts, repository.settings.policies_dir + "/collectors");
 }
 
+namespace {
+
+// A collector profile is a file `NAME.yaml` directly in the collectors folder; anything else
+// there (a subfolder, a README, an editor's backup) is not one.
+std::optional<std::string> profile_name(const std::string& path, const std::string& collectors_dir) {
+  const std::string prefix = collectors_dir + "/";
+  const std::string suffix = ".yaml";
+  if (!path.starts_with(prefix) || !path.ends_with(suffix)) return std::nullopt;
+  std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  if (name.empty() || name.find('/') != std::string::npos) return std::nullopt;
+  return name;
+}
+
+}  // namespace
+
 Result<snapshot::ProfileSet> profiles_from(const std::map<std::string, std::string>& texts,
                                            const std::string& collectors_dir) {
   std::map<std::string, std::string> overrides;
-  const std::string prefix = collectors_dir + "/";
-  for (const auto& [path, text] : texts) {
-    if (path.rfind(prefix, 0) != 0) continue;
-    std::string name = path.substr(prefix.size());
-    auto dot = name.rfind(".yaml");
-    if (dot == std::string::npos || name.find('/') != std::string::npos) continue;
-    overrides[name.substr(0, dot)] = text;
-  }
+  for (const auto& [path, text] : texts)
+    if (auto name = profile_name(path, collectors_dir)) overrides[*name] = text;
   return snapshot::load_profiles(overrides);
 }
 
@@ -137,10 +149,9 @@ Result<snapshot::ProfileSet> trusted_profiles_for(const intent::IntentRepository
   const std::string own_dir = repository.settings.policies_dir + "/collectors";
   const std::string trusted_dir = trusted ? trusted->collectors_dir : own_dir;
   for (const auto& [path, text] : repository.policy_texts) {
-    if (!path.starts_with(own_dir + "/") || !path.ends_with(".yaml")) continue;
-    const std::string name = path.substr(own_dir.size() + 1);
-    if (name.find('/') != std::string::npos) continue;  // not a profile (profiles_from)
-    auto there = texts.find(trusted_dir + "/" + name);
+    auto name = profile_name(path, own_dir);
+    if (!name) continue;
+    auto there = texts.find(trusted_dir + "/" + *name + ".yaml");
     if (there == texts.end() || there->second != text)
       notes.push_back("the change's commit has its own " + path +
                       "; the twin collects with the profiles of " + from +

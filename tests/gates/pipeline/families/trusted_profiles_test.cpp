@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,21 @@ intent::IntentRepository repository_with_own_profile() {
   return repository;
 }
 
+// A trusted policy whose collectors folder is `dir` and holds `files` (paths relative to it).
+intent::TrustedPolicy trusted_with(const std::string& dir,
+                                   const std::map<std::string, std::string>& files) {
+  intent::TrustedPolicy trusted;
+  trusted.source = "main at 1a2b3c4d5e6f (its tip)";
+  trusted.collectors_dir = dir;
+  for (const auto& [name, text] : files) trusted.collector_profiles[dir + "/" + name] = text;
+  return trusted;
+}
+
 TEST(TrustedProfiles, TheTrustedRefsProfileIsUsedAndTheChangesOwnIsNamed) {
   // Given the trusted ref's linux profile and a change commit with its own, then the profile
   // set runs the trusted one's command and the note names the change's file and the source.
   auto repository = repository_with_own_profile();
-  intent::TrustedPolicy trusted;
-  trusted.source = "main at 1a2b3c4d5e6f (its tip)";
-  trusted.collectors_dir = "fleet/collectors";
-  trusted.collector_profiles["fleet/collectors/linux.yaml"] = kTrustedLinux;
-  repository.trusted_policy = trusted;
+  repository.trusted_policy = trusted_with("fleet/collectors", {{"linux.yaml", kTrustedLinux}});
   std::vector<std::string> notes;
   auto profiles = trusted_profiles_for(repository, notes);
   ASSERT_TRUE(profiles.ok()) << profiles.error().message;
@@ -56,14 +63,25 @@ TEST(TrustedProfiles, TheTrustedRefsProfileIsUsedAndTheChangesOwnIsNamed) {
 
 TEST(TrustedProfiles, AProfileTheSameAsTheTrustedRefsIsNotNamed) {
   auto repository = repository_with_own_profile();
-  intent::TrustedPolicy trusted;
-  trusted.collectors_dir = "policies/collectors";
-  trusted.collector_profiles["policies/collectors/linux.yaml"] = kChangesLinux;
-  repository.trusted_policy = trusted;
+  repository.trusted_policy = trusted_with("policies/collectors", {{"linux.yaml", kChangesLinux}});
   std::vector<std::string> notes;
   auto profiles = trusted_profiles_for(repository, notes);
   ASSERT_TRUE(profiles.ok()) << profiles.error().message;
   EXPECT_TRUE(notes.empty());
+}
+
+TEST(TrustedProfiles, OnlyAYamlFileDirectlyInTheFolderIsAProfile) {
+  // Given the trusted folder with linux.yaml beside an editor's backup and a subfolder's file
+  // of the same stem, then only linux.yaml decides what the linux profile runs (a name cut at
+  // its first ".yaml" once made linux.yaml.orig override linux.yaml).
+  auto repository = repository_with_own_profile();
+  repository.trusted_policy = trusted_with("fleet/collectors", {{"linux.yaml", kTrustedLinux},
+                                                                {"linux.yaml.orig", kChangesLinux},
+                                                                {"old/linux.yaml", kChangesLinux}});
+  std::vector<std::string> notes;
+  auto profiles = trusted_profiles_for(repository, notes);
+  ASSERT_TRUE(profiles.ok()) << profiles.error().message;
+  EXPECT_EQ(commands_of(profiles.value(), "linux"), std::vector<std::string>{"ip -j link show"});
 }
 
 TEST(TrustedProfiles, WithoutATrustedPolicyOnlyTheShippedProfilesRun) {
