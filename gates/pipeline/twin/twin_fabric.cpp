@@ -218,7 +218,8 @@ std::vector<std::string> frr_daemons_for(const std::string& config) {
 
 std::string ip_batch(const TwinNode& node) {
   std::ostringstream batch;
-  int unconnected = 0;
+  const auto peers = unconnected_peer_names(node);
+  std::size_t unconnected = 0;
   batch << "link set lo up\n";
   for (const auto& address : node.loopback_addresses) batch << "addr add " << address << " dev lo\n";
   for (const auto& interface : node.interfaces) {
@@ -229,11 +230,11 @@ std::string ip_batch(const TwinNode& node) {
       case TwinInterface::Kind::dummy:
         // An interface with nothing behind it. Not a `dummy` device (a kernel module many
         // hosts lack): a veth whose other end stays in the node, up, and leads nowhere.
-        ++unconnected;
         batch << "link add " << interface.name << " mtu " << interface.mtu
-              << " type veth peer name " << kUnconnectedPeerPrefix << unconnected << " mtu "
-              << interface.mtu << "\n"
-              << "link set " << kUnconnectedPeerPrefix << unconnected << " up\n";
+              << " type veth peer name " << peers[unconnected] << " mtu " << interface.mtu
+              << "\n"
+              << "link set " << peers[unconnected] << " up\n";
+        ++unconnected;
         break;
       case TwinInterface::Kind::vxlan:
         batch << "link add " << interface.name << " mtu " << interface.mtu << " type vxlan id "
@@ -503,11 +504,19 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
   return fabric;
 }
 
-bool is_unconnected_peer(std::string_view interface) {
-  if (!interface.starts_with(kUnconnectedPeerPrefix)) return false;
-  interface.remove_prefix(kUnconnectedPeerPrefix.size());
-  return !interface.empty() &&
-         std::all_of(interface.begin(), interface.end(), [](char c) { return c >= '0' && c <= '9'; });
+std::vector<std::string> unconnected_peer_names(const TwinNode& node) {
+  std::set<std::string> taken;
+  for (const auto& interface : node.interfaces) taken.insert(interface.name);
+  std::vector<std::string> names;
+  int next = 1;
+  for (const auto& interface : node.interfaces) {
+    if (interface.kind != TwinInterface::Kind::dummy) continue;
+    std::string name;
+    do name = std::string(kUnconnectedPeerPrefix) + std::to_string(next++);
+    while (taken.contains(name));
+    names.push_back(name);
+  }
+  return names;
 }
 
 namespace {

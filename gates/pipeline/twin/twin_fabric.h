@@ -74,11 +74,12 @@ class TwinFabric {
   bool torn_down_ = false;
 };
 
-// The name of the far end the twin gives an interface with nothing behind it (a veth peer
-// left in the node, `tw-u1`, `tw-u2`...): twin-made, never production's, so left out of the
-// twin's snapshots before they are compared (a step deleting the interface takes its peer).
+// The names of the far ends the twin gives a node's interfaces with nothing behind them (veth
+// peers left in the node, `tw-u1`, `tw-u2`..., in interface order, skipping any name the node
+// itself has): twin-made, never production's, so exactly these are left out of the node's
+// snapshots before they are compared (a step deleting the interface takes its peer along).
 inline constexpr std::string_view kUnconnectedPeerPrefix = "tw-u";
-bool is_unconnected_peer(std::string_view interface);
+std::vector<std::string> unconnected_peer_names(const TwinNode& node);
 
 // A RemoteShell that runs commands inside a twin node, as an SSH login there would: in the
 // node's network, mount and UTS namespaces (so `vtysh` reaches the node's own FRR), through

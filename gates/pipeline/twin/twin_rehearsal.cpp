@@ -92,20 +92,20 @@ std::vector<std::string> drop_unreproduced(HeldSnapshot& before, HeldSnapshot& a
   return dropped;
 }
 
-// Removes the far ends the twin gave unconnected interfaces (is_unconnected_peer) from both
+// Removes the far ends the twin gave unconnected interfaces (unconnected_peer_names) from both
 // snapshots: they are the twin's, and a step that deletes such an interface takes its peer
-// along, which would read as a link production never had going missing.
-void drop_twin_made(HeldSnapshot& snapshot) {
+// along, which would read as a link production never had going missing. Only the names the
+// twin made on that node go: a production interface that happens to be called `tw-u1` stays.
+void drop_twin_made(HeldSnapshot& snapshot, const TwinPlan& plan) {
   auto& document = snapshot.document;
   if (!document.contains("devices") || !document["devices"].is_object()) return;
-  for (auto& [device, facts] : document["devices"].items()) {
-    if (!facts.is_object() || !facts.contains("interfaces") || !facts["interfaces"].is_object())
-      continue;
-    auto& interfaces = facts["interfaces"];
-    std::vector<std::string> made;
-    for (const auto& [name, interface] : interfaces.items())
-      if (is_unconnected_peer(name)) made.push_back(name);
-    for (const auto& name : made) interfaces.erase(name);
+  auto& devices = document["devices"];
+  for (const auto& node : plan.nodes) {
+    auto facts = devices.find(node.name);
+    if (facts == devices.end() || !facts->is_object()) continue;
+    auto interfaces = facts->find("interfaces");
+    if (interfaces == facts->end() || !interfaces->is_object()) continue;
+    for (const auto& name : unconnected_peer_names(node)) interfaces->erase(name);
   }
 }
 
@@ -382,8 +382,8 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       inputs.change.acceptance.expected_flaps);
   report["sessions_reset"] = resets;
   for (auto& line : drop_unreproduced(before, after)) gaps.push_back(std::move(line));
-  drop_twin_made(before);
-  drop_twin_made(after);
+  drop_twin_made(before, plan);
+  drop_twin_made(after, plan);
   TwinComparison comparison = inputs.compare ? inputs.compare(before, after) : TwinComparison{};
   report["compare"] = {{"verdict", std::string(to_string(comparison.verdict))},
                        {"lines", comparison.lines}};
