@@ -12,6 +12,29 @@
 #include "adapters/core/text.h"
 
 namespace fabgate::pipeline {
+
+std::vector<intent::Probe> spread_window_probes(const std::vector<intent::Probe>& probes) {
+  std::vector<intent::Probe> window;
+  for (auto probe : probes) {
+    if (probe.kind != "flows" || probe.protocol != "udp") continue;
+    probe.flows = std::max(probe.flows, kSpreadFlows);
+    window.push_back(std::move(probe));
+  }
+  return window;
+}
+
+std::set<std::string> declared_spread_devices(const intent::Change& change,
+                                              const std::set<std::string>& group_devices) {
+  std::set<std::string> declared;
+  for (const auto& expected : change.compare.expected) {
+    if (expected.path != "spread") continue;
+    if (expected.device == "*")
+      declared.insert(group_devices.begin(), group_devices.end());
+    else
+      declared.insert(expected.device);
+  }
+  return declared;
+}
 namespace {
 
 using nlohmann::json;

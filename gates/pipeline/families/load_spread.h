@@ -18,10 +18,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gates/intent/model.h"
 #include "gates/pipeline/families/snapshots.h"
 #include "gates/pipeline/verdict.h"
 
 namespace fabgate::pipeline {
+
+// The window's probes: the udp flows probes among `probes`, each with at least kSpreadFlows
+// flows (source ports), to be run with kSpreadPacketsPerFlow packets a flow. Only udp flows
+// probes: each flow is one 5-tuple the fabric hashes, sent at a steady rate; a collective's few
+// long TCP connections land where their ports hash and would decide the shares alone, and ICMP
+// echoes of one host pair share one hash. 64 flows put a member's share of an even two-way group
+// within about 6 points of half, where the default 16 would leave 12; and 1,280 packets a probe
+// leave the members' own traffic (BFD, BGP keepalives, LLDP) a few percent.
+inline constexpr int kSpreadFlows = 64;
+inline constexpr int kSpreadPacketsPerFlow = 20;
+std::vector<intent::Probe> spread_window_probes(const std::vector<intent::Probe>& probes);
+
+// The devices whose spread `change` declares it moves (compare.expected {device, path: spread};
+// device "*" is every one of `group_devices`): reported there, not judged.
+std::set<std::string> declared_spread_devices(const intent::Change& change,
+                                              const std::set<std::string>& group_devices);
 
 // One equal-cost group of one device: the interfaces its routes' next hops leave by.
 struct EcmpGroup {

@@ -11,28 +11,9 @@
 #include "gates/pipeline/families/load_spread.h"
 
 namespace fabgate::pipeline {
-namespace {
-
-// The window's flows probes use at least this many flows (source ports), each sending
-// kSpreadPacketsPerFlow packets: 64 flows put a member's share of an even two-way group within
-// about 6 points of half, where the default 16 would leave 12; and 1,280 packets a probe leave
-// the members' own traffic (BFD, BGP keepalives, LLDP) a few percent.
-constexpr int kSpreadFlows = 64;
-constexpr int kSpreadPacketsPerFlow = 20;
-
-}  // namespace
 
 std::vector<intent::Probe> Pipeline::spread_probes() const {
-  // Only udp flows probes: each flow is one 5-tuple the fabric hashes, sent at a steady rate.
-  // A collective's few long TCP connections land where their ports hash and would decide the
-  // shares alone; ICMP echoes of one host pair share one hash.
-  std::vector<intent::Probe> probes;
-  for (auto probe : host_probes()) {
-    if (probe.kind != "flows" || probe.protocol != "udp") continue;
-    probe.flows = std::max(probe.flows, kSpreadFlows);
-    probes.push_back(std::move(probe));
-  }
-  return probes;
+  return spread_window_probes(host_probes());
 }
 
 bool Pipeline::spread_applies() const {
@@ -136,15 +117,7 @@ void Pipeline::measure_spread(GateRecord& record, const std::string& phase) {
     return;
   }
 
-  // Devices whose spread the change declares it moves: compare.expected {device, path: spread}.
-  std::set<std::string> declared;
-  for (const auto& expected : change_.compare.expected)
-    if (expected.path == "spread") {
-      if (expected.device == "*")
-        declared.insert(group_devices.begin(), group_devices.end());
-      else
-        declared.insert(expected.device);
-    }
+  auto declared = declared_spread_devices(change_, group_devices);
   auto judgement = judge_spread(*spread_baseline_, spreads, declared, SpreadLimits{});
   record.details.insert(record.details.end(), judgement.lines.begin(), judgement.lines.end());
   record.verdict = judgement.verdict;

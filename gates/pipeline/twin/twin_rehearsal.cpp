@@ -13,6 +13,7 @@
 #include "adapters/core/time.h"
 #include "gates/pipeline/families/collector_snapshotter.h"
 #include "gates/pipeline/families/execute.h"
+#include "gates/pipeline/families/load_spread.h"
 #include "gates/pipeline/families/probes.h"
 #include "gates/pipeline/families/remote.h"
 #include "gates/pipeline/families/secret_substitution.h"
@@ -107,6 +108,56 @@ void drop_twin_made(HeldSnapshot& snapshot, const TwinPlan& plan) {
     if (interfaces == facts->end() || !interfaces->is_object()) continue;
     for (const auto& name : unconnected_peer_names(node)) interfaces->erase(name);
   }
+}
+
+// One spread window on the twin (load_spread.h, docs/probes.md "Load spread"): the group
+// devices' counters, only the window's udp flows probes, the counters again, as production's
+// spread gates measure it. The groups are `baseline_groups` for the baseline, and for the
+// acceptance window those the routes show at its end (a drained member has left its group).
+struct SpreadWindow {
+  std::vector<GroupSpread> spreads;
+  std::string missing;       // not empty: the window is no evidence, and why
+  std::string failed_probe;  // not empty: a window probe did not pass
+  std::vector<std::string> unresolved;
+};
+
+SpreadWindow spread_window(CollectorSnapshotter& snapshotter, SshRemote& remote,
+                           ProbeContext context, const std::vector<intent::Probe>& probes,
+                           const EcmpGroups& baseline_groups,
+                           const std::vector<const intent::Device*>& devices,
+                           const std::string& intent_commit, bool baseline) {
+  SpreadWindow window;
+  std::set<std::string> group_devices;
+  for (const auto& group : baseline_groups.groups) group_devices.insert(group.device);
+  std::vector<const intent::Device*> read;
+  for (const auto* device : devices)
+    if (group_devices.contains(device->name)) read.push_back(device);
+  const std::set<std::string> categories = {"interfaces", "routes"};
+  auto before = snapshotter.take_counters(read, categories, intent_commit);
+  context.flows_packets = kSpreadPacketsPerFlow;
+  auto outcomes = run_probes(remote, context, probes,
+                             baseline ? "twin-spread-baseline" : "twin-spread");
+  auto after = snapshotter.take_counters(read, categories, intent_commit);
+  if (!before || !after) {
+    window.missing = "the interface counters could not be read " +
+                     std::string(!before ? "before" : "after") + " the window";
+    return window;
+  }
+  for (const auto& outcome : outcomes)
+    if (outcome.verdict != Verdict::pass) {
+      window.failed_probe = outcome.name + " on " + outcome.host + ": " +
+                            std::string(to_string(outcome.verdict)) + ": " + outcome.reason;
+      return window;
+    }
+  auto groups = baseline_groups;
+  if (!baseline) {
+    groups = ecmp_groups(after->document, after->routes);
+    for (const auto& group : baseline_groups.groups)
+      if (!groups.routes_read.contains(group.device)) groups.groups.push_back(group);
+  }
+  window.unresolved = groups.unresolved;
+  window.spreads = measure_spread(groups.groups, before->document, after->document);
+  return window;
 }
 
 json probe_lines(const std::vector<ProbeOutcome>& outcomes) {
@@ -323,6 +374,28 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   auto before_taken = snapshotter.take(devices, inputs.intent_commit);
   const auto baseline_taken = Clock::now();  // every baseline reading is older than this
   HeldSnapshot before{std::move(before_taken.document), std::move(before_taken.routes)};
+  // The spread baseline, from the twin's own equal-cost groups (production's spread gates
+  // measure the same way): without a usable one the spread is not judged on the twin.
+  const auto window_probes = spread_window_probes(judged);
+  const auto groups = ecmp_groups(before.document, before.routes);
+  std::optional<std::vector<GroupSpread>> spread_baseline;
+  json spread_report = json::object();
+  if (!window_probes.empty() && !groups.groups.empty()) {
+    auto window = spread_window(snapshotter, remote, context, window_probes, groups, devices,
+                                inputs.intent_commit, true);
+    spread_report["baseline"] = to_json(window.spreads);
+    std::size_t usable = 0;
+    for (const auto& spread : window.spreads)
+      usable += spread.missing.empty() && spread.total >= SpreadLimits{}.min_packets;
+    if (!window.missing.empty() || !window.failed_probe.empty() || usable == 0)
+      gaps.push_back("the load spread has no baseline on the twin (" +
+                     (!window.missing.empty()        ? window.missing
+                      : !window.failed_probe.empty() ? "a window probe did not pass: " + window.failed_probe
+                                                     : std::string("no equal-cost group carried the window")) +
+                     "): not judged there");
+    else
+      spread_baseline = std::move(window.spreads);
+  }
   phases["baseline_s"] = seconds_since(phase);
 
   // 5. the continuous probe (acceptance.during), as in production from before the first step
@@ -370,6 +443,31 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       during.reset();
     }
   }
+  // The acceptance spread window, judged against the baseline's as production judges it.
+  std::optional<SpreadJudgement> spread;
+  std::string spread_failed_probe;
+  if (spread_baseline) {
+    auto window = spread_window(snapshotter, remote, context, window_probes, groups, devices,
+                                inputs.intent_commit, false);
+    spread_report["acceptance"] = to_json(window.spreads);
+    for (const auto& line : window.unresolved) gaps.push_back("spread not measured: " + line);
+    if (!window.failed_probe.empty()) {
+      spread_failed_probe = window.failed_probe;  // passed moments ago: the change's doing
+    } else if (!window.missing.empty()) {
+      gaps.push_back("the load spread after the change: " + window.missing + ": not judged there");
+    } else {
+      std::set<std::string> group_devices;
+      for (const auto& group : groups.groups) group_devices.insert(group.device);
+      spread = judge_spread(*spread_baseline, window.spreads,
+                            declared_spread_devices(inputs.change, group_devices), SpreadLimits{});
+      spread_report["lines"] = spread->lines;
+      spread_report["verdict"] = std::string(to_string(spread->verdict));
+      if (spread->verdict == Verdict::no_evidence)
+        gaps.push_back("the load spread after the change could not be read for a group "
+                       "(report's spread lines): not judged there");
+    }
+  }
+  report["spread"] = spread_report;
   const auto after_started = Clock::now();  // every later reading is younger than this
   auto after_taken = snapshotter.take(devices, inputs.intent_commit);
   HeldSnapshot after{std::move(after_taken.document), std::move(after_taken.routes)};
@@ -405,6 +503,15 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
                        inputs.change.acceptance.during->target + ": " + during->reason;
     outcome.details.push_back(line);
     return end(Verdict::fail, "disproven on the twin: " + line);
+  }
+  if (!spread_failed_probe.empty()) {
+    std::string line = "a flows probe of the spread window did not pass: " + spread_failed_probe;
+    outcome.details.push_back(line);
+    return end(Verdict::fail, "disproven on the twin: " + line);
+  }
+  if (spread && spread->verdict == Verdict::fail) {
+    for (const auto& line : spread->failures) outcome.details.push_back(line);
+    return end(Verdict::fail, "disproven on the twin: " + spread->failures.front());
   }
   for (const auto& line : comparison.lines) outcome.details.push_back(line);
   if (comparison.verdict == Verdict::fail)

@@ -186,6 +186,32 @@ TEST(LoadSpread, ADeclaredDeviceIsReportedNotFailed) {
   EXPECT_NE(judgement.lines[0].find("declared"), std::string::npos) << judgement.lines[0];
 }
 
+TEST(LoadSpread, TheWindowRunsOnlyUdpFlowsProbesWithAtLeast64Flows) {
+  // Given a udp flows probe of 16 flows, one of 100, a tcp flows probe and a command probe,
+  // then the window (production's and the twin's alike) runs the two udp ones, at 64 and 100.
+  intent::Probe udp16, udp100, tcp, command;
+  udp16.kind = udp100.kind = tcp.kind = "flows";
+  udp16.flows = 16;
+  udp100.flows = 100;
+  tcp.protocol = "tcp";
+  command.kind = "command";
+  auto window = spread_window_probes({udp16, tcp, udp100, command});
+  ASSERT_EQ(window.size(), 2u);
+  EXPECT_EQ(window[0].flows, kSpreadFlows);
+  EXPECT_EQ(window[1].flows, 100);
+}
+
+TEST(LoadSpread, DeclaredDevicesAreTheSpreadPathsOfTheChangesExpectations) {
+  // Given expectations on leaf1's spread, on spine1's bgp and on every device's spread, then
+  // leaf1 alone is declared by the first, and "*" declares every group device.
+  intent::Change change;
+  change.compare.expected = {{"leaf1", "spread"}, {"spine1", "bgp.peers.*.state"}};
+  EXPECT_EQ(declared_spread_devices(change, {"leaf1", "leaf2"}), std::set<std::string>{"leaf1"});
+  change.compare.expected.push_back({"*", "spread"});
+  EXPECT_EQ(declared_spread_devices(change, {"leaf1", "leaf2"}),
+            (std::set<std::string>{"leaf1", "leaf2"}));
+}
+
 TEST(LoadSpread, ForeignShapesAreNoEvidenceNeverAThrow) {
   // Given counters as strings and routes as an object, then nothing throws: no group from the
   // routes, and the counters' group is missing.
