@@ -74,4 +74,16 @@ std::vector<std::string> sessions_reset(const nlohmann::json& before, const nloh
                                         Duration elapsed,
                                         const std::vector<std::string>& expected_flaps);
 
+// What a twin started cold cannot have learned, set from production's pre snapshot in
+// twin-before (never twin-after) before the two are compared, one line each for the report:
+// - a BGP peer that has not come up on the twin reads remote_as 0 (a `remote-as external` or
+//   `internal` peer learns it from the OPEN): production's learned value is the twin's baseline,
+//   so a session that comes up with another AS still shows;
+// - a BFD session bgpd registered before its BGP session ever came up is bound to no interface,
+//   and is made again (one down event) when the session comes up: where production's is bound
+//   and the twin's is not, twin-before takes twin-after's up and down event counts (not judged
+//   there; the session's status and timers still are).
+std::vector<std::string> align_cold_start(HeldSnapshot& before, const HeldSnapshot& after,
+                                          const nlohmann::json& production);
+
 }  // namespace fabgate::pipeline::twin
