@@ -447,6 +447,33 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
                                         line.substr(0, 200) + "): " + done.error());
   }
 
+  // 3c. Every VXLAN device routes each packet it sends on its own, as a switch's ASIC hashes
+  //     each encapsulated flow's outer source port over the uplinks. Linux's VXLAN driver
+  //     instead caches the route to each remote VTEP and reuses it whatever the source port,
+  //     pinning every overlay flow of a node to one uplink: on a twin the overlay's traffic
+  //     would be one elephant flow, and the load spread it measures would move whenever a
+  //     route change (any change's) re-resolves it. The driver skips that cache for a packet
+  //     that carries a mark, so an egress hook marks them; nothing on the twin reads the mark.
+  for (const auto& node : plan.nodes) {
+    std::ostringstream table;
+    int chains = 0;
+    for (const auto& interface : node.interfaces) {
+      if (interface.kind != TwinInterface::Kind::vxlan) continue;
+      table << "  chain vxlan" << ++chains << " {\n    type filter hook egress device \""
+            << interface.name << "\" priority 0; policy accept;\n    meta mark set "
+            << kVxlanRouteMark << "\n  }\n";
+    }
+    if (chains == 0) continue;
+    const std::string batch = "table netdev " + std::string(kVxlanSpreadTable) + " {\n" +
+                              table.str() + "}\n";
+    if (auto done = run(in_node(fabric->anchor_of(node.name), {"nft", "-f", "-"}), timeout, batch);
+        !done.ok())
+      fabric->build_gaps_.push_back(
+          node.name + " VXLAN: every overlay flow to a remote VTEP shares one uplink on the "
+                      "twin (no nftables egress hook to bypass the driver's route cache: " +
+          done.error() + ")");
+  }
+
   // 4. FRR on every switch: its own /etc/frr and /run/frr (so a plain `vtysh` in a step
   //    reaches this node's daemons), the daemons its configuration needs, then the captured
   //    configuration loaded as an integrated config.

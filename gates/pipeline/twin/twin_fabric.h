@@ -74,6 +74,12 @@ class TwinFabric {
   bool torn_down_ = false;
 };
 
+// The table the twin adds to a node with VXLAN devices, whose egress hooks mark every packet
+// they send with kVxlanRouteMark so the driver routes each one (twin_fabric.cpp, 3c); twin-made,
+// so left out of the twin's snapshots before they are compared.
+inline constexpr std::string_view kVxlanSpreadTable = "fabgate_twin_vxlan";
+inline constexpr unsigned kVxlanRouteMark = 0x7477;
+
 // The names of the far ends the twin gives a node's interfaces with nothing behind them (veth
 // peers left in the node, `tw-u1`, `tw-u2`..., in interface order, skipping any name the node
 // itself has): twin-made, never production's, so exactly these are left out of the node's

@@ -113,6 +113,7 @@ json* twin_peer(json& document, const std::string& device, const std::string& ca
 // snapshots: they are the twin's, and a step that deletes such an interface takes its peer
 // along, which would read as a link production never had going missing. Only the names the
 // twin made on that node go: a production interface that happens to be called `tw-u1` stays.
+// The nftables table the twin adds for its VXLAN devices goes too.
 void drop_twin_made(HeldSnapshot& snapshot, const TwinPlan& plan) {
   auto& document = snapshot.document;
   if (!document.contains("devices") || !document["devices"].is_object()) return;
@@ -123,6 +124,20 @@ void drop_twin_made(HeldSnapshot& snapshot, const TwinPlan& plan) {
     auto interfaces = facts->find("interfaces");
     if (interfaces == facts->end() || !interfaces->is_object()) continue;
     for (const auto& name : unconnected_peer_names(node)) interfaces->erase(name);
+  }
+  // The table that makes the twin's VXLAN devices route each packet (kVxlanSpreadTable).
+  const std::string table = "netdev " + std::string(kVxlanSpreadTable);
+  for (auto& [device, facts] : devices.items()) {
+    if (!facts.is_object()) continue;
+    auto filter = facts.find("packet_filter");
+    if (filter == facts.end() || !filter->is_object()) continue;
+    for (auto& [section, entries] : filter->items()) {
+      if (!entries.is_object()) continue;
+      std::vector<std::string> made;
+      for (const auto& [key, entry] : entries.items())
+        if (key == table || key.starts_with(table + " ")) made.push_back(key);
+      for (const auto& key : made) entries.erase(key);
+    }
   }
 }
 

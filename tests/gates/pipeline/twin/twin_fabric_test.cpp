@@ -125,13 +125,22 @@ TEST(TwinFabric, TheCapturedNftablesRulesetIsLoadedAndARuleNftRefusesIsAGap) {
   if (auto why = cannot_build_here()) GTEST_SKIP() << *why;
   if (!fs::exists("/usr/sbin/nft")) GTEST_SKIP() << "needs nft (nftables)";
   // Given a host whose ruleset has a table, a base chain with a counting rule and a rule nft
-  // cannot parse, and an interface with nothing behind it, then the table and the good rule
+  // cannot parse, a VXLAN device and an interface with nothing behind it, then the table and
+  // the good rule
   // are in the node's own ruleset (not the controller's), the bad rule is a build gap, the
   // build succeeds, and the unconnected interface's far end is a twin-made peer.
   TwinPlan plan;
   TwinInterface alone = port("spare0", {});
   alone.kind = TwinInterface::Kind::dummy;
   plan.nodes = {host("ha", alone)};
+  TwinInterface vxlan;
+  vxlan.name = "vxlan100";
+  vxlan.kind = TwinInterface::Kind::vxlan;
+  vxlan.mtu = 1450;
+  vxlan.vni = 100;
+  vxlan.vxlan_local = "10.9.9.9";
+  vxlan.vxlan_port = 4789;
+  plan.nodes[0].interfaces.push_back(vxlan);
   plan.nodes[0].nft_objects = {
       "add table inet fgtwin",
       "add chain inet fgtwin input { type filter hook input priority 0; policy accept; }"};
@@ -145,6 +154,10 @@ TEST(TwinFabric, TheCapturedNftablesRulesetIsLoadedAndARuleNftRefusesIsAGap) {
   const std::string ruleset = run_in(fabric, "ha", "nft list ruleset");
   EXPECT_NE(ruleset.find("table inet fgtwin"), std::string::npos) << ruleset;
   EXPECT_NE(ruleset.find("udp dport 9999 counter"), std::string::npos) << ruleset;
+  // The VXLAN device marks what it sends, so the driver routes each packet (spread as an
+  // ASIC spreads encapsulated flows).
+  EXPECT_NE(ruleset.find("table netdev fabgate_twin_vxlan"), std::string::npos) << ruleset;
+  EXPECT_NE(ruleset.find("meta mark set 0x00007477"), std::string::npos) << ruleset;
   ASSERT_EQ(fabric.build_gaps().size(), 1u);
   EXPECT_NE(fabric.build_gaps()[0].find("ha nftables: not reproduced (add rule inet fgtwin "
                                         "input no such statement)"),
