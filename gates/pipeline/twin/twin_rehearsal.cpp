@@ -218,18 +218,27 @@ std::vector<std::string> unconverged(const TwinPlan& plan, const json& productio
   auto reachable = reachable_addresses(plan);
   for (const auto& node : plan.nodes) {
     if (node.emulator != Emulator::frr) continue;
-    for (const char* category : {"bgp", "evpn"}) {
+    // BFD too: a session still coming up when the twin's baseline is taken reads as the
+    // change bringing it up.
+    struct Up {
+      const char* category;
+      const char* field;
+      const char* value;
+    };
+    for (const auto& [category, field, up] :
+         {Up{"bgp", "state", "Established"}, Up{"evpn", "state", "Established"},
+          Up{"bfd", "status", "up"}}) {
       const json* before = peers_of(production, node.name, category);
       if (!before) continue;
       const json* now = peers_of(twin, node.name, category);
       for (const auto& [peer, entry] : before->items()) {
-        if (string_member(entry, "state").value_or("") != "Established") continue;
+        if (string_member(entry, field).value_or("") != up) continue;
         if (!reachable.count(peer)) continue;  // its far end is outside the twin
         const json* twin_peer = now ? object_member(*now, peer) : nullptr;
-        std::string state = twin_peer ? string_member(*twin_peer, "state").value_or("?") : "absent";
-        if (state != "Established") {
+        std::string state = twin_peer ? string_member(*twin_peer, field).value_or("?") : "absent";
+        if (state != up) {
           missing.push_back(node.name + ": " + category + " peer " + peer + " is " + state +
-                            " (production: Established)");
+                            " (production: " + up + ")");
           continue;
         }
         // Up is not enough: its routes must have arrived too. Fewer than production had is
@@ -352,7 +361,7 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   int same_polls = 0;
   const auto converge_until = Clock::now() + options.converge_timeout;
   do {
-    auto sessions = snapshotter.take_categories(devices, {"bgp", "evpn"}, inputs.intent_commit);
+    auto sessions = snapshotter.take_categories(devices, {"bgp", "evpn", "bfd"}, inputs.intent_commit);
     behind = unconverged(plan, inputs.pre.document, sessions.document);
     if (behind.empty()) break;
     // Only route counts short of production's, unchanged for three polls (1.5 s or more):

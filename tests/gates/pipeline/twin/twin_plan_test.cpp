@@ -290,6 +290,15 @@ TEST(TwinConvergence, SessionsUpBetweenTwinDevicesWithTheirRoutes) {
   twin["devices"]["leaf1"]["bgp"]["peers"]["10.0.2.0"] = {{"state", "Established"},
                                                           {"prefixes_received", 3}};
   EXPECT_TRUE(unconverged(plan, production, twin).empty());
+  // A BFD session up in production and still down on the twin holds it back (taken as the
+  // baseline, its coming up would read as the change's doing).
+  production["devices"]["leaf1"]["bfd"]["peers"]["10.0.2.0"] = {{"status", "up"}};
+  twin["devices"]["leaf1"]["bfd"]["peers"]["10.0.2.0"] = {{"status", "down"}};
+  behind = unconverged(plan, production, twin);
+  ASSERT_EQ(behind.size(), 1u);
+  EXPECT_EQ(behind[0], "leaf1: bfd peer 10.0.2.0 is down (production: up)");
+  twin["devices"]["leaf1"]["bfd"]["peers"]["10.0.2.0"]["status"] = "up";
+  EXPECT_TRUE(unconverged(plan, production, twin).empty());
 }
 
 TEST(TwinSessions, ASessionYoungerThanTheChangeWasResetUnlessExpected) {
