@@ -137,6 +137,12 @@ EcmpGroups ecmp_groups(const json& snapshot, const DeviceRouteTables& routes) {
     auto consider = [&](const std::string& prefix,
                         const std::vector<std::optional<std::string>>& hops) {
       if (hops.size() < 2) return;
+      // A prefix on several interfaces without a gateway is no equal-cost group: the kernel
+      // lists a connected prefix once per interface that has it (fe80::/64 on every port with
+      // IPv6) and sends by the first; the snapshot merges them into one route.
+      if (std::all_of(hops.begin(), hops.end(),
+                      [](const auto& hop) { return hop && hop->starts_with("dev:"); }))
+        return;
       std::set<std::string> members;
       bool resolved = true;
       for (const auto& hop : hops) {

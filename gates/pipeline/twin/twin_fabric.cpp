@@ -371,15 +371,10 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
     fabric->nodes_.push_back(made);
     fs::create_directories(made.dir / "log", error);
     write_file(made.dir / "netns", std::to_string(made.netns) + "\n");
-    // Interfaces get the addresses captured and no others: no IPv6 link-local address of the
-    // kernel's own making (a captured one is added like any address), whose fe80::/64 routes
-    // over every interface production may not have would read as an equal-cost group. -e: a
-    // kernel without IPv6 has no such key, and nothing to leave out.
     std::vector<std::string> sysctls = {
-        "sysctl", "-q", "-e", "-w",
+        "sysctl", "-q", "-w",
         std::string("net.ipv4.ip_forward=") + (node.emulator == Emulator::frr ? "1" : "0"),
-        "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-        "net.ipv6.conf.default.addr_gen_mode=1"};
+        "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"};
     if (node.ipv4_hash_policy)
       sysctls.push_back("net.ipv4.fib_multipath_hash_policy=" +
                         std::to_string(*node.ipv4_hash_policy));

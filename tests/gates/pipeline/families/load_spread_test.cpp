@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace fabgate::pipeline {
 namespace {
 
@@ -90,6 +92,18 @@ TEST(LoadSpread, ADeviceWhoseRoutesWereNotReadIsNotCountedAsRead) {
   auto found = ecmp_groups(json{{"devices", {{"leaf1", device}}}});
   EXPECT_TRUE(found.groups.empty());
   EXPECT_TRUE(found.routes_read.empty());
+}
+
+TEST(LoadSpread, AConnectedPrefixOnEveryPortIsNoGroup) {
+  // Given fe80::/64 on both uplinks and the hosts port (the kernel lists it once per interface
+  // with IPv6, the snapshot merges them), then it is no group: only the routed prefixes are.
+  json document = snapshot(0, 0);
+  document["devices"]["leaf1"]["routes"]["ipv6"] = {
+      {{"prefix", "fe80::/64"}, {"nexthops", {"dev:to-spine1", "dev:to-spine2", "dev:hosts"}}}};
+  auto groups = ecmp_groups(document).groups;
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].members, (std::vector<std::string>{"to-spine1", "to-spine2"}));
+  EXPECT_EQ(std::count(groups[0].prefixes.begin(), groups[0].prefixes.end(), "fe80::/64"), 0);
 }
 
 TEST(LoadSpread, ALinkLocalGatewayIsUnresolvedNotGuessed) {
