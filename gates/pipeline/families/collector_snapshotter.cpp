@@ -118,7 +118,8 @@ namespace {
 
 // A collector profile is a file `NAME.yaml` directly in the collectors folder; anything else
 // there (a subfolder, a README, an editor's backup) is not one.
-std::optional<std::string> profile_name(const std::string& path, const std::string& collectors_dir) {
+std::optional<std::string> profile_name(const std::string& path,
+                                        const std::string& collectors_dir) {
   const std::string prefix = collectors_dir + "/";
   const std::string suffix = ".yaml";
   if (!path.starts_with(prefix) || !path.ends_with(suffix)) return std::nullopt;

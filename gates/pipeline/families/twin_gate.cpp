@@ -54,7 +54,8 @@ void Pipeline::rehearse_on_twin(GateRecord& record) {
     twin::TwinComparison comparison;
     // The twin's own snapshots, as compared (twin-made interfaces and what the twin cannot
     // reproduce left out): the evidence of its verdict beside twin/report.json.
-    for (const auto& [file, snapshot] : {std::pair{"twin/before.json", &before}, {"twin/after.json", &after}})
+    for (const auto& [file, snapshot] :
+         {std::pair{"twin/before.json", &before}, {"twin/after.json", &after}})
       if (auto written = with_.evidence.write_json(file, snapshot->document); !written.ok())
         comparison.lines.push_back("evidence: " + written.error().message);
     auto rule_sets = rule_sets_for(repository_, change_);

@@ -231,8 +231,7 @@ std::string ip_batch(const TwinNode& node) {
         // An interface with nothing behind it. Not a `dummy` device (a kernel module many
         // hosts lack): a veth whose other end stays in the node, up, and leads nowhere.
         batch << "link add " << interface.name << " mtu " << interface.mtu
-              << " type veth peer name " << peers[unconnected] << " mtu " << interface.mtu
-              << "\n"
+              << " type veth peer name " << peers[unconnected] << " mtu " << interface.mtu << "\n"
               << "link set " << peers[unconnected] << " up\n";
         ++unconnected;
         break;
@@ -464,13 +463,14 @@ Expected<std::unique_ptr<TwinFabric>, std::string> TwinFabric::build(
             << kVxlanRouteMark << "\n  }\n";
     }
     if (chains == 0) continue;
-    const std::string batch = "table netdev " + std::string(kVxlanSpreadTable) + " {\n" +
-                              table.str() + "}\n";
+    const std::string batch =
+        "table netdev " + std::string(kVxlanSpreadTable) + " {\n" + table.str() + "}\n";
     if (auto done = run(in_node(fabric->anchor_of(node.name), {"nft", "-f", "-"}), timeout, batch);
         !done.ok())
       fabric->build_gaps_.push_back(
-          node.name + " VXLAN: every overlay flow to a remote VTEP shares one uplink on the "
-                      "twin (no nftables egress hook to bypass the driver's route cache: " +
+          node.name +
+          " VXLAN: every overlay flow to a remote VTEP shares one uplink on the "
+          "twin (no nftables egress hook to bypass the driver's route cache: " +
           done.error() + ")");
   }
 

@@ -98,8 +98,8 @@ std::vector<std::string> drop_unreproduced(HeldSnapshot& before, HeldSnapshot& a
 const json* twin_peer(const json& document, const std::string& device, const std::string& category,
                       const std::string& peer) {
   const json* at = &document;
-  for (const std::string& key : {std::string("devices"), device, category, std::string("peers"),
-                                 peer})
+  for (const std::string& key :
+       {std::string("devices"), device, category, std::string("peers"), peer})
     if (!(at = object_member(*at, key))) return nullptr;
   return at;
 }
@@ -166,8 +166,8 @@ SpreadWindow spread_window(CollectorSnapshotter& snapshotter, SshRemote& remote,
   const std::set<std::string> categories = {"interfaces", "routes"};
   auto before = snapshotter.take_counters(read, categories, intent_commit);
   context.flows_packets = kSpreadPacketsPerFlow;
-  auto outcomes = run_probes(remote, context, probes,
-                             baseline ? "twin-spread-baseline" : "twin-spread");
+  auto outcomes =
+      run_probes(remote, context, probes, baseline ? "twin-spread-baseline" : "twin-spread");
   auto after = snapshotter.take_counters(read, categories, intent_commit);
   if (!before || !after) {
     window.missing = "the interface counters could not be read " +
@@ -361,7 +361,8 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
   int same_polls = 0;
   const auto converge_until = Clock::now() + options.converge_timeout;
   do {
-    auto sessions = snapshotter.take_categories(devices, {"bgp", "evpn", "bfd"}, inputs.intent_commit);
+    auto sessions =
+        snapshotter.take_categories(devices, {"bgp", "evpn", "bfd"}, inputs.intent_commit);
     behind = unconverged(plan, inputs.pre.document, sessions.document);
     if (behind.empty()) break;
     // Only route counts short of production's, unchanged for three polls (1.5 s or more):
@@ -429,9 +430,10 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       usable += spread.missing.empty() && spread.total >= SpreadLimits{}.min_packets;
     if (!window.missing.empty() || !window.failed_probe.empty() || usable == 0)
       gaps.push_back("the load spread has no baseline on the twin (" +
-                     (!window.missing.empty()        ? window.missing
-                      : !window.failed_probe.empty() ? "a window probe did not pass: " + window.failed_probe
-                                                     : std::string("no equal-cost group carried the window")) +
+                     (!window.missing.empty() ? window.missing
+                      : !window.failed_probe.empty()
+                          ? "a window probe did not pass: " + window.failed_probe
+                          : std::string("no equal-cost group carried the window")) +
                      "): not judged there");
     else
       spread_baseline = std::move(window.spreads);
@@ -503,8 +505,9 @@ TwinOutcome rehearse_on_twin(const TwinInputs& inputs, const TwinOptions& option
       spread_report["lines"] = spread->lines;
       spread_report["verdict"] = std::string(to_string(spread->verdict));
       if (spread->verdict == Verdict::no_evidence)
-        gaps.push_back("the load spread after the change could not be read for a group "
-                       "(report's spread lines): not judged there");
+        gaps.push_back(
+            "the load spread after the change could not be read for a group "
+            "(report's spread lines): not judged there");
     }
   }
   report["spread"] = spread_report;
@@ -602,8 +605,9 @@ std::vector<std::string> align_cold_start(HeldSnapshot& before, const HeldSnapsh
       const json* later = twin_peer(after.document, device, "bfd", peer);
       for (const char* counter : {"session_down_events", "session_up_events"})
         if (later && later->contains(counter)) (*twin)[counter] = (*later)[counter];
-      aligned.push_back(device + ": bfd peer " + peer + " is bound to no interface on the twin (production: " +
-                        *bound + "): its session events are not judged there");
+      aligned.push_back(device + ": bfd peer " + peer +
+                        " is bound to no interface on the twin (production: " + *bound +
+                        "): its session events are not judged there");
     }
   }
   return aligned;

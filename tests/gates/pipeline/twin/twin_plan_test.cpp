@@ -330,13 +330,18 @@ TEST(TwinColdStart, WhatOnlyProductionHasLearnedIsTheTwinsBaselineAndSaidSo) {
   // again when the undrain brings BGP up: one down event), then twin-before takes AS 65000 and
   // twin-after's event counts, twin-after is untouched, and each is a line; a peer the twin
   // learned itself, and one production never learned, are left alone.
-  json production = {{"devices", {{"leaf1", {{"bgp", {{"peers", {{"10.0.1.0", {{"remote_as", 65000}}},
-                                                                  {"10.0.2.0", {{"remote_as", 0}}}}}}},
-                                             {"bfd", {{"peers", {{"10.0.1.0", {{"interface", "to-spine1"}}}}}}}}}}}};
-  json twin_before = {{"devices", {{"leaf1", {{"bgp", {{"peers", {{"10.0.1.0", {{"remote_as", 0}}},
-                                                                   {"10.0.2.0", {{"remote_as", 0}}}}}}},
-                                              {"bfd", {{"peers", {{"10.0.1.0", {{"status", "up"},
-                                                                                {"session_down_events", 0}}}}}}}}}}}};
+  json production = {
+      {"devices",
+       {{"leaf1",
+         {{"bgp",
+           {{"peers", {{"10.0.1.0", {{"remote_as", 65000}}}, {"10.0.2.0", {{"remote_as", 0}}}}}}},
+          {"bfd", {{"peers", {{"10.0.1.0", {{"interface", "to-spine1"}}}}}}}}}}}};
+  json twin_before = {
+      {"devices",
+       {{"leaf1",
+         {{"bgp",
+           {{"peers", {{"10.0.1.0", {{"remote_as", 0}}}, {"10.0.2.0", {{"remote_as", 0}}}}}}},
+          {"bfd", {{"peers", {{"10.0.1.0", {{"status", "up"}, {"session_down_events", 0}}}}}}}}}}}};
   json twin_after = twin_before;
   twin_after["devices"]["leaf1"]["bgp"]["peers"]["10.0.1.0"]["remote_as"] = 65000;
   twin_after["devices"]["leaf1"]["bfd"]["peers"]["10.0.1.0"] = {
@@ -344,8 +349,11 @@ TEST(TwinColdStart, WhatOnlyProductionHasLearnedIsTheTwinsBaselineAndSaidSo) {
   HeldSnapshot before{twin_before, {}}, after{twin_after, {}};
   auto lines = align_cold_start(before, after, production);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[0].find("leaf1: bgp peer 10.0.1.0 has not come up on the twin"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[1].find("leaf1: bfd peer 10.0.1.0 is bound to no interface"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[0].find("leaf1: bgp peer 10.0.1.0 has not come up on the twin"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("leaf1: bfd peer 10.0.1.0 is bound to no interface"), std::string::npos)
+      << lines[1];
   const auto& leaf1 = before.document["devices"]["leaf1"];
   EXPECT_EQ(leaf1["bgp"]["peers"]["10.0.1.0"]["remote_as"], 65000);
   EXPECT_EQ(leaf1["bgp"]["peers"]["10.0.2.0"]["remote_as"], 0);
